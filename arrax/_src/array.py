@@ -1,0 +1,240 @@
+"""arrax's Array: an immutable, asynchronously computed array in device memory.
+
+It wraps one of jaxlib's device arrays (`_jax.ArrayImpl`), which arrax never modifies, so that
+arrax and jax can live in one process. Operators and methods are attached by arrax.numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib import _jax, xla_client as xc
+
+from arrax._src import backend, dtypes
+from arrax._src.config import x64_enabled
+from arrax._src.core import ShapedArray, get_aval
+from arrax._src.errors import ConcretizationTypeError
+
+# Dtypes that NumPy's buffer protocol cannot express; they are read back by bitcasting on device.
+_BITCAST_FOR_HOST = {dt: np.dtype(f"uint{dt.itemsize * 8}") for dt in dtypes._custom_float_dtypes}
+
+host_transfers = {"to_device": 0, "to_host": 0}   # counted, as ARCHITECTURE.md 9 asks
+
+
+class Array:
+  """An n-dimensional array living on a device. Immutable; operations return new arrays."""
+  __slots__ = ("_buf", "aval", "_npy", "_committed", "__weakref__")
+  __array_priority__ = 100
+
+  def __init__(self, buf, aval: ShapedArray, committed: bool = False):
+    self._buf = buf
+    self.aval = aval
+    self._npy = None
+    self._committed = committed
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+  ndim = property(lambda self: len(self.aval.shape))
+  size = property(lambda self: self.aval.size)
+  weak_type = property(lambda self: self.aval.weak_type)
+  nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+  itemsize = property(lambda self: self.aval.dtype.itemsize)
+
+  # ---- device and readiness -------------------------------------------------------------------
+  def block_until_ready(self):
+    """Wait until the value is computed; returns self."""
+    self._buf.block_until_ready()
+    return self
+
+  def is_ready(self) -> bool:
+    return self._buf.is_ready()
+
+  def devices(self):
+    return set(self._buf._sharding._device_assignment)
+
+  @property
+  def device(self):
+    devs = self._buf._sharding._device_assignment
+    return devs[0] if len(devs) == 1 else self._buf._sharding
+
+  @property
+  def sharding(self):
+    return self._buf._sharding
+
+  @property
+  def committed(self):
+    return self._committed
+
+  def delete(self):
+    self._buf.delete()
+
+  def is_deleted(self):
+    return self._buf.is_deleted()
+
+  def unsafe_buffer_pointer(self):
+    return self._buf.unsafe_buffer_pointer()
+
+  def copy_to_host_async(self):
+    pass
+
+  # ---- host values ---------------------------------------------------------------------------
+  @property
+  def _value(self) -> np.ndarray:
+    if self._npy is None:
+      host_transfers["to_host"] += 1
+      self._npy = _to_host(self)
+    return self._npy
+
+  def __array__(self, dtype=None, copy=None):
+    value = self._value
+    if copy is False and dtype is not None and np.dtype(dtype) != value.dtype:
+      raise ValueError("Unable to avoid copy while creating an array as requested.")
+    if dtype is not None and np.dtype(dtype) != value.dtype:
+      return value.astype(dtype)
+    return np.array(value) if copy else value
+
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return self._value.__dlpack__(stream=stream)
+
+  def __dlpack_device__(self):
+    return (1, 0)   # kDLCPU, device 0; the host copy is what is exported
+
+  def item(self, *args):
+    return self._value.item(*args)
+
+  def tolist(self):
+    return self._value.tolist()
+
+  def tobytes(self, order="C"):
+    return self._value.tobytes(order)
+
+  def _scalar_check(self, what):
+    if self.size != 1:
+      raise TypeError(f"Only scalar arrays can be converted to Python scalars; got shape "
+                      f"{self.shape} in {what}.")
+
+  def __bool__(self):
+    if self.size != 1:
+      raise ValueError(f"The truth value of an array with more than one element is ambiguous. "
+                       "Use a.any() or a.all()")
+    return bool(self._value)
+
+  def __float__(self):
+    self._scalar_check("float()")
+    return float(self._value.reshape(()))
+
+  def __int__(self):
+    self._scalar_check("int()")
+    return int(self._value.reshape(()))
+
+  def __complex__(self):
+    self._scalar_check("complex()")
+    return complex(self._value.reshape(()))
+
+  def __index__(self):
+    if self.ndim != 0 or not np.issubdtype(self.dtype, np.integer):
+      raise TypeError(f"Only integer scalar arrays can be converted to a scalar index; got "
+                      f"{self.aval.str_short()}.")
+    return int(self._value)
+
+  def __hash__(self):
+    raise TypeError("unhashable type: 'Array'. Arrays are mutable-looking values; use "
+                    "a tuple or a Python scalar as a static argument instead.")
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __iter__(self):
+    if not self.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
+
+  def __reduce__(self):
+    return (_reconstruct, (self._value, self.aval.weak_type))
+
+  def __setitem__(self, idx, value):
+    raise TypeError(
+        "'Array' object does not support item assignment. JAX arrays are immutable. Instead "
+        "of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+  # ---- printing ------------------------------------------------------------------------------
+  def __repr__(self):
+    prefix = "Array("
+    dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True" if self.aval.weak_type else "")
+    line_width = np.get_printoptions()["linewidth"]
+    if self.size == 0:
+      s = f"[], shape={self.shape}"
+    else:
+      s = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
+                          max_line_width=line_width)
+    last_line_len = len(s) - s.rfind("\n") + 1
+    sep = " " * len(prefix) if last_line_len + len(dtype_str) + 2 > line_width else " "
+    return f"{prefix}{s},{sep}{dtype_str})"
+
+  def __str__(self):
+    return str(self._value)
+
+  def __format__(self, spec):
+    return format(self._value if self.ndim else self._value[()], spec)
+
+
+def _reconstruct(value, weak_type):
+  arr = device_put_value(value)
+  return Array(arr._buf, arr.aval.update(weak_type=weak_type))
+
+
+def _to_host(arr: Array) -> np.ndarray:
+  dt = arr.dtype
+  if dt in _BITCAST_FOR_HOST:
+    from arrax._src.lax import lax
+    raw = lax.bitcast_convert_type(arr, _BITCAST_FOR_HOST[dt])
+    return np.asarray(raw._buf).view(dt)
+  if dt == dtypes.float0:
+    return np.zeros(arr.shape, dtype=dtypes.float0)
+  try:
+    return np.asarray(arr._buf)
+  except (TypeError, ValueError, BufferError):
+    return arr._buf._single_device_array_to_np_array_did_copy()[0]
+
+
+def device_put_value(x, device=None, *, dtype=None, weak_type=None, copy=True,
+                     committed=False) -> Array:
+  """Copy a host value (NumPy array or Python scalar) to a device as an Array."""
+  if device is None:
+    device = backend.default_device()
+  if dtype is None:
+    aval = get_aval(x)
+    dtype, wt = aval.dtype, aval.weak_type
+  else:
+    wt = False
+  if weak_type is not None:
+    wt = weak_type
+  host = np.asarray(x)
+  if host.dtype != dtype:
+    host = host.astype(dtype)
+  aval = ShapedArray(host.shape, dtype, wt)
+  host_transfers["to_device"] += 1
+  if dtype == dtypes.float0:
+    host = np.zeros(host.shape, np.bool_)
+    aval_dev = ShapedArray(host.shape, np.bool_)
+    buf = _jax.batched_device_put(aval_dev, backend.device_sharding(device), [host], [device],
+                                  committed, True, enable_x64=x64_enabled())
+    return Array(buf, aval, committed)
+  buf = _jax.batched_device_put(aval, backend.device_sharding(device), [host], [device],
+                                committed, copy, enable_x64=x64_enabled())
+  return Array(buf, aval, committed)
+
+
+def is_array(x) -> bool:
+  return type(x) is Array
+
+
+def concretize(x, context=""):
+  """A host NumPy value for an Array or host value; ConcretizationTypeError for tracers."""
+  from arrax._src.core import Tracer
+  if isinstance(x, Tracer):
+    raise ConcretizationTypeError(x, context)
+  if isinstance(x, Array):
+    return x._value
+  return np.asarray(x)

@@ -1,0 +1,109 @@
+"""The XLA runtime: one PJRT client per platform per process, created lazily, and its devices."""
+import functools
+import os
+
+from arrax._src.config import config
+
+# Quieten XLA's C++ INFO logging (device listings) unless the user asked for it.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from jaxlib import _jax, xla_client as xc  # noqa: E402
+
+_clients = {}
+
+
+def _num_cpu_devices():
+  n = config.jax_num_cpu_devices
+  if n is not None and n > 0:
+    return n
+  for flag in os.environ.get("XLA_FLAGS", "").split():
+    if flag.startswith("--xla_force_host_platform_device_count="):
+      return int(flag.split("=", 1)[1])
+  return None
+
+
+def _make_cpu_client():
+  return xc.make_cpu_client(asynchronous=True, num_devices=_num_cpu_devices())
+
+
+def _make_gpu_client(platform):
+  """Load the CUDA PJRT plugin (from the `jax-cuda12-pjrt` package) without importing jax."""
+  try:
+    import importlib.util
+    spec = importlib.util.find_spec("jax_plugins.xla_cuda12")
+  except ImportError:
+    spec = None
+  if spec is None or not spec.submodule_search_locations:
+    raise RuntimeError(
+        f"Unable to initialize backend '{platform}': the CUDA PJRT plugin is not installed. "
+        "Install it with `pip install jax-cuda12-pjrt jax-cuda12-plugin` or use "
+        "JAX_PLATFORMS=cpu.")
+  path = os.path.join(list(spec.submodule_search_locations)[0], "xla_cuda_plugin.so")
+  if not xc.pjrt_plugin_loaded("cuda"):
+    xc.load_pjrt_plugin_dynamically("cuda", path)
+  if not xc.pjrt_plugin_initialized("cuda"):
+    xc.initialize_pjrt_plugin("cuda")
+  return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
+
+
+def _requested_platforms():
+  plats = config.jax_platforms or os.environ.get("JAX_PLATFORMS", "")
+  return [p.strip() for p in plats.split(",") if p.strip()] or ["cpu"]
+
+
+def get_client(platform=None):
+  """The PJRT client for `platform` (default: the first of jax_platforms, else cpu)."""
+  if platform is None:
+    platform = _requested_platforms()[0]
+  platform = {"gpu": "cuda", "host": "cpu"}.get(platform, platform)
+  client = _clients.get(platform)
+  if client is None:
+    if platform == "cpu":
+      client = _make_cpu_client()
+    elif platform == "cuda":
+      client = _make_gpu_client(platform)
+    else:
+      raise RuntimeError(f"Unknown backend '{platform}'. Available: cpu, cuda.")
+    _clients[platform] = client
+  return client
+
+
+def default_backend() -> str:
+  """The name of the default platform, e.g. 'cpu'."""
+  return get_client().platform
+
+
+def devices(backend=None):
+  """All devices of a backend (the default one if None)."""
+  return get_client(backend).devices()
+
+
+def local_devices(process_index=None, backend=None):
+  """The devices attached to this process."""
+  return get_client(backend).local_devices()
+
+
+def device_count(backend=None) -> int:
+  return len(devices(backend))
+
+
+def local_device_count(backend=None) -> int:
+  return len(local_devices(backend=backend))
+
+
+def process_index(backend=None) -> int:
+  return get_client(backend).process_index()
+
+
+def process_count(backend=None) -> int:
+  return 1
+
+
+def default_device():
+  return get_client().local_devices()[0]
+
+
+@functools.lru_cache(maxsize=None)
+def device_sharding(device):
+  """A replicated single-device sharding. GSPMDSharding needs no Python hooks on jaxlib classes."""
+  return _jax.GSPMDSharding(xc.DeviceList((device,)), xc.HloSharding.replicate())

@@ -1,0 +1,87 @@
+"""Configuration flags, with JAX's names, settable by `config.update` or environment variables."""
+import contextlib
+import os
+import threading
+
+
+def _env_bool(name, default):
+  val = os.environ.get(name.upper())
+  if val is None:
+    return default
+  return val.lower() in ("1", "true", "yes", "on")
+
+
+class _Flag:
+  __slots__ = ("name", "value", "parse")
+
+  def __init__(self, name, default, parse):
+    self.name, self.value, self.parse = name, default, parse
+
+
+_local = threading.local()
+
+
+class Config:
+  """Holds arrax's flags. `config.update("jax_enable_x64", True)` as in JAX."""
+
+  def __init__(self):
+    self._flags = {}
+    self._listeners = []
+
+  def define(self, name, default, parse=lambda v: v):
+    self._flags[name] = _Flag(name, default, parse)
+
+  def update(self, name, value):
+    flag = self._flags.get(name)
+    if flag is None:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    flag.value = flag.parse(value)
+    for listener in self._listeners:
+      listener(name)
+
+  def read(self, name):
+    return self._flags[name].value
+
+  def __getattr__(self, name):
+    flags = self.__dict__.get("_flags", {})
+    if name in flags:
+      return flags[name].value
+    raise AttributeError(f"Unrecognized config option: {name}")
+
+  def values(self):
+    return {n: f.value for n, f in self._flags.items()}
+
+  @contextlib.contextmanager
+  def _override(self, name, value):
+    old = self.read(name)
+    self.update(name, value)
+    try:
+      yield
+    finally:
+      self.update(name, old)
+
+
+config = Config()
+config.define("jax_enable_x64", _env_bool("jax_enable_x64", False), bool)
+config.define("jax_disable_jit", _env_bool("jax_disable_jit", False), bool)
+config.define("jax_log_compiles", _env_bool("jax_log_compiles", False), bool)
+config.define("jax_explain_cache_misses", _env_bool("jax_explain_cache_misses", False), bool)
+config.define("jax_debug_nans", _env_bool("jax_debug_nans", False), bool)
+config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionable", True), bool)
+config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
+config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
+config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
+
+
+def x64_enabled():
+  return config._flags["jax_enable_x64"].value
+
+
+def disable_jit(disable: bool = True):
+  """Context manager that runs jitted functions eagerly, op by op (for debugging)."""
+  return config._override("jax_disable_jit", disable)
+
+
+def enable_x64(new_val: bool = True):
+  """Context manager that turns 64-bit types on (or off) for its duration."""
+  return config._override("jax_enable_x64", new_val)

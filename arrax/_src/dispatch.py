@@ -1,0 +1,104 @@
+"""Compiling and running XLA executables: eager one-primitive executables and jitted programs."""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from jaxlib import _jax, xla_client as xc
+
+from arrax._src import backend, core
+from arrax._src.array import Array, device_put_value
+from arrax._src.config import config
+
+logger = logging.getLogger("arrax")
+
+
+class Executable:
+  """A loaded XLA executable with the handlers that wrap its outputs as Arrays."""
+  __slots__ = ("loaded", "in_avals", "out_avals", "device", "handlers", "kept")
+
+  def __init__(self, loaded, in_avals, out_avals, device, kept=None):
+    self.loaded = loaded
+    self.in_avals = in_avals
+    self.out_avals = out_avals
+    self.device = device
+    self.kept = kept
+    sharding = backend.device_sharding(device)
+    self.handlers = [_jax.array_result_handler(a, sharding, False, _skip_checks=True)
+                     for a in out_avals]
+
+  def execute(self, bufs):
+    outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+    return [Array(b, a) for b, a in zip(outs, self.out_avals)]
+
+
+def compile_module(module, device, name=""):
+  client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
+  options = xc.CompileOptions()
+  options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+  start = time.perf_counter()
+  loaded = client.compile_and_load(module, xc.DeviceList((device,)), options)
+  if config.jax_log_compiles:
+    logger.warning("Finished XLA compilation of %s in %.3f sec", name,
+                   time.perf_counter() - start)
+  return loaded
+
+
+def to_buffer(x, device):
+  """The device buffer and aval of an argument (copying host values to `device`)."""
+  if type(x) is Array:
+    buf = x._buf
+    return buf, x.aval
+  if isinstance(x, core.Literal):
+    arr = device_put_value(x.val, device, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  else:
+    arr = device_put_value(x, device)
+  return arr._buf, arr.aval
+
+
+# ---- eager execution of single primitives ---------------------------------------------------
+_prim_cache: dict = {}
+
+
+def _arg_device(args):
+  for a in args:
+    if type(a) is Array and a._committed:
+      return a.device
+  return backend.default_device()
+
+
+def apply_primitive(prim, args, params):
+  """Run one primitive eagerly through a cached one-primitive executable."""
+  device = _arg_device(args)
+  bufs, avals = [], []
+  for a in args:
+    buf, aval = to_buffer(a, device)
+    bufs.append(buf)
+    avals.append(aval)
+  key = (prim, tuple(params.items()), tuple(avals), device)
+  exe = _prim_cache.get(key)
+  if exe is None:
+    exe = _compile_primitive(prim, avals, params, device)
+    _prim_cache[key] = exe
+  outs = exe.execute(bufs)
+  if config.jax_debug_nans:
+    check_nans(prim.name, outs)
+  return outs if prim.multiple_results else outs[0]
+
+
+def _compile_primitive(prim, avals, params, device):
+  from arrax._src import mlir
+  out = prim.abstract_eval(*avals, **params)
+  out_avals = list(out) if prim.multiple_results else [out]
+  invars = [core.Var(a) for a in avals]
+  outvars = [core.Var(a) for a in out_avals]
+  jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
+  module = mlir.lower_jaxpr_to_module(prim.name, core.ClosedJaxpr(jaxpr, []))
+  return Executable(compile_module(module, device, prim.name), avals, out_avals, device)
+
+
+def check_nans(name, outs):
+  for o in outs:
+    if np.issubdtype(o.dtype, np.inexact) and np.isnan(np.asarray(o._value, np.complex128)).any():
+      raise FloatingPointError(f"invalid value (nan) encountered in {name}")

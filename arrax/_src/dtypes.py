@@ -1,0 +1,243 @@
+"""Dtypes: canonicalization under jax_enable_x64, weak types, and JAX's promotion lattice."""
+import functools
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from arrax._src.config import x64_enabled
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+# The tangent dtype of integer and boolean values.
+float0 = np.dtype([("float0", np.void, 0)])
+
+_float8_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
+    "float8_e4m3fn", "float8_e4m3b11fnuz", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+    if hasattr(ml_dtypes, n))
+_custom_float_dtypes = (bfloat16,) + _float8_dtypes
+_int4_dtypes = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4))
+
+supported_dtypes = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                              bfloat16, float16, float32, float64, complex64, complex128,
+                              *_float8_dtypes, *_int4_dtypes])
+
+_to_32bit = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+python_scalar_dtypes = {bool: bool_, int: int64, float: float64, complex: complex128}
+
+
+@functools.lru_cache(maxsize=None)
+def _canonicalize(x64, dtype):
+  return dtype if x64 else _to_32bit.get(dtype, dtype)
+
+
+def canonicalize_dtype(dtype):
+  """The dtype arrax actually uses for `dtype` (64-bit types become 32-bit unless x64 is on)."""
+  return _canonicalize(x64_enabled(), np.dtype(dtype))
+
+
+def check_user_dtype(dtype, fun_name=None):
+  """Validate a user-requested dtype and canonicalize it, warning if 64 bits are dropped."""
+  if dtype is None:
+    raise ValueError("dtype must be specified.")
+  if isinstance(dtype, type) and dtype in python_scalar_dtypes:
+    return default_dtype(np.dtype(python_scalar_dtypes[dtype]).kind)
+  if hasattr(dtype, "shape") and hasattr(dtype, "dtype") and not isinstance(dtype, np.dtype):
+    raise ValueError("Passing an array as a dtype argument is no longer supported; "
+                     "instead of dtype=arr use dtype=arr.dtype.")
+  try:
+    dt = np.dtype(dtype)
+  except TypeError as e:
+    raise TypeError(f"dtype {dtype!r} not understood") from e
+  if dt not in supported_dtypes and dt != float0:
+    where = f" in {fun_name}" if fun_name else ""
+    raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dt}{where}")
+  canonical = canonicalize_dtype(dt)
+  if canonical != dt:
+    where = f" requested in {fun_name}" if fun_name else ""
+    warnings.warn(
+        f"Explicitly requested dtype {dt}{where} is not available, and will be truncated to "
+        f"dtype {canonical.name}. To enable more dtypes, set the jax_enable_x64 configuration "
+        "option or the JAX_ENABLE_X64 shell environment variable.", UserWarning, stacklevel=3)
+  return canonical
+
+
+def default_dtype(kind):
+  """Default dtype for a kind: 'b', 'i', 'u', 'f', 'c'."""
+  return canonicalize_dtype({"b": bool_, "i": int64, "u": uint64, "f": float64, "c": complex128}[kind])
+
+
+def default_float_dtype():
+  return canonicalize_dtype(float64)
+
+
+def default_int_dtype():
+  return canonicalize_dtype(int64)
+
+
+_abstract = {np.generic, np.number, np.inexact, np.floating, np.integer,
+             np.signedinteger, np.unsignedinteger, np.complexfloating, np.bool_}
+
+
+def issubdtype(a, b):
+  """np.issubdtype that also knows bfloat16, float8 and int4 (ml_dtypes) types."""
+  if a is None:
+    return False
+  a = np.dtype(a)
+  if a in _custom_float_dtypes or a in _int4_dtypes:
+    if b in _abstract:
+      parents = ({np.generic, np.number, np.inexact, np.floating} if a in _custom_float_dtypes
+                 else {np.generic, np.number, np.integer,
+                       np.signedinteger if a.kind == "i" else np.unsignedinteger})
+      return b in parents
+    return a == np.dtype(b)
+  return np.issubdtype(a, b)
+
+
+def is_float(dtype):
+  return np.dtype(dtype) in _custom_float_dtypes or np.dtype(dtype).kind == "f"
+
+
+def is_inexact(dtype):
+  return is_float(dtype) or np.dtype(dtype).kind == "c"
+
+
+def finfo(dtype):
+  return ml_dtypes.finfo(dtype)
+
+
+def iinfo(dtype):
+  return ml_dtypes.iinfo(dtype)
+
+
+# ---- the promotion lattice -------------------------------------------------------------
+# Nodes are dtypes plus the three weak categories of Python scalars: int, float, complex.
+def _lattice(x64):
+  i_, f_, c_ = int, float, complex
+  edges = {
+      bool_: [i_],
+      i_: [uint8, int8] + list(_int4_dtypes),
+      uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64] if x64 else [int32, uint64],
+      uint64: [f_],
+      int8: [int16], int16: [int32], int32: [int64], int64: [f_],
+      f_: [*_float8_dtypes, bfloat16, float16, c_],
+      bfloat16: [float32], float16: [float32], float32: [float64, complex64], float64: [complex128],
+      c_: [complex64], complex64: [complex128], complex128: [],
+  }
+  for t in _float8_dtypes + _int4_dtypes:
+    edges[t] = []
+  upper = {}
+  for node in edges:
+    seen, stack = {node}, [node]
+    while stack:
+      for nxt in edges[stack.pop()]:
+        if nxt not in seen:
+          seen.add(nxt)
+          stack.append(nxt)
+    upper[node] = seen
+  return upper
+
+
+_upper_bounds = {True: _lattice(True), False: _lattice(False)}
+
+
+def _least_upper_bound(x64, nodes):
+  ub = _upper_bounds[x64]
+  try:
+    common = set.intersection(*(ub[n] for n in nodes))
+  except KeyError as e:
+    raise TypeError(f"dtype {e.args[0]} is not a valid dtype for JAX type promotion.") from None
+  lub = (common & nodes) or {c for c in common if common <= ub[c]}
+  if len(lub) != 1:
+    raise TypeError(f"Input dtypes {tuple(str(n) for n in nodes)} have no available implicit "
+                    "dtype promotion path.")
+  return lub.pop()
+
+
+def _node_dtype(node):
+  if node in (int, float, complex):
+    return default_dtype({int: "i", float: "f", complex: "c"}[node])
+  return canonicalize_dtype(node)
+
+
+def _weak_node(dtype):
+  if dtype == bool_:
+    return bool_
+  if dtype in _custom_float_dtypes or dtype.kind == "f":
+    return float
+  return {"i": int, "u": int, "c": complex}[dtype.kind]
+
+
+def dtype_and_weak_type(x):
+  """(dtype, weak_type) of an array, tracer, Python scalar or dtype-like."""
+  if type(x) in python_scalar_dtypes:
+    return canonicalize_dtype(python_scalar_dtypes[type(x)]), type(x) is not bool
+  aval = getattr(x, "aval", None)
+  if aval is not None:
+    return aval.dtype, aval.weak_type
+  if isinstance(x, type) and x in python_scalar_dtypes:
+    return canonicalize_dtype(python_scalar_dtypes[x]), x is not bool
+  if hasattr(x, "dtype") and isinstance(x.dtype, np.dtype):
+    return canonicalize_dtype(x.dtype), False
+  try:
+    dt = np.dtype(x)
+  except TypeError:
+    dt = np.result_type(x)
+  if dt not in supported_dtypes:
+    raise TypeError(f"Value '{x}' with dtype {dt} is not a valid JAX array type. "
+                    "Only arrays of numeric types are supported by JAX.")
+  return canonicalize_dtype(dt), False
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_type_cached(x64, pairs):
+  if len(pairs) == 1:
+    return pairs[0]
+  dts = {d for d, _ in pairs}
+  weaks = [w for _, w in pairs]
+  if len(dts) == 1 and not all(weaks):
+    return pairs[0][0], False
+  if all(weaks):
+    node = _least_upper_bound(x64, dts)
+    return _node_dtype(node), True
+  node = _least_upper_bound(x64, {_weak_node(d) if w else d for d, w in pairs})
+  weak = node in (int, float, complex)
+  return _node_dtype(node), weak
+
+
+def result_type(*args, return_weak_type_flag=False):
+  """JAX's dtype promotion of arrays, scalars and dtypes."""
+  if not args:
+    raise ValueError("at least one array or dtype is required")
+  pairs = tuple(dtype_and_weak_type(default_float_dtype() if a is None else a) for a in args)
+  dt, weak = _result_type_cached(x64_enabled(), pairs)
+  weak = weak and dt != bool_
+  if weak:
+    dt = default_dtype("f" if dt in _custom_float_dtypes else dt.kind)
+  return (dt, weak) if return_weak_type_flag else dt
+
+
+def promote_types(a, b):
+  """The promoted dtype of two dtypes (Python scalar types count as weak)."""
+  return result_type(a, b)
+
+
+def to_inexact_dtype(dtype):
+  return dtype if is_inexact(dtype) else default_float_dtype()
+
+
+def short_dtype_name(dtype):
+  """`f32`, `i32`, `bool`, `bf16`, ... as jaxprs print them."""
+  dtype = np.dtype(dtype)
+  if dtype == float0:
+    return "float0"
+  if dtype == bool_:
+    return "bool"
+  name = dtype.name
+  return (name.replace("float", "f").replace("uint", "u").replace("int", "i")
+          .replace("complex", "c"))

@@ -1,0 +1,426 @@
+"""jit: stage a function to a jaxpr, compile it with XLA, and cache the executable.
+
+The cache key is (input pytree structure, input avals incl. weak types, static arguments,
+x64 mode, device), as ARCHITECTURE.md decision 8 says. Under another trace (make_jaxpr, a
+transformation, an outer jit) a jitted call becomes one `jit` equation holding its jaxpr.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+import weakref
+
+from arrax._src import backend, core, dispatch, mlir
+from arrax._src.array import Array
+from arrax._src.config import config, x64_enabled
+from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
+from arrax._src.tree_util import tree_flatten, tree_unflatten
+
+logger = logging.getLogger("arrax")
+
+
+# ---- the jit primitive ------------------------------------------------------------------------
+jit_p = core.Primitive("jit")
+jit_p.multiple_results = True
+
+
+def _jit_abstract_eval(*avals, jaxpr, name):
+  return list(jaxpr.out_avals)
+
+
+def _jit_lowering(ctx, *args, jaxpr, name):
+  return mlir.call_subjaxpr(ctx, jaxpr, name, args)
+
+
+_jaxpr_exe_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _jit_impl(*args, jaxpr, name):
+  device = dispatch._arg_device(args)
+  per_jaxpr = _jaxpr_exe_cache.setdefault(jaxpr, {})
+  exe = per_jaxpr.get(device)
+  if exe is None:
+    module = mlir.lower_jaxpr_to_module(name, jaxpr)
+    exe = dispatch.Executable(dispatch.compile_module(module, device, name), jaxpr.in_avals,
+                              jaxpr.out_avals, device)
+    per_jaxpr[device] = exe
+  bufs = [dispatch.to_buffer(a, device)[0] for a in args]
+  return exe.execute(bufs)
+
+
+jit_p.abstract_eval = _jit_abstract_eval
+jit_p.lowering = _jit_lowering
+jit_p.impl = lambda *args, **params: _jit_impl(*args, **params)
+# The nested-jit equation shows these two params, name first (as JAX prints it).
+jit_p.pp_params = lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]}
+
+
+# ---- argument handling --------------------------------------------------------------------------
+def _normalize_argnums(argnums, sig, argnames):
+  """Resolve static_argnums/static_argnames against each other using the signature."""
+  if argnums is None:
+    argnums = ()
+  elif isinstance(argnums, int):
+    argnums = (argnums,)
+  if argnames is None:
+    argnames = ()
+  elif isinstance(argnames, str):
+    argnames = (argnames,)
+  argnums, argnames = tuple(argnums), tuple(argnames)
+  if sig is not None:
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    extra_nums = tuple(i for i, p in enumerate(positional) if p.name in argnames)
+    extra_names = tuple(positional[i].name for i in argnums
+                        if -len(positional) <= i < len(positional)
+                        and positional[i].kind == positional[i].POSITIONAL_OR_KEYWORD)
+    argnums = tuple(sorted(set(argnums) | set(extra_nums)))
+    argnames = tuple(sorted(set(argnames) | set(extra_names)))
+  return argnums, argnames
+
+
+class _HashableStatic:
+  """A static argument in a cache key; an unhashable one is an error as in JAX."""
+  __slots__ = ("val",)
+
+  def __init__(self, val, where):
+    try:
+      hash(val)
+    except TypeError as e:
+      raise ValueError(
+          f"Non-hashable static arguments are not supported. An error occurred while trying to "
+          f"hash an object of type {type(val)}, {val}. The error was:\n{e}\n"
+          f"(static argument {where}; pass a hashable value such as a tuple, or make this "
+          "argument dynamic)") from None
+    self.val = val
+
+  def __eq__(self, other):
+    return type(other) is _HashableStatic and type(self.val) is type(other.val) and (
+        self.val == other.val)
+
+  def __hash__(self):
+    return hash(self.val)
+
+  def __repr__(self):
+    return repr(self.val)
+
+
+def _arg_aval(x):
+  if type(x) is Array:
+    return x.aval
+  try:
+    return core.get_aval(x)
+  except TypeError:
+    raise TypeError(
+        f"Argument '{x}' of type {type(x)} is not a valid JAX type. Pass arrays or Python "
+        "scalars, or mark the argument static with static_argnums/static_argnames.") from None
+
+
+class _CacheEntry:
+  __slots__ = ("exe", "out_tree", "closed", "kept")
+
+  def __init__(self, exe, out_tree, closed):
+    self.exe = exe
+    self.out_tree = out_tree
+    self.closed = closed
+
+
+class Lowered:
+  """The StableHLO module of a jitted function for particular arguments."""
+
+  def __init__(self, jitted, key, closed, out_tree, module, in_tree):
+    self._jitted = jitted
+    self._key = key
+    self._closed = closed
+    self.out_tree = out_tree
+    self.in_tree = in_tree
+    self._module = module
+
+  def as_text(self, dialect=None, *, debug_info=False):
+    """The StableHLO module as MLIR text."""
+    return self._module.operation.get_asm(enable_debug_info=debug_info)
+
+  def compiler_ir(self, dialect=None):
+    return self._module
+
+  def compile(self, compiler_options=None):
+    """Compile with XLA; the result can be called and inspected."""
+    device = self._key[-1]
+    loaded = dispatch.compile_module(self._module, device, self._jitted._name)
+    exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device)
+    return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key)
+
+
+class Compiled:
+  """A compiled executable of a jitted function (from `jit(f).lower(...).compile()`)."""
+
+  def __init__(self, exe, in_tree, out_tree, jitted, key):
+    self._exe = exe
+    self.in_tree = in_tree
+    self.out_tree = out_tree
+    self._jitted = jitted
+    self._key = key
+
+  def as_text(self):
+    """The optimized HLO (after XLA's fusion and other passes)."""
+    return self._exe.loaded.hlo_modules()[0].to_string()
+
+  def cost_analysis(self):
+    """XLA's cost estimates (flops, bytes accessed, ...) as a dict."""
+    from jaxlib import _jax
+    return _jax.hlo_module_cost_analysis(backend.get_client(), self._exe.loaded.hlo_modules()[0])
+
+  def memory_analysis(self):
+    return self._exe.loaded.get_compiled_memory_stats()
+
+  def __call__(self, *args, **kwargs):
+    dyn_args, dyn_kwargs, _ = self._jitted._split_static(args, kwargs)
+    leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
+    if treedef != self.in_tree:
+      raise TypeError(f"Function compiled with input pytree {self.in_tree} called with "
+                      f"{treedef}.")
+    device = self._exe.device
+    bufs = [dispatch.to_buffer(x, device)[0] for x in leaves]
+    return tree_unflatten(self.out_tree, self._exe.execute(bufs))
+
+
+# ---- the jitted function ---------------------------------------------------------------------
+class JitWrapped:
+  """A function compiled with XLA on first call for each new input signature."""
+
+  def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=None,
+               donate_argnames=None, keep_unused=False, inline=False, device=None,
+               backend=None):
+    if not callable(fun):
+      raise TypeError(f"Expected a callable value, got {fun}")
+    self._fun = fun
+    functools.update_wrapper(self, fun)
+    try:
+      self._sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+      self._sig = None
+    self._static_argnums, self._static_argnames = _normalize_argnums(
+        static_argnums, self._sig, static_argnames)
+    self._donate_argnums = donate_argnums
+    self._donate_argnames = donate_argnames
+    self._keep_unused = keep_unused
+    self._inline = inline
+    self._device = device
+    self._name = getattr(fun, "__name__", type(fun).__name__)
+    self._cache: dict = {}
+    self._trace_cache: dict = {}
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  def __repr__(self):
+    return f"<JitWrapped({self._fun!r})>"
+
+  def _split_static(self, args, kwargs):
+    nums = self._static_argnums
+    statics = []
+    if nums:
+      n = len(args)
+      norm = {i + n if i < 0 else i for i in nums}
+      for i in sorted(norm):
+        if i < n:
+          statics.append(_HashableStatic(args[i], f"at position {i}"))
+      dyn_args = tuple(a for i, a in enumerate(args) if i not in norm)
+    else:
+      dyn_args = args
+    if self._static_argnames and kwargs:
+      dyn_kwargs = {}
+      for k, v in kwargs.items():
+        if k in self._static_argnames:
+          statics.append((k, _HashableStatic(v, f"'{k}'")))
+        else:
+          dyn_kwargs[k] = v
+    else:
+      dyn_kwargs = kwargs
+    return dyn_args, dyn_kwargs, tuple(statics)
+
+  def _merge_static(self, dyn_args, dyn_kwargs, args_len, static_vals):
+    """Rebuild the full (args, kwargs) from dynamic values and the original static ones."""
+    args, kwargs = static_vals
+    it = iter(dyn_args)
+    n = len(args)
+    norm = {i + n if i < 0 else i for i in self._static_argnums}
+    full = [args[i] if i in norm else next(it) for i in range(n)]
+    full_kwargs = dict(kwargs)
+    full_kwargs.update(dyn_kwargs)
+    return full, full_kwargs
+
+  def _trace(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, in_avals):
+    out_tree_box = []
+
+    def flat_fun(*flat):
+      d_args, d_kwargs = tree_unflatten(in_tree, flat)
+      full_args, full_kwargs = self._merge_static(d_args, d_kwargs, len(args), (args, kwargs))
+      out = self._fun(*full_args, **full_kwargs)
+      out_leaves, out_tree = tree_flatten(out)
+      out_tree_box.append(out_tree)
+      return out_leaves
+
+    names = _leaf_names(self._sig, args, kwargs, self._static_argnums, in_tree)
+    jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals, names)
+    return jaxpr, consts, out_tree_box[0], names
+
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit:
+      return self._fun(*args, **kwargs)
+    dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    trace = core.trace_ctx.trace
+    if trace is core.eval_trace:
+      device = dispatch._arg_device(leaves) if self._device is None else self._device
+      avals = tuple(x.aval if type(x) is Array else _arg_aval(x) for x in leaves)
+      key = (in_tree, avals, statics, x64_enabled(), device)
+      entry = self._cache.get(key)
+      if entry is None:
+        entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, device)
+      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
+      outs = entry.exe.execute(bufs)
+      if config.jax_debug_nans:
+        dispatch.check_nans(self._name, outs)
+      return tree_unflatten(entry.out_tree, outs)
+    # Under another trace: stage one `jit` equation.
+    avals = tuple(_arg_aval(x) for x in leaves)
+    closed, outer, out_tree = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals,
+                                           statics)
+    outs = jit_p.bind(*outer, *leaves, jaxpr=closed, name=self._name)
+    return tree_unflatten(out_tree, outs)
+
+  def _staged(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, statics):
+    key = (in_tree, avals, statics, x64_enabled())
+    hit = self._trace_cache.get(key)
+    if hit is not None:
+      return hit
+    jaxpr, consts, out_tree, _ = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                             list(avals))
+    closed, outer = closed_with_host_consts(jaxpr, consts)
+    result = (closed, outer, out_tree)
+    if not outer:
+      self._trace_cache[key] = result
+    return result
+
+  def _compile(self, key, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, device):
+    if config.jax_log_compiles or config.jax_explain_cache_misses:
+      self._explain_miss(key)
+    start = time.perf_counter()
+    jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                 list(avals))
+    closed = core.ClosedJaxpr(jaxpr, consts)
+    if config.jax_log_compiles:
+      logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
+                     time.perf_counter() - start)
+    module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
+    exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
+                              closed.in_avals, closed.out_avals, device)
+    entry = _CacheEntry(exe, out_tree, closed)
+    self._cache[key] = entry
+    return entry
+
+  def _explain_miss(self, key):
+    in_tree, avals, statics, x64, device = key
+    if not self._cache:
+      logger.warning("Compiling %s for the first time with arguments %s", self._name,
+                     ", ".join(str(a) for a in avals))
+      return
+    reasons = []
+    for old in self._cache:
+      o_tree, o_avals, o_statics, o_x64, o_dev = old
+      if o_tree != in_tree:
+        reasons.append(f"the input pytree structure changed from {o_tree} to {in_tree}")
+      elif o_statics != statics:
+        reasons.append(f"a static argument changed from {o_statics} to {statics}")
+      elif o_x64 != x64:
+        reasons.append("jax_enable_x64 changed")
+      elif o_dev != device:
+        reasons.append(f"the device changed from {o_dev} to {device}")
+      else:
+        for i, (a, b) in enumerate(zip(o_avals, avals)):
+          if a != b:
+            reasons.append(f"argument {i} changed from {a!r} to {b!r}")
+            break
+    logger.warning("Compiling %s because of a cache miss: %s", self._name,
+                   reasons[-1] if reasons else "unknown reason")
+
+  def lower(self, *args, **kwargs):
+    """Trace and lower to StableHLO for these arguments (arrays or ShapeDtypeStructs)."""
+    dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    avals = tuple(_arg_aval(x) for x in leaves)
+    device = self._device or backend.default_device()
+    jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                 list(avals))
+    closed = core.ClosedJaxpr(jaxpr, consts)
+    module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
+    key = (in_tree, avals, statics, x64_enabled(), device)
+    return Lowered(self, key, closed, out_tree, module, in_tree)
+
+  def trace(self, *args, **kwargs):
+    return self.lower(*args, **kwargs)
+
+  def eval_shape(self, *args, **kwargs):
+    from arrax._src.api import eval_shape
+    return eval_shape(self, *args, **kwargs)
+
+  def clear_cache(self):
+    self._cache.clear()
+    self._trace_cache.clear()
+
+  def _cache_size(self):
+    return len(self._cache)
+
+
+def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
+  """Readable names of the flat arguments (parameter names, with paths into pytrees)."""
+  if sig is None:
+    return None
+  try:
+    bound = sig.bind_partial(*args, **kwargs)
+  except TypeError:
+    return None
+  params = list(sig.parameters)
+  n = len(args)
+  norm = {i + n if i < 0 else i for i in static_argnums}
+  names = []
+  for i, a in enumerate(args):
+    if i in norm:
+      continue
+    pname = params[i] if i < len(params) else f"args[{i}]"
+    names.extend(_names_for(pname, a))
+  for k, v in sorted(kwargs.items()):
+    names.extend(_names_for(k, v))
+  del bound
+  return names if len(names) == in_tree.num_leaves else None
+
+
+def _names_for(base, tree):
+  leaves, _ = tree_flatten(tree)
+  if len(leaves) == 1 and not isinstance(tree, (tuple, list, dict)):
+    return [base]
+  from arrax._src.tree_util import keystr, tree_flatten_with_path
+  return [f"{base}{keystr(path)}" for path, _ in tree_flatten_with_path(tree)[0]]
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False,
+        **kwargs):
+  """Compile `fun` with XLA; calls with new shapes/dtypes/static values retrace and recompile.
+
+  Example:
+    >>> f = jit(lambda x: x * 2)
+    >>> f(jnp.arange(3))
+    Array([0, 2, 4], dtype=int32)
+  """
+  if fun is None:
+    return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                         keep_unused=keep_unused, device=device, backend=backend, inline=inline)
+  return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                    keep_unused, inline, device, backend)

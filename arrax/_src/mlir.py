@@ -1,0 +1,231 @@
+"""Lowering: jaxpr -> StableHLO module (MLIR), built with jaxlib's MLIR bindings.
+
+Each primitive's `lowering(ctx, *operands, **params)` returns a list of ir.Values; `ctx` carries
+the input and output avals. Nothing here knows a particular primitive.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import chlo, func as func_d, mhlo, sdy, stablehlo as hlo
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+
+from arrax._src import core, dtypes
+
+_ctx_local = threading.local()
+
+
+class _Context(ir.Context):
+  # Skip ir.Context.__init__, which would load every linked dialect eagerly.
+  def __init__(self, *args, **kwargs):
+    super(ir.Context, self).__init__(*args, **kwargs)
+
+
+def make_ir_context() -> ir.Context:
+  ctx = getattr(_ctx_local, "ctx", None)
+  if ctx is None:
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = _Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    sdy.register_dialect(ctx)
+    mhlo.register_mhlo_dialect(ctx)
+    chlo.register_dialect(ctx)
+    hlo.register_dialect(ctx)
+    _ctx_local.ctx = ctx
+  return ctx
+
+
+# ---- types and constants ----------------------------------------------------------------------
+def dtype_to_ir_type(dtype) -> ir.Type:
+  dtype = np.dtype(dtype)
+  if dtype == dtypes.float0 or dtype == np.bool_:
+    return ir.IntegerType.get_signless(1)
+  kind = dtype.kind
+  if dtype == dtypes.bfloat16:
+    return ir.BF16Type.get()
+  if dtype in dtypes._float8_dtypes:
+    return getattr(ir, {"float8_e4m3fn": "Float8E4M3FNType", "float8_e5m2": "Float8E5M2Type",
+                        "float8_e4m3fnuz": "Float8E4M3FNUZType",
+                        "float8_e5m2fnuz": "Float8E5M2FNUZType",
+                        "float8_e4m3b11fnuz": "Float8E4M3B11FNUZType"}[dtype.name]).get()
+  if dtype in dtypes._int4_dtypes:
+    return (ir.IntegerType.get_signless(4) if dtype.name == "int4"
+            else ir.IntegerType.get_unsigned(4))
+  if kind == "f":
+    return {2: ir.F16Type, 4: ir.F32Type, 8: ir.F64Type}[dtype.itemsize].get()
+  if kind == "i":
+    return ir.IntegerType.get_signless(8 * dtype.itemsize)
+  if kind == "u":
+    return ir.IntegerType.get_unsigned(8 * dtype.itemsize)
+  if kind == "c":
+    return ir.ComplexType.get(dtype_to_ir_type(np.float32 if dtype.itemsize == 8 else np.float64))
+  raise TypeError(f"No IR type for dtype {dtype}")
+
+
+def aval_to_ir_type(aval) -> ir.Type:
+  return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
+
+
+def ir_constant(val, dtype=None) -> ir.Value:
+  """A stablehlo.constant holding a NumPy value (or Python scalar cast to `dtype`)."""
+  x = np.asarray(val, dtype=dtype)
+  if x.dtype == dtypes.float0:
+    x = np.zeros(x.shape, np.bool_)
+  x = np.ascontiguousarray(x)
+  if x.size > 1 and np.all(x == x.flat[0]):
+    attr = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(x.shape, dtype_to_ir_type(x.dtype)),
+                                          _scalar_attr(x.flat[0], x.dtype))
+    return hlo.constant(attr)
+  attr = ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
+  return hlo.constant(attr)
+
+
+def _scalar_attr(v, dtype):
+  return ir.DenseElementsAttr.get(np.asarray(v, dtype).reshape(()),
+                                  type=dtype_to_ir_type(dtype)).get_splat_value()
+
+
+def full_like_aval(value, aval) -> ir.Value:
+  """A constant of `aval`'s shape and dtype filled with `value` (a splat, cheap for XLA)."""
+  scalar = ir_constant(np.asarray(value, aval.dtype))
+  if not aval.shape:
+    return scalar
+  return hlo.broadcast_in_dim(aval_to_ir_type(aval), scalar, dense_i64([]))
+
+
+def dense_i64(xs):
+  return ir.DenseI64ArrayAttr.get([int(x) for x in xs])
+
+
+def dense_bool(xs):
+  return ir.DenseBoolArrayAttr.get([bool(x) for x in xs])
+
+
+def i64_attr(i):
+  return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(i))
+
+
+def i32_attr(i):
+  return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(i))
+
+
+# ---- lowering a jaxpr -----------------------------------------------------------------------
+class ModuleContext:
+  """State shared by all lowering rules of one module."""
+
+  def __init__(self, module: ir.Module, name: str):
+    self.module = module
+    self.name = name
+    self.symbol_table = ir.SymbolTable(module.operation)
+    self.host_callbacks = []
+    self._func_count = 0
+
+  def fresh_func_name(self, base):
+    self._func_count += 1
+    return f"{base}_{self._func_count}" if self._func_count > 1 else base
+
+
+class LoweringRuleContext:
+  __slots__ = ("module_context", "avals_in", "avals_out", "primitive")
+
+  def __init__(self, module_context, primitive, avals_in, avals_out):
+    self.module_context = module_context
+    self.primitive = primitive
+    self.avals_in = avals_in
+    self.avals_out = avals_out
+
+
+def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
+  """Emit the ops of `jaxpr` at the current insertion point; return the output ir.Values."""
+  env = {}
+
+  def read(v):
+    if isinstance(v, core.Literal):
+      return ir_constant(np.asarray(v.val, v.aval.dtype))
+    return env[v]
+
+  for v, c in zip(jaxpr.constvars, consts):
+    env[v] = c
+  for v, a in zip(jaxpr.invars, args):
+    env[v] = a
+  for eqn in jaxpr.eqns:
+    prim = eqn.primitive
+    if prim.lowering is None:
+      raise NotImplementedError(f"No lowering rule for primitive '{prim.name}'")
+    in_avals = [v.aval for v in eqn.invars]
+    out_avals = [v.aval for v in eqn.outvars]
+    rule_ctx = LoweringRuleContext(mctx, prim, in_avals, out_avals)
+    outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    if len(outs) != len(eqn.outvars):
+      raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
+                         f"{len(eqn.outvars)}")
+    for v, o in zip(eqn.outvars, outs):
+      env[v] = o
+  return [read(v) for v in jaxpr.outvars]
+
+
+def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
+                       public=False, arg_names=None, result_names=None, donated=None):
+  del donated  # TODO(donation): input_output_aliases
+  """Emit `closed` as a func.func named `name` in the module; consts become constants."""
+  in_types = [aval_to_ir_type(a) for a in closed.in_avals]
+  out_types = [aval_to_ir_type(a) for a in closed.out_avals]
+  with ir.InsertionPoint(mctx.module.body):
+    fn = func_d.FuncOp(name, ir.FunctionType.get(in_types, out_types))
+  fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+  if public and result_names is not None:
+    fn.result_attrs = ir.ArrayAttr.get([
+        ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in result_names])
+  locs = [ir.Location.name(n) if n else ir.Location.unknown()
+          for n in (arg_names or [None] * len(in_types))]
+  block = fn.add_entry_block(arg_locs=locs)
+  with ir.InsertionPoint(block):
+    consts = [ir_constant(np.asarray(c)) for c in closed.consts]
+    outs = jaxpr_subcomp(mctx, closed.jaxpr, consts, list(block.arguments))
+    func_d.ReturnOp(outs)
+  return fn
+
+
+def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
+                          result_names=None, num_partitions=1, num_replicas=1) -> ir.Module:
+  """A StableHLO module `jit_<name>` whose public `main` computes `closed`."""
+  ctx = make_ir_context()
+  with ctx, ir.Location.unknown(ctx):
+    module = ir.Module.create()
+    module.operation.attributes["sym_name"] = ir.StringAttr.get(f"jit_{_sanitize(name)}")
+    module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
+    module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
+    mctx = ModuleContext(module, name)
+    if result_names is None:
+      n_out = len(closed.out_avals)
+      result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
+    lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
+                       result_names=result_names)
+  return module
+
+
+def _sanitize(name):
+  return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+
+
+def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args):
+  """Emit `closed` as a private function and a func.call to it (used by nested jit)."""
+  mctx = ctx.module_context
+  fn_name = mctx.fresh_func_name(_sanitize(name))
+  fn = lower_jaxpr_to_fun(mctx, fn_name, closed)
+  call = func_d.CallOp(fn, list(args))
+  return list(call.results)
+
+
+def make_reducer_region(op, scalar_dtype, body_fn, n=1):
+  """Fill the body region of a reduce-like op: `body_fn(acc_values, x_values) -> values`."""
+  scalar_t = ir.RankedTensorType.get([], dtype_to_ir_type(scalar_dtype))
+  block = op.regions[0].blocks.append(*([scalar_t] * (2 * n)))
+  with ir.InsertionPoint(block):
+    args = list(block.arguments)
+    hlo.return_(list(body_fn(args[:n], args[n:])))

@@ -1,0 +1,120 @@
+"""Staging Python functions into jaxprs: the trace used by jit, make_jaxpr and eval_shape."""
+from __future__ import annotations
+
+import numpy as np
+
+from arrax._src import core
+from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
+
+
+class JitTracer(Tracer):
+  """A value being staged into a jaxpr."""
+  __slots__ = ("aval", "var", "_debug_name")
+
+  def __init__(self, trace, aval, var, debug_name=None):
+    self._trace = trace
+    self.aval = aval
+    self.var = var
+    self._debug_name = debug_name
+
+  def _short_repr(self):
+    return f"JitTracer({self.aval})"
+
+
+class JaxprTrace(core.Trace):
+  """Records every primitive applied to its tracers as an equation of a new jaxpr."""
+
+  def __init__(self):
+    super().__init__()
+    self.eqns: list[JaxprEqn] = []
+    self.invars: list[Var] = []
+    self.constvars: list[Var] = []
+    self.const_vals: list = []
+    self._const_ids: dict[int, Var] = {}
+
+  def new_arg(self, aval, debug_name=None):
+    var = Var(aval)
+    self.invars.append(var)
+    return JitTracer(self, aval, var, debug_name)
+
+  def get_var(self, x):
+    if isinstance(x, JitTracer) and x._trace is self:
+      return x.var
+    if isinstance(x, Tracer) and not x._trace.valid:
+      core._raise_escaped(x)
+    if isinstance(x, Literal):
+      return x
+    if not isinstance(x, Tracer):
+      aval = core.get_aval(x)
+      if aval.shape == ():
+        return Literal(_host_scalar(x, aval), aval)
+    var = self._const_ids.get(id(x))
+    if var is None:
+      var = Var(core.get_aval(x))
+      self._const_ids[id(x)] = var
+      self.constvars.append(var)
+      self.const_vals.append(x)
+    return var
+
+  def process_primitive(self, prim, args, params):
+    if not self.valid:
+      raise core.UnexpectedTracerError(f"Trace already ended; cannot apply {prim.name}.")
+    invars = [self.get_var(a) for a in args]
+    out = prim.abstract_eval(*[v.aval for v in invars], **params)
+    out_avals = out if prim.multiple_results else [out]
+    outvars = [Var(a) for a in out_avals]
+    self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+    tracers = [JitTracer(self, a, v) for a, v in zip(out_avals, outvars)]
+    return tracers if prim.multiple_results else tracers[0]
+
+  def to_jaxpr(self, out_tracers) -> tuple[ClosedJaxpr, list]:
+    """The traced jaxpr; consts that are outer tracers are returned separately as `const_vals`."""
+    outvars = [self.get_var(t) for t in out_tracers]
+    jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
+    return jaxpr, list(self.const_vals)
+
+  def __repr__(self):
+    return "DynamicJaxprTrace"
+
+
+def _host_scalar(x, aval):
+  if hasattr(x, "_value"):
+    return x._value[()]
+  return np.asarray(x, aval.dtype)[()]
+
+
+def trace_to_jaxpr(fun, in_avals, debug_names=None):
+  """Trace `fun(*tracers)` (flat in, flat out) into a jaxpr.
+
+  Returns (jaxpr, consts): `consts` are the values of its constvars, concrete arrays or tracers
+  of enclosing traces.
+  """
+  trace = JaxprTrace()
+  names = debug_names or [None] * len(in_avals)
+  in_tracers = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+  try:
+    with core.set_current_trace(trace):
+      outs = fun(*in_tracers)
+    jaxpr, consts = trace.to_jaxpr(outs)
+  finally:
+    trace.invalidate()
+  return jaxpr, consts
+
+
+def closed_with_host_consts(jaxpr: Jaxpr, consts):
+  """Split consts: concrete ones stay closed over; tracers of outer traces become new invars.
+
+  Returns (closed_jaxpr, outer_tracers): the closed jaxpr takes the outer tracers first.
+  """
+  if not any(isinstance(c, Tracer) for c in consts):
+    return ClosedJaxpr(jaxpr, consts), []
+  kept_vars, kept_vals, lifted_vars, lifted_vals = [], [], [], []
+  for v, c in zip(jaxpr.constvars, consts):
+    if isinstance(c, Tracer):
+      lifted_vars.append(v)
+      lifted_vals.append(c)
+    else:
+      kept_vars.append(v)
+      kept_vals.append(c)
+  new = Jaxpr(kept_vars, lifted_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info)
+  return ClosedJaxpr(new, kept_vals), lifted_vals
