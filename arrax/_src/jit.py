@@ -287,6 +287,8 @@ class JitWrapped:
       if config.jax_debug_nans:
         dispatch.check_nans(self._name, outs)
       return tree_unflatten(entry.out_tree, outs)
+    if self._inline:
+      return self._fun(*args, **kwargs)
     # Under another trace: stage one `jit` equation.
     avals = tuple(_arg_aval(x) for x in leaves)
     closed, outer, out_tree = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals,

@@ -51,19 +51,25 @@ def check_dtype(name, aval, classes, position=None):
 
 
 def broadcasting_shape(name, *avals):
-  """The common shape of elementwise operands: equal shapes, where rank-0 operands broadcast."""
+  """The common shape of elementwise operands.
+
+  Ranks must match, except that rank-0 operands broadcast; along each axis sizes must be equal
+  or 1 (as JAX's lax allows).
+  """
   shapes = [a.shape for a in avals if a.shape != ()]
   if not shapes:
     return ()
   ranks = {len(s) for s in shapes}
   if len(ranks) != 1:
     raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
-  first = shapes[0]
-  for s in shapes[1:]:
-    if s != first:
+  out = []
+  for sizes in zip(*shapes):
+    non_one = {d for d in sizes if d != 1}
+    if len(non_one) > 1:
       raise TypeError(f"{name} got incompatible shapes for broadcasting: "
                       f"{', '.join(map(str, [a.shape for a in avals]))}.")
-  return first
+    out.append(non_one.pop() if non_one else 1)
+  return tuple(out)
 
 
 def same_dtypes(name, avals):
@@ -79,11 +85,12 @@ def weak_of(avals):
 
 
 def broadcast_operand(ctx_aval_out, value, aval_in):
-  """Broadcast a rank-0 operand to the output shape inside a lowering."""
+  """Broadcast an operand (rank 0, or with size-1 axes) to the output shape in a lowering."""
   if aval_in.shape == ctx_aval_out.shape:
     return value
   out_t = mlir.aval_to_ir_type(ShapedArray(ctx_aval_out.shape, aval_in.dtype))
-  return hlo.broadcast_in_dim(out_t, value, mlir.dense_i64([]))
+  dims = range(len(aval_in.shape)) if aval_in.shape else []
+  return hlo.broadcast_in_dim(out_t, value, mlir.dense_i64(dims))
 
 
 def canonicalize_axis(axis, ndim):

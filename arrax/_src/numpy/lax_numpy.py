@@ -1,0 +1,504 @@
+"""NumPy's shape manipulation, selection and linear-algebra basics on top of lax."""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from arrax._src import core, dtypes
+from arrax._src.array import Array
+from arrax._src.jit import jit
+from arrax._src.lax import dot as lax_dot
+from arrax._src.lax import lax, shape_ops
+from arrax._src.numpy import util
+from arrax._src.numpy.creation import asarray
+from arrax._src.numpy.util import (canonicalize_axis, check_arraylike, inline_jit, promote_args,
+                                   promote_dtypes, shape_of)
+
+
+def _asarray(x):
+  return x if isinstance(x, (Array, core.Tracer)) else asarray(x)
+
+
+def shape(a):
+  return shape_of(a)
+
+
+def ndim(a):
+  return len(shape_of(a))
+
+
+def size(a, axis=None):
+  s = shape_of(a)
+  return int(np.prod(s)) if axis is None else s[axis]
+
+
+def isscalar(element):
+  if isinstance(element, (Array, core.Tracer)):
+    return element.ndim == 0
+  return np.isscalar(element)
+
+
+def _canonical_newshape(a_shape, newshape):
+  if isinstance(newshape, (int, np.integer)) or (not isinstance(newshape, (tuple, list))
+                                                 and hasattr(newshape, "__index__")):
+    newshape = (newshape,)
+  newshape = tuple(util.static_int(d, "reshape shape") for d in newshape)
+  size_in = int(np.prod(a_shape, dtype=np.int64))
+  if newshape.count(-1) > 1:
+    raise ValueError("can only specify one unknown dimension")
+  if -1 in newshape:
+    known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+    if known == 0 or size_in % known:
+      raise TypeError(f"cannot reshape array of shape {a_shape} (size {size_in}) into shape "
+                      f"{newshape} because the product of specified axis sizes ({known}) does "
+                      f"not evenly divide {size_in}")
+    newshape = tuple(size_in // known if d == -1 else d for d in newshape)
+  if int(np.prod(newshape, dtype=np.int64)) != size_in:
+    raise TypeError(f"cannot reshape array of shape {a_shape} (size {size_in}) into shape "
+                    f"{newshape} (size {int(np.prod(newshape, dtype=np.int64))})")
+  return newshape
+
+
+def reshape(a, shape=None, order="C", *, copy=None):
+  """Give `a` a new shape with the same number of elements (-1 infers one axis)."""
+  check_arraylike("reshape", a)
+  if order != "C":
+    raise NotImplementedError("jnp.reshape: only order='C' is supported")
+  a = _asarray(a)
+  new = _canonical_newshape(shape_of(a), shape)
+  return shape_ops.reshape(a, new)
+
+
+def ravel(a, order="C"):
+  """Flatten to 1-D."""
+  check_arraylike("ravel", a)
+  return reshape(a, (size(a),))
+
+
+def transpose(a, axes=None):
+  """Permute axes (reverse them by default)."""
+  check_arraylike("transpose", a)
+  a = _asarray(a)
+  nd = ndim(a)
+  axes = tuple(range(nd)[::-1]) if axes is None else tuple(canonicalize_axis(i, nd) for i in axes)
+  if sorted(axes) != list(range(nd)):
+    raise ValueError(f"axes {axes} don't match array of dimension {nd}")
+  return shape_ops.transpose(a, axes)
+
+
+def permute_dims(a, /, axes):
+  return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+  """Swap the last two axes."""
+  nd = ndim(x)
+  if nd < 2:
+    raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={nd}")
+  perm = list(range(nd))
+  perm[-1], perm[-2] = perm[-2], perm[-1]
+  return transpose(x, perm)
+
+
+def swapaxes(a, axis1, axis2):
+  """Interchange two axes."""
+  nd = ndim(a)
+  perm = list(range(nd))
+  i, j = canonicalize_axis(axis1, nd), canonicalize_axis(axis2, nd)
+  perm[i], perm[j] = perm[j], perm[i]
+  return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+  """Move axes to new positions, keeping the order of the others."""
+  nd = ndim(a)
+  src = [canonicalize_axis(s, nd) for s in np.atleast_1d(source).tolist()]
+  dst = [canonicalize_axis(d, nd) for d in np.atleast_1d(destination).tolist()]
+  if len(src) != len(dst):
+    raise ValueError("Inconsistent number of elements: "
+                     f"{len(src)} vs {len(dst)}")
+  perm = [i for i in range(nd) if i not in src]
+  for d, s in sorted(zip(dst, src)):
+    perm.insert(d, s)
+  return transpose(a, perm)
+
+
+def squeeze(a, axis=None):
+  """Remove size-1 axes (all of them, or those named by `axis`)."""
+  check_arraylike("squeeze", a)
+  s = shape_of(a)
+  if axis is None:
+    axes = tuple(i for i, d in enumerate(s) if d == 1)
+  else:
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(canonicalize_axis(i, len(s)) for i in axes)
+    for i in axes:
+      if s[i] != 1:
+        raise ValueError(f"cannot select an axis to squeeze out which has size not equal to "
+                         f"one, got shape={s} and dimensions={axes}")
+  if not axes:
+    return _asarray(a)
+  return shape_ops.squeeze(_asarray(a), axes)
+
+
+def expand_dims(a, axis):
+  """Insert size-1 axes at the positions `axis`."""
+  check_arraylike("expand_dims", a)
+  axes = (axis,) if isinstance(axis, int) else tuple(axis)
+  return shape_ops.expand_dims(_asarray(a), axes)
+
+
+def broadcast_shapes(*shapes):
+  """The broadcast shape of several shapes."""
+  try:
+    return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+
+
+def broadcast_to(array, shape):
+  """Broadcast `array` to `shape` (NumPy rules)."""
+  check_arraylike("broadcast_to", array)
+  arr = _asarray(array)
+  if isinstance(shape, int):
+    shape = (shape,)
+  shape = tuple(util.static_int(d, "broadcast_to shape") for d in shape)
+  s = shape_of(arr)
+  if s == shape:
+    return arr
+  nlead = len(shape) - len(s)
+  if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
+    raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
+  keep = tuple(i for i, (d, t) in enumerate(zip(s, shape[nlead:])) if d == t)
+  if len(keep) != len(s):
+    arr = shape_ops.reshape(arr, tuple(s[i] for i in keep)) if keep or s else arr
+  dims = tuple(nlead + i for i in keep)
+  return shape_ops.broadcast_in_dim(arr, shape, dims)
+
+
+def broadcast_arrays(*args):
+  """Broadcast arrays against each other."""
+  shapes = [shape_of(a) for a in args]
+  result = broadcast_shapes(*shapes)
+  return [broadcast_to(a, result) for a in args]
+
+
+def concatenate(arrays, axis=0, dtype=None):
+  """Join arrays along an existing axis (axis=None flattens first)."""
+  if isinstance(arrays, (Array, core.Tracer)):
+    arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
+  if not len(arrays):
+    raise ValueError("Need at least one array to concatenate.")
+  check_arraylike("concatenate", *arrays)
+  if axis is None:
+    return concatenate([ravel(a) for a in arrays], 0, dtype)
+  if ndim(arrays[0]) == 0:
+    raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+  axis = canonicalize_axis(axis, ndim(arrays[0]))
+  arrays = promote_dtypes(*arrays)
+  if dtype is not None:
+    arrays = [lax._convert_element_type(a, dtypes.check_user_dtype(dtype)) for a in arrays]
+  arrays = [_asarray(a) for a in arrays]
+  if len(arrays) == 1:
+    return arrays[0]
+  return shape_ops.concatenate(arrays, axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+  """Join arrays along a new axis."""
+  if not len(arrays):
+    raise ValueError("Need at least one array to stack.")
+  check_arraylike("stack", *arrays)
+  shapes = {shape_of(a) for a in arrays}
+  if len(shapes) != 1:
+    raise ValueError("All input arrays must have the same shape.")
+  nd = ndim(arrays[0]) + 1
+  axis = canonicalize_axis(axis, nd)
+  return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype)
+
+
+def hstack(tup, dtype=None):
+  arrs = [atleast_1d(a) for a in tup]
+  return concatenate(arrs, 0 if ndim(arrs[0]) == 1 else 1, dtype)
+
+
+def vstack(tup, dtype=None):
+  return concatenate([atleast_2d(a) for a in tup], 0, dtype)
+
+
+def atleast_1d(*arys):
+  out = [reshape(a, (1,)) if ndim(a) == 0 else _asarray(a) for a in arys]
+  return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+  out = []
+  for a in arys:
+    a = _asarray(a)
+    nd = ndim(a)
+    out.append(reshape(a, (1,) * (2 - nd) + shape_of(a)) if nd < 2 else a)
+  return out[0] if len(out) == 1 else out
+
+
+@jit
+def _where(condition, x, y):
+  condition = lax._convert_element_type(condition, np.bool_, False)
+  x, y = promote_dtypes(x, y)
+  cshape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
+  condition, x, y = (broadcast_to(v, cshape) for v in (condition, x, y))
+  return lax.select(condition, x, y)
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+  """Choose x where condition is True, else y. With one argument, like nonzero."""
+  if x is None and y is None:
+    return nonzero(condition, size=size, fill_value=fill_value)
+  if x is None or y is None:
+    raise ValueError("Either both or neither of the x and y arguments should be provided to "
+                     "jax.numpy.where, got {x} and {y}.")
+  check_arraylike("where", condition, x, y)
+  return _where(condition, x, y)
+
+
+def nonzero(a, *, size=None, fill_value=None):
+  """Indices of nonzero elements (needs a concrete array, or a static `size`)."""
+  from arrax._src.array import concretize
+  if size is None:
+    value = concretize(a, "The error arose in jnp.nonzero: the size of the result depends on "
+                          "the values of the array. Pass a static size= argument.")
+    return tuple(asarray(i.astype(dtypes.default_int_dtype())) for i in np.nonzero(value))
+  raise NotImplementedError("jnp.nonzero with size= under tracing is not implemented yet")
+
+
+argwhere = None
+
+
+@inline_jit(static_argnames=())
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
+  """Limit values to [min, max]."""
+  x = arr if arr is not None else a
+  lo = min if min is not None else a_min
+  hi = max if max is not None else a_max
+  check_arraylike("clip", x)
+  if lo is not None:
+    x = maximum(lo, x)
+  if hi is not None:
+    x = minimum(hi, x)
+  return _asarray(x)
+
+
+def maximum(x, y):
+  from arrax._src.numpy.ufuncs import maximum as m
+  return m(x, y)
+
+
+def minimum(x, y):
+  from arrax._src.numpy.ufuncs import minimum as m
+  return m(x, y)
+
+
+def _preferred(a, b):
+  dt, _ = dtypes.result_type(a, b, return_weak_type_flag=True)
+  return dt
+
+
+@jit(static_argnames=("precision", "preferred_element_type"))
+def dot(a, b, *, precision=None, preferred_element_type=None):
+  """Dot product: matrix product for 2-D, sum over last/second-to-last axes in general."""
+  check_arraylike("dot", a, b)
+  a, b = promote_dtypes(a, b)
+  pet = preferred_element_type or core.get_aval(a).dtype
+  a_nd, b_nd = ndim(a), ndim(b)
+  if a_nd == 0 or b_nd == 0:
+    return lax.mul(a, b)
+  contract = ((a_nd - 1,), (max(0, b_nd - 2),))
+  return lax_dot.dot_general(a, b, (contract, ((), ())), precision=precision,
+                             preferred_element_type=pet)
+
+
+@jit(static_argnames=("precision", "preferred_element_type"))
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+  """Matrix product with NumPy's broadcasting of batch dimensions."""
+  check_arraylike("matmul", a, b)
+  a_nd, b_nd = ndim(a), ndim(b)
+  if a_nd == 0 or b_nd == 0:
+    raise ValueError(f"matmul operand must have at least one dimension, got shapes "
+                     f"{shape_of(a)} and {shape_of(b)}")
+  a, b = promote_dtypes(a, b)
+  pet = preferred_element_type or core.get_aval(a).dtype
+  a_is_vec, b_is_vec = a_nd == 1, b_nd == 1
+  if a_is_vec:
+    a = expand_dims(a, 0)
+  if b_is_vec:
+    b = expand_dims(b, 1)
+  sa, sb = shape_of(a), shape_of(b)
+  if sa[-1] != sb[-2]:
+    raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got "
+                    f"{(sa[-1],)} and {(sb[-2],)}.")
+  batch = broadcast_shapes(sa[:-2], sb[:-2])
+  a = broadcast_to(a, batch + sa[-2:])
+  b = broadcast_to(b, batch + sb[-2:])
+  nb = len(batch)
+  bdims = tuple(range(nb))
+  out = lax_dot.dot_general(a, b, (((nb + 1,), (nb,)), (bdims, bdims)), precision=precision,
+                            preferred_element_type=pet)
+  if a_is_vec:
+    out = squeeze(out, nb)
+  if b_is_vec:
+    out = squeeze(out, -1)
+  return out
+
+
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+  from arrax._src.numpy.ufuncs import conj
+  a = ravel(a)
+  if dtypes.issubdtype(core.get_aval(a).dtype, np.complexfloating):
+    a = conj(a)
+  return dot(a, ravel(b), precision=precision, preferred_element_type=preferred_element_type)
+
+
+def inner(a, b, *, precision=None, preferred_element_type=None):
+  if ndim(a) == 0 or ndim(b) == 0:
+    return lax.mul(*promote_dtypes(a, b))
+  return tensordot(a, b, (-1, -1), precision=precision,
+                   preferred_element_type=preferred_element_type)
+
+
+def outer(a, b, out=None):
+  a, b = promote_dtypes(ravel(a), ravel(b))
+  return lax.mul(expand_dims(a, 1), expand_dims(b, 0))
+
+
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+  """Sum products over the given axes."""
+  a, b = promote_dtypes(a, b)
+  an, bn = ndim(a), ndim(b)
+  if isinstance(axes, int):
+    ca, cb = tuple(range(an - axes, an)), tuple(range(axes))
+  else:
+    ax_a, ax_b = axes
+    ca = tuple(canonicalize_axis(i, an) for i in np.atleast_1d(ax_a).tolist())
+    cb = tuple(canonicalize_axis(i, bn) for i in np.atleast_1d(ax_b).tolist())
+  pet = preferred_element_type or core.get_aval(a).dtype
+  return lax_dot.dot_general(a, b, ((ca, cb), ((), ())), precision=precision,
+                             preferred_element_type=pet)
+
+
+def astype(x, dtype, /, *, copy=False, device=None):
+  """Cast to `dtype`."""
+  check_arraylike("astype", x)
+  dt = dtypes.check_user_dtype(dtype, "astype")
+  x = _asarray(x)
+  if dt.kind != "c" and core.get_aval(x).dtype.kind == "c":
+    x = lax.real(x)
+  return lax._convert_element_type(x, dt, False)
+
+
+def result_type(*args):
+  return dtypes.result_type(*args)
+
+
+def promote_types(a, b):
+  return dtypes.promote_types(np.dtype(a) if not isinstance(a, type) else a,
+                              np.dtype(b) if not isinstance(b, type) else b)
+
+
+def can_cast(from_, to, casting="safe"):
+  return np.can_cast(from_, to, casting)
+
+
+def iscomplexobj(x):
+  return core.get_aval(_asarray(x) if isinstance(x, (list, tuple)) else x).dtype.kind == "c"
+
+
+def isrealobj(x):
+  return not iscomplexobj(x)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+  """Take elements along an axis (out-of-bounds indices are filled with NaN by default)."""
+  from arrax._src.numpy import indexing
+  return indexing.take(a, indices, axis, mode=mode, unique_indices=unique_indices,
+                       indices_are_sorted=indices_are_sorted, fill_value=fill_value)
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+  """A sorted copy (NaNs last)."""
+  from arrax._src.lax import sort as lax_sort
+  check_arraylike("sort", a)
+  a = _asarray(a)
+  if axis is None:
+    a, axis = ravel(a), 0
+  axis = canonicalize_axis(axis, ndim(a))
+  if descending:
+    return flip(lax_sort.sort(flip(a, axis), dimension=axis, is_stable=stable), axis)
+  return lax_sort.sort(a, dimension=axis, is_stable=stable)
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+  """Indices that sort the array."""
+  from arrax._src.lax import sort as lax_sort
+  check_arraylike("argsort", a)
+  a = _asarray(a)
+  if axis is None:
+    a, axis = ravel(a), 0
+  axis = canonicalize_axis(axis, ndim(a))
+  iota = shape_ops.broadcasted_iota(dtypes.default_int_dtype(), shape_of(a), axis)
+  if descending:
+    a_rev = flip(a, axis)
+    iota_rev = flip(iota, axis)
+    _, idx = lax_sort.sort((a_rev, iota_rev), dimension=axis, is_stable=stable, num_keys=1)
+    return flip(idx, axis)
+  _, idx = lax_sort.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)
+  return idx
+
+
+def flip(m, axis=None):
+  """Reverse the order of elements along `axis` (all axes by default)."""
+  check_arraylike("flip", m)
+  m = _asarray(m)
+  nd = ndim(m)
+  if axis is None:
+    axes = tuple(range(nd))
+  else:
+    axes = tuple(canonicalize_axis(i, nd) for i in np.atleast_1d(axis).tolist())
+  return shape_ops.rev(m, axes)
+
+
+def fliplr(m):
+  return flip(m, 1)
+
+
+def flipud(m):
+  return flip(m, 0)
+
+
+def split(ary, indices_or_sections, axis=0):
+  """Split into sub-arrays along `axis`."""
+  ary = _asarray(ary)
+  axis = canonicalize_axis(axis, ndim(ary))
+  n = shape_of(ary)[axis]
+  if isinstance(indices_or_sections, (int, np.integer)):
+    k = int(indices_or_sections)
+    if n % k:
+      raise ValueError("array split does not result in an equal division")
+    points = [i * (n // k) for i in range(1, k)]
+  else:
+    points = [int(i) for i in indices_or_sections]
+  bounds = [0] + [builtins.min(builtins.max(p, 0), n) for p in points] + [n]
+  sizes = [builtins.max(e - s, 0) for s, e in zip(bounds[:-1], bounds[1:])]
+  return list(shape_ops.split(ary, sizes, axis))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+  raise NotImplementedError("jnp.diagonal is not implemented yet")
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+  raise NotImplementedError("jnp.trace is not implemented yet")

@@ -1,0 +1,131 @@
+"""Argument handling shared by arrax.numpy: array-like checks, dtype promotion, rank promotion."""
+from __future__ import annotations
+
+import numpy as np
+
+from arrax._src import core, dtypes
+from arrax._src.array import Array
+from arrax._src.jit import jit
+from arrax._src.lax import lax
+from arrax._src.lax import shape_ops
+
+
+def inline_jit(fun=None, **kwargs):
+  """jit that inlines into an enclosing trace (JAX's `@jit(inline=True)` on jnp functions)."""
+  if fun is None:
+    return lambda f: jit(f, inline=True, **kwargs)
+  return jit(fun, inline=True, **kwargs)
+
+
+def is_arraylike(x) -> bool:
+  return (isinstance(x, (Array, core.Tracer, np.ndarray, np.generic, core.Literal))
+          or type(x) in dtypes.python_scalar_dtypes or hasattr(x, "__jax_array__"))
+
+
+def check_arraylike(fun_name, *args):
+  for i, a in enumerate(args):
+    if not is_arraylike(a):
+      msg = f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
+      if isinstance(a, (list, tuple)):
+        msg += " Use jnp.array() to convert lists and tuples to arrays first."
+      raise TypeError(msg)
+
+
+def promote_dtypes(*args):
+  """Convert arguments to their common dtype (JAX's promotion lattice, weak types honoured)."""
+  if len(args) < 2:
+    return [lax.asarray_operand(a) for a in args]
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  return [lax._convert_element_type(x, to_dtype, weak) for x in args]
+
+
+def promote_dtypes_inexact(*args):
+  """Like promote_dtypes, then to the default float type if the common type is not inexact."""
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  to_dtype = dtypes.to_inexact_dtype(to_dtype)
+  return [lax._convert_element_type(x, to_dtype, weak) for x in args]
+
+
+def promote_dtypes_numeric(*args):
+  to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+  if to_dtype == np.bool_:
+    to_dtype = dtypes.default_int_dtype()
+  return [lax._convert_element_type(x, to_dtype, weak) for x in args]
+
+
+def promote_shapes(fun_name, *args):
+  """NumPy rank promotion: lower-rank non-scalar operands get leading size-1 axes.
+
+  Rank-0 operands and size-1 axes are left for lax's elementwise broadcasting.
+  """
+  if len(args) < 2:
+    return list(args)
+  shapes = [np.shape(a) if not hasattr(a, "aval") else a.aval.shape for a in args]
+  if all(s == shapes[0] for s in shapes[1:]):
+    return list(args)
+  ranks = {len(s) for s in shapes if s}
+  if len(ranks) < 2:
+    _check_broadcastable(fun_name, shapes)
+    return list(args)
+  _check_broadcastable(fun_name, shapes)
+  rank = max(ranks)
+  out = []
+  for a, s in zip(args, shapes):
+    if s and len(s) < rank:
+      a = shape_ops.broadcast_in_dim(a, (1,) * (rank - len(s)) + tuple(s),
+                                     tuple(range(rank - len(s), rank)))
+    out.append(a)
+  return out
+
+
+def _check_broadcastable(fun_name, shapes):
+  try:
+    np.broadcast_shapes(*shapes)
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes="
+                     f"{[tuple(s) for s in shapes]}") from None
+
+
+def promote_args(fun_name, *args):
+  """Check, promote dtypes and promote ranks, as NumPy-style binary functions do."""
+  check_arraylike(fun_name, *args)
+  return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name, *args):
+  check_arraylike(fun_name, *args)
+  return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name, *args):
+  check_arraylike(fun_name, *args)
+  return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+def aval_of(x):
+  return core.get_aval(x)
+
+
+def shape_of(x):
+  return core.get_aval(x).shape if not isinstance(x, (list, tuple)) else np.shape(x)
+
+
+def ndim_of(x):
+  return len(shape_of(x))
+
+
+def canonicalize_axis(axis, ndim):
+  import operator
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim if ndim else axis
+
+
+def static_int(x, what):
+  """An int from a value that must be known at trace time."""
+  import operator
+  if isinstance(x, core.Tracer):
+    from arrax._src.errors import ConcretizationTypeError
+    raise ConcretizationTypeError(x, f"The problem arose with the {what}.\n")
+  return operator.index(x)
