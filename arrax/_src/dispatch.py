@@ -50,6 +50,8 @@ def to_buffer(x, device):
   if type(x) is Array:
     buf = x._buf
     return buf, x.aval
+  if isinstance(x, core.Tracer):
+    core._raise_escaped(x)
   if isinstance(x, core.Literal):
     arr = device_put_value(x.val, device, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
   else:

@@ -47,7 +47,8 @@ def check_user_dtype(dtype, fun_name=None):
     raise ValueError("dtype must be specified.")
   if isinstance(dtype, type) and dtype in python_scalar_dtypes:
     return default_dtype(np.dtype(python_scalar_dtypes[dtype]).kind)
-  if hasattr(dtype, "shape") and hasattr(dtype, "dtype") and not isinstance(dtype, np.dtype):
+  if (not isinstance(dtype, (type, np.dtype, str)) and hasattr(dtype, "shape")
+      and hasattr(dtype, "dtype")):
     raise ValueError("Passing an array as a dtype argument is no longer supported; "
                      "instead of dtype=arr use dtype=arr.dtype.")
   try:
@@ -159,8 +160,12 @@ def _least_upper_bound(x64, nodes):
   return lub.pop()
 
 
+def _is_weak_node(node):
+  return node is int or node is float or node is complex
+
+
 def _node_dtype(node):
-  if node in (int, float, complex):
+  if _is_weak_node(node):
     return default_dtype({int: "i", float: "f", complex: "c"}[node])
   return canonicalize_dtype(node)
 
@@ -206,7 +211,7 @@ def _result_type_cached(x64, pairs):
     node = _least_upper_bound(x64, dts)
     return _node_dtype(node), True
   node = _least_upper_bound(x64, {_weak_node(d) if w else d for d, w in pairs})
-  weak = node in (int, float, complex)
+  weak = _is_weak_node(node)
   return _node_dtype(node), weak
 
 

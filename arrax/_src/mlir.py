@@ -75,18 +75,13 @@ def ir_constant(val, dtype=None) -> ir.Value:
   x = np.asarray(val, dtype=dtype)
   if x.dtype == dtypes.float0:
     x = np.zeros(x.shape, np.bool_)
-  x = np.ascontiguousarray(x)
-  if x.size > 1 and np.all(x == x.flat[0]):
-    attr = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(x.shape, dtype_to_ir_type(x.dtype)),
-                                          _scalar_attr(x.flat[0], x.dtype))
-    return hlo.constant(attr)
-  attr = ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
+  elt = dtype_to_ir_type(x.dtype)
+  if x.ndim == 0 or (x.size > 1 and np.all(x == x.flat[0])):
+    scalar = ir.DenseElementsAttr.get(x.reshape(1), type=elt).get_splat_value()
+    attr = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(x.shape, elt), scalar)
+  else:
+    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=elt, shape=x.shape)
   return hlo.constant(attr)
-
-
-def _scalar_attr(v, dtype):
-  return ir.DenseElementsAttr.get(np.asarray(v, dtype).reshape(()),
-                                  type=dtype_to_ir_type(dtype)).get_splat_value()
 
 
 def full_like_aval(value, aval) -> ir.Value:

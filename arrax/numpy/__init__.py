@@ -1,1 +1,55 @@
-"""arrax.numpy"""
+"""arrax.numpy: NumPy's API on arrax arrays (computed by XLA, traceable, jittable)."""
+import numpy as _np
+
+from arrax._src import dtypes as _dtypes
+from arrax._src.array import Array as ndarray
+from arrax._src.numpy import array_methods as _array_methods  # noqa: F401  (installs operators)
+from arrax._src.numpy.creation import (arange, array, asarray, empty, empty_like, eye, full,
+                                       full_like, identity, linspace, ones, ones_like, zeros,
+                                       zeros_like)
+from arrax._src.numpy.lax_numpy import (argsort, astype, atleast_1d, atleast_2d, broadcast_arrays,
+                                        broadcast_shapes, broadcast_to, can_cast, concat,
+                                        concatenate, dot, expand_dims, flip, fliplr, flipud,
+                                        hstack, inner, iscomplexobj, isrealobj, isscalar,
+                                        matmul, matrix_transpose, moveaxis, ndim, nonzero,
+                                        outer, permute_dims, promote_types, ravel, reshape,
+                                        result_type, shape, size, sort, split, squeeze, stack,
+                                        swapaxes, take, tensordot, transpose, vdot, vstack,
+                                        where, clip)
+from arrax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, cumprod,
+                                         cumsum, cumulative_prod, cumulative_sum, max, mean,
+                                         min, prod, std, sum, var)
+from arrax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, angle, arccos, arccosh,
+                                     arcsin, arcsinh, arctan, arctan2, arctanh, around, asin,
+                                     asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
+                                     bitwise_left_shift, bitwise_not, bitwise_or,
+                                     bitwise_right_shift, bitwise_xor, cbrt, ceil, conj,
+                                     conjugate, copysign, cos, cosh, deg2rad, degrees, divide,
+                                     divmod, equal, exp, exp2, expm1, fabs, fix, float_power,
+                                     floor, floor_divide, fmax, fmin, fmod, greater,
+                                     greater_equal, heaviside, hypot, imag, invert, isfinite,
+                                     isinf, isnan, left_shift, less, less_equal, log, log10,
+                                     log1p, log2, logaddexp, logical_and, logical_not,
+                                     logical_or, logical_xor, maximum, minimum, mod, multiply,
+                                     negative, nextafter, not_equal, positive, pow, power,
+                                     rad2deg, radians, real, reciprocal, remainder, right_shift,
+                                     rint, round, sign, signbit, sin, sinc, sinh, sqrt, square,
+                                     subtract, tan, tanh, true_divide, trunc)
+
+# dtypes and scalar types
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+complex64, complex128 = _np.complex64, _np.complex128
+bfloat16 = _dtypes.bfloat16.type
+float0 = _dtypes.float0
+dtype = _np.dtype
+generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
+integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
+complexfloating, bool = _np.complexfloating, _np.bool_  # noqa: A001
+finfo = _dtypes.finfo
+iinfo = _dtypes.iinfo
+issubdtype = _dtypes.issubdtype
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None

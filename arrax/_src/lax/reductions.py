@@ -1,2 +1,484 @@
-"""(in progress)"""
-__all__ = []
+"""Reductions over axes, argmin/argmax, cumulative reductions and the general `reduce`.
+
+Monoid reductions lower to a single stablehlo.reduce with the operation's identity as the
+initial value. argmin/argmax reduce (value, index) pairs so that NaNs win and ties go to the
+lowest index. Cumulative reductions lower to a stablehlo.reduce_window whose window spans the
+whole axis (padded on one side), which XLA rewrites into an efficient scan.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from arrax._src import core, dtypes, mlir, tree_util
+from arrax._src.core import ShapedArray
+from arrax._src.lax import elementwise as ew
+from arrax._src.lax import lax as lax_api
+from arrax._src.lax import utils
+from arrax._src.lax.lax import asarray_operand
+
+__all__ = [
+    "reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+    "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
+    "cumlogsumexp",
+]
+
+
+# ---- identities -------------------------------------------------------------------------------
+def _supports_inf(dtype):
+  return bool(np.isinf(np.asarray(np.inf, dtype).astype(np.float32)))
+
+
+def _max_identity(dtype):
+  """The smallest value of `dtype` (the identity of max)."""
+  dtype = np.dtype(dtype)
+  if dtypes.is_inexact(dtype):
+    real = np.float32 if dtype.kind == "c" else dtype
+    return np.asarray(-np.inf if _supports_inf(real) else dtypes.finfo(dtype).min, dtype)
+  if dtype == np.bool_:
+    return np.asarray(False)
+  return np.asarray(dtypes.iinfo(dtype).min, dtype)
+
+
+def _min_identity(dtype):
+  """The largest value of `dtype` (the identity of min)."""
+  dtype = np.dtype(dtype)
+  if dtypes.is_inexact(dtype):
+    real = np.float32 if dtype.kind == "c" else dtype
+    return np.asarray(np.inf if _supports_inf(real) else dtypes.finfo(dtype).max, dtype)
+  if dtype == np.bool_:
+    return np.asarray(True)
+  return np.asarray(dtypes.iinfo(dtype).max, dtype)
+
+
+def _const_identity(value):
+  return lambda dtype: np.asarray(value).astype(dtype)
+
+
+_zero = _const_identity(0)
+_one = _const_identity(1)
+_all_ones = _const_identity(-1)    # bitwise-and identity: every bit set (True for bool)
+
+
+# ---- scalar helpers used inside reducer bodies ------------------------------------------------
+def _scalar_type(dtype):
+  return ir.RankedTensorType.get([], mlir.dtype_to_ir_type(dtype))
+
+
+def _scalar_const(value, dtype):
+  """A rank-0 stablehlo.constant of `dtype` (complex included)."""
+  x = np.asarray(value).astype(dtype)
+  return hlo.constant(ir.DenseElementsAttr.get(x, type=mlir.dtype_to_ir_type(x.dtype)))
+
+
+def _cmp(x, y, direction, dtype):
+  return ew._compare(x, y, direction, ShapedArray((), dtype))
+
+
+def _minmax(direction, dtype):
+  """max (direction GT) or min (LT); complex values compare lexicographically as pairs."""
+  if np.dtype(dtype).kind != "c":
+    return hlo.maximum if direction == "GT" else hlo.minimum
+  part = np.float32 if np.dtype(dtype) == dtypes.complex64 else np.float64
+
+  def choose(x, y):
+    rx, ry = hlo.real(x), hlo.real(y)
+    real_eq = _cmp(rx, ry, "EQ", part)
+    real_cmp = _cmp(rx, ry, direction, part)
+    imag_cmp = _cmp(hlo.imag(x), hlo.imag(y), direction, part)
+    return hlo.select(hlo.select(real_eq, imag_cmp, real_cmp), x, y)
+  return choose
+
+
+def _logaddexp(dtype):
+  """log(exp(x) + exp(y)) without overflow, as a scalar body for reduce_window."""
+  dtype = np.dtype(dtype)
+  amax_of = _minmax("GT", dtype)
+  if dtype.kind != "c":
+    def body(x, y):
+      amax = amax_of(x, y)
+      delta = hlo.subtract(x, y)
+      is_nan = _cmp(delta, delta, "NE", dtype)
+      tail = hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(delta))))
+      return hlo.select(is_nan, hlo.add(x, y), hlo.add(amax, tail))
+    return body
+  part = np.float32 if dtype == dtypes.complex64 else np.float64
+
+  def body(x, y):
+    amax = amax_of(x, y)
+    delta = hlo.subtract(hlo.add(x, y), hlo.multiply(amax, _scalar_const(2, dtype)))
+    out = hlo.add(amax, hlo.log_plus_one(hlo.exponential(delta)))
+    # Bring the imaginary part back into [-pi, pi).
+    pi, two_pi = _scalar_const(np.pi, part), _scalar_const(2 * np.pi, part)
+    rem = hlo.remainder(hlo.add(hlo.imag(out), pi), two_pi)
+    rem = hlo.select(_cmp(rem, _scalar_const(0, part), "LT", part), hlo.add(rem, two_pi), rem)
+    return hlo.complex(hlo.real(out), hlo.subtract(rem, pi))
+  return body
+
+
+# ---- monoid reductions over axes --------------------------------------------------------------
+def _number_check(name, aval):
+  if aval.dtype == np.bool_ or not dtypes.issubdtype(aval.dtype, np.number):
+    raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
+                    "subtypes of number.")
+
+
+def _reduced_shape(aval, axes):
+  if len(axes) != len(set(axes)):
+    raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+  if not all(0 <= a < aval.ndim for a in axes):
+    raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for {aval}.")
+  return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
+
+
+def _logical_shape(aval, axes):
+  for a in axes:
+    if a >= aval.ndim:
+      raise IndexError(f"index {a} is out of bounds for axis 0 with size {aval.ndim}")
+  if any(a < 0 for a in axes) or len(axes) != len(set(axes)):
+    raise ValueError(f"reduction axes {axes} must be distinct non-negative dimensions of "
+                     f"{aval}.")
+  return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
+
+
+def _reduction(name, check, shape_rule, body_for, identity, keep_weak=True):
+  prim = core.Primitive(name)
+
+  def abstract_eval(aval, *, axes, **_):
+    check(name, aval)
+    return ShapedArray(shape_rule(aval, axes), aval.dtype, aval.weak_type and keep_weak)
+
+  def lowering(ctx, x, *, axes, **_):
+    out = ctx.avals_out[0]
+    op = hlo.ReduceOp([mlir.aval_to_ir_type(out)], [x],
+                      [_scalar_const(identity(out.dtype), out.dtype)], mlir.dense_i64(axes))
+    body = body_for(out.dtype)
+    mlir.make_reducer_region(op, out.dtype, lambda acc, xs: [body(acc[0], xs[0])])
+    return [op.result]
+
+  prim.abstract_eval = abstract_eval
+  prim.lowering = lowering
+  return prim
+
+
+def _any_dtype(name, aval):
+  pass
+
+
+def _logical_check(name, aval):
+  if aval.dtype != np.bool_ and utils.dtype_class(aval.dtype) != utils.INT:
+    raise TypeError(f"logical reduction requires operand dtype bool or int, got "
+                    f"{aval.dtype.name}.")
+
+
+_fixed = lambda op: lambda dtype: op  # noqa: E731
+
+reduce_sum_p = _reduction("reduce_sum", _number_check, _reduced_shape, _fixed(hlo.add), _zero)
+reduce_prod_p = _reduction("reduce_prod", _number_check, _reduced_shape, _fixed(hlo.multiply),
+                           _one)
+reduce_max_p = _reduction("reduce_max", _any_dtype, _reduced_shape,
+                          functools.partial(_minmax, "GT"), _max_identity)
+reduce_min_p = _reduction("reduce_min", _any_dtype, _reduced_shape,
+                          functools.partial(_minmax, "LT"), _min_identity)
+reduce_and_p = _reduction("reduce_and", _logical_check, _logical_shape, _fixed(hlo.and_),
+                          _all_ones, keep_weak=False)
+reduce_or_p = _reduction("reduce_or", _logical_check, _logical_shape, _fixed(hlo.or_), _zero,
+                         keep_weak=False)
+reduce_xor_p = _reduction("reduce_xor", _logical_check, _logical_shape, _fixed(hlo.xor), _zero,
+                          keep_weak=False)
+
+
+def _axes(axes):
+  return tuple(operator.index(a) for a in axes)
+
+
+def reduce_sum(operand, axes, *, out_sharding=None):
+  """Sum of `operand` over `axes` (no upcasting of narrow dtypes)."""
+  if out_sharding is not None:
+    raise NotImplementedError("reduce_sum: out_sharding is not supported")
+  return reduce_sum_p.bind(asarray_operand(operand), axes=_axes(axes), out_sharding=None)
+
+
+def reduce_prod(operand, axes):
+  """Product of `operand` over `axes`."""
+  return reduce_prod_p.bind(asarray_operand(operand), axes=_axes(axes))
+
+
+def reduce_max(operand, axes):
+  """Maximum of `operand` over `axes` (NaN-propagating; complex ordered lexicographically)."""
+  return reduce_max_p.bind(asarray_operand(operand), axes=_axes(axes))
+
+
+def reduce_min(operand, axes):
+  """Minimum of `operand` over `axes` (NaN-propagating; complex ordered lexicographically)."""
+  return reduce_min_p.bind(asarray_operand(operand), axes=_axes(axes))
+
+
+def reduce_and(operand, axes):
+  """Bitwise AND of a bool or integer `operand` over `axes`."""
+  return reduce_and_p.bind(asarray_operand(operand), axes=_axes(axes))
+
+
+def reduce_or(operand, axes):
+  """Bitwise OR of a bool or integer `operand` over `axes`."""
+  return reduce_or_p.bind(asarray_operand(operand), axes=_axes(axes))
+
+
+def reduce_xor(operand, axes):
+  """Bitwise XOR of a bool or integer `operand` over `axes`."""
+  return reduce_xor_p.bind(asarray_operand(operand), axes=_axes(axes))
+
+
+# ---- argmin / argmax --------------------------------------------------------------------------
+def _argminmax(name, direction, identity):
+  prim = core.Primitive(name)
+
+  def abstract_eval(aval, *, axes, index_dtype):
+    axis, = axes
+    if not 0 <= axis < aval.ndim:
+      raise ValueError(f"Invalid axis {axis} for operand shape {aval.shape}")
+    if aval.shape[axis] < 1:
+      raise ValueError("argmin and argmax require non-empty reduced dimension. "
+                       f"operand.shape={aval.shape} axis={axis}")
+    if np.dtype(index_dtype) == np.bool_ or not dtypes.issubdtype(index_dtype, np.integer):
+      raise TypeError(f"index_dtype must be an integer type, but got {np.dtype(index_dtype).name}")
+    shape = aval.shape[:axis] + aval.shape[axis + 1:]
+    return ShapedArray(shape, index_dtype, False)
+
+  def lowering(ctx, x, *, axes, index_dtype):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    if aval.dtype.kind == "c":
+      raise TypeError(f"{'gt' if direction == 'GT' else 'lt'} does not accept dtype "
+                      f"{aval.dtype.name} at position 0. Accepted dtypes at position 0 are "
+                      "subtypes of integer, floating, bool.")
+    axis, = axes
+    vdt, idt = aval.dtype, np.dtype(index_dtype)
+    iota = hlo.iota(mlir.aval_to_ir_type(ShapedArray(aval.shape, idt)), axis)
+    op = hlo.ReduceOp(
+        [mlir.aval_to_ir_type(ShapedArray(out.shape, vdt)), mlir.aval_to_ir_type(out)],
+        [x, iota], [_scalar_const(identity(vdt), vdt), _scalar_const(0, idt)],
+        mlir.dense_i64([axis]))
+    vt, it = _scalar_type(vdt), _scalar_type(idt)
+    block = op.regions[0].blocks.append(vt, it, vt, it)
+    with ir.InsertionPoint(block):
+      new_v, new_i, acc_v, acc_i = block.arguments
+      # Take the new value if it is better or NaN; take its index also on a tie with an
+      # earlier position.
+      take_v = hlo.or_(_cmp(new_v, acc_v, direction, vdt), _cmp(new_v, new_v, "NE", vdt))
+      earlier = hlo.and_(_cmp(new_v, acc_v, "EQ", vdt), _cmp(new_i, acc_i, "LT", idt))
+      take_i = hlo.or_(take_v, earlier)
+      hlo.return_([hlo.select(take_v, new_v, acc_v), hlo.select(take_i, new_i, acc_i)])
+    return [op.results[1]]
+
+  prim.abstract_eval = abstract_eval
+  prim.lowering = lowering
+  return prim
+
+
+argmax_p = _argminmax("argmax", "GT", _max_identity)
+argmin_p = _argminmax("argmin", "LT", _min_identity)
+
+
+def _index_dtype(dtype, name):
+  if isinstance(dtype, type) and issubclass(dtype, np.generic):
+    dtype = np.dtype(dtype)   # scalar types have a `shape` attribute; pass them as dtypes
+  return dtypes.check_user_dtype(dtype, name)
+
+
+def argmax(operand, axis, index_dtype):
+  """Index of the maximum along `axis` (first occurrence; a NaN counts as the maximum)."""
+  index_dtype = _index_dtype(index_dtype, "argmax")
+  return argmax_p.bind(asarray_operand(operand), axes=(operator.index(axis),),
+                       index_dtype=index_dtype)
+
+
+def argmin(operand, axis, index_dtype):
+  """Index of the minimum along `axis` (first occurrence; a NaN counts as the minimum)."""
+  index_dtype = _index_dtype(index_dtype, "argmin")
+  return argmin_p.bind(asarray_operand(operand), axes=(operator.index(axis),),
+                       index_dtype=index_dtype)
+
+
+# ---- cumulative reductions --------------------------------------------------------------------
+def _cumulative(name, body_for, identity):
+  prim = core.Primitive(name)
+
+  def abstract_eval(aval, *, axis, reverse):
+    if axis < 0:
+      raise ValueError("XLA operations do not allow negative axes")
+    if axis >= aval.ndim:
+      raise ValueError(f"axis {axis} is out of bounds for array of shape {aval.shape}")
+    _number_check(name, aval)
+    return aval
+
+  def lowering(ctx, x, *, axis, reverse):
+    aval = ctx.avals_in[0]
+    n = aval.shape[axis]
+    if n == 0:
+      return [x]
+    window = [1] * aval.ndim
+    window[axis] = n
+    pads = np.zeros((aval.ndim, 2), np.int64)
+    pads[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    body = body_for(name, aval.dtype)
+    op = hlo.ReduceWindowOp(
+        [mlir.aval_to_ir_type(aval)], [x], [_scalar_const(identity(aval.dtype), aval.dtype)],
+        mlir.dense_i64(window), window_strides=mlir.dense_i64([1] * aval.ndim),
+        base_dilations=mlir.dense_i64([1] * aval.ndim),
+        window_dilations=mlir.dense_i64([1] * aval.ndim),
+        padding=ir.DenseIntElementsAttr.get(pads))
+    mlir.make_reducer_region(op, aval.dtype, lambda acc, xs: [body(acc[0], xs[0])])
+    return [op.result]
+
+  prim.abstract_eval = abstract_eval
+  prim.lowering = lowering
+  return prim
+
+
+def _logaddexp_body(name, dtype):
+  if not dtypes.is_inexact(dtype):
+    raise TypeError(f"{name} requires floating-point or complex inputs; got {np.dtype(dtype)}")
+  return _logaddexp(dtype)
+
+
+cumsum_p = _cumulative("cumsum", lambda n, dt: hlo.add, _zero)
+cumprod_p = _cumulative("cumprod", lambda n, dt: hlo.multiply, _one)
+cummax_p = _cumulative("cummax", lambda n, dt: _minmax("GT", dt), _max_identity)
+cummin_p = _cumulative("cummin", lambda n, dt: _minmax("LT", dt), _min_identity)
+cumlogsumexp_p = _cumulative("cumlogsumexp", _logaddexp_body,
+                             lambda dt: np.asarray(-np.inf).astype(dt))
+
+
+def _cumulative_fn(prim, what):
+  def fn(operand, axis: int = 0, reverse: bool = False):
+    return prim.bind(asarray_operand(operand), axis=int(axis), reverse=bool(reverse))
+  fn.__name__ = prim.name
+  fn.__doc__ = f"Cumulative {what} along `axis` (from the end if `reverse`)."
+  return fn
+
+
+cumsum = _cumulative_fn(cumsum_p, "sum")
+cumprod = _cumulative_fn(cumprod_p, "product")
+cummax = _cumulative_fn(cummax_p, "maximum")
+cummin = _cumulative_fn(cummin_p, "minimum")
+cumlogsumexp = _cumulative_fn(cumlogsumexp_p, "log-sum-exp")
+
+
+# ---- the general reduce -----------------------------------------------------------------------
+reduce_p = core.Primitive("reduce")
+reduce_p.multiple_results = True
+
+
+@reduce_p.def_abstract_eval
+def _reduce_abstract_eval(*avals, computation, jaxpr, dimensions):
+  operands, inits = avals[:len(avals) // 2], avals[len(avals) // 2:]
+  if any(a.shape != () for a in inits):
+    raise ValueError(f"reduce found non-scalar initial value: {[a.shape for a in inits]}")
+  if [a.dtype for a in operands] != [a.dtype for a in inits]:
+    raise TypeError("reduce operand dtypes should match corresponding initial value dtypes, "
+                    f"got operands={list(operands)} and initial_values={list(inits)}")
+  return [ShapedArray(_reduced_shape(op, dimensions), op.dtype, op.weak_type and init.weak_type)
+          for op, init in zip(operands, inits)]
+
+
+@reduce_p.def_lowering
+def _reduce_lower(ctx, *args, computation, jaxpr, dimensions):
+  n = len(args) // 2
+  op = hlo.ReduceOp([mlir.aval_to_ir_type(a) for a in ctx.avals_out], list(args[:n]),
+                    list(args[n:]), mlir.dense_i64(dimensions))
+  scalar_types = [_scalar_type(a.dtype) for a in ctx.avals_in[n:]]
+  block = op.regions[0].blocks.append(*(scalar_types + scalar_types))
+  with ir.InsertionPoint(block):
+    consts = [mlir.ir_constant(np.asarray(c)) for c in jaxpr.consts]
+    outs = mlir.jaxpr_subcomp(ctx.module_context, jaxpr.jaxpr, consts, list(block.arguments))
+    hlo.return_(outs)
+  return list(op.results)
+
+
+def _concrete_scalar(x):
+  """The host value of a concrete rank-0 value, or None."""
+  if isinstance(x, core.Tracer):
+    return None
+  if isinstance(x, core.Literal):
+    return np.asarray(x.val)
+  try:
+    aval = core.get_aval(x)
+  except TypeError:
+    return None
+  if aval.shape != ():
+    return None
+  return np.asarray(x._value if hasattr(x, "_value") else x)
+
+
+def _monoid_reducer(computation, init_values):
+  """The specific reduction primitive's wrapper if (computation, init) is a known monoid."""
+  if len(init_values) != 1:
+    return None
+  val = _concrete_scalar(init_values[0])
+  if val is None:
+    return None
+  dtype = core.get_aval(init_values[0]).dtype
+  intlike = dtype == np.bool_ or utils.dtype_class(dtype) == utils.INT
+  candidates = [
+      (lax_api.add, True, _zero, reduce_sum),
+      (lax_api.mul, True, _one, reduce_prod),
+      (lax_api.bitwise_or, intlike, _zero, reduce_or),
+      (lax_api.bitwise_and, intlike, _all_ones, reduce_and),
+      (lax_api.bitwise_xor, intlike, _zero, reduce_xor),
+      (lax_api.max, True, _max_identity, reduce_max),
+      (lax_api.min, True, _min_identity, reduce_min),
+  ]
+  for fn, ok, identity, reducer in candidates:
+    if computation is fn:
+      return reducer if ok and bool(np.equal(val, identity(dtype))) else None
+  return None
+
+
+@functools.lru_cache(maxsize=256)
+def _reduction_jaxpr(computation, init_avals, tree):
+  from arrax._src import tracing
+
+  def flat_comp(*flat):
+    xs = tree_util.tree_unflatten(tree, flat[:len(init_avals)])
+    ys = tree_util.tree_unflatten(tree, flat[len(init_avals):])
+    out_flat, out_tree = tree_util.tree_flatten(computation(xs, ys))
+    if out_tree != tree:
+      raise TypeError(f"reduce computation must return the structure of its operands "
+                      f"{tree}, got {out_tree}")
+    return [asarray_operand(o) for o in out_flat]
+
+  jaxpr, consts = tracing.trace_to_jaxpr(flat_comp, list(init_avals) * 2)
+  if any(isinstance(c, core.Tracer) for c in consts):
+    raise NotImplementedError("Reduction computations can't close over Tracers.")
+  return core.ClosedJaxpr(jaxpr, consts)
+
+
+def reduce(operands, init_values, computation, dimensions, out_sharding=None):
+  """Reduce `operands` over `dimensions` with the monoid (`computation`, `init_values`)."""
+  if out_sharding is not None:
+    raise NotImplementedError("reduce: out_sharding is not supported")
+  flat_ops, op_tree = tree_util.tree_flatten(operands)
+  flat_inits, init_tree = tree_util.tree_flatten(init_values)
+  if op_tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values:"
+                     f" {op_tree} vs. {init_tree}")
+  if len(flat_ops) != len(flat_inits):
+    raise ValueError("Must have same total number of operands as init_values: "
+                     f" {len(flat_ops)} vs. {len(flat_inits)}")
+  dimensions = _axes(dimensions)
+  reducer = _monoid_reducer(computation, flat_inits)
+  if reducer is not None:
+    weak = core.get_aval(flat_ops[0]).weak_type and core.get_aval(flat_inits[0]).weak_type
+    out = reducer(flat_ops[0], dimensions)
+    return lax_api._convert_element_type(out, weak_type=weak)
+  flat_ops = [asarray_operand(x) for x in flat_ops]
+  flat_inits = [asarray_operand(x) for x in flat_inits]
+  init_avals = tuple(core.get_aval(x) for x in flat_inits)
+  closed = _reduction_jaxpr(computation, init_avals, init_tree)
+  outs = reduce_p.bind(*flat_ops, *flat_inits, computation=computation, jaxpr=closed,
+                       dimensions=dimensions)
+  return tree_util.tree_unflatten(op_tree, outs)

@@ -211,7 +211,7 @@ def _in_bounds_mask(indices, idx_aval, upper):
   ivd = idx_aval.ndim - 1
   lo = mlir.full_like_aval(0, idx_aval)
   hi = hlo.broadcast_in_dim(mlir.aval_to_ir_type(idx_aval),
-                            mlir.ir_constant(np.asarray(upper, idx_aval.dtype)),
+                            mlir.ir_constant(upper, idx_aval.dtype),
                             mlir.dense_i64([ivd]))
   ok = hlo.and_(_compare(indices, lo, "GE", "SIGNED"), _compare(indices, hi, "LE", "SIGNED"))
   out_aval = ShapedArray(idx_aval.shape[:-1], np.bool_)
@@ -264,9 +264,9 @@ def _default_fill_value(dtype):
   dtype = np.dtype(dtype)
   if dtypes.is_inexact(dtype):
     return np.nan
-  if dtype.kind == "i" or dtype in dtypes._int4_dtypes and dtype.name == "int4":
+  if dtypes.issubdtype(dtype, np.signedinteger):
     return int(dtypes.iinfo(dtype).min)
-  if dtype.kind == "u" or dtype in dtypes._int4_dtypes:
+  if dtypes.issubdtype(dtype, np.unsignedinteger):
     return int(dtypes.iinfo(dtype).max)
   if dtype == np.bool_:
     return True
@@ -380,9 +380,9 @@ def _clamp_indices(indices, idx_aval, op_aval, upd_aval, dn):
   cap = int(dtypes.iinfo(idx_aval.dtype).max)
   upper = np.asarray([min(op_aval.shape[d] - sizes[d], cap)
                       for d in dn.scatter_dims_to_operand_dims], idx_aval.dtype)
-  hi = hlo.broadcast_in_dim(mlir.aval_to_ir_type(idx_aval), mlir.ir_constant(upper),
+  hi = hlo.broadcast_in_dim(mlir.aval_to_ir_type(idx_aval), mlir.ir_constant(upper, idx_aval.dtype),
                             mlir.dense_i64([idx_aval.ndim - 1]))
-  return hlo.clamp(mlir.ir_constant(np.zeros((), idx_aval.dtype)), indices, hi)
+  return hlo.clamp(mlir.ir_constant(0, idx_aval.dtype), indices, hi)
 
 
 def _scatter_lowering(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,

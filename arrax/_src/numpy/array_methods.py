@@ -1,0 +1,129 @@
+"""Python operators and NumPy-style methods of Array and of tracers (both get the same set)."""
+from __future__ import annotations
+
+import numpy as np
+
+from arrax._src import core, dtypes
+from arrax._src.array import Array
+from arrax._src.lax import lax
+from arrax._src.numpy import creation, lax_numpy as lnp, reductions as red, ufuncs as uf
+
+
+def _accepted(other):
+  return isinstance(other, (Array, core.Tracer, np.ndarray, np.generic, core.Literal)) or (
+      type(other) in dtypes.python_scalar_dtypes)
+
+
+def _binop(fn, swap=False):
+  def op(self, other):
+    if not _accepted(other):
+      return NotImplemented
+    return fn(other, self) if swap else fn(self, other)
+  return op
+
+
+def _pow(x, y):
+  return uf.power(x, y)
+
+
+def _matmul(a, b):
+  return lnp.matmul(a, b)
+
+
+_OPERATORS = {
+    "add": uf.add, "sub": uf.subtract, "mul": uf.multiply, "truediv": uf.true_divide,
+    "floordiv": uf.floor_divide, "mod": uf.remainder, "pow": _pow, "matmul": _matmul,
+    "and": uf.bitwise_and, "or": uf.bitwise_or, "xor": uf.bitwise_xor,
+    "lshift": uf.left_shift, "rshift": uf.right_shift, "divmod": uf.divmod,
+}
+_COMPARISONS = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less_equal,
+                "gt": uf.greater, "ge": uf.greater_equal}
+
+
+def _getitem(self, idx):
+  from arrax._src.numpy import indexing
+  return indexing.getitem(self, idx)
+
+
+def _astype(self, dtype, copy=False, device=None):
+  return lnp.astype(self, dtype)
+
+
+def _reshape(self, *args, order="C", **kwargs):
+  shape = kwargs.pop("shape", None)
+  if shape is None:
+    shape = args[0] if len(args) == 1 else args
+  return lnp.reshape(self, shape, order=order)
+
+
+def _transpose(self, *args):
+  axes = None if not args else (args[0] if len(args) == 1 else args)
+  return lnp.transpose(self, axes)
+
+
+def _at(self):
+  from arrax._src.numpy import indexing
+  return indexing.IndexUpdateHelper(self)
+
+
+def _view(self, dtype=None, type=None):  # noqa: A002
+  if dtype is None:
+    return self
+  dt = np.dtype(dtype)
+  src = self.dtype
+  if dt.itemsize == src.itemsize:
+    return lax.bitcast_convert_type(self, dt)
+  raise NotImplementedError("view with a different itemsize is not implemented yet")
+
+
+_METHODS = {
+    "astype": _astype, "reshape": _reshape, "transpose": _transpose,
+    "sum": red.sum, "prod": red.prod, "max": red.max, "min": red.min, "mean": red.mean,
+    "var": red.var, "std": red.std, "all": red.all, "any": red.any, "argmax": red.argmax,
+    "argmin": red.argmin, "cumsum": red.cumsum, "cumprod": red.cumprod,
+    "ravel": lnp.ravel, "flatten": lnp.ravel, "squeeze": lnp.squeeze,
+    "swapaxes": lnp.swapaxes, "clip": lnp.clip, "round": uf.round, "dot": lnp.dot,
+    "sort": lnp.sort, "argsort": lnp.argsort, "take": lnp.take, "conj": uf.conjugate,
+    "conjugate": uf.conjugate, "view": _view,
+}
+
+
+def _ndarray_property(fn):
+  return property(fn)
+
+
+_PROPERTIES = {
+    "T": lambda self: lnp.transpose(self),
+    "mT": lambda self: lnp.matrix_transpose(self),
+    "real": lambda self: uf.real(self),
+    "imag": lambda self: uf.imag(self),
+    "at": _at,
+}
+
+
+def _install(cls):
+  for name, fn in _OPERATORS.items():
+    setattr(cls, f"__{name}__", _binop(fn))
+    setattr(cls, f"__r{name}__", _binop(fn, swap=True))
+  for name, fn in _COMPARISONS.items():
+    setattr(cls, f"__{name}__", _binop(fn))
+  cls.__neg__ = lambda self: uf.negative(self)
+  cls.__pos__ = lambda self: uf.positive(self)
+  cls.__abs__ = lambda self: uf.absolute(self)
+  cls.__invert__ = lambda self: uf.bitwise_not(self)
+  cls.__round__ = lambda self, ndigits=None: (uf.round(self, ndigits or 0) if ndigits
+                                              else uf.round(self))
+  cls.__getitem__ = _getitem
+  for name, fn in _METHODS.items():
+    setattr(cls, name, fn)
+  for name, fn in _PROPERTIES.items():
+    setattr(cls, name, property(fn))
+  # Arrays are unhashable; defining __eq__ would otherwise drop __hash__ silently.
+  cls.__hash__ = Array.__hash__ if cls is Array else core.Tracer.__hash__
+
+
+_tracer_hash = core.Tracer.__hash__
+_install(Array)
+_install(core.Tracer)
+core.Tracer.__hash__ = _tracer_hash
+del creation
