@@ -99,8 +99,22 @@ def process_count(backend=None) -> int:
   return 1
 
 
+_default_device = []
+
+
 def default_device():
-  return get_client().local_devices()[0]
+  """The device uncommitted computations run on (the first local device of the default backend)."""
+  if not _default_device:
+    _default_device.append(get_client().local_devices()[0])
+  return _default_device[0]
+
+
+def _reset_default_device(name):
+  if name == "jax_platforms":
+    _default_device.clear()
+
+
+config._listeners.append(_reset_default_device)
 
 
 @functools.lru_cache(maxsize=None)

@@ -42,6 +42,10 @@ class Config:
   def read(self, name):
     return self._flags[name].value
 
+  def flag(self, name):
+    """The flag object itself; reading `.value` is the fastest way to check it on hot paths."""
+    return self._flags[name]
+
   def __getattr__(self, name):
     flags = self.__dict__.get("_flags", {})
     if name in flags:

@@ -16,9 +16,16 @@ from arrax._src import backend, core, dispatch, mlir
 from arrax._src.array import Array
 from arrax._src.config import config, x64_enabled
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
-from arrax._src.tree_util import tree_flatten, tree_unflatten
+from arrax._src.tree_util import registry as _registry, tree_flatten, tree_unflatten
+
+_flatten = _registry.flatten
 
 logger = logging.getLogger("arrax")
+_disable_jit = config.flag("jax_disable_jit")
+_x64 = config.flag("jax_enable_x64")
+_debug_nans = config.flag("jax_debug_nans")
+_eval_trace = core.eval_trace
+_default_device = backend.default_device
 
 
 # ---- the jit primitive ------------------------------------------------------------------------
@@ -119,12 +126,13 @@ def _arg_aval(x):
 
 
 class _CacheEntry:
-  __slots__ = ("exe", "out_tree", "closed", "kept")
+  __slots__ = ("exe", "out_tree", "closed", "single")
 
   def __init__(self, exe, out_tree, closed):
     self.exe = exe
     self.out_tree = out_tree
     self.closed = closed
+    self.single = out_tree.num_nodes == 1 and out_tree.num_leaves == 1   # a bare array
 
 
 class Lowered:
@@ -203,6 +211,7 @@ class JitWrapped:
       self._sig = None
     self._static_argnums, self._static_argnames = _normalize_argnums(
         static_argnums, self._sig, static_argnames)
+    self._has_static = bool(self._static_argnums or self._static_argnames)
     self._donate_argnums = donate_argnums
     self._donate_argnames = donate_argnames
     self._keep_unused = keep_unused
@@ -270,23 +279,42 @@ class JitWrapped:
     return jaxpr, consts, out_tree_box[0], names
 
   def __call__(self, *args, **kwargs):
-    if config.jax_disable_jit:
+    # The hot path of every training loop: keep it flat (RUNTIME.md section 2).
+    if _disable_jit.value:
       return self._fun(*args, **kwargs)
-    dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-    trace = core.trace_ctx.trace
-    if trace is core.eval_trace:
-      device = dispatch._arg_device(leaves) if self._device is None else self._device
-      avals = tuple(x.aval if type(x) is Array else _arg_aval(x) for x in leaves)
-      key = (in_tree, avals, statics, x64_enabled(), device)
-      entry = self._cache.get(key)
-      if entry is None:
-        entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, device)
-      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
-      outs = entry.exe.execute(bufs)
-      if config.jax_debug_nans:
-        dispatch.check_nans(self._name, outs)
-      return tree_unflatten(entry.out_tree, outs)
+    if self._has_static:
+      dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+    else:
+      dyn_args, dyn_kwargs, statics = args, kwargs, ()
+    leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+    if core.trace_ctx.trace is not _eval_trace:
+      return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
+    device = self._device
+    avals = []
+    for x in leaves:
+      if type(x) is Array:
+        avals.append(x.aval)
+        if device is None and x._committed:
+          device = x.device
+      else:
+        avals.append(_arg_aval(x))
+    if device is None:
+      device = _default_device()
+    key = (in_tree, tuple(avals), statics, _x64.value, device)
+    entry = self._cache.get(key)
+    if entry is None:
+      entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, key[1], device)
+    exe = entry.exe
+    bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
+    raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
+    outs = [Array(b, a) for b, a in zip(raw, exe.out_avals)]
+    if _debug_nans.value:
+      dispatch.check_nans(self._name, outs)
+    if entry.single:
+      return outs[0]
+    return entry.out_tree.unflatten(outs)
+
+  def _call_traced(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree):
     if self._inline:
       return self._fun(*args, **kwargs)
     # Under another trace: stage one `jit` equation.

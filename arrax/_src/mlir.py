@@ -75,9 +75,12 @@ def ir_constant(val, dtype=None) -> ir.Value:
   x = np.asarray(val, dtype=dtype)
   if x.dtype == dtypes.float0:
     x = np.zeros(x.shape, np.bool_)
+  if x.dtype.kind == "c":   # the bindings build no complex dense attributes from buffers
+    return hlo.complex(ir_constant(x.real), ir_constant(x.imag))
   elt = dtype_to_ir_type(x.dtype)
   if x.ndim == 0 or (x.size > 1 and np.all(x == x.flat[0])):
-    scalar = ir.DenseElementsAttr.get(x.reshape(1), type=elt).get_splat_value()
+    scalar = ir.DenseElementsAttr.get(np.ascontiguousarray(x.reshape(-1)[:1]),
+                                      type=elt).get_splat_value()
     attr = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(x.shape, elt), scalar)
   else:
     attr = ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=elt, shape=x.shape)

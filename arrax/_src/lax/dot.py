@@ -93,16 +93,20 @@ def _dot_general_shape(lhs, rhs, dimension_numbers):
   if len(lb) != len(rb):
     raise TypeError(f"dot_general needs as many lhs batch dimensions as rhs ones, got "
                     f"lhs_batch {lb} and rhs_batch {rb}.")
-  lb_shape, rb_shape = (tuple(lhs.shape[i] for i in lb), tuple(rhs.shape[i] for i in rb))
+  lb_shape, rb_shape = tuple(lhs.shape[i] for i in lb), tuple(rhs.shape[i] for i in rb)
   if lb_shape != rb_shape:
     raise TypeError(f"dot_general batch dimensions differ in size: lhs {lb_shape} and rhs "
                     f"{rb_shape} (shapes {lhs.shape} and {rhs.shape}).")
-  lc_shape, rc_shape = (tuple(lhs.shape[i] for i in lc), tuple(rhs.shape[i] for i in rc))
+  lc_shape, rc_shape = tuple(lhs.shape[i] for i in lc), tuple(rhs.shape[i] for i in rc)
   if lc_shape != rc_shape:
     raise TypeError(f"dot_general contracting dimensions differ in size: lhs {lc_shape} and "
                     f"rhs {rc_shape} (shapes {lhs.shape} and {rhs.shape}).")
-  free = lambda shape, used: tuple(d for i, d in enumerate(shape) if i not in set(used))  # noqa: E731
-  return lb_shape + free(lhs.shape, lc + lb) + free(rhs.shape, rc + rb)
+  return lb_shape + _free(lhs.shape, lc + lb) + _free(rhs.shape, rc + rb)
+
+
+def _free(shape, used):
+  """The sizes of the axes not in `used`."""
+  return tuple(d for i, d in enumerate(shape) if i not in set(used))
 
 
 def _bit_width(dt):

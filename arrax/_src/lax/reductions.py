@@ -136,6 +136,9 @@ def _reduced_shape(aval, axes):
 
 
 def _logical_shape(aval, axes):
+  if aval.dtype != np.bool_ and utils.dtype_class(aval.dtype) != utils.INT:
+    raise TypeError(f"logical reduction requires operand dtype bool or int, got "
+                    f"{aval.dtype.name}.")
   for a in axes:
     if a >= aval.ndim:
       raise IndexError(f"index {a} is out of bounds for axis 0 with size {aval.ndim}")
@@ -149,8 +152,9 @@ def _reduction(name, check, shape_rule, body_for, identity, keep_weak=True):
   prim = core.Primitive(name)
 
   def abstract_eval(aval, *, axes, **_):
+    shape = shape_rule(aval, axes)
     check(name, aval)
-    return ShapedArray(shape_rule(aval, axes), aval.dtype, aval.weak_type and keep_weak)
+    return ShapedArray(shape, aval.dtype, aval.weak_type and keep_weak)
 
   def lowering(ctx, x, *, axes, **_):
     out = ctx.avals_out[0]
@@ -166,13 +170,7 @@ def _reduction(name, check, shape_rule, body_for, identity, keep_weak=True):
 
 
 def _any_dtype(name, aval):
-  pass
-
-
-def _logical_check(name, aval):
-  if aval.dtype != np.bool_ and utils.dtype_class(aval.dtype) != utils.INT:
-    raise TypeError(f"logical reduction requires operand dtype bool or int, got "
-                    f"{aval.dtype.name}.")
+  """No dtype restriction (max, min; the logical reductions check theirs with the shape)."""
 
 
 _fixed = lambda op: lambda dtype: op  # noqa: E731
@@ -184,11 +182,11 @@ reduce_max_p = _reduction("reduce_max", _any_dtype, _reduced_shape,
                           functools.partial(_minmax, "GT"), _max_identity)
 reduce_min_p = _reduction("reduce_min", _any_dtype, _reduced_shape,
                           functools.partial(_minmax, "LT"), _min_identity)
-reduce_and_p = _reduction("reduce_and", _logical_check, _logical_shape, _fixed(hlo.and_),
+reduce_and_p = _reduction("reduce_and", _any_dtype, _logical_shape, _fixed(hlo.and_),
                           _all_ones, keep_weak=False)
-reduce_or_p = _reduction("reduce_or", _logical_check, _logical_shape, _fixed(hlo.or_), _zero,
+reduce_or_p = _reduction("reduce_or", _any_dtype, _logical_shape, _fixed(hlo.or_), _zero,
                          keep_weak=False)
-reduce_xor_p = _reduction("reduce_xor", _logical_check, _logical_shape, _fixed(hlo.xor), _zero,
+reduce_xor_p = _reduction("reduce_xor", _any_dtype, _logical_shape, _fixed(hlo.xor), _zero,
                           keep_weak=False)
 
 

@@ -150,8 +150,9 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
   aval = _aval(operand)
   if aval.ndim == len(shape) and not dims and _is_array(operand):
     return operand
-  if _staging() and _is_array(operand) and aval.shape == shape:
-    return operand   # a same-shape broadcast is forwarded while staging, as JAX does
+  if (_staging() and _is_array(operand) and aval.shape == shape
+      and dims == tuple(range(len(shape)))):
+    return operand   # an identity broadcast is forwarded while staging, as JAX does
   return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
 
 

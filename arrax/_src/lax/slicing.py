@@ -20,6 +20,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import core, dtypes, mlir
 from arrax._src.core import ShapedArray
 from arrax._src.lax import elementwise as ew
+from arrax._src.lax import shape_ops
 from arrax._src.lax.lax import asarray_operand, scalar_literal
 
 __all__ = [
@@ -206,13 +207,20 @@ def _compare(x, y, direction, compare_type):
                      compare_type=hlo.ComparisonTypeAttr.get(compare_type))
 
 
+def _per_component(values, idx_aval):
+  """A constant of the indices' type holding `values[k]` at every [..., k]."""
+  v = np.asarray(values, idx_aval.dtype)
+  if v.size and np.all(v == v[0]):
+    return mlir.full_like_aval(v[0], idx_aval)
+  return hlo.broadcast_in_dim(mlir.aval_to_ir_type(idx_aval), mlir.ir_constant(v),
+                              mlir.dense_i64([idx_aval.ndim - 1]))
+
+
 def _in_bounds_mask(indices, idx_aval, upper):
   """bool[batch shape]: whether 0 <= indices[..., k] <= upper[k] for every k."""
   ivd = idx_aval.ndim - 1
   lo = mlir.full_like_aval(0, idx_aval)
-  hi = hlo.broadcast_in_dim(mlir.aval_to_ir_type(idx_aval),
-                            mlir.ir_constant(upper, idx_aval.dtype),
-                            mlir.dense_i64([ivd]))
+  hi = _per_component(upper, idx_aval)
   ok = hlo.and_(_compare(indices, lo, "GE", "SIGNED"), _compare(indices, hi, "LE", "SIGNED"))
   out_aval = ShapedArray(idx_aval.shape[:-1], np.bool_)
   reduce = hlo.ReduceOp([mlir.aval_to_ir_type(out_aval)], [ok], [mlir.ir_constant(True)],
@@ -226,6 +234,16 @@ def _gather_fill_index_dtype(operand_shape):
                   else np.int32)
 
 
+def _filled(value, aval):
+  """A constant array of `aval` filled with `value`."""
+  if aval.dtype.kind == "c":  # built from parts: complex splat constants are not accepted
+    value = np.asarray(value, aval.dtype)
+    part = aval.update(dtype=value.real.dtype)
+    return hlo.complex(mlir.full_like_aval(value.real, part),
+                       mlir.full_like_aval(value.imag, part))
+  return mlir.full_like_aval(value, aval)
+
+
 @gather_p.def_lowering
 def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
                      indices_are_sorted, mode, fill_value):
@@ -234,7 +252,7 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, u
   if mode == GatherScatterMode.ONE_HOT:
     raise NotImplementedError("gather does not support mode ONE_HOT")
   if out_aval.size == 0:
-    return [mlir.full_like_aval(0, out_aval)]
+    return [_filled(0, out_aval)]
   dn = dimension_numbers
   fill = mode == GatherScatterMode.FILL_OR_DROP
   if fill:
@@ -256,7 +274,7 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, u
     batch_dims = [i for i in range(out_aval.ndim) if i not in dn.offset_dims]
     mask = hlo.broadcast_in_dim(mlir.aval_to_ir_type(out_aval.update(dtype=np.bool_)), mask,
                                 mlir.dense_i64(batch_dims))
-    out = hlo.select(mask, out, mlir.full_like_aval(fill_value, out_aval))
+    out = hlo.select(mask, out, _filled(fill_value, out_aval))
   return [out]
 
 
@@ -378,10 +396,8 @@ def _clamp_indices(indices, idx_aval, op_aval, upd_aval, dn):
   sizes = [1 if i in dn.inserted_window_dims or i in dn.operand_batching_dims else next(window)
            for i in range(op_aval.ndim)]
   cap = int(dtypes.iinfo(idx_aval.dtype).max)
-  upper = np.asarray([min(op_aval.shape[d] - sizes[d], cap)
-                      for d in dn.scatter_dims_to_operand_dims], idx_aval.dtype)
-  hi = hlo.broadcast_in_dim(mlir.aval_to_ir_type(idx_aval), mlir.ir_constant(upper, idx_aval.dtype),
-                            mlir.dense_i64([idx_aval.ndim - 1]))
+  hi = _per_component([min(op_aval.shape[d] - sizes[d], cap)
+                       for d in dn.scatter_dims_to_operand_dims], idx_aval)
   return hlo.clamp(mlir.ir_constant(0, idx_aval.dtype), indices, hi)
 
 
@@ -499,8 +515,9 @@ def scatter_apply(operand, scatter_indices, func: Callable[[Any], Any],
   occurrence of an index). `update_shape` is the shape the updates would have."""
   dtype = core.get_aval(asarray_operand(operand)).dtype
   update_shape = _canonical_shape(update_shape, "update_shape")
-  unused = (scalar_literal(0, dtype) if update_shape == ()
-            else np.zeros(update_shape, dtype))
+  unused = scalar_literal(0, dtype)
+  if update_shape:
+    unused = shape_ops.broadcast_in_dim(unused, update_shape, ())
   jaxpr, consts = _apply_jaxpr(func, dtype)
   return _scatter_bind(scatter_p, None, operand, scatter_indices, unused, dimension_numbers,
                        indices_are_sorted, unique_indices, mode, jaxpr, consts)

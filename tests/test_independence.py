@@ -1,0 +1,64 @@
+"""arrax works with jax absent, and side by side with jax in one process."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+PROGRAM = textwrap.dedent("""
+    import sys
+    class _BlockJax:
+        def find_spec(self, name, path=None, target=None):
+            if name == "jax" or name.startswith("jax."):
+                raise ImportError("jax is blocked in this test")
+    sys.meta_path.insert(0, _BlockJax())
+    import arrax as jax
+    import arrax.numpy as jnp
+    @jax.jit
+    def f(a, b):
+        return (-b + jnp.sqrt(b**2 - 4*a)) / (2*a)
+    print(float(f(1.0, 4.0)))
+    print(jax.make_jaxpr(lambda x: 2 + jnp.sin(x))(jnp.array(1.0)))
+    print((jnp.arange(4) * 2).sum())
+    assert not any(m == "jax" or m.startswith("jax.") for m in sys.modules), "jax was imported"
+""")
+
+
+def test_runs_with_jax_unimportable():
+  out = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                       timeout=300)
+  assert out.returncode == 0, out.stderr
+  lines = out.stdout.splitlines()
+  assert abs(float(lines[0]) - (-4 + np.sqrt(12)) / 2) < 1e-6
+  assert lines[1] == "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = add 2.0:f32[] b in (c,) }"
+  assert lines[2] == "12"
+
+
+COEXIST = textwrap.dedent("""
+    import sys
+    order = sys.argv[1]
+    if order == "jax_first":
+        import jax, jax.numpy as jnp
+        import arrax, arrax.numpy as anp
+    else:
+        import arrax, arrax.numpy as anp
+        import jax, jax.numpy as jnp
+    for _ in range(2):
+        a = arrax.jit(lambda x: anp.sin(x) * 2)(anp.arange(3.0))
+        j = jax.jit(lambda x: jnp.sin(x) * 2)(jnp.arange(3.0))
+        assert type(a).__module__.startswith("arrax"), type(a)
+        assert abs(float(a.sum()) - float(j.sum())) < 1e-6
+        assert repr(jnp.array([1, 2])) == repr(anp.array([1, 2]))
+        jax.config.update("jax_enable_x64", True)
+        assert jnp.zeros(2, jnp.float64).dtype == "float64"
+        assert anp.zeros(2).dtype == "float32"   # arrax's own config is untouched
+        jax.config.update("jax_enable_x64", False)
+    print("ok")
+""")
+
+
+def test_coexists_with_jax_in_either_import_order():
+  for order in ("jax_first", "arrax_first"):
+    out = subprocess.run([sys.executable, "-c", COEXIST, order], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", (order, out.stderr)
