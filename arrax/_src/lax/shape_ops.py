@@ -55,15 +55,14 @@ def _staging() -> bool:
   return isinstance(core.current_trace(), JaxprTrace)
 
 
-def _canonicalize_shape(shape, what="Shapes"):
+def _canonicalize_shape(shape):
   """A tuple of Python ints from a shape-like value (an int counts as a 1-d shape)."""
   if isinstance(shape, int):
     shape = (shape,)
   try:
     return tuple(operator.index(d) for d in shape)
   except TypeError:
-    raise TypeError(f"{what} must be 1D sequences of concrete values of integer type, "
-                    f"got {shape}.") from None
+    raise TypeError(f"Shapes must be 1-d sequences of concrete integers, got {shape}.") from None
 
 
 def _index_tuple(xs):
@@ -460,6 +459,8 @@ def _dynamic_slice_indices(shape, start_indices, allow_negative_indices):
     allow_negative_indices = [allow_negative_indices] * len(shape)
   out = []
   for i, d, allow_negative in zip(start_indices, shape, allow_negative_indices):
+    if isinstance(i, Literal):
+      i = i.val   # a constant: handle it statically like a NumPy scalar
     dt = _index_dtype(i)
     if dt.kind == "u":
       out.append(asarray_operand(i))

@@ -307,51 +307,90 @@ def _preferred(a, b):
   return dt
 
 
-@jit(static_argnames=("precision", "preferred_element_type"))
+def _dot_dtypes(a, b, preferred_element_type, name):
+  if preferred_element_type is None:
+    pet, weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+  else:
+    pet, weak = dtypes.check_user_dtype(preferred_element_type, name), False
+  a_dt, b_dt = core.get_aval(a).dtype, core.get_aval(b).dtype
+  if a_dt != b_dt:
+    a, b = promote_dtypes(a, b)
+  return a, b, pet, weak
+
+
+@inline_jit(static_argnames=("precision", "preferred_element_type"))
 def dot(a, b, *, precision=None, preferred_element_type=None):
   """Dot product: matrix product for 2-D, sum over last/second-to-last axes in general."""
   check_arraylike("dot", a, b)
-  a, b = promote_dtypes(a, b)
-  pet = preferred_element_type or core.get_aval(a).dtype
+  a, b = lax.asarray_operand(a), lax.asarray_operand(b)
+  a, b, pet, weak = _dot_dtypes(a, b, preferred_element_type, "dot")
   a_nd, b_nd = ndim(a), ndim(b)
   if a_nd == 0 or b_nd == 0:
-    return lax.mul(a, b)
-  contract = ((a_nd - 1,), (max(0, b_nd - 2),))
-  return lax_dot.dot_general(a, b, (contract, ((), ())), precision=precision,
-                             preferred_element_type=pet)
+    contract = ((), ())
+  else:
+    contract = ((a_nd - 1,), (0,) if b_nd == 1 else (b_nd - 2,))
+  out = lax_dot.dot_general(a, b, (contract, ((), ())), precision=precision,
+                            preferred_element_type=pet)
+  return lax._convert_element_type(out, pet, weak)
 
 
-@jit(static_argnames=("precision", "preferred_element_type"))
+@inline_jit(static_argnames=("precision", "preferred_element_type"))
 def matmul(a, b, *, precision=None, preferred_element_type=None):
   """Matrix product with NumPy's broadcasting of batch dimensions."""
   check_arraylike("matmul", a, b)
-  a_nd, b_nd = ndim(a), ndim(b)
-  if a_nd == 0 or b_nd == 0:
-    raise ValueError(f"matmul operand must have at least one dimension, got shapes "
-                     f"{shape_of(a)} and {shape_of(b)}")
-  a, b = promote_dtypes(a, b)
-  pet = preferred_element_type or core.get_aval(a).dtype
-  a_is_vec, b_is_vec = a_nd == 1, b_nd == 1
-  if a_is_vec:
-    a = expand_dims(a, 0)
-  if b_is_vec:
-    b = expand_dims(b, 1)
+  a, b = lax.asarray_operand(a), lax.asarray_operand(b)
   sa, sb = shape_of(a), shape_of(b)
-  if sa[-1] != sb[-2]:
-    raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got "
-                    f"{(sa[-1],)} and {(sb[-2],)}.")
-  batch = broadcast_shapes(sa[:-2], sb[:-2])
-  a = broadcast_to(a, batch + sa[-2:])
-  b = broadcast_to(b, batch + sb[-2:])
-  nb = len(batch)
-  bdims = tuple(range(nb))
-  out = lax_dot.dot_general(a, b, (((nb + 1,), (nb,)), (bdims, bdims)), precision=precision,
-                            preferred_element_type=pet)
-  if a_is_vec:
-    out = squeeze(out, nb)
-  if b_is_vec:
-    out = squeeze(out, -1)
-  return out
+  for s in (sa, sb):
+    if len(s) == 0:
+      raise ValueError(f"matmul operand must have at least one dimension, got shapes "
+                       f"{sa} and {sb}")
+  a, b, pet, weak = _dot_dtypes(a, b, preferred_element_type, "matmul")
+  a_mat, b_mat = len(sa) > 1, len(sb) > 1
+  a_batch = sa[:-2] if a_mat else ()
+  b_batch = sb[:-2] if b_mat else ()
+  nbatch = builtins.max(len(a_batch), len(b_batch))
+  a_batch = (None,) * (nbatch - len(a_batch)) + tuple(a_batch)
+  b_batch = (None,) * (nbatch - len(b_batch)) + tuple(b_batch)
+  a_squeeze, b_squeeze, both_squeeze = [], [], []
+  a_bdims, b_bdims, idx_batch, idx_a, idx_b = [], [], [], [], []
+  for i, (da, db) in enumerate(zip(a_batch, b_batch)):
+    if da is None:
+      idx_b.append(i)
+    elif db is None:
+      idx_a.append(i)
+    elif da == 1 and db == 1:
+      a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+      b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+      both_squeeze.append(i)
+    elif da == 1:
+      idx_b.append(i)
+      a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+    elif db == 1:
+      idx_a.append(i)
+      b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+    elif da == db:
+      a_bdims.append(len(idx_batch) + len(idx_a))
+      b_bdims.append(len(idx_batch) + len(idx_b))
+      idx_batch.append(i)
+    else:
+      raise ValueError(f"Incompatible shapes for matmul arguments: {sa} and {sb}")
+  if a_mat:
+    idx_a.append(nbatch)
+  if b_mat:
+    idx_b.append(nbatch + a_mat)
+  perm = tuple(int(i) for i in np.argsort(np.array(idx_batch + idx_a + idx_b, dtype=np.int64)))
+  if a_squeeze:
+    a = shape_ops.squeeze(a, tuple(a_squeeze))
+  if b_squeeze:
+    b = shape_ops.squeeze(b, tuple(b_squeeze))
+  contract = ((ndim(a) - 1,), (ndim(b) - 1 - b_mat,))
+  out = lax_dot.dot_general(a, b, (contract, (tuple(a_bdims), tuple(b_bdims))),
+                            precision=precision, preferred_element_type=pet)
+  if perm != tuple(range(len(perm))):
+    out = shape_ops.transpose(out, perm)
+  if both_squeeze:
+    out = shape_ops.expand_dims(out, tuple(both_squeeze))
+  return lax._convert_element_type(out, pet, weak)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
