@@ -118,3 +118,15 @@ def check(afn, jfn, *args, tol=None, check_weak=True, kwargs=None, **kw):
 def both(make):
   """make(lib_numpy, lib) -> function; returns the arrax and the JAX version."""
   return make(anp, arrax), make(jnp, jax)
+
+
+def check_all(cases):
+  """Run several `check` calls (given as (label, thunk) pairs) and report every failure."""
+  failures = []
+  for label, thunk in cases:
+    try:
+      thunk()
+    except (Exception, pytest.fail.Exception) as e:  # noqa: BLE001  (failures and crashes alike)
+      failures.append(f"--- {label}: {type(e).__name__}: {e}")
+  if failures:
+    pytest.fail("\n".join(failures), pytrace=False)

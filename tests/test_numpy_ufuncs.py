@@ -19,7 +19,7 @@ import pytest
 import arrax
 import arrax.numpy as anp
 import arrax._src.numpy.ufuncs as arrax_ufuncs
-from numpy_oracle import BF16, Raw, check
+from numpy_oracle import BF16, Raw, check, check_all
 
 # ---- dtypes and inputs -------------------------------------------------------------------------
 DTYPES = {
@@ -83,7 +83,20 @@ def make_values(dtype_name, shape, which=0, kind="default"):
 
 
 # ---- op records --------------------------------------------------------------------------------
-OpRecord = namedtuple("OpRecord", "name afn jfn arity dtypes kind tol")
+OpRecord = namedtuple("OpRecord", "name afn jfn arity dtypes kind tol alias")
+
+# Names that are aliases of another record in arrax (and in NumPy): checked on fewer dtypes.
+ALIASES = {"asin", "acos", "atan", "asinh", "acosh", "atanh", "abs", "around", "radians",
+           "degrees", "conjugate", "invert", "bitwise_invert", "fix", "mod", "pow", "atan2",
+           "true_divide", "bitwise_left_shift", "bitwise_right_shift"}
+ALIAS_DTYPES = ("bool", "int32", "float32", "complex64")
+# Functions that promote integers to float: int8/uint32 stand in for all integer types.
+INEXACT_DTYPES = ("bool", "int8", "uint32", "float16", "bfloat16", "float32", "complex64")
+TRANSCENDENTAL = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                  "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log1p",
+                  "log2", "log10", "sqrt", "cbrt", "deg2rad", "rad2deg", "sinc", "arctan2",
+                  "hypot", "logaddexp", "nextafter", "float_power", "copysign", "heaviside",
+                  "divide"}
 
 
 def _lookup(module, name, kwargs):
@@ -91,11 +104,15 @@ def _lookup(module, name, kwargs):
   return functools.partial(fn, **kwargs) if kwargs else fn
 
 
-def rec(name, arity, dtypes=ALL, kind="default", tol=None, jax_name=None, label=None, **kwargs):
+def rec(name, arity, dtypes=None, kind="default", tol=None, jax_name=None, label=None,
+        **kwargs):
   """A record; the functions are looked up lazily so a missing one fails only its own tests."""
   afn = lambda *a: _lookup(anp, name, kwargs)(*a)  # noqa: E731
   jfn = lambda *a: _lookup(jnp, jax_name or name, kwargs)(*a)  # noqa: E731
-  return OpRecord(label or name, afn, jfn, arity, dtypes, kind, tol)
+  alias = name in ALIASES
+  if dtypes is None:
+    dtypes = ALIAS_DTYPES if alias else INEXACT_DTYPES if name in TRANSCENDENTAL else ALL
+  return OpRecord(label or name, afn, jfn, arity, dtypes, kind, tol, alias)
 
 
 UNARY = [
@@ -146,6 +163,30 @@ BINARY = [
 # Names that are not ufuncs but are elementwise and exported next to them.
 TERNARY_NAMES = ("where", "clip")
 ALL_RECORDS = UNARY + BINARY
+PRIMARY_UNARY = [r for r in UNARY if not r.alias]
+PRIMARY_BINARY = [r for r in BINARY if not r.alias]
+
+# The Python operator that calls each function (checked in the same test, sharing compiles).
+BINARY_OPERATOR_OF = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
+    "power": operator.pow, "bitwise_and": operator.and_, "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor, "left_shift": operator.lshift, "right_shift": operator.rshift,
+    "less": operator.lt, "less_equal": operator.le, "equal": operator.eq,
+    "not_equal": operator.ne, "greater": operator.gt, "greater_equal": operator.ge,
+    "divmod": divmod,
+}
+UNARY_OPERATOR_OF = {"negative": operator.neg, "positive": operator.pos, "absolute": abs,
+                     "bitwise_not": operator.invert}
+
+
+def _with_operator(r, op_table, args):
+  """(label, thunk) pairs: the function, and its Python operator if it has one."""
+  cases = [(r.name, lambda: check(r.afn, r.jfn, *args, tol=r.tol))]
+  op = op_table.get(r.name)
+  if op is not None:
+    cases.append((f"operator {op.__name__}", lambda: check(op, op, *args, tol=r.tol)))
+  return cases
 
 
 def _primary_dtype(r):
@@ -169,27 +210,28 @@ def test_every_exported_elementwise_function_has_a_record():
 
 
 # ---- dtype x op, with special values, shape (4, 3) ---------------------------------------------
-@pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("r", UNARY, ids=lambda r: r.name)
+def _op_dtype_params(records):
+  return [pytest.param(r, d, id=f"{r.name}-{d}") for r in records for d in r.dtypes]
+
+
+@pytest.mark.parametrize("r,dtype", _op_dtype_params(UNARY))
 def test_unary_dtypes(r, dtype):
   (x,) = _inputs(r, [dtype], [(4, 3)])
-  check(r.afn, r.jfn, x, tol=r.tol)
+  check_all(_with_operator(r, UNARY_OPERATOR_OF, (x,)))
 
 
-@pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("r", BINARY, ids=lambda r: r.name)
+@pytest.mark.parametrize("r,dtype", _op_dtype_params(BINARY))
 def test_binary_dtypes(r, dtype):
   x, y = _inputs(r, [dtype, dtype], [(4, 3), (4, 3)])
-  check(r.afn, r.jfn, x, y, tol=r.tol)
+  check_all(_with_operator(r, BINARY_OPERATOR_OF, (x, y)))
 
 
 # Mixed dtypes exercise the promotion lattice (including bf16/f16 -> f32, i8/u8 -> i16, u32/i8
 # -> int64 canonicalised to int32, bool with everything).
 MIXED = [("int8", "uint8"), ("uint32", "int8"), ("bfloat16", "float16"), ("int32", "bfloat16"),
-         ("bool", "float16"), ("uint8", "complex64"), ("float16", "float32")]
+         ("bool", "uint8"), ("uint8", "complex64")]
 MIXED_OPS = [r for r in BINARY if r.name in (
-    "add", "multiply", "divide", "floor_divide", "power", "maximum", "less", "bitwise_or",
-    "arctan2", "logaddexp")]
+    "add", "divide", "floor_divide", "power", "maximum", "less", "bitwise_or", "logaddexp")]
 
 
 @pytest.mark.parametrize("dtypes", MIXED, ids=lambda p: "-".join(p))
@@ -201,8 +243,7 @@ def test_binary_mixed_dtypes(r, dtypes):
 
 # ---- shapes and broadcasting -------------------------------------------------------------------
 UNARY_SHAPES = [(), (0,), (3,)]
-BINARY_SHAPES = [((), ()), ((0,), (0,)), ((3,), (3,)), ((3, 1), (1, 4)), ((4,), (2, 4)),
-                 ((), (2, 3))]
+BINARY_SHAPES = [((), ()), ((0,), (0,)), ((3, 1), (1, 4)), ((4,), (2, 4)), ((), (2, 3))]
 
 
 def _shape_id(s):
@@ -210,7 +251,7 @@ def _shape_id(s):
 
 
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=_shape_id)
-@pytest.mark.parametrize("r", UNARY, ids=lambda r: r.name)
+@pytest.mark.parametrize("r", PRIMARY_UNARY, ids=lambda r: r.name)
 def test_unary_shapes(r, shape):
   (x,) = _inputs(r, [_primary_dtype(r)], [shape])
   check(r.afn, r.jfn, x, tol=r.tol)
@@ -218,11 +259,11 @@ def test_unary_shapes(r, shape):
 
 @pytest.mark.parametrize("shapes", BINARY_SHAPES,
                          ids=lambda p: f"{_shape_id(p[0])}-{_shape_id(p[1])}")
-@pytest.mark.parametrize("r", BINARY, ids=lambda r: r.name)
+@pytest.mark.parametrize("r", PRIMARY_BINARY, ids=lambda r: r.name)
 def test_binary_shapes(r, shapes):
   d = _primary_dtype(r)
   x, y = _inputs(r, [d, d], shapes)
-  check(r.afn, r.jfn, x, y, tol=r.tol)
+  check_all(_with_operator(r, BINARY_OPERATOR_OF, (x, y)))
 
 
 def test_binary_incompatible_shapes_raise_like_jax():
@@ -233,18 +274,18 @@ def test_binary_incompatible_shapes_raise_like_jax():
 
 
 # ---- Python scalar operands (weak types) -------------------------------------------------------
-SCALAR_CASES = [("int8", 3), ("int8", 2.5), ("bfloat16", 3), ("bfloat16", 2.5),
-                ("uint8", True)]
+SCALAR_CASES = [("int8", 3), ("int8", 2.5), ("bfloat16", 3), ("bfloat16", 2.5)]
 
 
 @pytest.mark.parametrize("side", ["array_scalar", "scalar_array"])
 @pytest.mark.parametrize("case", SCALAR_CASES, ids=lambda c: f"{c[0]}-{type(c[1]).__name__}")
-@pytest.mark.parametrize("r", BINARY, ids=lambda r: r.name)
+@pytest.mark.parametrize("r", PRIMARY_BINARY, ids=lambda r: r.name)
 def test_binary_python_scalar(r, case, side):
+  """Weak typing of Python scalars; `x + 3` and reflected `3 + x` are checked alongside."""
   dtype, scalar = case
   x = make_values(dtype, (4, 3), kind=r.kind)
   args = (x, scalar) if side == "array_scalar" else (scalar, x)
-  check(r.afn, r.jfn, *args, tol=r.tol)
+  check_all(_with_operator(r, BINARY_OPERATOR_OF, args))
 
 
 SCALAR_ONLY = [(2, 3), (2.5, 3), (-7, 2), (3, 2.0), (True, 2), (1j, 2.0)]
@@ -258,8 +299,7 @@ def test_binary_both_python_scalars(r, args):
   check(r.afn, r.jfn, *args, tol=r.tol)
 
 
-@pytest.mark.parametrize("value", [3, -3, 2.5, True, 1 + 2j, np.float32(2.5), np.int16(4)],
-                         ids=repr)
+@pytest.mark.parametrize("value", [3, 2.5, True, 1 + 2j, np.float32(2.5)], ids=repr)
 @pytest.mark.parametrize("r", [r for r in UNARY if r.name in (
     "sin", "sqrt", "negative", "abs", "floor", "square", "sign", "isnan", "real", "imag",
     "signbit", "round[decimals=1]")], ids=lambda r: r.name)
@@ -391,33 +431,22 @@ BINARY_OPERATORS = [
 ]
 UNARY_OPERATORS = [("neg", operator.neg), ("pos", operator.pos), ("abs", abs),
                    ("invert", operator.invert)]
-OPERATOR_DTYPES = ["bool", "int8", "uint8", "int32", "float16", "bfloat16", "float32",
-                   "complex64"]
 
 
-@pytest.mark.parametrize("dtype", OPERATOR_DTYPES)
+# Operators on two arrays, on one array and on a Python scalar (either side) are checked together
+# with their functions above (test_*_dtypes, test_binary_shapes, test_binary_python_scalar).
+# Here: the remaining scalar kinds (negative ints for shifts/powers, complex) and bool scalars.
+OPERATOR_SCALAR_CASES = [("int8", -1), ("uint8", True), ("float32", 1j), ("int32", 2)]
+
+
+@pytest.mark.parametrize("case", OPERATOR_SCALAR_CASES,
+                         ids=lambda c: f"{c[0]}-{c[1]!r}")
 @pytest.mark.parametrize("name,op", BINARY_OPERATORS, ids=[o[0] for o in BINARY_OPERATORS])
-def test_binary_operator_arrays(name, op, dtype):
-  x, y = make_values(dtype, (4, 3)), make_values(dtype, (4, 3), 1)
-  check(op, op, x, y)
-
-
-@pytest.mark.parametrize("dtype", OPERATOR_DTYPES)
-@pytest.mark.parametrize("name,op", UNARY_OPERATORS, ids=[o[0] for o in UNARY_OPERATORS])
-def test_unary_operator(name, op, dtype):
-  check(op, op, make_values(dtype, (4, 3)))
-
-
-OPERATOR_SCALARS = [2, -1, 2.5, True, 1j]
-
-
-@pytest.mark.parametrize("scalar", OPERATOR_SCALARS, ids=repr)
-@pytest.mark.parametrize("dtype", ["int8", "uint8", "bfloat16", "float32"])
-@pytest.mark.parametrize("name,op", BINARY_OPERATORS, ids=[o[0] for o in BINARY_OPERATORS])
-def test_binary_operator_python_scalar_both_sides(name, op, dtype, scalar):
+def test_binary_operator_python_scalar_both_sides(name, op, case):
+  dtype, scalar = case
   x = make_values(dtype, (4, 3))
-  check(op, op, x, scalar)    # x.__op__(scalar)
-  check(op, op, scalar, x)    # scalar.__op__ fails -> x.__rop__(scalar)
+  check_all([("x op scalar", lambda: check(op, op, x, scalar)),      # x.__op__(scalar)
+             ("scalar op x", lambda: check(op, op, scalar, x))])     # x.__rop__(scalar)
 
 
 NUMPY_OPERANDS = [
@@ -466,7 +495,7 @@ def test_matmul_operator(shapes):
 
 
 # ---- under jit ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("r", ALL_RECORDS, ids=lambda r: r.name)
+@pytest.mark.parametrize("r", PRIMARY_UNARY + PRIMARY_BINARY, ids=lambda r: r.name)
 def test_under_jit(r):
   d = _primary_dtype(r)
   args = _inputs(r, [d] * r.arity, [(4, 3)] * r.arity)

@@ -183,7 +183,8 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
           for n in (arg_names or [None] * len(in_types))]
   block = fn.add_entry_block(arg_locs=locs)
   with ir.InsertionPoint(block):
-    consts = [ir_constant(np.asarray(c)) for c in closed.consts]
+    consts = [ir_constant(np.asarray(c, v.aval.dtype))
+              for v, c in zip(closed.jaxpr.constvars, closed.consts)]
     outs = jaxpr_subcomp(mctx, closed.jaxpr, consts, list(block.arguments))
     func_d.ReturnOp(outs)
   return fn

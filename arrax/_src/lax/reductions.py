@@ -70,9 +70,7 @@ def _scalar_type(dtype):
 
 
 def _scalar_const(value, dtype):
-  """A rank-0 stablehlo.constant of `dtype` (complex included)."""
-  x = np.asarray(value).astype(dtype)
-  return hlo.constant(ir.DenseElementsAttr.get(x, type=mlir.dtype_to_ir_type(x.dtype)))
+  return mlir.ir_constant(np.asarray(value).astype(dtype))
 
 
 def _cmp(x, y, direction, dtype):
@@ -281,22 +279,16 @@ argmax_p = _argminmax("argmax", "GT", _max_identity)
 argmin_p = _argminmax("argmin", "LT", _min_identity)
 
 
-def _index_dtype(dtype, name):
-  if isinstance(dtype, type) and issubclass(dtype, np.generic):
-    dtype = np.dtype(dtype)   # scalar types have a `shape` attribute; pass them as dtypes
-  return dtypes.check_user_dtype(dtype, name)
-
-
 def argmax(operand, axis, index_dtype):
   """Index of the maximum along `axis` (first occurrence; a NaN counts as the maximum)."""
-  index_dtype = _index_dtype(index_dtype, "argmax")
+  index_dtype = dtypes.check_user_dtype(index_dtype, "argmax")
   return argmax_p.bind(asarray_operand(operand), axes=(operator.index(axis),),
                        index_dtype=index_dtype)
 
 
 def argmin(operand, axis, index_dtype):
   """Index of the minimum along `axis` (first occurrence; a NaN counts as the minimum)."""
-  index_dtype = _index_dtype(index_dtype, "argmin")
+  index_dtype = dtypes.check_user_dtype(index_dtype, "argmin")
   return argmin_p.bind(asarray_operand(operand), axes=(operator.index(axis),),
                        index_dtype=index_dtype)
 

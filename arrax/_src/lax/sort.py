@@ -34,8 +34,7 @@ def _compare(x, y, direction, dtype, total_order=False):
 
 
 def _scalar_const(value, dtype):
-  x = np.asarray(value).astype(dtype)
-  return hlo.constant(ir.DenseElementsAttr.get(x, type=mlir.dtype_to_ir_type(x.dtype)))
+  return mlir.ir_constant(np.asarray(value).astype(dtype))
 
 
 def _canonical_float(x, dtype):

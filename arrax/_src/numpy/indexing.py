@@ -1,0 +1,767 @@
+"""NumPy-style indexing with JAX's semantics: `x[idx]`, `jnp.take` and the `x.at[idx]` helpers.
+
+An index is first parsed against the array's shape into one entry per index element. Reads
+then take the cheapest route that applies, as JAX does: a static `slice` (static ints and
+slices), a `dynamic_slice` (traced scalar ints, unit-step slices), else one `gather`. Updates
+(`x.at[idx].set(y)` and friends) always use a `scatter` built from the same gather plan.
+
+Out of bounds: reads clamp by default (PROMISE_IN_BOUNDS), updates drop by default
+(FILL_OR_DROP); `mode=` selects 'clip', 'fill'/'drop' or 'promise_in_bounds'.
+"""
+from __future__ import annotations
+
+import enum
+import operator
+import warnings
+from collections.abc import Sequence
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from arrax._src import core, dtypes
+from arrax._src.array import Array
+from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
+from arrax._src.jit import jit
+from arrax._src.lax import lax, shape_ops, slicing
+from arrax._src.lax.lax import asarray_operand, scalar_literal
+from arrax._src.lax.slicing import GatherScatterMode
+from arrax._src.numpy import creation, ufuncs, util
+
+__all__ = ["getitem", "take", "IndexUpdateHelper", "IndexUpdateRef"]
+
+_PROMISE, _CLIP = GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP
+
+
+def _is_array(x) -> bool:
+  return isinstance(x, (Array, core.Tracer))
+
+
+def _shape(x):
+  return core.get_aval(x).shape if not isinstance(x, np.ndarray) else x.shape
+
+
+def _dtype(x):
+  return dtypes.dtype_and_weak_type(x)[0]
+
+
+# ---- parsing ----------------------------------------------------------------------------------
+class _Kind(enum.Enum):
+  NONE = "none"
+  ELLIPSIS = "ellipsis"
+  SLICE = "slice"
+  INT = "int"          # a static Python or NumPy integer
+  BOOL = "bool"        # a boolean scalar or mask
+  ARRAY = "array"      # an integer array, tracer or sequence (any rank, 0-d included)
+
+
+class _Entry(NamedTuple):
+  index: Any
+  kind: _Kind
+  axes: tuple[int, ...]   # the axes of the indexed array this entry consumes
+
+
+def _is_int(i) -> bool:
+  return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _array_kind(dtype) -> _Kind:
+  if dtype == np.bool_:
+    return _Kind.BOOL
+  if dtypes.issubdtype(dtype, np.integer):
+    return _Kind.ARRAY
+  raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype}")
+
+
+def _leaves(seq):
+  for s in seq:
+    if isinstance(s, (list, tuple)):
+      yield from _leaves(s)
+    else:
+      yield s
+
+
+def _kind_of(i) -> _Kind:
+  if i is None:
+    return _Kind.NONE
+  if i is Ellipsis:
+    return _Kind.ELLIPSIS
+  if isinstance(i, slice):
+    return _Kind.SLICE
+  if _is_int(i):
+    return _Kind.INT
+  if isinstance(i, (bool, np.bool_)):
+    return _Kind.BOOL
+  if isinstance(i, (Array, core.Tracer, np.ndarray)):
+    return _array_kind(_dtype(i))
+  if isinstance(i, str):
+    raise TypeError(f"JAX does not support string indexing; got idx={i!r}")
+  if isinstance(i, Sequence):
+    if not i:  # an empty list would default to float; it is an empty integer index
+      return _Kind.ARRAY
+    leaves = list(_leaves(i))
+    return _array_kind(dtypes.result_type(*leaves) if leaves else
+                       dtypes.default_float_dtype())
+  if isinstance(i, (float, complex, np.generic)):
+    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                    f"{np.dtype(type(i))}")
+  raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
+                   f"integer or boolean arrays are valid indices. Got {i}")
+
+
+def _as_tuple(idx) -> tuple:
+  """The index as a tuple; a non-tuple sequence is an error, as in JAX."""
+  if isinstance(idx, tuple):
+    return idx
+  if isinstance(idx, Sequence) and not isinstance(idx, str):
+    multi = any(isinstance(i, (slice, Sequence)) or i is None or i is Ellipsis
+                or (isinstance(i, (np.ndarray, Array, core.Tracer)) and np.ndim(i) != 0)
+                for i in idx)
+    raise TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; "
+                    f"use `arr[{'tuple' if multi else 'array'}(seq)]` instead of `arr[seq]`. "
+                    "See https://github.com/jax-ml/jax/issues/4564 for more information.")
+  return (idx,)
+
+
+def _parse(idx, shape) -> list[_Entry]:
+  """One entry per index element, with the axes of `shape` it consumes."""
+  idx = _as_tuple(idx)
+  kinds = [_kind_of(i) for i in idx]
+  counts = [np.ndim(i) if k == _Kind.BOOL else
+            0 if k in (_Kind.NONE, _Kind.ELLIPSIS) else 1 for i, k in zip(idx, kinds)]
+  ellipses = [n for n, k in enumerate(kinds) if k == _Kind.ELLIPSIS]
+  if len(ellipses) > 1:
+    raise IndexError("an index can only have a single ellipsis ('...')")
+  if sum(counts) > len(shape):
+    raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
+                     f"{sum(counts)} were indexed")
+  if ellipses:
+    counts[ellipses[0]] = len(shape) - sum(counts)
+  entries, axis = [], 0
+  for i, k, n in zip(idx, kinds, counts):
+    entries.append(_Entry(i, k, tuple(range(axis, axis + n))))
+    axis += n
+  return entries
+
+
+def _expand_ellipsis(entries, ndim) -> list[_Entry]:
+  """Replace the ellipsis, and the implicit trailing axes, by full slices."""
+  out = []
+  for e in entries:
+    if e.kind == _Kind.ELLIPSIS:
+      out.extend(_Entry(slice(None), _Kind.SLICE, (a,)) for a in e.axes)
+    else:
+      out.append(e)
+  used = sum(len(e.axes) for e in entries)
+  out.extend(_Entry(slice(None), _Kind.SLICE, (a,)) for a in range(used, ndim))
+  return out
+
+
+def _expand_bool_masks(entries, shape) -> list[_Entry]:
+  """Replace boolean masks (which must be concrete) by the integer indices of their Trues."""
+  out = []
+  for pos, e in enumerate(entries):
+    if e.kind != _Kind.BOOL:
+      out.append(e)
+      continue
+    if isinstance(e.index, core.Tracer):
+      raise NonConcreteBooleanIndexError(e.index.aval)
+    mask = np.asarray(e.index)
+    if mask.ndim == 0:
+      out.append(_Entry(bool(mask), _Kind.BOOL, ()))
+      continue
+    expected = [shape[a] for a in e.axes]
+    if not all(s in (0, t) for s, t in zip(mask.shape, expected)):
+      raise IndexError(f"boolean index did not match shape of indexed array in index {pos}: "
+                       f"got {mask.shape}, expected {expected}")
+    out.extend(_Entry(i, _Kind.ARRAY, (a,)) for i, a in zip(np.nonzero(mask), e.axes))
+  return out
+
+
+def _static_slice_bounds(entries):
+  """Whether every slice of the index has static (non-traced) bounds."""
+  return all(not isinstance(v, core.Tracer) for e in entries if e.kind == _Kind.SLICE
+             for v in (e.index.start, e.index.stop, e.index.step))
+
+
+def _parse_get_mode(mode):
+  return None if mode is None else GatherScatterMode.from_any(mode)
+
+
+# ---- reads via slice and dynamic_slice ---------------------------------------------------------
+def _finish_slice(out, rev_axes, squeeze_axes, newaxis_dims):
+  if rev_axes:
+    out = shape_ops.rev(out, rev_axes)
+  if squeeze_axes:
+    out = shape_ops.squeeze(out, squeeze_axes)
+  if newaxis_dims:
+    out = shape_ops.expand_dims(out, newaxis_dims)
+  return out
+
+
+def _try_static_slice(arr, entries, shape, mode, normalize):
+  """arr[idx] by one `slice` (then rev/squeeze/expand_dims), or None if that does not apply:
+  only static ints and slices, and (unless mode is 'clip') ints in bounds."""
+  if mode not in (None, _PROMISE, _CLIP):
+    return None
+  if any(e.kind in (_Kind.ARRAY, _Kind.BOOL) for e in entries):
+    return None
+  if not _static_slice_bounds(entries):
+    return None
+  for e in entries:
+    if e.kind == _Kind.INT:
+      i, n = operator.index(e.index), shape[e.axes[0]]
+      if n == 0 or (mode != _CLIP and not 0 <= (i + n if normalize and i < 0 else i) < n):
+        return None
+  starts, limits, strides, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], [], []
+  for e in _expand_ellipsis(entries, len(shape)):
+    if e.kind == _Kind.NONE:
+      newaxis_dims.append(len(starts) - len(squeeze_axes) + len(newaxis_dims))
+      continue
+    axis, = e.axes
+    n = shape[axis]
+    if e.kind == _Kind.INT:
+      i = int(e.index)
+      i = i + n if normalize and i < 0 else i
+      i = min(max(i, 0), n - 1)
+      starts.append(i), limits.append(i + 1), strides.append(1), squeeze_axes.append(axis)
+    else:
+      start, stop, step = e.index.indices(n)
+      if step < 0:
+        first = min(n, stop + 1 + abs(start - stop - 1) % -step)
+        starts.append(first), limits.append(max(first, start + 1)), rev_axes.append(axis)
+      else:
+        starts.append(start), limits.append(max(start, stop))
+      strides.append(abs(step))
+  strides = None if all(s == 1 for s in strides) else strides
+  if strides is None and starts == [0] * len(shape) and limits == list(shape):
+    out = arr
+  else:
+    out = shape_ops.slice(arr, starts, limits, strides)
+  return _finish_slice(out, rev_axes, squeeze_axes, newaxis_dims)
+
+
+def _scalar_index(i):
+  """A scalar int index as an operand: Python ints become weakly typed literals."""
+  if isinstance(i, np.integer):
+    return scalar_literal(i, dtypes.canonicalize_dtype(i.dtype))
+  if isinstance(i, np.ndarray):
+    return scalar_literal(i[()], dtypes.canonicalize_dtype(i.dtype))
+  return asarray_operand(i)
+
+
+def _index_dtype(shape):
+  """The signed integer type wide enough to index every axis of `shape`."""
+  return np.dtype(np.int64 if any(d > np.iinfo(np.int32).max for d in shape) else np.int32)
+
+
+def _wrap_start(i, n, normalize):
+  """A scalar start index with negative values counted from the end (if `normalize`)."""
+  dt = _dtype(i)
+  if dtypes.issubdtype(dt, np.unsignedinteger):
+    return i
+  if not normalize:  # a negative start stays out of bounds; dynamic_slice clamps it to 0
+    return scalar_literal(0, dt) if isinstance(i, core.Literal) and i.val < 0 else i
+  neg = lax.lt(i, scalar_literal(0, dt, True))
+  return lax.select(neg, lax.add(lax._convert_element_type(i, dt), scalar_literal(n, dt)), i)
+
+
+def _try_dynamic_slice(arr, entries, shape, mode, normalize):
+  """arr[idx] by one `dynamic_slice` (then rev/squeeze/expand_dims), or None if that does not
+  apply: scalar int indices (static or traced) and slices of step 1 or -1 only."""
+  if mode not in (None, _PROMISE, _CLIP):
+    return None
+  if not _static_slice_bounds(entries):
+    return None
+  for e in entries:
+    if e.kind == _Kind.BOOL or (e.kind == _Kind.ARRAY and (
+        isinstance(e.index, Sequence) or _shape(e.index) != ())):
+      return None
+    if e.kind == _Kind.SLICE and e.index.step not in (None, 1, -1):
+      return None
+    if e.kind in (_Kind.INT, _Kind.ARRAY) and shape[e.axes[0]] == 0:
+      return None
+  starts, sizes, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], []
+  trivial = True
+  for e in _expand_ellipsis(entries, len(shape)):
+    if e.kind == _Kind.NONE:
+      newaxis_dims.append(len(starts) - len(squeeze_axes) + len(newaxis_dims))
+      continue
+    axis, = e.axes
+    if e.kind in (_Kind.INT, _Kind.ARRAY):
+      trivial = False
+      starts.append(_scalar_index(e.index)), sizes.append(1), squeeze_axes.append(axis)
+      continue
+    if e.index != slice(None):
+      trivial = False
+    start, stop, step = e.index.indices(shape[axis])
+    if step < 0:
+      first = stop + 1 + abs(start - stop - 1) % -step
+      starts.append(first), sizes.append(max(0, start + 1 - first)), rev_axes.append(axis)
+    else:
+      starts.append(start), sizes.append(max(0, stop - start))
+  if trivial:
+    out = arr
+  else:
+    if len(starts) > 1:   # dynamic_slice needs start indices of one dtype
+      dt = _index_dtype(shape)
+      starts = [lax._convert_element_type(s, dt) for s in starts]
+    # Negative starts are wrapped here (Python int starts are slice bounds, never negative),
+    # so that constant starts are wrapped in the program too, as JAX does.
+    starts = [s if type(s) is int else _wrap_start(s, n, normalize)
+              for s, n in zip(starts, shape)]
+    out = shape_ops.dynamic_slice(arr, starts, sizes, allow_negative_indices=False)
+  return _finish_slice(out, rev_axes, squeeze_axes, newaxis_dims)
+
+
+# ---- the gather plan (shared by reads and updates) -----------------------------------------------
+class _GatherPlan(NamedTuple):
+  slice_shape: tuple          # the shape of arr[idx]
+  gather_slice_shape: tuple   # slice_sizes for the gather
+  indices: Any                # gather indices, index vectors in the last dimension
+  dnums: slicing.GatherDimensionNumbers
+  unique_indices: bool        # no advanced indices: the indices are unique and sorted
+  reversed_y_dims: tuple      # gathered dims to reverse (slices with negative steps)
+  newaxis_dims: tuple         # dims of the result added by None
+  scalar_bool_dims: tuple     # axes to insert into arr for scalar boolean indices
+  shape: tuple                # arr's shape with those axes inserted
+
+
+def _to_index_operand(i):
+  """An integer index as an arrax operand (NumPy arrays are put on the device)."""
+  if isinstance(i, np.ndarray) and i.ndim:
+    return creation.asarray(i)
+  if isinstance(i, (list, tuple)):
+    return creation.asarray(i)
+  return _scalar_index(i) if not _is_array(i) else i
+
+
+def _normalize(i, n):
+  """Wrap negative indices into [0, n): static ints on the host, arrays with `select`."""
+  if _is_int(i):
+    return i if isinstance(i, np.unsignedinteger) or i >= 0 else i + n
+  dt = _dtype(i)
+  if dtypes.issubdtype(dt, np.unsignedinteger):
+    return i
+  if isinstance(i, np.ndarray):   # compared on the host, as JAX does, then put on the device
+    neg, i = i < 0, creation.asarray(i)
+  else:
+    neg = lax.lt(i, scalar_literal(0, dt, True))
+  return lax.select(neg, lax.add(i, scalar_literal(n, dt)), i)
+
+
+def _broadcast_to(x, shape, what="broadcasting"):
+  """lax.broadcast_to: add leading axes and expand size-1 axes (ValueError otherwise)."""
+  xshape = _shape(x)
+  if xshape == tuple(shape):
+    return x
+  if len(shape) < len(xshape):
+    raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={xshape} "
+                     f"shape={tuple(shape)}")
+  nlead = len(shape) - len(xshape)
+  if not all(d in (1, s) for d, s in zip(xshape, shape[nlead:])):
+    dt = _dtype(x)
+    raise ValueError(f"Incompatible types for {what}: input type={dt.name}{list(xshape)} and "
+                     f"requested type={dt.name}{list(shape)}")
+  return shape_ops.broadcast_in_dim(x, tuple(shape), tuple(range(nlead, len(shape))))
+
+
+def _broadcast_arrays(xs):
+  shapes = [_shape(x) for x in xs]
+  if all(s == shapes[0] for s in shapes):
+    return list(xs)
+  try:
+    shape = np.broadcast_shapes(*shapes)
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+  return [_broadcast_to(x, shape) for x in xs]
+
+
+def _gather_plan(entries, shape, normalize) -> _GatherPlan:
+  """Translate parsed entries (boolean masks already expanded) into one XLA gather."""
+  for pos, e in enumerate(entries):
+    if e.kind == _Kind.SLICE and not _static_slice_bounds([e]):
+      raise IndexError(f"Slice entries must be static integers. Got {e.index} at position "
+                       f"{pos}")
+  entries = [e._replace(index=creation.asarray(e.index))
+             if e.kind == _Kind.ARRAY and isinstance(e.index, (list, tuple)) else e
+             for e in entries]
+  # NumPy's rule: advanced indices separated by anything else move to the front.
+  adv_pos = [n for n, e in enumerate(entries) if e.kind in (_Kind.ARRAY, _Kind.INT)]
+  contiguous = all(b - a == 1 for a, b in zip(adv_pos, adv_pos[1:]))
+  entries = _expand_ellipsis(entries, len(shape))
+
+  # A scalar boolean index is an integer index arange(0 or 1) into a new axis of size 1.
+  shape, scalar_bool_dims, expanded, axis = list(shape), [], [], 0
+  for e in entries:
+    if e.kind == _Kind.BOOL:
+      shape.insert(axis, 1)
+      scalar_bool_dims.append(axis)
+      e = _Entry(np.arange(int(e.index)), _Kind.ARRAY, ())
+    n = 0 if e.kind == _Kind.NONE else 1
+    expanded.append(e._replace(axes=tuple(range(axis, axis + n))))
+    axis += n
+  entries, shape = expanded, tuple(shape)
+  if normalize:
+    entries = [e._replace(index=_normalize(e.index, shape[e.axes[0]]))
+               if e.kind in (_Kind.INT, _Kind.ARRAY) else e for e in entries]
+
+  advanced, adv_positions, adv_axes = [], [], []
+  if any(e.kind == _Kind.ARRAY and np.ndim(e.index) > 0 for e in entries):
+    for pos, e in enumerate(entries):
+      if e.kind in (_Kind.INT, _Kind.ARRAY):
+        advanced.append(_to_index_operand(e.index))
+        adv_positions.append(pos)
+        adv_axes.append(e.axes[0])
+
+  index_dtype = _index_dtype(shape)
+  offset_dims, collapsed, start_index_map = [], [], []
+  pieces, gather_shape = [], []     # (index array, first dim in gather_shape)
+  slice_shape, newaxis_dims, reversed_dims, gather_slice_shape = [], [], [], []
+  x_axis = y_axis = collapsed_y_axis = 0
+  for pos, e in enumerate(entries):
+    if advanced and pos == (adv_positions[0] if contiguous else 0):
+      arrays = _broadcast_arrays(advanced)
+      bshape = _shape(arrays[0])
+      pieces.extend((lax._convert_element_type(a, index_dtype), len(gather_shape))
+                    for a in arrays)
+      gather_shape += bshape
+      start_index_map += adv_axes
+      collapsed += adv_axes
+      slice_shape += bshape
+      y_axis += len(bshape)
+      collapsed_y_axis += len(bshape)
+    if pos in adv_positions:
+      x_axis += 1
+      gather_slice_shape.append(1)
+    elif e.kind in (_Kind.INT, _Kind.ARRAY):   # a scalar index, without advanced indexing
+      if shape[x_axis] == 0:
+        raise IndexError(f"index is out of bounds for axis {x_axis} with size 0")
+      pieces.append((lax._convert_element_type(_scalar_index(e.index), index_dtype),
+                     len(gather_shape)))
+      collapsed.append(x_axis)
+      gather_slice_shape.append(1)
+      start_index_map.append(x_axis)
+      x_axis += 1
+    elif e.kind == _Kind.NONE:
+      slice_shape.append(1)
+      newaxis_dims.append(y_axis)
+      y_axis += 1
+    else:
+      n = shape[x_axis]
+      start, stop, step = e.index.indices(n)
+      size = len(range(start, stop, step))
+      slice_shape.append(size)
+      if step == 1:
+        if size != n:
+          pieces.append((scalar_literal(start, index_dtype), len(gather_shape)))
+          start_index_map.append(x_axis)
+        gather_slice_shape.append(size)
+        offset_dims.append(collapsed_y_axis)
+      else:
+        iota = shape_ops.iota(index_dtype, size)
+        idx = lax.add(scalar_literal(start, index_dtype),
+                      lax.mul(scalar_literal(step, index_dtype), iota))
+        if step < 0:
+          reversed_dims.append(collapsed_y_axis)
+          idx = shape_ops.rev(idx, (0,))
+        gather_slice_shape.append(1)
+        pieces.append((idx, len(gather_shape)))
+        start_index_map.append(x_axis)
+        gather_shape.append(size)
+        collapsed.append(x_axis)
+      collapsed_y_axis += 1
+      y_axis += 1
+      x_axis += 1
+
+  if not pieces:
+    indices = np.zeros((0,), index_dtype)
+  elif len(pieces) == 1:
+    g = pieces[0][0]
+    indices = shape_ops.expand_dims(g, (len(_shape(g)),))
+  else:
+    full = tuple(gather_shape) + (1,)
+    indices = shape_ops.concatenate(
+        [shape_ops.broadcast_in_dim(g, full, tuple(range(i, i + len(_shape(g)))))
+         for g, i in pieces], len(gather_shape))
+  dnums = slicing.GatherDimensionNumbers(offset_dims=tuple(offset_dims),
+                                         collapsed_slice_dims=tuple(sorted(collapsed)),
+                                         start_index_map=tuple(start_index_map))
+  return _GatherPlan(tuple(slice_shape), tuple(gather_slice_shape), indices, dnums,
+                     not advanced, tuple(reversed_dims), tuple(newaxis_dims),
+                     tuple(scalar_bool_dims), shape)
+
+
+def _zeros(like, shape):
+  aval = core.get_aval(like)
+  return shape_ops.broadcast_in_dim(scalar_literal(0, aval.dtype, aval.weak_type), shape, ())
+
+
+def _check_fill_value(fill_value):
+  if fill_value is None:
+    return None
+  if isinstance(fill_value, core.Tracer):
+    raise ConcretizationTypeError(fill_value, "The problem arose with the fill_value argument "
+                                  "to indexed get().\n")
+  if np.ndim(fill_value) != 0:
+    raise ValueError("fill_value argument to indexed get() must be a scalar")
+  return np.asarray(fill_value).item() if isinstance(fill_value, (np.ndarray, Array)) \
+      else fill_value
+
+
+# ---- reads ------------------------------------------------------------------------------------
+def _rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                    fill_value=None, normalize_indices=True):
+  """arr[idx] via slice, dynamic_slice or gather (the first that applies)."""
+  shape = core.get_aval(arr).shape
+  entries = _parse(idx, shape)
+  parsed_mode = _parse_get_mode(mode)
+  for attempt in (_try_static_slice, _try_dynamic_slice):
+    out = attempt(arr, entries, shape, parsed_mode, normalize_indices)
+    if out is not None:
+      return out
+  entries = _expand_bool_masks(entries, shape)
+  plan = _gather_plan(entries, shape, normalize_indices)
+  fill_value = _check_fill_value(fill_value)
+  y = arr
+  if plan.scalar_bool_dims:
+    y = shape_ops.expand_dims(y, plan.scalar_bool_dims)
+  if 0 in plan.slice_shape:
+    return _zeros(y, plan.slice_shape)
+  if 0 not in _shape(plan.indices):
+    y = slicing.gather(y, plan.indices, plan.dnums, plan.gather_slice_shape,
+                       unique_indices=unique_indices or plan.unique_indices,
+                       indices_are_sorted=indices_are_sorted or plan.unique_indices,
+                       mode=mode, fill_value=fill_value)
+  if plan.reversed_y_dims:
+    y = shape_ops.rev(y, plan.reversed_y_dims)
+  if plan.newaxis_dims:
+    y = shape_ops.expand_dims(y, plan.newaxis_dims)
+  return y
+
+
+def getitem(arr, idx):
+  """`arr[idx]` with NumPy's indexing rules and JAX's out-of-bounds behaviour (clamping)."""
+  return _rewriting_take(arr, idx)
+
+
+# ---- take -------------------------------------------------------------------------------------
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+  """Elements of `a` at `indices` along `axis` (of the flattened array if None).
+
+  mode: 'fill' (default; out-of-bounds reads give `fill_value`, by default NaN, the minimum
+  signed or maximum unsigned integer, or True), 'clip' or 'wrap'.
+  """
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+  return _take_jit(a, indices, None if axis is None else operator.index(axis), mode,
+                   unique_indices, indices_are_sorted, fill_value)
+
+
+def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value):
+  util.check_arraylike("take", a, indices)
+  from arrax._src.numpy import lax_numpy
+  a, indices = lax_numpy._asarray(a), lax_numpy._asarray(indices)
+  if axis is None:
+    a, axis = lax_numpy.ravel(a), 0
+  else:
+    axis = util.canonicalize_axis(axis, len(_shape(a)))
+  n = _shape(a)[axis]
+  if mode is None or mode == "fill":
+    gather_mode = GatherScatterMode.FILL_OR_DROP
+    indices = lax_numpy._where(indices < 0, indices + n, indices)
+  elif mode == "raise":
+    raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+  elif mode == "wrap":
+    indices = ufuncs.mod(indices, scalar_literal(n, _dtype(indices)))
+    gather_mode = _PROMISE
+  elif mode == "clip":
+    gather_mode = _CLIP
+  else:
+    raise ValueError(f"Invalid mode '{mode}' for np.take")
+  a_shape, idx_shape = _shape(a), _shape(indices)
+  if n == 0:
+    if 0 not in idx_shape:
+      raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    return a
+  if 0 in idx_shape:
+    return _zeros(a, a_shape[:axis] + idx_shape + a_shape[axis + 1:])
+  k = len(idx_shape)
+  dnums = slicing.GatherDimensionNumbers(
+      offset_dims=tuple(range(axis)) + tuple(range(axis + k, len(a_shape) + k - 1)),
+      collapsed_slice_dims=(axis,), start_index_map=(axis,))
+  slice_sizes = a_shape[:axis] + (1,) + a_shape[axis + 1:]
+  return slicing.gather(a, shape_ops.expand_dims(indices, (k,)), dnums, slice_sizes,
+                        mode=gather_mode, unique_indices=unique_indices,
+                        indices_are_sorted=indices_are_sorted, fill_value=fill_value)
+
+
+_take_jit = jit(_take, static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted",
+                                        "fill_value"))
+
+
+# ---- updates ----------------------------------------------------------------------------------
+def _safe_to_cast(y, dtype) -> bool:
+  return _dtype(y) == dtype or dtypes.result_type(y, dtype) == dtype
+
+
+def _as_update_values(x_dtype, y):
+  """Updates as an operand; an in-range Python int is taken at x's integer dtype."""
+  if (type(y) is int and dtypes.issubdtype(x_dtype, np.integer)
+      and dtypes.iinfo(x_dtype).min <= y <= dtypes.iinfo(x_dtype).max):
+    return scalar_literal(y, x_dtype)
+  if type(y) in dtypes.python_scalar_dtypes:
+    return asarray_operand(y)
+  return creation.asarray(y) if not _is_array(y) else y
+
+
+def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices, mode,
+                    normalize_indices, out_sharding=None):
+  """`x[idx] op= y` without mutation: one scatter of the broadcast updates."""
+  if out_sharding is not None:
+    raise NotImplementedError("arrax does not support out_sharding in .at[] updates")
+  x = creation.asarray(x) if not _is_array(x) else x
+  aval = core.get_aval(x)
+  y = _as_update_values(aval.dtype, y)
+  entries = _expand_bool_masks(_parse(idx, aval.shape), aval.shape)
+  if not _safe_to_cast(y, aval.dtype):
+    warnings.warn("scatter inputs have incompatible types: cannot safely cast value from "
+                  f"dtype={_dtype(y)} to dtype={aval.dtype} with "
+                  "jax_numpy_dtype_promotion=standard. In future JAX releases this will "
+                  "result in an error.", FutureWarning, stacklevel=3)
+  plan = _gather_plan(entries, aval.shape, normalize_indices)
+  if 0 in plan.slice_shape:
+    return x
+  x, y = util.promote_dtypes(x, y)
+  y = _broadcast_to(y, plan.slice_shape)
+  if plan.newaxis_dims:
+    y = shape_ops.squeeze(y, plan.newaxis_dims)
+  if plan.reversed_y_dims:
+    y = shape_ops.rev(y, plan.reversed_y_dims)
+  if plan.scalar_bool_dims:
+    x = shape_ops.expand_dims(x, plan.scalar_bool_dims)
+  dnums = slicing.ScatterDimensionNumbers(
+      update_window_dims=plan.dnums.offset_dims,
+      inserted_window_dims=plan.dnums.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=plan.dnums.start_index_map)
+  out = scatter_op(x, plan.indices, y, dnums,
+                   indices_are_sorted=plan.unique_indices or indices_are_sorted,
+                   unique_indices=plan.unique_indices or unique_indices, mode=mode)
+  if plan.scalar_bool_dims:
+    out = shape_ops.squeeze(out, plan.scalar_bool_dims)
+  return lax._convert_element_type(out, aval.dtype, aval.weak_type)
+
+
+class _IndexUpdateHelper:
+  """The `.at` property: `x.at[idx].set(y)` is a pure version of `x[idx] = y`.
+
+  Methods of `x.at[idx]`: get, set, add, subtract, multiply (mul), divide, power, min, max,
+  apply. Repeated indices all apply (add accumulates). `mode` is 'promise_in_bounds' (default:
+  reads clamp, updates drop), 'clip', or 'drop'/'fill' (reads give `fill_value`);
+  `wrap_negative_indices=False` makes negative indices out of bounds.
+  """
+  __slots__ = ("array",)
+
+  def __init__(self, array):
+    self.array = array
+
+  def __getitem__(self, index):
+    return _IndexUpdateRef(self.array, index)
+
+  def __repr__(self):
+    return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+  """An array and an index, with methods returning updated copies of the array."""
+  __slots__ = ("array", "index")
+
+  def __init__(self, array, index):
+    self.array = array
+    self.index = index
+
+  def __repr__(self):
+    return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+  def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """`x[idx]`, with out-of-bounds handling chosen by `mode` and `fill_value`."""
+    if out_sharding is not None:
+      raise NotImplementedError("arrax does not support out_sharding in .at[].get()")
+    return _rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                           normalize_indices=wrap_negative_indices)
+
+  def _update(self, values, op, indices_are_sorted, unique_indices, mode, out_sharding,
+              wrap_negative_indices, x=None):
+    return _scatter_update(self.array if x is None else x, self.index, values, op,
+                           indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                           mode=mode, normalize_indices=wrap_negative_indices,
+                           out_sharding=out_sharding)
+
+  def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] = values`."""
+    return self._update(values, slicing.scatter, indices_are_sorted, unique_indices, mode,
+                        out_sharding, wrap_negative_indices)
+
+  def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] += values`."""
+    return self._update(values, slicing.scatter_add, indices_are_sorted, unique_indices, mode,
+                        out_sharding, wrap_negative_indices)
+
+  def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] -= values`."""
+    return self._update(values, slicing.scatter_sub, indices_are_sorted, unique_indices, mode,
+                        out_sharding, wrap_negative_indices)
+
+  def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] *= values`."""
+    return self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices, mode,
+                        out_sharding, wrap_negative_indices)
+
+  mul = multiply
+
+  def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+             out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] /= values` (true division: integer arrays give floats, as in JAX)."""
+    factors = self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices,
+                           mode, out_sharding, wrap_negative_indices,
+                           x=creation.ones_like(self.array))
+    return ufuncs.divide(self.array, factors)
+
+  def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] **= values`."""
+    exponents = self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices,
+                             mode, out_sharding, wrap_negative_indices,
+                             x=creation.ones_like(self.array))
+    return ufuncs.power(self.array, exponents)
+
+  def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] = minimum(x[idx], values)`."""
+    return self._update(values, slicing.scatter_min, indices_are_sorted, unique_indices, mode,
+                        out_sharding, wrap_negative_indices)
+
+  def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          out_sharding=None, wrap_negative_indices=True):
+    """`x[idx] = maximum(x[idx], values)`."""
+    return self._update(values, slicing.scatter_max, indices_are_sorted, unique_indices, mode,
+                        out_sharding, wrap_negative_indices)
+
+  def apply(self, func: Callable, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+    """`x[idx] = func(x[idx])`, applied once per occurrence of an index (like ufunc.at)."""
+    def scatter_apply(x, indices, y, dnums, **kwargs):
+      return slicing.scatter_apply(x, indices, func, dnums, update_shape=_shape(y), **kwargs)
+    aval = core.get_aval(self.array)
+    return self._update(scalar_literal(0, aval.dtype, aval.weak_type), scatter_apply,
+                        indices_are_sorted, unique_indices, mode, None, wrap_negative_indices)
+
+
+IndexUpdateHelper = _IndexUpdateHelper
+IndexUpdateRef = _IndexUpdateRef
