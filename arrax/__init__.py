@@ -10,7 +10,7 @@ from arrax._src.array import Array
 from arrax._src.backend import (default_backend, device_count, devices, local_device_count,
                                 local_devices, process_count, process_index)
 from arrax._src.jit import jit
-from arrax import errors, lax, numpy, tree, tree_util
+from arrax import debug, errors, lax, numpy, tree, tree_util
 from arrax._src.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __version__ = "0.1.0"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -9,7 +10,9 @@ from jaxlib import _jax, xla_client as xc
 
 from arrax._src import backend, core
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import config
+from arrax._src.config import config, x64_enabled
+
+_PY_SCALARS = (int, float, bool, complex)
 
 logger = logging.getLogger("arrax")
 
@@ -33,16 +36,37 @@ class Executable:
     return [Array(b, a) for b, a in zip(outs, self.out_avals)]
 
 
-def compile_module(module, device, name=""):
+def compile_module(lowered, device, name=""):
+  """Compile a LoweredModule for one device with XLA."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
   options = xc.CompileOptions()
   options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
   start = time.perf_counter()
-  loaded = client.compile_and_load(module, xc.DeviceList((device,)), options)
+  if lowered.host_callbacks:
+    loaded = client.compile_and_load(lowered.module, xc.DeviceList((device,)), options,
+                                     host_callbacks=list(lowered.host_callbacks))
+  else:
+    loaded = client.compile_and_load(lowered.module, xc.DeviceList((device,)), options)
   if config.jax_log_compiles:
     logger.warning("Finished XLA compilation of %s in %.3f sec", name,
                    time.perf_counter() - start)
   return loaded
+
+
+_scalar_buffers: dict = {}
+
+
+def _python_scalar_buffer(x, device):
+  # Arrays are immutable, so device copies of small Python scalars can be shared; this makes
+  # `x + 1` in a loop as cheap as `x + y`. -0.0 and 0.0 compare equal, hence the sign.
+  key = (type(x), x, device, x64_enabled(), type(x) is float and math.copysign(1.0, x) < 0)
+  hit = _scalar_buffers.get(key)
+  if hit is None:
+    if len(_scalar_buffers) > 4096:
+      _scalar_buffers.clear()
+    arr = device_put_value(x, device)
+    hit = _scalar_buffers[key] = (arr._buf, arr.aval)
+  return hit
 
 
 def to_buffer(x, device):
@@ -50,6 +74,8 @@ def to_buffer(x, device):
   if type(x) is Array:
     buf = x._buf
     return buf, x.aval
+  if type(x) in _PY_SCALARS:
+    return _python_scalar_buffer(x, device)
   if isinstance(x, core.Tracer):
     core._raise_escaped(x)
   if isinstance(x, core.Literal):

@@ -148,10 +148,10 @@ class Lowered:
 
   def as_text(self, dialect=None, *, debug_info=False):
     """The StableHLO module as MLIR text."""
-    return self._module.operation.get_asm(enable_debug_info=debug_info)
+    return self._module.module.operation.get_asm(enable_debug_info=debug_info)
 
   def compiler_ir(self, dialect=None):
-    return self._module
+    return self._module.module
 
   def compile(self, compiler_options=None):
     """Compile with XLA; the result can be called and inspected."""

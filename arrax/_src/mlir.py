@@ -190,8 +190,21 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   return fn
 
 
+class LoweredModule:
+  """A StableHLO module plus the Python host callbacks its custom calls refer to by index."""
+  __slots__ = ("module", "host_callbacks")
+
+  def __init__(self, module, host_callbacks):
+    self.module = module
+    self.host_callbacks = host_callbacks
+
+  def __str__(self):
+    return str(self.module)
+
+
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
-                          result_names=None, num_partitions=1, num_replicas=1) -> ir.Module:
+                          result_names=None, num_partitions=1,
+                          num_replicas=1) -> LoweredModule:
   """A StableHLO module `jit_<name>` whose public `main` computes `closed`."""
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
@@ -205,7 +218,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
     lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
                        result_names=result_names)
-  return module
+  return LoweredModule(module, mctx.host_callbacks)
 
 
 def _sanitize(name):

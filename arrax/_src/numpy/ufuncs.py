@@ -233,8 +233,8 @@ def trunc(x, /):
   x, = promote_args("trunc", x)
   if _is_int(x) or _is_bool(x):
     return x
-  return lax.select(lax.lt(x, lax._convert_element_type(0, _dtype(x), False)), lax.ceil(x),
-                    lax.floor(x))
+  return _select(lax.lt(x, lax._convert_element_type(0, _dtype(x), False)), lax.ceil(x),
+                 lax.floor(x))
 
 
 fix = trunc
@@ -421,8 +421,8 @@ def _float_divmod(x1, x2):
   mod = lax.rem(x1, x2)
   div = lax.div(lax.sub(x1, mod), x2)
   ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(x2), lax.sign(mod)))
-  mod = lax.select(ind, lax.add(mod, x2), mod)
-  div = lax.select(ind, lax.sub(div, lax._convert_element_type(1, dt, False)), div)
+  mod = _select(ind, lax.add(mod, x2), mod)
+  div = _select(ind, lax.sub(div, lax._convert_element_type(1, dt, False)), div)
   return lax.round(div), mod
 
 
@@ -438,7 +438,7 @@ def remainder(x1, x2, /):
   trunc_mod_not_zero = lax.ne(trunc_mod, zero)
   do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, zero)),
                             trunc_mod_not_zero)
-  return lax.select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
+  return _select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
 
 
 mod = remainder
@@ -496,6 +496,13 @@ def float_power(x1, x2, /):
   return lax.pow(x1, x2)
 
 
+def _select(pred, on_true, on_false):
+  """lax.select after broadcasting rank-0 operands (lax's select needs equal shapes)."""
+  from arrax._src.numpy.lax_numpy import broadcast_arrays
+  pred, on_true, on_false = broadcast_arrays(pred, on_true, on_false)
+  return lax.select(pred, on_true, on_false)
+
+
 @jit
 def hypot(x1, x2, /):
   """sqrt(x1**2 + x2**2) without undue overflow."""
@@ -505,14 +512,15 @@ def hypot(x1, x2, /):
   dt = _dtype(big)
   zero = lax._convert_element_type(0, dt, False)
   one = lax._convert_element_type(1, dt, False)
-  ratio = lax.div(small, lax.select(lax.eq(big, zero), one, big))
-  return lax.select(lax.eq(big, zero), big, lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio)))))
+  is_zero = lax.eq(big, zero)
+  ratio = lax.div(small, _select(is_zero, one, big))
+  return _select(is_zero, big, lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio)))))
 
 
 @jit
 def copysign(x1, x2, /):
   x1, x2 = promote_args_inexact("copysign", x1, x2)
-  return lax.select(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
+  return _select(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
 
 
 @jit
@@ -521,8 +529,8 @@ def heaviside(x1, x2, /):
   dt = _dtype(x1)
   zero = lax._convert_element_type(0, dt, False)
   one = lax._convert_element_type(1, dt, False)
-  return lax.select(lax.lt(x1, zero), lax.mul(x1, zero),
-                    lax.select(lax.eq(x1, zero), x2, lax.add(lax.mul(x1, zero), one)))
+  return _select(lax.lt(x1, zero), lax.mul(x1, zero),
+                 _select(lax.eq(x1, zero), x2, lax.add(lax.mul(x1, zero), one)))
 
 
 @jit
@@ -543,19 +551,19 @@ def sinc(x, /):
   zero = lax._convert_element_type(0, dt, False)
   one = lax._convert_element_type(1, dt, False)
   pi_x = lax.mul(lax._convert_element_type(np.pi, dt, False), x)
-  safe = lax.select(lax.eq(x, zero), one, pi_x)
-  return lax.select(lax.eq(x, zero), one, lax.div(lax.sin(safe), safe))
+  safe = _select(lax.eq(x, zero), one, pi_x)
+  return _select(lax.eq(x, zero), one, lax.div(lax.sin(safe), safe))
 
 
 @jit
 def fmax(x1, x2):
   """Elementwise maximum ignoring NaNs."""
   x1, x2 = promote_args("fmax", x1, x2)
-  return lax.select(lax.bitwise_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
+  return _select(lax.bitwise_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
 
 
 @jit
 def fmin(x1, x2):
   """Elementwise minimum ignoring NaNs."""
   x1, x2 = promote_args("fmin", x1, x2)
-  return lax.select(lax.bitwise_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
+  return _select(lax.bitwise_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
