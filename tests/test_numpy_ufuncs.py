@@ -36,7 +36,7 @@ nan, inf = float("nan"), float("inf")
 # x1[i] op x2[i] hits NaN/inf combinations, -0.0, division by zero, MIN // -1, MAX * 2, ...
 FLOAT_VALUES = (
     [nan, inf, -inf, -0.0, 0.0, 0.5, -1.5, 2.5, -3.0, 7.0, -7.25, 100.0],
-    [2.0, nan, inf, -0.0, 0.0, -2.0, 3.0, -inf, 0.5, -3.0, 2.0, 1e-3],
+    [2.0, nan, inf, 0.0, -0.0, 0.0, 2.0, -inf, -2.0, -0.0, 3.0, -1e-3],
 )
 UNIT_VALUES = (  # for arcsin / arccos / arctanh: mostly inside [-1, 1]
     [nan, inf, -inf, -0.0, 0.0, 0.5, -0.5, 0.25, -0.9, 0.99, 1.0, -1.0],
@@ -89,14 +89,24 @@ OpRecord = namedtuple("OpRecord", "name afn jfn arity dtypes kind tol alias")
 ALIASES = {"asin", "acos", "atan", "asinh", "acosh", "atanh", "abs", "around", "radians",
            "degrees", "conjugate", "invert", "bitwise_invert", "fix", "mod", "pow", "atan2",
            "true_divide", "bitwise_left_shift", "bitwise_right_shift"}
-ALIAS_DTYPES = ("bool", "int32", "float32", "complex64")
-# Functions that promote integers to float: int8/uint32 stand in for all integer types.
-INEXACT_DTYPES = ("bool", "int8", "uint32", "float16", "bfloat16", "float32", "complex64")
-TRANSCENDENTAL = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-                  "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log1p",
-                  "log2", "log10", "sqrt", "cbrt", "deg2rad", "rad2deg", "sinc", "arctan2",
-                  "hypot", "logaddexp", "nextafter", "float_power", "copysign", "heaviside",
-                  "divide"}
+ALIAS_DTYPES = ("int32", "float32")
+# Functions that promote integers (and bool) to float: int8 stands in for all of them.
+INEXACT_DTYPES = ("int8", "bfloat16", "float32", "complex64")
+PROMOTE_TO_FLOAT = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                    "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log1p",
+                    "log2", "log10", "sqrt", "cbrt", "deg2rad", "rad2deg", "sinc", "arctan2",
+                    "hypot", "logaddexp", "nextafter", "float_power", "copysign", "heaviside",
+                    "divide"}
+# Unary functions that keep integer types: one signed and one unsigned width suffice.
+UNARY_DTYPES = ("bool", "int8", "uint8", "bfloat16", "float32", "complex64")
+# Binary functions on two operands of one dtype: one width per integer kind besides int32 (the
+# dtype of the shape and jit tests); mixed widths are in test_binary_mixed_dtypes.
+BINARY_DTYPES = ("bool", "int8", "uint32", "float16", "bfloat16", "float32", "complex64")
+# Comparisons and logical functions: one dtype per kind.
+COMPARE_DTYPES = ("bool", "int8", "uint32", "bfloat16", "float32", "complex64")
+COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+               "logical_and", "logical_or", "logical_xor"}
+ROUND_DTYPES = ("int32", "float16", "bfloat16", "float32", "complex64")
 
 
 def _lookup(module, name, kwargs):
@@ -111,7 +121,9 @@ def rec(name, arity, dtypes=None, kind="default", tol=None, jax_name=None, label
   jfn = lambda *a: _lookup(jnp, jax_name or name, kwargs)(*a)  # noqa: E731
   alias = name in ALIASES
   if dtypes is None:
-    dtypes = ALIAS_DTYPES if alias else INEXACT_DTYPES if name in TRANSCENDENTAL else ALL
+    dtypes = (ALIAS_DTYPES if alias else INEXACT_DTYPES if name in PROMOTE_TO_FLOAT else
+              COMPARE_DTYPES if name in COMPARISONS else UNARY_DTYPES if arity == 1 else
+              BINARY_DTYPES)
   return OpRecord(label or name, afn, jfn, arity, dtypes, kind, tol, alias)
 
 
@@ -131,15 +143,18 @@ UNARY = [
     # jnp.fix was removed in JAX 0.10 in favour of trunc; arrax keeps it as an alias of trunc.
     rec("fix", 1, jax_name="trunc"),
     rec("round", 1), rec("around", 1),
-    rec("round", 1, label="round[decimals=1]", decimals=1),
-    rec("round", 1, label="round[decimals=2]", decimals=2),
-    rec("round", 1, label="round[decimals=-1]", decimals=-1),
+    rec("round", 1, label="round[decimals=1]", dtypes=ROUND_DTYPES, decimals=1),
+    rec("round", 1, label="round[decimals=2]", dtypes=ROUND_DTYPES, decimals=2),
+    rec("round", 1, label="round[decimals=-1]", dtypes=ROUND_DTYPES, decimals=-1),
     rec("square", 1), rec("reciprocal", 1),
-    rec("real", 1), rec("imag", 1), rec("conj", 1), rec("conjugate", 1),
-    rec("angle", 1), rec("angle", 1, label="angle[deg=True]", deg=True),
+    rec("real", 1), rec("imag", 1), rec("conj", 1),
+    rec("conjugate", 1, dtypes=("float32", "complex64")),
+    rec("angle", 1),
+    rec("angle", 1, label="angle[deg=True]", dtypes=("int8", "float32", "complex64"), deg=True),
     rec("deg2rad", 1), rec("rad2deg", 1), rec("radians", 1), rec("degrees", 1),
     rec("isfinite", 1), rec("isinf", 1), rec("isnan", 1), rec("signbit", 1),
-    rec("bitwise_not", 1), rec("invert", 1), rec("bitwise_invert", 1), rec("logical_not", 1),
+    rec("bitwise_not", 1), rec("invert", 1, dtypes=("bool", "int32")),
+    rec("bitwise_invert", 1, dtypes=("bool", "uint8")), rec("logical_not", 1),
     rec("sinc", 1),
 ]
 
@@ -242,8 +257,13 @@ def test_binary_mixed_dtypes(r, dtypes):
 
 
 # ---- shapes and broadcasting -------------------------------------------------------------------
-UNARY_SHAPES = [(), (0,), (3,)]
-BINARY_SHAPES = [((), ()), ((0,), (0,)), ((3, 1), (1, 4)), ((4,), (2, 4)), ((), (2, 3))]
+UNARY_SHAPES = [(), (0,)]
+BINARY_SHAPES = [((0,), (0,)), ((3, 1), (1, 4)), ((), (2, 3))]
+# Functions built from several lax ops with constants (select/broadcast logic) get more shapes.
+COMPOSITE = {"floor_divide", "remainder", "fmod", "divmod", "power", "float_power", "hypot",
+             "logaddexp", "copysign", "heaviside", "nextafter", "fmax", "fmin", "right_shift",
+             "arctan2", "logical_and"}
+EXTRA_BINARY_SHAPES = [((), ()), ((4,), (2, 4))]
 
 
 def _shape_id(s):
@@ -257,9 +277,13 @@ def test_unary_shapes(r, shape):
   check(r.afn, r.jfn, x, tol=r.tol)
 
 
-@pytest.mark.parametrize("shapes", BINARY_SHAPES,
-                         ids=lambda p: f"{_shape_id(p[0])}-{_shape_id(p[1])}")
-@pytest.mark.parametrize("r", PRIMARY_BINARY, ids=lambda r: r.name)
+def _binary_shape_params():
+  return [pytest.param(r, s, id=f"{r.name}-{_shape_id(s[0])}-{_shape_id(s[1])}")
+          for r in PRIMARY_BINARY
+          for s in BINARY_SHAPES + (EXTRA_BINARY_SHAPES if r.name in COMPOSITE else [])]
+
+
+@pytest.mark.parametrize("r,shapes", _binary_shape_params())
 def test_binary_shapes(r, shapes):
   d = _primary_dtype(r)
   x, y = _inputs(r, [d, d], shapes)
@@ -274,7 +298,7 @@ def test_binary_incompatible_shapes_raise_like_jax():
 
 
 # ---- Python scalar operands (weak types) -------------------------------------------------------
-SCALAR_CASES = [("int8", 3), ("int8", 2.5), ("bfloat16", 3), ("bfloat16", 2.5)]
+SCALAR_CASES = [("int8", 3), ("int8", 2.5)]
 
 
 @pytest.mark.parametrize("side", ["array_scalar", "scalar_array"])
@@ -288,7 +312,7 @@ def test_binary_python_scalar(r, case, side):
   check_all(_with_operator(r, BINARY_OPERATOR_OF, args))
 
 
-SCALAR_ONLY = [(2, 3), (2.5, 3), (-7, 2), (3, 2.0), (True, 2), (1j, 2.0)]
+SCALAR_ONLY = [(2, 3), (2.5, 3), (True, 2), (1j, 2.0)]
 
 
 @pytest.mark.parametrize("args", SCALAR_ONLY, ids=lambda a: f"{a[0]!r}-{a[1]!r}")
@@ -299,7 +323,7 @@ def test_binary_both_python_scalars(r, args):
   check(r.afn, r.jfn, *args, tol=r.tol)
 
 
-@pytest.mark.parametrize("value", [3, 2.5, True, 1 + 2j, np.float32(2.5)], ids=repr)
+@pytest.mark.parametrize("value", [3, 2.5, True, 1 + 2j], ids=repr)
 @pytest.mark.parametrize("r", [r for r in UNARY if r.name in (
     "sin", "sqrt", "negative", "abs", "floor", "square", "sign", "isnan", "real", "imag",
     "signbit", "round[decimals=1]")], ids=lambda r: r.name)
@@ -309,9 +333,10 @@ def test_unary_python_scalar(r, value):
 
 def test_python_int_out_of_range_for_weak_int_raises_like_jax():
   x = make_values("uint8", (3,))
-  check(anp.add, jnp.add, x, -1)
-  check(anp.add, jnp.add, x, 300)
-  check(anp.multiply, jnp.multiply, make_values("int8", (3,)), 2**40)
+  check_all([("uint8 + -1", lambda: check(anp.add, jnp.add, x, -1)),
+             ("uint8 + 300", lambda: check(anp.add, jnp.add, x, 300)),
+             ("int8 * 2**40", lambda: check(anp.multiply, jnp.multiply,
+                                            make_values("int8", (3,)), 2**40))])
 
 
 # ---- power: integer / float / negative / Python int exponents ----------------------------------
@@ -331,11 +356,11 @@ def test_power_dtype_pairs(name, d1, d2):
   check(operator.pow, operator.pow, x, y)
 
 
-POWER_EXPONENTS = [0, 1, 2, 3, 5, -1, -2, 0.5, 2.0, -1.5, True, np.int32(3), np.float32(2)]
+POWER_EXPONENTS = [0, 2, 3, -1, -2, 0.5, 2.0, True, np.int32(3)]
 
 
 @pytest.mark.parametrize("exponent", POWER_EXPONENTS, ids=lambda e: f"{type(e).__name__}({e})")
-@pytest.mark.parametrize("dtype", ["int8", "int32", "uint8", "float16", "float32", "complex64"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "float32", "complex64"])
 def test_power_python_exponent(dtype, exponent):
   x = make_values(dtype, (4, 3))
   check(anp.power, jnp.power, x, exponent)
@@ -370,8 +395,7 @@ CLIP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "float16", "bfloat16", "float32",
-                                   "complex64"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "bfloat16", "float32", "complex64"])
 @pytest.mark.parametrize("case", CLIP_CASES, ids=lambda c: c[0])
 def test_clip(case, dtype):
   args, kwargs = case[1](make_values(dtype, (4, 3)))
@@ -436,7 +460,7 @@ UNARY_OPERATORS = [("neg", operator.neg), ("pos", operator.pos), ("abs", abs),
 # Operators on two arrays, on one array and on a Python scalar (either side) are checked together
 # with their functions above (test_*_dtypes, test_binary_shapes, test_binary_python_scalar).
 # Here: the remaining scalar kinds (negative ints for shifts/powers, complex) and bool scalars.
-OPERATOR_SCALAR_CASES = [("int8", -1), ("uint8", True), ("float32", 1j), ("int32", 2)]
+OPERATOR_SCALAR_CASES = [("int8", -1), ("uint8", True), ("float32", 1j), ("bfloat16", 2.5)]
 
 
 @pytest.mark.parametrize("case", OPERATOR_SCALAR_CASES,
@@ -458,8 +482,7 @@ NUMPY_OPERANDS = [
 
 
 @pytest.mark.parametrize("name,make", NUMPY_OPERANDS, ids=[o[0] for o in NUMPY_OPERANDS])
-@pytest.mark.parametrize("opname,op", [("add", operator.add), ("mul", operator.mul),
-                                       ("lt", operator.lt), ("truediv", operator.truediv)],
+@pytest.mark.parametrize("opname,op", [("add", operator.add), ("lt", operator.lt)],
                          ids=lambda v: v if isinstance(v, str) else "")
 def test_binary_operator_numpy_operand_both_sides(opname, op, name, make):
   x = make_values("bfloat16", (2, 3))

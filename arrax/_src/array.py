@@ -238,3 +238,21 @@ def concretize(x, context=""):
   if isinstance(x, Array):
     return x._value
   return np.asarray(x)
+
+
+class _ArrayTypeMeta(type):
+  def __instancecheck__(cls, x):
+    from arrax._src.core import Tracer
+    return isinstance(x, (Array, Tracer))
+
+  def __subclasscheck__(cls, sub):
+    from arrax._src.core import Tracer
+    return issubclass(sub, (Array, Tracer))
+
+
+class ArrayType(metaclass=_ArrayTypeMeta):
+  """The public `arrax.Array` / `jnp.ndarray` type: `isinstance(x, arrax.Array)` holds for arrays
+  and for the tracers that stand for them inside transformations, as in JAX."""
+
+  def __new__(cls, *args, **kwargs):
+    raise TypeError("arrax.Array cannot be instantiated directly; use arrax.numpy.array.")

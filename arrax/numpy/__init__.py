@@ -2,7 +2,7 @@
 import numpy as _np
 
 from arrax._src import dtypes as _dtypes
-from arrax._src.array import Array as ndarray
+from arrax._src.array import ArrayType as ndarray
 from arrax._src.numpy import array_methods as _array_methods  # noqa: F401  (installs operators)
 from arrax._src.numpy.creation import (arange, array, asarray, empty, empty_like, eye, full,
                                        full_like, identity, linspace, ones, ones_like, zeros,

@@ -612,7 +612,7 @@ def _as_update_values(x_dtype, y):
     return scalar_literal(y, x_dtype)
   if type(y) in dtypes.python_scalar_dtypes:
     return asarray_operand(y)
-  return creation.asarray(y) if not _is_array(y) else y
+  return y if _is_array(y) or isinstance(y, core.Literal) else creation.asarray(y)
 
 
 def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices, mode,

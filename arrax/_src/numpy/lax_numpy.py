@@ -463,7 +463,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
   """Take elements along an axis (out-of-bounds indices are filled with NaN by default)."""
   from arrax._src.numpy import indexing
-  return indexing.take(a, indices, axis, mode=mode, unique_indices=unique_indices,
+  return indexing.take(a, indices, axis, out, mode=mode, unique_indices=unique_indices,
                        indices_are_sorted=indices_are_sorted, fill_value=fill_value)
 
 
