@@ -18,7 +18,8 @@ def asarray_operand(x):
   t = type(x)
   if t in dtypes.python_scalar_dtypes:
     dt, weak = dtypes.dtype_and_weak_type(x)
-    return Literal(np.asarray(x, dt)[()], ShapedArray((), dt, weak))
+    # The Python value is kept (JAX prints weak literals from it: `0.1:f32[]`).
+    return Literal(x, ShapedArray((), dt, weak))
   if isinstance(x, (list, tuple)):
     raise TypeError(f"lax operations do not accept {t.__name__}s; use jnp.asarray first.")
   return x
