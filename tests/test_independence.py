@@ -62,3 +62,26 @@ def test_coexists_with_jax_in_either_import_order():
     out = subprocess.run([sys.executable, "-c", COEXIST, order], capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", (order, out.stderr)
+
+
+MULTI = textwrap.dedent("""
+    import arrax, arrax.numpy as jnp
+    assert arrax.device_count() == 4, arrax.devices()
+    d = arrax.devices()[2]
+    x = arrax.device_put(jnp.arange(4.0), d)
+    assert x.device == d and x.committed
+    y = arrax.jit(lambda a: a * 2)(x)
+    z = jnp.sin(y) + 1
+    assert y.device == d and z.device == d and z.committed
+    assert jnp.ones(2).device == arrax.devices()[0]
+    print(float((z - 1).sum()))
+""")
+
+
+def test_simulated_cpu_devices_and_placement():
+  import os
+  env = dict(os.environ, JAX_NUM_CPU_DEVICES="4")
+  out = subprocess.run([sys.executable, "-c", MULTI], capture_output=True, text=True,
+                       timeout=300, env=env)
+  assert out.returncode == 0, out.stderr
+  assert abs(float(out.stdout) - float(np.sin(np.arange(4.0) * 2).sum())) < 1e-5

@@ -48,11 +48,11 @@ class Array:
     return self._buf.is_ready()
 
   def devices(self):
-    return set(self._buf._sharding._device_assignment)
+    return set(self._buf._sharding._devices)
 
   @property
   def device(self):
-    devs = self._buf._sharding._device_assignment
+    devs = self._buf._sharding._devices
     return devs[0] if len(devs) == 1 else self._buf._sharding
 
   @property

@@ -33,7 +33,8 @@ class Executable:
 
   def execute(self, bufs):
     outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
-    return [Array(b, a) for b, a in zip(outs, self.out_avals)]
+    committed = self.device is not backend.default_device()
+    return [Array(b, a, committed) for b, a in zip(outs, self.out_avals)]
 
 
 def compile_module(lowered, device, name=""):

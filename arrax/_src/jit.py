@@ -307,7 +307,8 @@ class JitWrapped:
     exe = entry.exe
     bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
-    outs = [Array(b, a) for b, a in zip(raw, exe.out_avals)]
+    committed = device is not _default_device()   # results stay on a device asked for
+    outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
     if _debug_nans.value:
       dispatch.check_nans(self._name, outs)
     if entry.single:
