@@ -85,3 +85,13 @@ def test_simulated_cpu_devices_and_placement():
                        timeout=300, env=env)
   assert out.returncode == 0, out.stderr
   assert abs(float(out.stdout) - float(np.sin(np.arange(4.0) * 2).sum())) < 1e-5
+
+
+def test_missing_gpu_plugin_gives_clear_error():
+  import pytest
+
+  from arrax._src import backend
+  with pytest.raises(RuntimeError, match="CUDA PJRT plugin is not installed"):
+    backend.get_client("gpu")
+  with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
+    backend.get_client("tpu")
