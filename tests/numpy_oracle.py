@@ -8,14 +8,13 @@ Array type.
 """
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 
 import arrax
 import arrax.numpy as anp
 from conftest import assert_same
-
-import ml_dtypes
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

@@ -75,9 +75,6 @@ def check_eager(spec, x, body):
         x)
 
 
-_JIT_CHUNK = 200   # cases per jitted function: XLA compile time grows faster than linearly
-
-
 def _compare_jitted(cases, x):
   """Failure messages for the cases computed by one jitted function per library."""
   marks = [_markers(spec) for spec, _ in cases]
@@ -120,9 +117,7 @@ def check_jit_batch(cases, x):
         failures.append(f"--- {spec!r}: {err}")
       continue
     kept.append((spec, body))
-  for start in range(0, len(kept), _JIT_CHUNK):
-    chunk = kept[start:start + _JIT_CHUNK]
-    failures += _compare_jitted(chunk, x)
+  failures += _compare_jitted(kept, x)
   assert not failures, f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures)
 
 
@@ -139,7 +134,6 @@ def _arange(shape, dtype=np.float32):
 # ---- getitem ------------------------------------------------------------------------------------
 S = slice
 E = Ellipsis
-i32 = np.int32
 M3 = np.array([True, False, True])
 M4 = np.array([True, False, True, True])
 M34 = _arange((3, 4), np.bool_)
@@ -193,7 +187,7 @@ BOOLEAN = [
     True, False, (True,), (True, 0), (E, True), (0, True, np.array([1, 2])), (S(None), False),
     (True, [0, 2]), (True, np.array([0, 2]), 1), (True, None), (False, E),
     ([True, False, True],), (S(None), [True, False, True, False]),
-    np.ones((3, 0), bool)[:, :0].reshape(3, 0),
+    np.ones((3, 0), bool),
     (A(M3),), A(M34), (S(None), A(M4)),                     # traced masks: jit raises
 ]
 
@@ -270,7 +264,7 @@ def test_getitem_weak_type_is_kept():
 def test_traced_slice_bounds_raise_index_error():
   x = _arange((4,))
   check(arrax.jit(lambda x, i: x[i:i + 2]), jax.jit(lambda x, i: x[i:i + 2]), x, 1)
-  with pytest.raises(IndexError, match="Slice entries must be static integers"):
+  with pytest.raises(IndexError, match="slice bounds must be static"):
     arrax.jit(lambda x, i: x[i:])(anp.asarray(x), 1)
 
 
@@ -300,7 +294,7 @@ def test_item_assignment_is_a_type_error():
 
 def test_float_index_is_a_type_error():
   for idx in (1.0, np.float32(1), np.array([1.0]), anp.asarray(1.0)):
-    with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+    with pytest.raises(TypeError, match="must be integers or booleans"):
       anp.arange(3.0)[idx]
 
 
@@ -311,7 +305,7 @@ def test_static_out_of_bounds_int_clamps_like_jax():
     anp.zeros(0)[0]
 
 
-# ---- .at[].get ------------------------------------------------------------------------------------
+# ---- .at[].get -----------------------------------------------------------------------------------
 GET_SPECS = [1, 7, -1, -9, np.array([0, 7, -1, -9]), (S(None), np.array([1, 5])), S(1, 3),
              (A(np.array([2, 6])), S(None)), (A(8), 1), M3, True, (S(None), None, 3),
              (np.array([0, 2]), S(None, None, -1))]
@@ -363,7 +357,7 @@ def test_at_get_sorted_unique_flags():
         lambda x: x.at[spec].get(unique_indices=True, indices_are_sorted=True), _arange((3,)))
 
 
-# ---- .at[] updates --------------------------------------------------------------------------------
+# ---- .at[] updates -------------------------------------------------------------------------------
 METHODS = ["set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max",
            "apply"]
 
@@ -409,9 +403,8 @@ def test_at_update(method, spec, values):
   check_eager(spec, _arange((3, 4)) + 5, _update(method, values))
 
 
-@pytest.mark.parametrize("methods", [METHODS[:5], METHODS[5:]], ids=repr)
-def test_at_update_jit(methods):
-  check_jit_batch([(spec, _update(m, values)) for m in methods for spec, values in UPDATE_SPECS],
+def test_at_update_jit():
+  check_jit_batch([(spec, _update(m, values)) for m, spec, values in UPDATE_CASES],
                   _arange((3, 4)) + 5)
 
 
@@ -495,7 +488,8 @@ def test_at_update_warns_on_unsafe_cast_like_jax():
 
 
 def test_at_update_overflowing_python_int():
-  check(lambda x: x.at[0].set(2 ** 40), lambda x: x.at[0].set(2 ** 40), np.arange(3, dtype=np.int32))
+  check(lambda x: x.at[0].set(2 ** 40), lambda x: x.at[0].set(2 ** 40),
+        np.arange(3, dtype=np.int32))
 
 
 def test_at_update_list_values_and_indices():
@@ -516,10 +510,9 @@ def test_at_out_sharding_is_not_supported():
     anp.arange(3.0).at[0].set(1.0, out_sharding=object())
 
 
-# ---- take -----------------------------------------------------------------------------------------
-TAKE_INDICES = [np.array([0, 2]), np.array([[1, -1], [3, 0]]), np.array([7, -1, -7, 2]),
-                np.array(2), np.array([], np.int32), np.array([1, 200], np.uint8),
-                np.array([-2, 1], np.int8)]
+# ---- take ----------------------------------------------------------------------------------------
+TAKE_INDICES = [np.array([[1, -1], [3, 0]]), np.array([7, -1, -7, 2]), np.array(2),
+                np.array([], np.int32), np.array([1, 200], np.uint8)]
 
 
 @pytest.mark.parametrize("mode", [None, "fill", "clip", "wrap"])
@@ -566,7 +559,7 @@ def test_take_edge_cases(case):
   check(lambda a: anp.take(a, i, **kw), lambda a: jnp.take(a, i, **kw), a)
 
 
-# ---- jaxprs ---------------------------------------------------------------------------------------
+# ---- jaxprs --------------------------------------------------------------------------------------
 X2 = _arange((3, 4))
 X3 = _arange((2, 3, 4))
 I2 = np.array([0, 2], np.int32)
@@ -625,3 +618,14 @@ def test_jaxpr_matches_jax(name):
   a_args = [anp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
   j_args = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
   assert str(arrax.make_jaxpr(make(anp))(*a_args)) == str(jax.make_jaxpr(make(jnp))(*j_args))
+
+
+@pytest.mark.parametrize("spec", [1, -1, (A(1), S(None, None, -1)), np.array([0, -1]),
+                                  (A(np.array([2, 0])), 1), M3, True], ids=repr)
+def test_x64(x64, spec):
+  x = _arange((3, 4), np.float64)
+  check_eager(spec, x, _getitem)
+  check_eager(spec, x, _update("add", 1))
+  check_jit_batch([(spec, _getitem), (spec, _update("add", 1))], x)
+  check(lambda x, i: anp.take(x, i, axis=1), lambda x, i: jnp.take(x, i, axis=1), x,
+        np.array([0, 7, -2]))

@@ -146,7 +146,7 @@ def test_bad_axis_raises_like_jax(r, axis):
 
 
 @pytest.mark.parametrize("axis", [1, (0, 2)], ids=_id)
-@pytest.mark.parametrize("dtype", ["int8", "bool", "bfloat16", "complex64"])
+@pytest.mark.parametrize("dtype", ["int8", "bfloat16", "complex64"])
 @pytest.mark.parametrize("r", [BY_NAME[n] for n in ("sum", "prod", "max", "argmin", "cumsum",
                                                      "var")], ids=lambda r: r.name)
 def test_axis_on_other_dtypes(r, dtype, axis):
@@ -155,7 +155,7 @@ def test_axis_on_other_dtypes(r, dtype, axis):
 
 # ---- dtype= ------------------------------------------------------------------------------------
 DTYPE_ARG_CASES = [("int8", "float32"), ("float32", "int32"), ("bool", "int8"),
-                   ("float16", "float32"), ("complex64", "float32"), ("float32", "bfloat16")]
+                   ("float16", "float32"), ("complex64", "float32")]
 
 
 @pytest.mark.parametrize("case", DTYPE_ARG_CASES, ids=lambda c: f"{c[0]}-to-{c[1]}")
@@ -180,11 +180,10 @@ MASK = np.array([[True, False, True, True], [False, False, False, True],
 COLUMN_MASK = np.array([True, False, True, True])   # broadcast against (3, 4)
 
 
-@pytest.mark.parametrize("mask_name,mask", [("full", MASK), ("broadcast", COLUMN_MASK)],
-                         ids=["mask(3,4)", "mask(4,)"])
-@pytest.mark.parametrize("axis", [None, 1], ids=_id)
+@pytest.mark.parametrize("axis,mask", [(None, MASK), (1, MASK), (1, COLUMN_MASK)],
+                         ids=["axis=None-mask(3,4)", "axis=1-mask(3,4)", "axis=1-mask(4,)"])
 @pytest.mark.parametrize("r", [r for r in PRIMARY if r.where], ids=lambda r: r.name)
-def test_where_mask(r, axis, mask_name, mask):
+def test_where_mask(r, axis, mask):
   x = special("float32") if r.name not in ("all", "any") else finite("int8", (3, 4))
   run(r.name, x, axis=axis, where=mask)
 

@@ -187,8 +187,12 @@ def _reconstruct(value, weak_type):
 def _to_host(arr: Array) -> np.ndarray:
   dt = arr.dtype
   if dt in _BITCAST_FOR_HOST:
+    from arrax._src import core
     from arrax._src.lax import lax
-    raw = lax.bitcast_convert_type(arr, _BITCAST_FOR_HOST[dt])
+    # Run the bitcast eagerly even when called while tracing (e.g. reading a concrete bfloat16
+    # scalar to make a jaxpr literal); otherwise it would be staged and recurse.
+    with core.set_current_trace(core.eval_trace):
+      raw = lax.bitcast_convert_type(arr, _BITCAST_FOR_HOST[dt])
     return np.asarray(raw._buf).view(dt)
   if dt == dtypes.float0:
     return np.zeros(arr.shape, dtype=dtypes.float0)

@@ -68,6 +68,7 @@ def get_aval(x) -> ShapedArray:
   if aval is not None:
     return aval
   if type(x) in dtypes.python_scalar_dtypes:
+    dtypes.check_python_int(x)
     dt, weak = dtypes.dtype_and_weak_type(x)
     return ShapedArray((), dt, weak)
   if isinstance(x, (np.ndarray, np.generic)):

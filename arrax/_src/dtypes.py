@@ -31,6 +31,19 @@ _to_32bit = {int64: int32, uint64: uint32, float64: float32, complex128: complex
 python_scalar_dtypes = {bool: bool_, int: int64, float: float64, complex: complex128}
 
 
+def check_python_int(x):
+  """OverflowError if a Python int does not fit the default integer type (int32 unless x64).
+
+  JAX refuses such values when it turns them into arrays or jit arguments.
+  """
+  if type(x) is int:
+    dt = canonicalize_dtype(int64)
+    info = np.iinfo(dt)
+    if not info.min <= x <= info.max:
+      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+  return x
+
+
 @functools.lru_cache(maxsize=None)
 def _canonicalize(x64, dtype):
   return dtype if x64 else _to_32bit.get(dtype, dtype)
@@ -233,7 +246,14 @@ def promote_types(a, b):
 
 
 def to_inexact_dtype(dtype):
-  return dtype if is_inexact(dtype) else default_float_dtype()
+  """The inexact dtype a computation on `dtype` promotes to (JAX's table: bool and integers up
+  to 32 bits give float32, 64-bit integers float64; inexact dtypes are kept)."""
+  dtype = np.dtype(dtype)
+  if is_inexact(dtype):
+    return dtype
+  if dtype.kind in "iu" and dtype.itemsize == 8:
+    return canonicalize_dtype(float64)
+  return float32
 
 
 def short_dtype_name(dtype):

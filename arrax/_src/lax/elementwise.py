@@ -66,10 +66,27 @@ sub_p = _binop("sub", NUM, _simple(hlo.subtract))
 mul_p = _binop("mul", NUM, _simple(hlo.multiply))
 div_p = _binop("div", NUM, _simple(hlo.divide))
 rem_p = _binop("rem", (INT, FLOAT), _simple(hlo.remainder))
-max_p = _binop("max", ANY, _simple(hlo.maximum))
-min_p = _binop("min", ANY, _simple(hlo.minimum))
+
+
+def _minmax(op, direction):
+  """max/min; complex operands are ordered lexicographically (real part, then imaginary)."""
+  def emit(ctx, x, y):
+    aval = ctx.avals_in[0]
+    if aval.dtype.kind != "c":
+      return op(x, y)
+    part = ShapedArray(ctx.avals_out[0].shape, _real_dtype(aval))
+    xr, yr = hlo.real(x), hlo.real(y)
+    same_real = _compare(xr, yr, "EQ", part)
+    by_real = _compare(xr, yr, direction, part)
+    by_imag = _compare(hlo.imag(x), hlo.imag(y), direction, part)
+    return hlo.select(hlo.select(same_real, by_imag, by_real), x, y)
+  return emit
+
+
+max_p = _binop("max", ANY, _minmax(hlo.maximum, "GT"))
+min_p = _binop("min", ANY, _minmax(hlo.minimum, "LT"))
 pow_p = _naryop("pow", [INEXACT, (INT, FLOAT, COMPLEX)], None, same_dtype=False)
-atan2_p = _binop("atan2", FLOAT, _simple(hlo.atan2))
+atan2_p = _binop("atan2", INEXACT, _simple(hlo.atan2))
 nextafter_p = _binop("nextafter", FLOAT, _simple(chlo.next_after))
 neg_p = _unop("neg", NUM, _simple(hlo.negate))
 
@@ -98,13 +115,7 @@ pow_p.abstract_eval = _pow_abstract_eval
 pow_p.lowering = _pow_lower
 
 
-def _abs_emit(ctx, x):
-  if _is_unsigned(ctx.avals_in[0]):
-    return x
-  return hlo.abs(x)
-
-
-abs_p = _unop("abs", (INT, FLOAT, COMPLEX), _abs_emit,
+abs_p = _unop("abs", (SIGNED, FLOAT, COMPLEX), _simple(hlo.abs),
               out_dtype=lambda x: _real_dtype(x) if x.dtype.kind == "c" else x.dtype)
 
 
@@ -122,7 +133,7 @@ sign_p = _unop("sign", NUM, _sign_emit)
 floor_p = _unop("floor", FLOAT, _simple(hlo.floor))
 ceil_p = _unop("ceil", FLOAT, _simple(hlo.ceil))
 is_finite_p = _unop("is_finite", FLOAT, _simple(hlo.is_finite),
-                    out_dtype=lambda x: dtypes.bool_, weak=lambda x: False)
+                    out_dtype=lambda x: dtypes.bool_)
 
 
 class RoundingMethod(enum.IntEnum):
@@ -158,7 +169,8 @@ def _compare(x, y, direction, aval):
 def _cmp(name, direction, classes):
   def emit(ctx, x, y):
     return _compare(x, y, direction, ctx.avals_in[0])
-  return _binop(name, classes, emit, out_dtype=lambda *a: dtypes.bool_, weak=lambda *a: False)
+  # The result is weakly typed when every operand is (JAX's default weak-type rule).
+  return _binop(name, classes, emit, out_dtype=lambda *a: dtypes.bool_)
 
 
 eq_p = _cmp("eq", "EQ", ANY)
@@ -192,8 +204,47 @@ rsqrt_p = _unop("rsqrt", INEXACT, _simple(hlo.rsqrt))
 cbrt_p = _unop("cbrt", FLOAT, _simple(hlo.cbrt))
 tanh_p = _unop("tanh", INEXACT, _simple(hlo.tanh))
 logistic_p = _unop("logistic", INEXACT, _simple(hlo.logistic))
-sin_p = _unop("sin", INEXACT, _simple(hlo.sine))
-cos_p = _unop("cos", INEXACT, _simple(hlo.cosine))
+
+
+def _complex_sin_cos(ctx, x, is_cos):
+  """sin/cos of a complex operand from real-valued ops.
+
+  With z = a + ib: sin z = sin a cosh b + i cos a sinh b, cos z = cos a cosh b - i sin a sinh b.
+  sinh and cosh come from expm1(b) and expm1(-b) (accurate for small |b|). Where a == 0 the
+  component that is then exactly zero is set to zero (avoiding 0 * inf = nan for huge |b|).
+  """
+  part = ShapedArray(ctx.avals_out[0].shape, _real_dtype(ctx.avals_in[0]))
+  a, b = hlo.real(x), hlo.imag(x)
+  zero = mlir.full_like_aval(0, part)
+  two = mlir.full_like_aval(2, part)
+  a_is_zero = _compare(a, zero, "EQ", part)
+  sin_a, cos_a = hlo.sine(a), hlo.cosine(a)
+  em_pos, em_neg = hlo.exponential_minus_one(b), hlo.exponential_minus_one(hlo.negate(b))
+  sinh_b = hlo.divide(hlo.subtract(em_pos, em_neg), two)
+  cosh_b = hlo.divide(hlo.add(hlo.add(em_pos, em_neg), two), two)
+  if is_cos:
+    re, im = hlo.multiply(cos_a, cosh_b), hlo.multiply(hlo.negate(sin_a), sinh_b)
+    at_zero = hlo.complex(re, zero)
+  else:
+    re, im = hlo.multiply(sin_a, cosh_b), hlo.multiply(cos_a, sinh_b)
+    at_zero = hlo.complex(zero, im)
+  return hlo.select(a_is_zero, at_zero, hlo.complex(re, im))
+
+
+def _sin_emit(ctx, x):
+  if ctx.avals_in[0].dtype.kind == "c":
+    return _complex_sin_cos(ctx, x, is_cos=False)
+  return hlo.sine(x)
+
+
+def _cos_emit(ctx, x):
+  if ctx.avals_in[0].dtype.kind == "c":
+    return _complex_sin_cos(ctx, x, is_cos=True)
+  return hlo.cosine(x)
+
+
+sin_p = _unop("sin", INEXACT, _sin_emit)
+cos_p = _unop("cos", INEXACT, _cos_emit)
 tan_p = _unop("tan", INEXACT, _simple(hlo.tan))
 asin_p = _unop("asin", INEXACT, _simple(chlo.asin))
 acos_p = _unop("acos", INEXACT, _simple(chlo.acos))
@@ -234,7 +285,26 @@ def _integer_pow_emit(ctx, x, *, y):
   return acc
 
 
+def _square_emit(ctx, x):
+  if ctx.avals_in[0].dtype.kind in "iu":
+    return hlo.multiply(x, x)
+  return chlo.square(x)
+
+
+square_p = _unop("square", NUM, _square_emit)
 integer_pow_p = _unop("integer_pow", NUM, _integer_pow_emit)
+_integer_pow_checked_eval = integer_pow_p.abstract_eval
+
+
+def _integer_pow_abstract_eval(x, *, y):
+  out = _integer_pow_checked_eval(x, y=y)
+  if y < 0 and x.dtype.kind in "iu":
+    raise TypeError(f"Integers cannot be raised to negative powers, got "
+                    f"integer_pow({x.str_short()}, {y})")
+  return out
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract_eval
 
 
 # ---- complex -------------------------------------------------------------------------------
@@ -379,4 +449,4 @@ reduce_precision_p.abstract_eval = lambda x, *, exponent_bits, mantissa_bits: (
 reduce_precision_p.lowering = lambda ctx, x, *, exponent_bits, mantissa_bits: [
     hlo.reduce_precision(x, mlir.i32_attr(exponent_bits), mlir.i32_attr(mantissa_bits))]
 
-del SIGNED, ir
+del ir

@@ -17,6 +17,7 @@ def asarray_operand(x):
   """Python scalars -> weakly typed literal constants; arrays and tracers unchanged."""
   t = type(x)
   if t in dtypes.python_scalar_dtypes:
+    dtypes.check_python_int(x)
     dt, weak = dtypes.dtype_and_weak_type(x)
     # The Python value is kept (JAX prints weak literals from it: `0.1:f32[]`).
     return Literal(x, ShapedArray((), dt, weak))
@@ -127,7 +128,8 @@ def integer_pow(x, y: int):
 
 
 def square(x):
-  return integer_pow(x, 2)
+  """x * x elementwise."""
+  return ew.square_p.bind(asarray_operand(x))
 
 
 def reciprocal(x):

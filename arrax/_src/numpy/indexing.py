@@ -25,7 +25,7 @@ from arrax._src.jit import jit
 from arrax._src.lax import lax, shape_ops, slicing
 from arrax._src.lax.lax import asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
-from arrax._src.numpy import creation, ufuncs, util
+from arrax._src.numpy import creation, lax_numpy, ufuncs, util
 
 __all__ = ["getitem", "take", "IndexUpdateHelper", "IndexUpdateRef"]
 
@@ -69,7 +69,7 @@ def _array_kind(dtype) -> _Kind:
     return _Kind.BOOL
   if dtypes.issubdtype(dtype, np.integer):
     return _Kind.ARRAY
-  raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype}")
+  raise TypeError(f"array indices must be integers or booleans, not {np.dtype(dtype).name}")
 
 
 def _leaves(seq):
@@ -94,7 +94,7 @@ def _kind_of(i) -> _Kind:
   if isinstance(i, (Array, core.Tracer, np.ndarray)):
     return _array_kind(_dtype(i))
   if isinstance(i, str):
-    raise TypeError(f"JAX does not support string indexing; got idx={i!r}")
+    raise TypeError(f"arrays cannot be indexed by strings (got {i!r})")
   if isinstance(i, Sequence):
     if not i:  # an empty list would default to float; it is an empty integer index
       return _Kind.ARRAY
@@ -102,10 +102,10 @@ def _kind_of(i) -> _Kind:
     return _array_kind(dtypes.result_type(*leaves) if leaves else
                        dtypes.default_float_dtype())
   if isinstance(i, (float, complex, np.generic)):
-    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
-                    f"{np.dtype(type(i))}")
-  raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
-                   f"integer or boolean arrays are valid indices. Got {i}")
+    raise TypeError(f"array indices must be integers or booleans, not "
+                    f"{np.dtype(type(i)).name} (got {i!r})")
+  raise IndexError(f"unsupported index {i!r}: use integers, slices, `...`, `None` or integer "
+                   "or boolean arrays")
 
 
 def _as_tuple(idx) -> tuple:
@@ -113,12 +113,9 @@ def _as_tuple(idx) -> tuple:
   if isinstance(idx, tuple):
     return idx
   if isinstance(idx, Sequence) and not isinstance(idx, str):
-    multi = any(isinstance(i, (slice, Sequence)) or i is None or i is Ellipsis
-                or (isinstance(i, (np.ndarray, Array, core.Tracer)) and np.ndim(i) != 0)
-                for i in idx)
-    raise TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; "
-                    f"use `arr[{'tuple' if multi else 'array'}(seq)]` instead of `arr[seq]`. "
-                    "See https://github.com/jax-ml/jax/issues/4564 for more information.")
+    raise TypeError("a list (or other non-tuple sequence) is not an index: write "
+                    "`x[tuple(seq)]` to index several axes, or `x[jnp.array(seq)]` to index "
+                    "with an integer array (https://github.com/jax-ml/jax/issues/4564)")
   return (idx,)
 
 
@@ -130,10 +127,10 @@ def _parse(idx, shape) -> list[_Entry]:
             0 if k in (_Kind.NONE, _Kind.ELLIPSIS) else 1 for i, k in zip(idx, kinds)]
   ellipses = [n for n, k in enumerate(kinds) if k == _Kind.ELLIPSIS]
   if len(ellipses) > 1:
-    raise IndexError("an index can only have a single ellipsis ('...')")
+    raise IndexError("an index may contain at most one Ellipsis (`...`)")
   if sum(counts) > len(shape):
-    raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
-                     f"{sum(counts)} were indexed")
+    raise IndexError(f"too many indices: {sum(counts)} axes indexed, but the array has "
+                     f"{len(shape)}")
   if ellipses:
     counts[ellipses[0]] = len(shape) - sum(counts)
   entries, axis = [], 0
@@ -171,8 +168,8 @@ def _expand_bool_masks(entries, shape) -> list[_Entry]:
       continue
     expected = [shape[a] for a in e.axes]
     if not all(s in (0, t) for s, t in zip(mask.shape, expected)):
-      raise IndexError(f"boolean index did not match shape of indexed array in index {pos}: "
-                       f"got {mask.shape}, expected {expected}")
+      raise IndexError(f"boolean mask of shape {mask.shape} at index position {pos} does "
+                       f"not fit the indexed axes of sizes {expected}")
     out.extend(_Entry(i, _Kind.ARRAY, (a,)) for i, a in zip(np.nonzero(mask), e.axes))
   return out
 
@@ -185,6 +182,16 @@ def _static_slice_bounds(entries):
 
 def _parse_get_mode(mode):
   return None if mode is None else GatherScatterMode.from_any(mode)
+
+
+def _increasing(s: slice, n: int):
+  """(first, count, stride, reversed): slice `s` of an axis of size `n` as `count` elements
+  from `first` in steps of `stride` > 0, reversed afterwards if the slice's step is negative."""
+  start, stop, step = s.indices(n)
+  count = len(range(start, stop, step))
+  if step > 0:
+    return start, count, step, False
+  return (start + step * (count - 1) if count else 0), count, -step, True
 
 
 # ---- reads via slice and dynamic_slice ---------------------------------------------------------
@@ -221,17 +228,19 @@ def _try_static_slice(arr, entries, shape, mode, normalize):
     n = shape[axis]
     if e.kind == _Kind.INT:
       i = int(e.index)
-      i = i + n if normalize and i < 0 else i
-      i = min(max(i, 0), n - 1)
-      starts.append(i), limits.append(i + 1), strides.append(1), squeeze_axes.append(axis)
+      i = min(max(i + n if normalize and i < 0 else i, 0), n - 1)  # clamped, for mode='clip'
+      first, limit, stride = i, i + 1, 1
+      squeeze_axes.append(axis)
     else:
-      start, stop, step = e.index.indices(n)
-      if step < 0:
-        first = min(n, stop + 1 + abs(start - stop - 1) % -step)
-        starts.append(first), limits.append(max(first, start + 1)), rev_axes.append(axis)
+      first, count, stride, rev = _increasing(e.index, n)
+      if rev:   # the selected elements in increasing order: first .. the slice's start
+        rev_axes.append(axis)
+        limit = first + (count - 1) * stride + 1 if count else first
       else:
-        starts.append(start), limits.append(max(start, stop))
-      strides.append(abs(step))
+        limit = max(first, e.index.indices(n)[1])
+    starts.append(first)
+    limits.append(limit)
+    strides.append(stride)
   strides = None if all(s == 1 for s in strides) else strides
   if strides is None and starts == [0] * len(shape) and limits == list(shape):
     out = arr
@@ -289,16 +298,16 @@ def _try_dynamic_slice(arr, entries, shape, mode, normalize):
     axis, = e.axes
     if e.kind in (_Kind.INT, _Kind.ARRAY):
       trivial = False
-      starts.append(_scalar_index(e.index)), sizes.append(1), squeeze_axes.append(axis)
+      starts.append(_scalar_index(e.index))
+      sizes.append(1)
+      squeeze_axes.append(axis)
       continue
-    if e.index != slice(None):
-      trivial = False
-    start, stop, step = e.index.indices(shape[axis])
-    if step < 0:
-      first = stop + 1 + abs(start - stop - 1) % -step
-      starts.append(first), sizes.append(max(0, start + 1 - first)), rev_axes.append(axis)
-    else:
-      starts.append(start), sizes.append(max(0, stop - start))
+    trivial = trivial and e.index == slice(None)
+    first, count, _, rev = _increasing(e.index, shape[axis])
+    starts.append(first)
+    sizes.append(count)
+    if rev:
+      rev_axes.append(axis)
   if trivial:
     out = arr
   else:
@@ -315,24 +324,23 @@ def _try_dynamic_slice(arr, entries, shape, mode, normalize):
 
 # ---- the gather plan (shared by reads and updates) -----------------------------------------------
 class _GatherPlan(NamedTuple):
-  slice_shape: tuple          # the shape of arr[idx]
-  gather_slice_shape: tuple   # slice_sizes for the gather
-  indices: Any                # gather indices, index vectors in the last dimension
+  out_shape: tuple            # the shape of arr[idx]
+  slice_sizes: tuple          # the gather's slice sizes
+  indices: Any                # the gather's start indices (index vectors in the last dim)
   dnums: slicing.GatherDimensionNumbers
-  unique_indices: bool        # no advanced indices: the indices are unique and sorted
-  reversed_y_dims: tuple      # gathered dims to reverse (slices with negative steps)
+  basic: bool                 # no advanced indices, so the indices are unique and sorted
+  reversed_dims: tuple        # dims of the gather's output to reverse (negative steps)
   newaxis_dims: tuple         # dims of the result added by None
-  scalar_bool_dims: tuple     # axes to insert into arr for scalar boolean indices
-  shape: tuple                # arr's shape with those axes inserted
+  scalar_bool_dims: tuple     # axes inserted into arr for scalar boolean indices
 
 
 def _to_index_operand(i):
-  """An integer index as an arrax operand (NumPy arrays are put on the device)."""
-  if isinstance(i, np.ndarray) and i.ndim:
+  """An integer index as an arrax operand (NumPy arrays and sequences are put on the device)."""
+  if _is_array(i):
+    return i
+  if isinstance(i, (list, tuple)) or (isinstance(i, np.ndarray) and i.ndim):
     return creation.asarray(i)
-  if isinstance(i, (list, tuple)):
-    return creation.asarray(i)
-  return _scalar_index(i) if not _is_array(i) else i
+  return _scalar_index(i)
 
 
 def _normalize(i, n):
@@ -342,27 +350,23 @@ def _normalize(i, n):
   dt = _dtype(i)
   if dtypes.issubdtype(dt, np.unsignedinteger):
     return i
-  if isinstance(i, np.ndarray):   # compared on the host, as JAX does, then put on the device
+  if isinstance(i, np.ndarray):   # compared on the host (as JAX does), then put on the device
     neg, i = i < 0, creation.asarray(i)
   else:
     neg = lax.lt(i, scalar_literal(0, dt, True))
   return lax.select(neg, lax.add(i, scalar_literal(n, dt)), i)
 
 
-def _broadcast_to(x, shape, what="broadcasting"):
-  """lax.broadcast_to: add leading axes and expand size-1 axes (ValueError otherwise)."""
-  xshape = _shape(x)
-  if xshape == tuple(shape):
+def _broadcast_to(x, shape):
+  """Broadcast `x` to `shape` by adding leading axes and stretching size-1 axes."""
+  xshape, shape = _shape(x), tuple(shape)
+  if xshape == shape:
     return x
-  if len(shape) < len(xshape):
-    raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={xshape} "
-                     f"shape={tuple(shape)}")
-  nlead = len(shape) - len(xshape)
-  if not all(d in (1, s) for d, s in zip(xshape, shape[nlead:])):
-    dt = _dtype(x)
-    raise ValueError(f"Incompatible types for {what}: input type={dt.name}{list(xshape)} and "
-                     f"requested type={dt.name}{list(shape)}")
-  return shape_ops.broadcast_in_dim(x, tuple(shape), tuple(range(nlead, len(shape))))
+  lead = len(shape) - len(xshape)
+  if lead < 0 or not all(d in (1, s) for d, s in zip(xshape, shape[lead:])):
+    raise ValueError(f"values of shape {xshape} cannot be broadcast to the indexed shape "
+                     f"{shape}")
+  return shape_ops.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
 def _broadcast_arrays(xs):
@@ -372,123 +376,112 @@ def _broadcast_arrays(xs):
   try:
     shape = np.broadcast_shapes(*shapes)
   except ValueError:
-    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+    raise ValueError(f"integer index arrays of shapes {shapes} do not broadcast together") \
+        from None
   return [_broadcast_to(x, shape) for x in xs]
 
 
 def _gather_plan(entries, shape, normalize) -> _GatherPlan:
-  """Translate parsed entries (boolean masks already expanded) into one XLA gather."""
+  """Express arr[idx] (boolean masks already expanded) as one XLA gather.
+
+  Every index entry becomes either a window dimension of the gather (a unit-step slice) or
+  index vectors (a scalar int, a strided slice, or the broadcast advanced-index arrays, which
+  take the place of the first of them, or the front if they are not adjacent, as in NumPy).
+  """
   for pos, e in enumerate(entries):
     if e.kind == _Kind.SLICE and not _static_slice_bounds([e]):
-      raise IndexError(f"Slice entries must be static integers. Got {e.index} at position "
-                       f"{pos}")
-  entries = [e._replace(index=creation.asarray(e.index))
+      raise IndexError(f"slice bounds must be static, but index position {pos} is {e.index} "
+                       "(use lax.dynamic_slice for a traced start)")
+  entries = [e._replace(index=_to_index_operand(e.index))
              if e.kind == _Kind.ARRAY and isinstance(e.index, (list, tuple)) else e
              for e in entries]
-  # NumPy's rule: advanced indices separated by anything else move to the front.
-  adv_pos = [n for n, e in enumerate(entries) if e.kind in (_Kind.ARRAY, _Kind.INT)]
-  contiguous = all(b - a == 1 for a, b in zip(adv_pos, adv_pos[1:]))
+  adv = [n for n, e in enumerate(entries) if e.kind in (_Kind.ARRAY, _Kind.INT)]
+  adjacent = all(b == a + 1 for a, b in zip(adv, adv[1:]))
   entries = _expand_ellipsis(entries, len(shape))
 
-  # A scalar boolean index is an integer index arange(0 or 1) into a new axis of size 1.
-  shape, scalar_bool_dims, expanded, axis = list(shape), [], [], 0
+  # A scalar boolean index is the integer index arange(0 or 1) into a new axis of size 1.
+  shape, scalar_bool_dims, expanded = list(shape), [], []
   for e in entries:
+    axis = len(expanded) - sum(x.kind == _Kind.NONE for x in expanded)
     if e.kind == _Kind.BOOL:
       shape.insert(axis, 1)
       scalar_bool_dims.append(axis)
       e = _Entry(np.arange(int(e.index)), _Kind.ARRAY, ())
-    n = 0 if e.kind == _Kind.NONE else 1
-    expanded.append(e._replace(axes=tuple(range(axis, axis + n))))
-    axis += n
+    expanded.append(e._replace(axes=() if e.kind == _Kind.NONE else (axis,)))
   entries, shape = expanded, tuple(shape)
   if normalize:
     entries = [e._replace(index=_normalize(e.index, shape[e.axes[0]]))
                if e.kind in (_Kind.INT, _Kind.ARRAY) else e for e in entries]
 
-  advanced, adv_positions, adv_axes = [], [], []
-  if any(e.kind == _Kind.ARRAY and np.ndim(e.index) > 0 for e in entries):
-    for pos, e in enumerate(entries):
-      if e.kind in (_Kind.INT, _Kind.ARRAY):
-        advanced.append(_to_index_operand(e.index))
-        adv_positions.append(pos)
-        adv_axes.append(e.axes[0])
+  # With any index array, all integer indices (scalars too) are advanced indices.
+  advanced = [pos for pos, e in enumerate(entries) if e.kind in (_Kind.INT, _Kind.ARRAY)]
+  if not any(e.kind == _Kind.ARRAY and np.ndim(e.index) > 0 for e in entries):
+    advanced = []
+  adv_axes = [entries[pos].axes[0] for pos in advanced]
 
-  index_dtype = _index_dtype(shape)
-  offset_dims, collapsed, start_index_map = [], [], []
-  pieces, gather_shape = [], []     # (index array, first dim in gather_shape)
-  slice_shape, newaxis_dims, reversed_dims, gather_slice_shape = [], [], [], []
-  x_axis = y_axis = collapsed_y_axis = 0
+  dt = _index_dtype(shape)
+  window_dims, collapsed, index_map = [], [], []
+  pieces, batch_shape = [], []   # index arrays, with the batch dim where each one starts
+  out_shape, newaxis_dims, reversed_dims = [], [], []
+  slice_sizes = [1] * len(shape)
   for pos, e in enumerate(entries):
-    if advanced and pos == (adv_positions[0] if contiguous else 0):
-      arrays = _broadcast_arrays(advanced)
+    if advanced and pos == (advanced[0] if adjacent else 0):
+      arrays = _broadcast_arrays([_to_index_operand(entries[p].index) for p in advanced])
       bshape = _shape(arrays[0])
-      pieces.extend((lax._convert_element_type(a, index_dtype), len(gather_shape))
-                    for a in arrays)
-      gather_shape += bshape
-      start_index_map += adv_axes
+      pieces += [(lax._convert_element_type(a, dt), len(batch_shape)) for a in arrays]
+      batch_shape += bshape
+      index_map += adv_axes
       collapsed += adv_axes
-      slice_shape += bshape
-      y_axis += len(bshape)
-      collapsed_y_axis += len(bshape)
-    if pos in adv_positions:
-      x_axis += 1
-      gather_slice_shape.append(1)
-    elif e.kind in (_Kind.INT, _Kind.ARRAY):   # a scalar index, without advanced indexing
-      if shape[x_axis] == 0:
-        raise IndexError(f"index is out of bounds for axis {x_axis} with size 0")
-      pieces.append((lax._convert_element_type(_scalar_index(e.index), index_dtype),
-                     len(gather_shape)))
-      collapsed.append(x_axis)
-      gather_slice_shape.append(1)
-      start_index_map.append(x_axis)
-      x_axis += 1
-    elif e.kind == _Kind.NONE:
-      slice_shape.append(1)
-      newaxis_dims.append(y_axis)
-      y_axis += 1
-    else:
-      n = shape[x_axis]
-      start, stop, step = e.index.indices(n)
-      size = len(range(start, stop, step))
-      slice_shape.append(size)
-      if step == 1:
-        if size != n:
-          pieces.append((scalar_literal(start, index_dtype), len(gather_shape)))
-          start_index_map.append(x_axis)
-        gather_slice_shape.append(size)
-        offset_dims.append(collapsed_y_axis)
-      else:
-        iota = shape_ops.iota(index_dtype, size)
-        idx = lax.add(scalar_literal(start, index_dtype),
-                      lax.mul(scalar_literal(step, index_dtype), iota))
-        if step < 0:
-          reversed_dims.append(collapsed_y_axis)
-          idx = shape_ops.rev(idx, (0,))
-        gather_slice_shape.append(1)
-        pieces.append((idx, len(gather_shape)))
-        start_index_map.append(x_axis)
-        gather_shape.append(size)
-        collapsed.append(x_axis)
-      collapsed_y_axis += 1
-      y_axis += 1
-      x_axis += 1
+      out_shape += bshape
+    if e.kind == _Kind.NONE:
+      newaxis_dims.append(len(out_shape))
+      out_shape.append(1)
+      continue
+    if pos in advanced:
+      continue
+    axis, = e.axes
+    if e.kind in (_Kind.INT, _Kind.ARRAY):   # a scalar index
+      if shape[axis] == 0:
+        raise IndexError(f"cannot index into axis {axis}, which has size 0")
+      pieces.append((lax._convert_element_type(_scalar_index(e.index), dt), len(batch_shape)))
+      collapsed.append(axis)
+      index_map.append(axis)
+      continue
+    start, stop, step = e.index.indices(shape[axis])
+    count = len(range(start, stop, step))
+    out_dim = len(out_shape) - len(newaxis_dims)   # in the gather's output (no None dims)
+    out_shape.append(count)
+    if step == 1:   # a window of the gather, offset by the start unless it is the whole axis
+      if count != shape[axis]:
+        pieces.append((scalar_literal(start, dt), len(batch_shape)))
+        index_map.append(axis)
+      slice_sizes[axis] = count
+      window_dims.append(out_dim)
+    else:           # the positions start, start + step, ..., gathered in increasing order
+      positions = lax.add(scalar_literal(start, dt),
+                          lax.mul(scalar_literal(step, dt), shape_ops.iota(dt, count)))
+      if step < 0:
+        reversed_dims.append(out_dim)
+        positions = shape_ops.rev(positions, (0,))
+      pieces.append((positions, len(batch_shape)))
+      index_map.append(axis)
+      collapsed.append(axis)
+      batch_shape.append(count)
 
   if not pieces:
-    indices = np.zeros((0,), index_dtype)
+    indices = np.zeros((0,), dt)
   elif len(pieces) == 1:
-    g = pieces[0][0]
-    indices = shape_ops.expand_dims(g, (len(_shape(g)),))
-  else:
-    full = tuple(gather_shape) + (1,)
+    indices = shape_ops.expand_dims(pieces[0][0], (len(_shape(pieces[0][0])),))
+  else:   # broadcast every piece over the batch shape, then stack them as index vectors
+    full = tuple(batch_shape) + (1,)
     indices = shape_ops.concatenate(
-        [shape_ops.broadcast_in_dim(g, full, tuple(range(i, i + len(_shape(g)))))
-         for g, i in pieces], len(gather_shape))
-  dnums = slicing.GatherDimensionNumbers(offset_dims=tuple(offset_dims),
+        [shape_ops.broadcast_in_dim(g, full, tuple(range(d, d + len(_shape(g)))))
+         for g, d in pieces], len(batch_shape))
+  dnums = slicing.GatherDimensionNumbers(offset_dims=tuple(window_dims),
                                          collapsed_slice_dims=tuple(sorted(collapsed)),
-                                         start_index_map=tuple(start_index_map))
-  return _GatherPlan(tuple(slice_shape), tuple(gather_slice_shape), indices, dnums,
-                     not advanced, tuple(reversed_dims), tuple(newaxis_dims),
-                     tuple(scalar_bool_dims), shape)
+                                         start_index_map=tuple(index_map))
+  return _GatherPlan(tuple(out_shape), tuple(slice_sizes), indices, dnums, not advanced,
+                     tuple(reversed_dims), tuple(newaxis_dims), tuple(scalar_bool_dims))
 
 
 def _zeros(like, shape):
@@ -500,10 +493,11 @@ def _check_fill_value(fill_value):
   if fill_value is None:
     return None
   if isinstance(fill_value, core.Tracer):
-    raise ConcretizationTypeError(fill_value, "The problem arose with the fill_value argument "
-                                  "to indexed get().\n")
+    raise ConcretizationTypeError(fill_value, "The fill_value of .at[].get() must be a "
+                                  "static value.\n")
   if np.ndim(fill_value) != 0:
-    raise ValueError("fill_value argument to indexed get() must be a scalar")
+    raise ValueError(f"the fill_value of .at[].get() must be a scalar, got shape "
+                     f"{np.shape(fill_value)}")
   return np.asarray(fill_value).item() if isinstance(fill_value, (np.ndarray, Array)) \
       else fill_value
 
@@ -525,15 +519,15 @@ def _rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False,
   y = arr
   if plan.scalar_bool_dims:
     y = shape_ops.expand_dims(y, plan.scalar_bool_dims)
-  if 0 in plan.slice_shape:
-    return _zeros(y, plan.slice_shape)
+  if 0 in plan.out_shape:
+    return _zeros(y, plan.out_shape)
   if 0 not in _shape(plan.indices):
-    y = slicing.gather(y, plan.indices, plan.dnums, plan.gather_slice_shape,
-                       unique_indices=unique_indices or plan.unique_indices,
-                       indices_are_sorted=indices_are_sorted or plan.unique_indices,
+    y = slicing.gather(y, plan.indices, plan.dnums, plan.slice_sizes,
+                       unique_indices=unique_indices or plan.basic,
+                       indices_are_sorted=indices_are_sorted or plan.basic,
                        mode=mode, fill_value=fill_value)
-  if plan.reversed_y_dims:
-    y = shape_ops.rev(y, plan.reversed_y_dims)
+  if plan.reversed_dims:
+    y = shape_ops.rev(y, plan.reversed_dims)
   if plan.newaxis_dims:
     y = shape_ops.expand_dims(y, plan.newaxis_dims)
   return y
@@ -553,14 +547,13 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
   signed or maximum unsigned integer, or True), 'clip' or 'wrap'.
   """
   if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    raise NotImplementedError("jnp.take: out= is not supported (arrays are immutable)")
   return _take_jit(a, indices, None if axis is None else operator.index(axis), mode,
                    unique_indices, indices_are_sorted, fill_value)
 
 
 def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value):
   util.check_arraylike("take", a, indices)
-  from arrax._src.numpy import lax_numpy
   a, indices = lax_numpy._asarray(a), lax_numpy._asarray(indices)
   if axis is None:
     a, axis = lax_numpy.ravel(a), 0
@@ -571,18 +564,19 @@ def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value
     gather_mode = GatherScatterMode.FILL_OR_DROP
     indices = lax_numpy._where(indices < 0, indices + n, indices)
   elif mode == "raise":
-    raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    raise NotImplementedError("jnp.take: mode='raise' is not supported (out-of-bounds "
+                              "indices cannot be reported from compiled code)")
   elif mode == "wrap":
     indices = ufuncs.mod(indices, scalar_literal(n, _dtype(indices)))
     gather_mode = _PROMISE
   elif mode == "clip":
     gather_mode = _CLIP
   else:
-    raise ValueError(f"Invalid mode '{mode}' for np.take")
+    raise ValueError(f"jnp.take: unknown mode {mode!r}; use 'fill', 'clip' or 'wrap'")
   a_shape, idx_shape = _shape(a), _shape(indices)
   if n == 0:
     if 0 not in idx_shape:
-      raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+      raise IndexError(f"jnp.take: cannot take elements from axis {axis}, which has size 0")
     return a
   if 0 in idx_shape:
     return _zeros(a, a_shape[:axis] + idx_shape + a_shape[axis + 1:])
@@ -611,6 +605,9 @@ def _as_update_values(x_dtype, y):
       and dtypes.iinfo(x_dtype).min <= y <= dtypes.iinfo(x_dtype).max):
     return scalar_literal(y, x_dtype)
   if type(y) in dtypes.python_scalar_dtypes:
+    dt = _dtype(y)
+    if type(y) is int and not dtypes.iinfo(dt).min <= y <= dtypes.iinfo(dt).max:
+      raise OverflowError(f"Python int {y} does not fit in {dt.name}")
     return asarray_operand(y)
   return y if _is_array(y) or isinstance(y, core.Literal) else creation.asarray(y)
 
@@ -625,19 +622,19 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices
   y = _as_update_values(aval.dtype, y)
   entries = _expand_bool_masks(_parse(idx, aval.shape), aval.shape)
   if not _safe_to_cast(y, aval.dtype):
-    warnings.warn("scatter inputs have incompatible types: cannot safely cast value from "
-                  f"dtype={_dtype(y)} to dtype={aval.dtype} with "
-                  "jax_numpy_dtype_promotion=standard. In future JAX releases this will "
-                  "result in an error.", FutureWarning, stacklevel=3)
+    warnings.warn(f"updates of dtype {_dtype(y).name} are cast to the array's dtype "
+                  f"{aval.dtype.name}, which standard promotion does not allow to be done "
+                  "safely; JAX will make this an error in a future release.", FutureWarning,
+                  stacklevel=3)
   plan = _gather_plan(entries, aval.shape, normalize_indices)
-  if 0 in plan.slice_shape:
+  if 0 in plan.out_shape:
     return x
   x, y = util.promote_dtypes(x, y)
-  y = _broadcast_to(y, plan.slice_shape)
+  y = _broadcast_to(y, plan.out_shape)
   if plan.newaxis_dims:
     y = shape_ops.squeeze(y, plan.newaxis_dims)
-  if plan.reversed_y_dims:
-    y = shape_ops.rev(y, plan.reversed_y_dims)
+  if plan.reversed_dims:
+    y = shape_ops.rev(y, plan.reversed_dims)
   if plan.scalar_bool_dims:
     x = shape_ops.expand_dims(x, plan.scalar_bool_dims)
   dnums = slicing.ScatterDimensionNumbers(
@@ -645,8 +642,8 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices
       inserted_window_dims=plan.dnums.collapsed_slice_dims,
       scatter_dims_to_operand_dims=plan.dnums.start_index_map)
   out = scatter_op(x, plan.indices, y, dnums,
-                   indices_are_sorted=plan.unique_indices or indices_are_sorted,
-                   unique_indices=plan.unique_indices or unique_indices, mode=mode)
+                   indices_are_sorted=plan.basic or indices_are_sorted,
+                   unique_indices=plan.basic or unique_indices, mode=mode)
   if plan.scalar_bool_dims:
     out = shape_ops.squeeze(out, plan.scalar_bool_dims)
   return lax._convert_element_type(out, aval.dtype, aval.weak_type)

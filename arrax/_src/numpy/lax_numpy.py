@@ -161,7 +161,7 @@ def broadcast_shapes(*shapes):
 def broadcast_to(array, shape):
   """Broadcast `array` to `shape` (NumPy rules)."""
   check_arraylike("broadcast_to", array)
-  arr = _asarray(array)
+  arr = array if isinstance(array, core.Literal) else _asarray(array)
   if isinstance(shape, int):
     shape = (shape,)
   shape = tuple(util.static_int(d, "broadcast_to shape") for d in shape)
@@ -171,11 +171,8 @@ def broadcast_to(array, shape):
   nlead = len(shape) - len(s)
   if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
     raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
-  keep = tuple(i for i, (d, t) in enumerate(zip(s, shape[nlead:])) if d == t)
-  if len(keep) != len(s):
-    arr = shape_ops.reshape(arr, tuple(s[i] for i in keep)) if keep or s else arr
-  dims = tuple(nlead + i for i in keep)
-  return shape_ops.broadcast_in_dim(arr, shape, dims)
+  # One broadcast_in_dim, size-1 axes expanding in place (as JAX's lax.broadcast_to emits).
+  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
 
 
 def broadcast_arrays(*args):
@@ -247,27 +244,51 @@ def atleast_2d(*arys):
 
 @jit
 def _where(condition, x, y):
-  condition = lax._convert_element_type(condition, np.bool_, False)
+  condition, x, y = util.ensure_arraylike("where", condition, x, y)
+  if x is None or y is None:
+    raise ValueError("Either both or neither of the x and y arguments should be provided to "
+                     f"jax.numpy.where, got {x} and {y}.")
+  caval = core.get_aval(condition)
+  if caval.dtype != np.bool_:
+    condition = lax.ne(condition, lax.scalar_literal(0, caval.dtype, caval.weak_type))
   x, y = promote_dtypes(x, y)
-  cshape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
-  condition, x, y = (broadcast_to(v, cshape) for v in (condition, x, y))
+  if not caval.shape:
+    x, y = _broadcast_all(x, y)
+  else:
+    condition, x, y = _broadcast_all(condition, x, y)
+  if 0 in shape_of(x):
+    return x   # nothing to select
   return lax.select(condition, x, y)
+
+
+def _broadcast_all(*args):
+  """Broadcast to a common shape (arguments already of that shape are passed through)."""
+  shapes = [shape_of(a) for a in args]
+  if all(s == shapes[0] for s in shapes[1:]):
+    return list(args)
+  result = broadcast_shapes(*shapes)
+  return [broadcast_to(a, result) for a in args]
 
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   """Choose x where condition is True, else y. With one argument, like nonzero."""
   if x is None and y is None:
+    check_arraylike("where", condition)
     return nonzero(condition, size=size, fill_value=fill_value)
-  if x is None or y is None:
-    raise ValueError("Either both or neither of the x and y arguments should be provided to "
-                     "jax.numpy.where, got {x} and {y}.")
   check_arraylike("where", condition, x, y)
+  if size is not None or fill_value is not None:
+    raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                     "function.")
   return _where(condition, x, y)
 
 
 def nonzero(a, *, size=None, fill_value=None):
   """Indices of nonzero elements (needs a concrete array, or a static `size`)."""
   from arrax._src.array import concretize
+  check_arraylike("nonzero", a)
+  if ndim(a) == 0:
+    raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                     "jnp.atleast_1d(scalar).nonzero() instead.")
   if size is None:
     value = concretize(a, "The error arose in jnp.nonzero: the size of the result depends on "
                           "the values of the array. Pass a static size= argument.")
@@ -278,18 +299,23 @@ def nonzero(a, *, size=None, fill_value=None):
 argwhere = None
 
 
-@inline_jit(static_argnames=())
-def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
-  """Limit values to [min, max]."""
-  x = arr if arr is not None else a
-  lo = min if min is not None else a_min
-  hi = max if max is not None else a_max
-  check_arraylike("clip", x)
-  if lo is not None:
-    x = maximum(lo, x)
-  if hi is not None:
-    x = minimum(hi, x)
-  return _asarray(x)
+@jit
+def clip(arr=None, /, min=None, max=None):  # noqa: A002
+  """Limit values to [min, max] (either bound may be None)."""
+  if arr is None:
+    raise ValueError("No input was provided to the clip function.")
+  check_arraylike("clip", arr)
+  if any(iscomplexobj(t) for t in (arr, min, max)):
+    raise ValueError(
+        "Clip received a complex value either through the input or the min/max keywords. "
+        "Complex values have no ordering and cannot be clipped. Please convert to a real value "
+        "or array by taking the real or imaginary components via jax.numpy.real/imag "
+        "respectively.")
+  if min is not None:
+    arr = maximum(min, arr)
+  if max is not None:
+    arr = minimum(max, arr)
+  return arr if isinstance(arr, (Array, core.Tracer)) else asarray(arr)
 
 
 def maximum(x, y):
@@ -452,6 +478,8 @@ def can_cast(from_, to, casting="safe"):
 
 
 def iscomplexobj(x):
+  if x is None:
+    return False
   return core.get_aval(_asarray(x) if isinstance(x, (list, tuple)) else x).dtype.kind == "c"
 
 

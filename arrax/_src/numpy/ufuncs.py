@@ -1,8 +1,10 @@
 """NumPy's elementwise functions on top of the lax primitives.
 
 Like JAX, most are `jit(inline=True)`: one cached executable per signature when called eagerly,
-inlined into an enclosing trace. A few (floor_divide, remainder, ...) are plain `jit` and show up
-as nested `jit` equations in jaxprs, as in JAX.
+inlined into an enclosing trace. Some (floor_divide, remainder, hypot, ...) are plain `jit` and
+show up as nested `jit` equations in jaxprs, as in JAX. Each function promotes its arguments and
+emits its lax operations in the order JAX does, so values (including signed zeros, NaNs and
+integer wrap-around), dtypes, weak types, errors and jaxprs agree with jax.numpy.
 """
 from __future__ import annotations
 
@@ -12,42 +14,110 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.jit import jit
-from arrax._src.lax import lax
-from arrax._src.numpy.util import (check_arraylike, inline_jit, promote_args,
-                                   promote_args_inexact, promote_args_numeric)
+from arrax._src.lax import lax, shape_ops
+from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit, promote_args,
+                                   promote_args_inexact, promote_args_numeric, promote_dtypes,
+                                   promote_dtypes_inexact, promote_dtypes_numeric,
+                                   promote_shapes)
 
 
+# ---- helpers -----------------------------------------------------------------------------------
 def _dtype(x):
   return core.get_aval(x).dtype
 
 
-def _is_int(x):
-  return _dtype(x).kind in "iu"
+def _ndim(x):
+  return len(core.get_aval(x).shape)
 
 
-def _is_bool(x):
-  return _dtype(x) == np.bool_
+def _is_integral(dt):
+  """Signed or unsigned integer (not bool)."""
+  return np.dtype(dt).kind in "iu"
 
 
-def _is_complex(x):
-  return _dtype(x).kind == "c"
+def _is_complex(dt):
+  return np.dtype(dt).kind == "c"
 
 
-def _unary_inexact(name, lax_fn):
-  @inline_jit
-  def fn(x, /):
-    x, = promote_args_inexact(name, x)
-    return lax_fn(x)
-  _rename(fn, name)
-  fn.__doc__ = f"Elementwise {name}, as numpy.{name}."
-  return fn
+def _python_type_of(dt):
+  dt = np.dtype(dt)
+  if dt == np.bool_:
+    return bool
+  if dt.kind in "iu":
+    return int
+  if dt.kind == "c":
+    return complex
+  return float
+
+
+def _const(x, value):
+  """A rank-0 constant of x's dtype for use with x in a lax operation.
+
+  As JAX's lax._const: next to a weakly typed scalar it is a weakly typed Python scalar (so the
+  result stays weak), otherwise a strongly typed constant.
+  """
+  aval = core.get_aval(x)
+  if aval.weak_type and aval.shape == ():
+    py = _python_type_of(aval.dtype)
+    value = py(value)
+    if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[py]) == aval.dtype:
+      return lax.asarray_operand(value)
+    return lax.scalar_literal(value, aval.dtype)
+  return lax.scalar_literal(value, aval.dtype)
+
+
+def _constant_like(x, value):
+  """A strongly typed rank-0 constant of x's dtype (jnp.array(value, dtype=x.dtype))."""
+  return lax.scalar_literal(value, _dtype(x))
+
+
+def _full_like(x, fill_value, dtype=None):
+  """lax.full_like: x's shape, `dtype` or x's dtype (keeping x's weak type if dtype is None)."""
+  aval = core.get_aval(x)
+  if dtype is None:
+    dt, weak = aval.dtype, aval.weak_type
+  else:
+    dt, weak = np.dtype(dtype), False
+  value = lax._convert_element_type(fill_value, dt, weak)
+  if not aval.shape:
+    return value
+  return shape_ops.broadcast_in_dim(value, aval.shape, ())
+
+
+def _ones(x):
+  return _full_like(x, 1)
+
+
+def _where(condition, x, y):
+  from arrax._src.numpy.lax_numpy import _where as where_
+  return where_(condition, x, y)
+
+
+def _isnan(x):
+  return lax.ne(x, x)
+
+
+def _to_bool(x):
+  return x if _dtype(x) == np.bool_ else lax.ne(x, _const(x, 0))
 
 
 def _rename(fn, name):
   fn._fun.__name__ = name
+  fn._fun.__qualname__ = name
   fn._name = name
   fn.__name__ = name
+  fn.__qualname__ = name
   return fn
+
+
+# ---- unary functions ---------------------------------------------------------------------------
+def _unary_inexact(name, lax_fn):
+  """x promoted to an inexact dtype, then one lax operation."""
+  @inline_jit
+  def fn(x, /):
+    return lax_fn(*promote_args_inexact(name, x))
+  fn.__doc__ = f"Elementwise {name}, as numpy.{name} (integers and bools promote to float)."
+  return _rename(fn, name)
 
 
 sin = _unary_inexact("sin", lax.sin)
@@ -60,7 +130,6 @@ sinh = _unary_inexact("sinh", lax.sinh)
 cosh = _unary_inexact("cosh", lax.cosh)
 tanh = _unary_inexact("tanh", lax.tanh)
 arcsinh = _unary_inexact("arcsinh", lax.asinh)
-arccosh = _unary_inexact("arccosh", lax.acosh)
 arctanh = _unary_inexact("arctanh", lax.atanh)
 exp = _unary_inexact("exp", lax.exp)
 exp2 = _unary_inexact("exp2", lax.exp2)
@@ -69,6 +138,17 @@ log = _unary_inexact("log", lax.log)
 log1p = _unary_inexact("log1p", lax.log1p)
 sqrt = _unary_inexact("sqrt", lax.sqrt)
 cbrt = _unary_inexact("cbrt", lax.cbrt)
+
+
+@jit
+def arccosh(x, /):
+  """Inverse hyperbolic cosine; for complex inputs the branch with a non-negative real part."""
+  out = lax.acosh(*promote_args_inexact("arccosh", x))
+  if _is_complex(_dtype(out)):
+    out = _where(less(real(out), 0), lax.neg(out), out)
+  return out
+
+
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 
 
@@ -76,54 +156,369 @@ asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh
 def log2(x, /):
   """Base-2 logarithm."""
   x, = promote_args_inexact("log2", x)
-  return lax.div(lax.log(x), lax.log(lax._convert_element_type(2, _dtype(x), False)))
+  if _is_complex(_dtype(x)):
+    r = lax.log(x)
+    re, im = lax.real(r), lax.imag(r)
+    ln2 = lax.log(_constant_like(re, 2))
+    return lax.complex(lax.div(re, ln2), lax.div(im, ln2))
+  return lax.div(lax.log(x), lax.log(_constant_like(x, 2)))
+
+
+_INV_LN10 = 0.4342944819032518   # 1 / ln(10)
 
 
 @inline_jit
 def log10(x, /):
   """Base-10 logarithm."""
   x, = promote_args_inexact("log10", x)
-  return lax.div(lax.log(x), lax.log(lax._convert_element_type(10, _dtype(x), False)))
+  scale = lax.scalar_literal(_INV_LN10, dtypes.finfo(_dtype(x)).dtype)
+  if _is_complex(_dtype(x)):
+    r = lax.log(x)
+    re, im = lax.real(r), lax.imag(r)
+    return lax.complex(lax.mul(re, scale), lax.mul(im, scale))
+  return lax.mul(lax.log(x), scale)
 
 
-def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
+@inline_jit
+def fabs(x, /):
+  """Absolute value as a float (integers and bools promote; complex inputs are an error)."""
+  x = ensure_arraylike("fabs", x)
+  if _is_complex(_dtype(x)):
+    raise TypeError("ufunc 'fabs' does not support complex dtypes")
+  return lax.abs(*promote_args_inexact("fabs", x))
+
+
+@inline_jit
+def absolute(x, /):
+  """Absolute value (the modulus for complex inputs); bools and unsigned ints unchanged."""
+  x = ensure_arraylike("absolute", x)
+  dt = _dtype(x)
+  if dt == np.bool_ or dt.kind == "u":
+    return x
+  return lax.abs(x)
+
+
+abs = absolute  # noqa: A001
+
+
+@inline_jit
+def bitwise_not(x, /):
+  """Bitwise NOT (logical NOT for booleans)."""
+  return lax.bitwise_not(*promote_args("bitwise_not", x))
+
+
+invert = bitwise_invert = bitwise_not
+
+
+@inline_jit
+def negative(x, /):
+  """Numerical negative."""
+  return lax.neg(*promote_args("negative", x))
+
+
+@inline_jit
+def positive(x, /):
+  """Numerical positive (the input, as an array)."""
+  x, = promote_args("positive", x)
+  return x
+
+
+@inline_jit
+def sign(x, /):
+  """-1, 0 or 1 by sign (x / |x| for complex inputs)."""
+  return lax.sign(*promote_args("sign", x))
+
+
+@inline_jit
+def floor(x, /):
+  """Round toward -inf (integers and bools unchanged)."""
+  x = ensure_arraylike("floor", x)
+  if _is_integral(_dtype(x)) or _dtype(x) == np.bool_:
+    return x
+  return lax.floor(*promote_args_inexact("floor", x))
+
+
+@inline_jit
+def ceil(x, /):
+  """Round toward +inf (integers and bools unchanged)."""
+  x = ensure_arraylike("ceil", x)
+  if _is_integral(_dtype(x)) or _dtype(x) == np.bool_:
+    return x
+  return lax.ceil(*promote_args_inexact("ceil", x))
+
+
+@jit
+def rint(x, /):
+  """Round to the nearest integer, ties to even; integers and bools become floats."""
+  x = ensure_arraylike("rint", x)
+  dt = _dtype(x)
+  if dt == np.bool_ or _is_integral(dt):
+    return lax.convert_element_type(x, dtypes.default_float_dtype())
+  if _is_complex(dt):
+    return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
+  return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+@jit
+def trunc(x, /):
+  """Round toward zero (integers and bools unchanged)."""
+  x = ensure_arraylike("trunc", x)
+  dt = _dtype(x)
+  if dt == np.bool_ or _is_integral(dt):
+    return x
+  from arrax._src.numpy.lax_numpy import where
+  return where(lax.lt(x, _const(x, 0)), ceil(x), floor(x))
+
+
+fix = trunc
+
+
+@jit(static_argnames=("decimals",))
+def round(a, decimals=0, out=None):  # noqa: A001
+  """Round to `decimals` decimals, ties to even (as numpy.round)."""
+  a = ensure_arraylike("round", a)
+  decimals = operator.index(decimals)
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+  dt = _dtype(a)
+  if _is_integral(dt):
+    if decimals < 0:
+      raise NotImplementedError("integer np.round not implemented for decimals < 0")
+    return a
+
+  def round_float(x):
+    if decimals == 0:
+      return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+    # Scaling loses too much in float16: compute in float32 (JAX does the same).
+    if dt == np.float16:
+      x = lax.convert_element_type(x, np.float32)
+    factor = _const(x, 10 ** decimals)
+    y = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
+    return lax.convert_element_type(y, dt) if dt == np.float16 else y
+
+  # finfo rejects bool (and other non-inexact dtypes) with a ValueError, as in JAX.
+  if decimals > np.log10(float(dtypes.finfo(dt).max)):
+    return a   # rounding past the precision of the type changes nothing
+  if _is_complex(dt):
+    return lax.complex(round_float(lax.real(a)), round_float(lax.imag(a)))
+  return round_float(a)
+
+
+around = round
+
+
+@jit
+def isinf(x, /):
+  """True where x is +inf or -inf (either part, for complex)."""
+  x = ensure_arraylike("isinf", x)
+  dt = _dtype(x)
+  if dtypes.is_float(dt):
+    return lax.eq(lax.abs(x), _constant_like(x, np.inf))
+  if _is_complex(dt):
+    re, im = lax.real(x), lax.imag(x)
+    return lax.bitwise_or(lax.eq(lax.abs(re), _constant_like(re, np.inf)),
+                          lax.eq(lax.abs(im), _constant_like(im, np.inf)))
+  return _full_like(x, False, dtype=np.bool_)
+
+
+@inline_jit
+def isfinite(x, /):
+  """True where x is neither inf nor NaN."""
+  x = ensure_arraylike("isfinite", x)
+  dt = _dtype(x)
+  if dtypes.is_float(dt):
+    return lax.is_finite(x)
+  if _is_complex(dt):
+    return lax.bitwise_and(lax.is_finite(real(x)), lax.is_finite(imag(x)))
+  return _full_like(x, True, dtype=np.bool_)
+
+
+@inline_jit
+def isnan(x, /):
+  """True where x is NaN (x != x)."""
+  x = ensure_arraylike("isnan", x)
+  return lax.ne(x, x)
+
+
+def _isposinf(x):
+  x = ensure_arraylike("isposinf", x)
+  dt = _dtype(x)
+  if dtypes.is_float(dt):
+    return lax.eq(x, _constant_like(x, np.inf))
+  if _is_complex(dt):
+    raise ValueError("isposinf/isneginf are not well defined for complex types")
+  return _full_like(x, False, dtype=np.bool_)
+
+
+_INT_OF_BITS = {16: np.int16, 32: np.int32, 64: np.int64}
+
+
+@jit
+def signbit(x, /):
+  """True where the sign bit is set."""
+  x, = promote_args("signbit", x)
+  dt = _dtype(x)
+  if _is_integral(dt):
+    return lax.lt(x, _constant_like(x, 0))
+  if dt == np.bool_:
+    return _full_like(x, False, dtype=np.bool_)
+  if not dtypes.is_float(dt):
+    raise ValueError(f"jax.numpy.signbit is not well defined for {dt}")
+  info = dtypes.finfo(dt)
+  if info.bits not in _INT_OF_BITS:
+    raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
+  bits = lax.bitcast_convert_type(x, _INT_OF_BITS[info.bits])
+  return lax.convert_element_type(right_shift(bits, info.nexp + info.nmant), np.bool_)
+
+
+@inline_jit
+def square(x, /):
+  """x * x."""
+  x = ensure_arraylike("square", x)
+  x, = promote_dtypes_numeric(x)
+  return lax.square(x)
+
+
+@inline_jit
+def reciprocal(x, /):
+  """1 / x (integers and bools promote to float)."""
+  x = ensure_arraylike("reciprocal", x)
+  x, = promote_dtypes_inexact(x)
+  return lax.integer_pow(x, -1)
+
+
+@inline_jit
+def real(val, /):
+  """Real part (identity for real inputs)."""
+  val = ensure_arraylike("real", val)
+  return lax.real(val) if _is_complex(_dtype(val)) else val
+
+
+@inline_jit
+def imag(val, /):
+  """Imaginary part (zeros for real inputs)."""
+  val = ensure_arraylike("imag", val)
+  return lax.imag(val) if _is_complex(_dtype(val)) else _full_like(val, 0)
+
+
+@inline_jit
+def conjugate(x, /):
+  """Complex conjugate (identity for real inputs)."""
+  x = ensure_arraylike("conjugate", x)
+  return lax.conj(x) if _is_complex(_dtype(x)) else x
+
+
+conj = conjugate
+
+
+@jit(static_argnames=("deg",))
+def angle(z, deg=False):
+  """The argument of complex numbers (0 or pi for real inputs)."""
+  z = ensure_arraylike("angle", z)
+  re, im = real(z), imag(z)
+  dt = _dtype(re)
+  if not dtypes.is_inexact(dt) or (dtypes.is_float(_dtype(z)) and _ndim(z) == 0):
+    dt = dtypes.default_float_dtype()
+    re = lax.convert_element_type(re, dt)
+    im = lax.convert_element_type(im, dt)
+  out = lax.atan2(im, re)
+  return rad2deg(out) if deg else out
+
+
+@inline_jit
+def deg2rad(x, /):
+  """Degrees to radians."""
+  x, = promote_args_inexact("deg2rad", x)
+  return lax.mul(x, _const(x, np.pi / 180))
+
+
+@inline_jit
+def rad2deg(x, /):
+  """Radians to degrees."""
+  x, = promote_args_inexact("rad2deg", x)
+  return lax.mul(x, _const(x, 180 / np.pi))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+@inline_jit
+def logical_not(x, /):
+  """Logical NOT (nonzero counts as True)."""
+  return lax.bitwise_not(*map(_to_bool, promote_args("logical_not", x)))
+
+
+def _sinc_at_zero(pi_x):
+  # The value of sin(t)/t at t = 0, built from pi_x like JAX's Maclaurin helper (pi_x * 0 + 1).
+  return lax.add(multiply(pi_x, 0), _const(pi_x, 1.0))
+
+
+@jit
+def sinc(x, /):
+  """sin(pi x) / (pi x), with sinc(0) = 1."""
+  x = ensure_arraylike("sinc", x)
+  x, = promote_dtypes_inexact(x)
+  eq_zero = lax.eq(x, _const(x, 0))
+  pi_x = lax.mul(_const(x, np.pi), x)
+  safe_pi_x = _where(eq_zero, _const(x, 1), pi_x)
+  return _where(eq_zero, _sinc_at_zero(pi_x), lax.div(lax.sin(safe_pi_x), safe_pi_x))
+
+
+# ---- binary functions --------------------------------------------------------------------------
+def _binary(name, lax_fn, promote=promote_args, bool_fn=None, doc=None):
   @inline_jit
   def fn(x1, x2, /):
     x1, x2 = promote(name, x1, x2)
-    if bool_fn is not None and _is_bool(x1):
+    if bool_fn is not None and _dtype(x1) == np.bool_:
       return bool_fn(x1, x2)
     return lax_fn(x1, x2)
-  _rename(fn, name)
-  fn.__doc__ = f"Elementwise {name}, as numpy.{name}."
-  return fn
+  fn.__doc__ = doc or f"Elementwise {name}, as numpy.{name}."
+  return _rename(fn, name)
 
 
-def _no_bool_subtract(x1, x2):
-  raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
-                  "bitwise_xor, the `^` operator, or the logical_xor function instead.")
-
-
-add = _binary("add", lax.add, bool_fn=lax.bitwise_or)
-subtract = _binary("subtract", lax.sub, bool_fn=_no_bool_subtract)
-multiply = _binary("multiply", lax.mul, bool_fn=lax.bitwise_and)
-true_divide = _binary("true_divide", lax.div, promote=promote_args_inexact)
+add = _binary("add", lax.add, bool_fn=lax.bitwise_or,
+              doc="x1 + x2 (logical OR for booleans).")
+subtract = _binary("subtract", lax.sub, doc="x1 - x2 (an error for booleans).")
+multiply = _binary("multiply", lax.mul, bool_fn=lax.bitwise_and,
+                   doc="x1 * x2 (logical AND for booleans).")
+true_divide = _binary("true_divide", lax.div, promote=promote_args_inexact,
+                      doc="x1 / x2 (integers and bools promote to float).")
 divide = true_divide
-arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact)
+arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact,
+                  doc="The angle of the point (x2, x1) (the quadrant-aware arctan(x1 / x2)).")
 atan2 = arctan2
-nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact)
+nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact,
+                    doc="The next representable value after x1 toward x2.")
+float_power = _binary("float_power", lax.pow, promote=promote_args_inexact,
+                      doc="x1 ** x2 computed in an inexact dtype.")
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
+maximum = _binary("maximum", lax.max,
+                  doc="Elementwise maximum (NaNs propagate; complex: lexicographic order).")
+minimum = _binary("minimum", lax.min,
+                  doc="Elementwise minimum (NaNs propagate; complex: lexicographic order).")
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
-left_shift = _binary("left_shift", lax.shift_left)
+left_shift = _binary("left_shift", lax.shift_left, promote=promote_args_numeric,
+                     doc="x1 << x2 (bools promote to int32).")
 bitwise_left_shift = left_shift
+
+
+def _complex_comparison(lax_op):
+  def compare(x, y):
+    if _is_complex(_dtype(x)):
+      # Lexicographic: by real part, by imaginary part where the real parts are equal.
+      return lax.select(lax.eq(real(x), real(y)), lax_op(imag(x), imag(y)),
+                        lax_op(real(x), real(y)))
+    return lax_op(x, y)
+  return compare
+
+
+less = _binary("less", _complex_comparison(lax.lt))
+less_equal = _binary("less_equal", _complex_comparison(lax.le))
+greater = _binary("greater", _complex_comparison(lax.gt))
+greater_equal = _binary("greater_equal", _complex_comparison(lax.ge))
 
 
 @inline_jit
@@ -140,263 +535,18 @@ bitwise_right_shift = right_shift
 
 def _logical(name, lax_fn):
   @inline_jit
-  def fn(*args):
-    check_arraylike(name, *args)
-    args = [lax._convert_element_type(a, np.bool_, False) for a in args]
-    from arrax._src.numpy.util import promote_shapes
-    return lax_fn(*promote_shapes(name, *args))
+  def fn(x1, x2, /):
+    return lax_fn(*map(_to_bool, promote_args(name, x1, x2)))
+  fn.__doc__ = f"Elementwise {name} (nonzero counts as True)."
   return _rename(fn, name)
 
 
 logical_and = _logical("logical_and", lax.bitwise_and)
 logical_or = _logical("logical_or", lax.bitwise_or)
 logical_xor = _logical("logical_xor", lax.bitwise_xor)
-logical_not = _logical("logical_not", lax.bitwise_not)
 
 
-@inline_jit
-def bitwise_not(x, /):
-  """Bitwise NOT (logical NOT for booleans)."""
-  x, = promote_args("bitwise_not", x)
-  return lax.bitwise_not(x)
-
-
-invert = bitwise_invert = bitwise_not
-
-
-@inline_jit
-def negative(x, /):
-  """Numerical negative."""
-  x, = promote_args("negative", x)
-  if _is_bool(x):
-    raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the "
-                    "`~` operator or the logical_not function instead.")
-  return lax.neg(x)
-
-
-@inline_jit
-def positive(x, /):
-  x, = promote_args("positive", x)
-  return x
-
-
-@inline_jit
-def absolute(x, /):
-  """Absolute value (the modulus for complex inputs)."""
-  x, = promote_args("absolute", x)
-  if _is_bool(x) or _dtype(x).kind == "u":
-    return x
-  return lax.abs(x)
-
-
-abs = fabs = absolute  # noqa: A001
-
-
-@inline_jit
-def sign(x, /):
-  """-1, 0 or 1 by sign (x/|x| for complex)."""
-  x, = promote_args("sign", x)
-  if _is_complex(x):
-    re = lax.real(x)
-    return lax.complex(lax.sign(re), lax._convert_element_type(0, _dtype(re), False))
-  return lax.sign(x)
-
-
-def _float_or_identity(name, lax_fn):
-  @inline_jit
-  def fn(x, /):
-    check_arraylike(name, x)
-    x, = promote_args(name, x)
-    if _is_int(x) or _is_bool(x):
-      return lax.asarray_operand(x)
-    return lax_fn(x)
-  return _rename(fn, name)
-
-
-floor = _float_or_identity("floor", lax.floor)
-ceil = _float_or_identity("ceil", lax.ceil)
-
-
-@jit
-def rint(x, /):
-  """Round to the nearest integer, ties to even."""
-  x, = promote_args_inexact("rint", x)
-  if _is_complex(x):
-    return lax.complex(lax.round(lax.real(x), lax.RoundingMethod.TO_NEAREST_EVEN),
-                       lax.round(lax.imag(x), lax.RoundingMethod.TO_NEAREST_EVEN))
-  return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
-
-
-@inline_jit
-def trunc(x, /):
-  """Round toward zero."""
-  x, = promote_args("trunc", x)
-  if _is_int(x) or _is_bool(x):
-    return x
-  return _select(lax.lt(x, lax._convert_element_type(0, _dtype(x), False)), lax.ceil(x),
-                 lax.floor(x))
-
-
-fix = trunc
-
-
-def round(a, decimals=0, out=None):  # noqa: A001
-  """Round to `decimals` decimals, ties to even (as numpy.round)."""
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
-  return _round(a, operator.index(decimals))
-
-
-def _round(a, decimals):
-  check_arraylike("round", a)
-  a, = promote_args("round", a)
-  dt = _dtype(a)
-  if dt.kind in "iub":
-    if decimals < 0:
-      raise NotImplementedError("integer np.round not implemented for decimals < 0")
-    return lax.asarray_operand(a)
-
-  def _round_float(x):
-    if decimals == 0:
-      return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
-    cdt = np.float32 if dtypes.finfo(_dtype(x)).bits < 32 else _dtype(x)
-    xc = lax._convert_element_type(x, cdt, False)
-    factor = lax._convert_element_type(10.0 ** decimals, cdt, False)
-    out = lax.div(lax.round(lax.mul(xc, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
-    return lax._convert_element_type(out, _dtype(x), False)
-
-  if dt.kind == "c":
-    return lax.complex(_round_float(lax.real(a)), _round_float(lax.imag(a)))
-  return _round_float(a)
-
-
-around = round
-
-
-@inline_jit
-def isfinite(x, /):
-  """True where x is neither inf nor NaN."""
-  check_arraylike("isfinite", x)
-  x = lax.asarray_operand(x)
-  dt = _dtype(x)
-  if dt.kind == "c":
-    return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
-  if dtypes.is_float(dt):
-    return lax.is_finite(x)
-  from arrax._src.numpy.creation import full_like
-  return full_like(x, True, dtype=np.bool_)
-
-
-@jit
-def isinf(x, /):
-  """True where x is +inf or -inf."""
-  check_arraylike("isinf", x)
-  x = lax.asarray_operand(x)
-  dt = _dtype(x)
-  if dt.kind == "c":
-    return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-  if dtypes.is_float(dt):
-    return lax.eq(lax.abs(x), lax._convert_element_type(np.inf, dt, False))
-  from arrax._src.numpy.creation import full_like
-  return full_like(x, False, dtype=np.bool_)
-
-
-@inline_jit
-def isnan(x, /):
-  """True where x is NaN."""
-  check_arraylike("isnan", x)
-  x = lax.asarray_operand(x)
-  if dtypes.is_inexact(_dtype(x)):
-    return lax.ne(x, x)
-  from arrax._src.numpy.creation import full_like
-  return full_like(x, False, dtype=np.bool_)
-
-
-@jit
-def signbit(x, /):
-  """True where the sign bit is set."""
-  x, = promote_args("signbit", x)
-  dt = _dtype(x)
-  if dt.kind in "iu":
-    return lax.lt(x, lax._convert_element_type(0, dt, False))
-  if dt == np.bool_:
-    from arrax._src.numpy.creation import full_like
-    return full_like(x, False, dtype=np.bool_)
-  if not dtypes.is_float(dt):
-    raise ValueError(f"jnp.signbit is not well defined for {dt}")
-  int_dt = np.dtype(f"int{dt.itemsize * 8}")
-  bits = lax.bitcast_convert_type(x, int_dt)
-  return lax.lt(bits, lax._convert_element_type(0, int_dt, False))
-
-
-@inline_jit
-def square(x, /):
-  """x * x."""
-  x, = promote_args_numeric("square", x)
-  return lax.integer_pow(x, 2)
-
-
-@inline_jit
-def reciprocal(x, /):
-  """1 / x."""
-  x, = promote_args_inexact("reciprocal", x)
-  return lax.integer_pow(x, -1)
-
-
-@inline_jit
-def real(val, /):
-  """Real part (identity for real inputs)."""
-  val = lax.asarray_operand(val)
-  return lax.real(val) if _is_complex(val) else val
-
-
-@inline_jit
-def imag(val, /):
-  """Imaginary part (zeros for real inputs)."""
-  val = lax.asarray_operand(val)
-  if _is_complex(val):
-    return lax.imag(val)
-  from arrax._src.numpy.creation import full_like
-  return full_like(val, 0)
-
-
-@inline_jit
-def conjugate(x, /):
-  """Complex conjugate (identity for real inputs)."""
-  x = lax.asarray_operand(x)
-  return lax.conj(x) if _is_complex(x) else x
-
-
-conj = conjugate
-
-
-def angle(z, deg=False):
-  """The argument of complex numbers."""
-  z = lax.asarray_operand(z)
-  if _is_complex(z):
-    re, im = lax.real(z), lax.imag(z)
-  else:
-    z, = promote_args_inexact("angle", z)
-    re, im = z, lax._convert_element_type(0, _dtype(z), False)
-  out = lax.atan2(im, re)
-  return rad2deg(out) if deg else out
-
-
-@inline_jit
-def deg2rad(x, /):
-  x, = promote_args_inexact("deg2rad", x)
-  return lax.mul(x, lax._convert_element_type(np.pi / 180, _dtype(x), False))
-
-
-@inline_jit
-def rad2deg(x, /):
-  x, = promote_args_inexact("rad2deg", x)
-  return lax.mul(x, lax._convert_element_type(180 / np.pi, _dtype(x), False))
-
-
-radians, degrees = deg2rad, rad2deg
-
-
+# ---- division ----------------------------------------------------------------------------------
 @jit
 def floor_divide(x1, x2, /):
   """Division rounded toward -inf (Python's //)."""
@@ -406,39 +556,37 @@ def floor_divide(x1, x2, /):
     return lax.div(x1, x2)
   if dt.kind == "i":
     quotient = lax.div(x1, x2)
-    select = logical_and(lax.ne(lax.sign(x1), lax.sign(x2)),
-                         lax.ne(lax.rem(x1, x2), lax._convert_element_type(0, dt, False)))
-    from arrax._src.numpy.lax_numpy import where
-    return where(select, lax.sub(quotient, lax._convert_element_type(1, dt, False)), quotient)
-  if dt.kind == "c":
+    select = logical_and(not_equal(lax.sign(x1), lax.sign(x2)),
+                         not_equal(lax.rem(x1, x2), 0))
+    return _where(select, subtract(quotient, 1), quotient)
+  if _is_complex(dt):
     raise TypeError("floor_divide does not support complex-valued inputs")
   return _float_divmod(x1, x2)[0]
 
 
 def _float_divmod(x1, x2):
-  dt = _dtype(x1)
-  zero = lax._convert_element_type(0, dt, False)
+  """(floor(x1 / x2), x1 mod x2) for floats, the way CPython's float divmod computes them."""
   mod = lax.rem(x1, x2)
-  div = lax.div(lax.sub(x1, mod), x2)
-  ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(x2), lax.sign(mod)))
-  mod = _select(ind, lax.add(mod, x2), mod)
-  div = _select(ind, lax.sub(div, lax._convert_element_type(1, dt, False)), div)
+  x1_corrected = _where(equal(x2, 0), x1, lax.sub(x1, mod))
+  div = lax.div(x1_corrected, x2)
+  ind = lax.bitwise_and(not_equal(mod, 0), not_equal(lax.sign(x2), lax.sign(mod)))
+  mod = lax.select(ind, add(mod, x2), mod)
+  div = lax.select(ind, subtract(div, 1.0), div)
   return lax.round(div), mod
 
 
 @jit
 def remainder(x1, x2, /):
-  """Remainder with the sign of the divisor (Python's %)."""
+  """Remainder with the sign of the divisor (Python's %); x % 0 is 0 for integers."""
   x1, x2 = promote_args_numeric("remainder", x1, x2)
-  dt = _dtype(x1)
-  if dt.kind == "c":
-    raise TypeError("remainder does not support complex-valued inputs")
-  zero = lax._convert_element_type(0, dt, False)
+  zero = _constant_like(x1, 0)
+  if _is_integral(_dtype(x2)):
+    x2 = _where(equal(x2, 0), _ones(x2), x2)
   trunc_mod = lax.rem(x1, x2)
   trunc_mod_not_zero = lax.ne(trunc_mod, zero)
   do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, zero)),
                             trunc_mod_not_zero)
-  return _select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
+  return lax.select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
 
 
 mod = remainder
@@ -446,124 +594,151 @@ mod = remainder
 
 @jit
 def fmod(x1, x2, /):
-  """C-style remainder (sign of the dividend)."""
-  x1, x2 = promote_args_numeric("fmod", x1, x2)
-  return lax.rem(x1, x2)
+  """C-style remainder (sign of the dividend); x % 0 is x for integers."""
+  x1, x2 = ensure_arraylike("fmod", x1, x2)
+  if _is_integral(dtypes.result_type(x1, x2)):
+    x2 = _where(equal(x2, 0), _ones(x2), x2)
+  return lax.rem(*promote_args_numeric("fmod", x1, x2))
 
 
+@jit
 def divmod(x1, x2, /):  # noqa: A001
   """(floor_divide(x1, x2), remainder(x1, x2))."""
-  return floor_divide(x1, x2), remainder(x1, x2)
+  x1, x2 = promote_args_numeric("divmod", x1, x2)
+  if _is_integral(_dtype(x1)):
+    return floor_divide(x1, x2), remainder(x1, x2)
+  return _float_divmod(x1, x2)
 
 
+# ---- powers ------------------------------------------------------------------------------------
 def power(x1, x2, /):
   """x1 ** x2 elementwise (integer powers of integers stay integers)."""
   check_arraylike("power", x1, x2)
-  if isinstance(x2, (int, np.integer)) and not isinstance(x2, (bool, np.bool_)):
-    x1, = promote_args_numeric("power", x1)
-    return lax.integer_pow(x1, int(x2))
+  m1 = getattr(x1, "__jax_array__", None)
+  x1 = m1() if m1 is not None and not isinstance(x1, core.Tracer) else x1
+  m2 = getattr(x2, "__jax_array__", None)
+  x2 = m2() if m2 is not None and not isinstance(x2, core.Tracer) else x2
+  # A concrete integer exponent (Python int or bool, NumPy integer, concrete integer scalar
+  # array): exponentiation by squaring unrolled for that exponent.
+  if not isinstance(x2, core.Tracer):
+    try:
+      n = operator.index(x2.val if isinstance(x2, core.Literal) else x2)
+    except TypeError:
+      pass
+    else:
+      x1, = promote_dtypes_numeric(x1)
+      return lax.integer_pow(x1, n)
   return _power(x1, x2)
-
-
-@inline_jit
-def _power(x1, x2):
-  x1, x2 = promote_args_numeric("power", x1, x2)
-  dt = _dtype(x1)
-  if dt.kind not in "iu":
-    return lax.pow(x1, x2)
-  from arrax._src.numpy.lax_numpy import broadcast_arrays
-  x1, x2 = broadcast_arrays(x1, x2)
-  return _int_pow(x1, x2, dt)
-
-
-def _int_pow(x, y, dt):
-  one = lax._convert_element_type(1, dt, False)
-  zero = lax._convert_element_type(0, dt, False)
-  acc = lax.add(lax.mul(x, zero), one)
-  for _ in range(dt.itemsize * 8):
-    acc = lax.select(lax.ne(lax.bitwise_and(y, one), zero), lax.mul(acc, x), acc)
-    x = lax.mul(x, x)
-    y = lax.shift_right_logical(y, one)
-  return acc
 
 
 pow = power  # noqa: A001
 
 
-@jit
-def float_power(x1, x2, /):
-  x1, x2 = promote_args_inexact("float_power", x1, x2)
-  return lax.pow(x1, x2)
+@inline_jit
+def _power(x1, x2):
+  x1, x2 = promote_shapes("power", x1, x2)   # shapes only; dtypes below
+  x1_, x2_ = promote_args_numeric("power", x1, x2)
+  if _is_integral(_dtype(x1_)):
+    return _pow_int_int(x1_, x2_)
+  d1, d2 = _dtype(x1), _dtype(x2)
+  if dtypes.is_inexact(d1) and _is_integral(d2):
+    return lax.pow(x1, x2)   # an inexact base keeps its dtype for an integer exponent
+  return lax.pow(x1_, x2_)
 
 
-def _select(pred, on_true, on_false):
-  """lax.select after broadcasting rank-0 operands (lax's select needs equal shapes)."""
-  from arrax._src.numpy.lax_numpy import broadcast_arrays
-  pred, on_true, on_false = broadcast_arrays(pred, on_true, on_false)
-  return lax.select(pred, on_true, on_false)
+def _pow_int_int(x1, x2):
+  """Integer power by binary exponentiation over the exponent's low 6 bits (anything larger
+  overflows for |x1| > 1)."""
+  zero = _constant_like(x2, 0)
+  one = _constant_like(x2, 1)
+  # pow(0, n) is 0 for n != 0, 1 for n == 0.
+  acc = _where(lax.bitwise_and(lax.eq(x1, zero), lax.ne(x2, zero)), zero, one)
+  for _ in range(6):
+    acc = _where(lax.bitwise_and(x2, one), lax.mul(acc, x1), acc)
+    x1 = lax.mul(x1, x1)
+    x2 = lax.shift_right_logical(x2, one)
+  return acc
 
 
-@jit
-def hypot(x1, x2, /):
-  """sqrt(x1**2 + x2**2) without undue overflow."""
-  x1, x2 = promote_args_inexact("hypot", x1, x2)
-  x1, x2 = lax.abs(x1), lax.abs(x2)
-  big, small = lax.max(x1, x2), lax.min(x1, x2)
-  dt = _dtype(big)
-  zero = lax._convert_element_type(0, dt, False)
-  one = lax._convert_element_type(1, dt, False)
-  is_zero = lax.eq(big, zero)
-  ratio = lax.div(small, _select(is_zero, one, big))
-  return _select(is_zero, big, lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio)))))
+_rename(_power, "_power")
 
 
+# ---- other binary functions --------------------------------------------------------------------
 @jit
 def copysign(x1, x2, /):
+  """|x1| with the sign of x2."""
   x1, x2 = promote_args_inexact("copysign", x1, x2)
-  return _select(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
+  if _is_complex(_dtype(x1)):
+    raise TypeError("copysign does not support complex-valued inputs")
+  neg_sign = lax.convert_element_type(signbit(x2), np.bool_)
+  return _where(neg_sign, negative(lax.abs(x1)), lax.abs(x1))
 
 
 @jit
 def heaviside(x1, x2, /):
-  x1, x2 = promote_args_inexact("heaviside", x1, x2)
-  dt = _dtype(x1)
-  zero = lax._convert_element_type(0, dt, False)
-  one = lax._convert_element_type(1, dt, False)
-  return _select(lax.lt(x1, zero), lax.mul(x1, zero),
-                 _select(lax.eq(x1, zero), x2, lax.add(lax.mul(x1, zero), one)))
+  """0 for x1 < 0, 1 for x1 > 0, x2 where x1 == 0 (NaN where x1 is NaN)."""
+  x1, x2 = ensure_arraylike("heaviside", x1, x2)
+  x1, x2 = promote_dtypes_inexact(x1, x2)
+  zero = _const(x1, 0)
+  return _where(lax.lt(x1, zero), zero,
+                _where(lax.gt(x1, zero), _const(x1, 1),
+                       _where(_isnan(x1), x1, x2)))
 
 
 @jit
+def hypot(x1, x2, /):
+  """sqrt(x1**2 + x2**2) without undue overflow or underflow."""
+  x1, x2 = promote_args_inexact("hypot", x1, x2)
+  if _is_complex(_dtype(x1)):
+    raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please convert "
+                     "to real values first, such as by using abs(x)")
+  x1, x2 = lax.abs(x1), lax.abs(x2)
+  idx_inf = lax.bitwise_or(_isposinf(x1), _isposinf(x2))
+  x1, x2 = maximum(x1, x2), minimum(x1, x2)
+  is_zero = equal(x1, 0)
+  safe_x1 = _where(equal(x1, 0), _ones(x1), x1)
+  scaled = multiply(x1, lax.sqrt(add(1, lax.square(lax.div(x2, safe_x1)))))
+  x = _where(is_zero, x1, scaled)
+  return _where(idx_inf, _const(x, np.inf), x)
+
+
+def _wrap_between(x, a):
+  """x wrapped into [-a, a)."""
+  a_c, two_a, zero = _const(x, a), _const(x, 2 * a), _const(x, 0)
+  r = lax.rem(lax.add(x, a_c), two_a)
+  r = lax.select(lax.lt(r, zero), lax.add(r, two_a), r)
+  return lax.sub(r, a_c)
+
+
+def _logaddexp(x1, x2):
+  amax = lax.max(x1, x2)
+  if dtypes.is_float(_dtype(x1)):
+    delta = lax.sub(x1, x2)
+    return lax.select(_isnan(delta),
+                      lax.add(x1, x2),   # NaNs, or infinities of the same sign
+                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+  if _is_complex(_dtype(x1)):
+    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _const(amax, 2)))
+    out = lax.add(amax, lax.log1p(lax.exp(delta)))
+    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
+  raise ValueError(f"logaddexp requires floating-point or complex inputs; got {_dtype(x1)}")
+
+
+@inline_jit
 def logaddexp(x1, x2, /):
   """log(exp(x1) + exp(x2)) computed stably."""
-  x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-  amax = lax.max(x1, x2)
-  delta = lax.sub(x1, x2)
-  out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
-  return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
-
-
-@jit
-def sinc(x, /):
-  """sin(pi x) / (pi x), with sinc(0) = 1."""
-  x, = promote_args_inexact("sinc", x)
-  dt = _dtype(x)
-  zero = lax._convert_element_type(0, dt, False)
-  one = lax._convert_element_type(1, dt, False)
-  pi_x = lax.mul(lax._convert_element_type(np.pi, dt, False), x)
-  safe = _select(lax.eq(x, zero), one, pi_x)
-  return _select(lax.eq(x, zero), one, lax.div(lax.sin(safe), safe))
+  return _logaddexp(*promote_args_inexact("logaddexp", x1, x2))
 
 
 @jit
 def fmax(x1, x2):
   """Elementwise maximum ignoring NaNs."""
-  x1, x2 = promote_args("fmax", x1, x2)
-  return _select(lax.bitwise_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
+  from arrax._src.numpy.lax_numpy import where
+  return where(bitwise_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 @jit
 def fmin(x1, x2):
   """Elementwise minimum ignoring NaNs."""
-  x1, x2 = promote_args("fmin", x1, x2)
-  return _select(lax.bitwise_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
+  from arrax._src.numpy.lax_numpy import where
+  return where(bitwise_or(less(x1, x2), isnan(x2)), x1, x2)

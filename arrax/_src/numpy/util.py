@@ -47,31 +47,52 @@ def promote_dtypes_inexact(*args):
 
 
 def promote_dtypes_numeric(*args):
+  """Like promote_dtypes, then bool becomes int32 (as in JAX, whatever jax_enable_x64 says)."""
   to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
   if to_dtype == np.bool_:
-    to_dtype = dtypes.default_int_dtype()
+    to_dtype = dtypes.int32
   return [lax._convert_element_type(x, to_dtype, weak) for x in args]
+
+
+def _as_operand(x):
+  m = getattr(x, "__jax_array__", None)
+  if m is not None and not isinstance(x, (Array, core.Tracer)):
+    x = m()
+  return lax.asarray_operand(x)
+
+
+def ensure_arraylike(fun_name, *args):
+  """check_arraylike, then Python scalars become (weakly typed) operands.
+
+  One argument gives one value, several give a tuple (as JAX's helper of the same name).
+  """
+  check_arraylike(fun_name, *args)
+  if len(args) == 1:
+    return _as_operand(args[0])
+  return tuple(_as_operand(a) for a in args)
 
 
 def promote_shapes(fun_name, *args):
   """NumPy rank promotion: lower-rank non-scalar operands get leading size-1 axes.
 
-  Rank-0 operands and size-1 axes are left for lax's elementwise broadcasting.
+  Operands of equal rank, and rank-0 operands, are left to lax's elementwise shape rule (which
+  raises TypeError for incompatible shapes, as in JAX); operands of different non-zero ranks
+  must broadcast (ValueError otherwise).
   """
   if len(args) < 2:
-    return list(args)
-  shapes = [np.shape(a) if not hasattr(a, "aval") else a.aval.shape for a in args]
-  if all(s == shapes[0] for s in shapes[1:]):
-    return list(args)
+    return [lax.asarray_operand(a) for a in args]
+  shapes = [shape_of(a) for a in args]
+  if all(len(s) == len(shapes[0]) for s in shapes[1:]):
+    return [lax.asarray_operand(a) for a in args]
   ranks = {len(s) for s in shapes if s}
   if len(ranks) < 2:
-    _check_broadcastable(fun_name, shapes)
-    return list(args)
+    return [lax.asarray_operand(a) for a in args]
   _check_broadcastable(fun_name, shapes)
   rank = max(ranks)
   out = []
   for a, s in zip(args, shapes):
-    if s and len(s) < rank:
+    a = lax.asarray_operand(a)
+    if len(s) < rank:
       a = shape_ops.broadcast_in_dim(a, (1,) * (rank - len(s)) + tuple(s),
                                      tuple(range(rank - len(s), rank)))
     out.append(a)
