@@ -107,9 +107,9 @@ class Array:
     return self._value.tobytes(order)
 
   def _scalar_check(self, what):
-    if self.size != 1:
-      raise TypeError(f"Only scalar arrays can be converted to Python scalars; got shape "
-                      f"{self.shape} in {what}.")
+    if self.ndim != 0:
+      raise TypeError("Only scalar arrays can be converted to Python scalars; got "
+                      f"arr.ndim={self.ndim}")
 
   def __bool__(self):
     if self.size != 1:

@@ -40,7 +40,8 @@ def check_python_int(x):
     dt = canonicalize_dtype(int64)
     info = np.iinfo(dt)
     if not info.min <= x <= info.max:
-      raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+      raise OverflowError(f"The Python int {x} does not fit in {dt.name}, the default integer "
+                          "type.")
   return x
 
 

@@ -299,8 +299,8 @@ _integer_pow_checked_eval = integer_pow_p.abstract_eval
 def _integer_pow_abstract_eval(x, *, y):
   out = _integer_pow_checked_eval(x, y=y)
   if y < 0 and x.dtype.kind in "iu":
-    raise TypeError(f"Integers cannot be raised to negative powers, got "
-                    f"integer_pow({x.str_short()}, {y})")
+    raise TypeError(f"integer_pow of an integer operand needs a non-negative exponent; got "
+                    f"{x.str_short()} to the power {y}.")
   return out
 
 

@@ -32,8 +32,12 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     dtype = dtypes.check_user_dtype(dtype, "array")
   if hasattr(object, "__jax_array__"):
     object = object.__jax_array__()
+  if object is None:
+    raise ValueError("None is not a valid value for jnp.array")
   if isinstance(object, (list, tuple)):
     leaves = list(_leaves_of_nested(object))
+    if any(x is None for x in leaves):
+      raise ValueError("None is not a valid value for jnp.array")
     if any(_is_traced_or_array(x) for x in leaves):
       out = _stack_nested(object, dtype)
     else:
@@ -45,11 +49,16 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     out = object if dtype is None else lax._convert_element_type(object, dtype,
                                                                    weak_type=False)
   elif isinstance(object, Array):
-    out = object if dtype is None else lax._convert_element_type(object, dtype, weak_type=False)
+    if dtype is None:
+      # jnp.array returns a copy (a new device buffer); asarray (copy=False) passes it through.
+      out = _array_copy(object) if copy else object
+    else:
+      out = lax._convert_element_type(object, dtype, weak_type=False)
   elif isinstance(object, core.Literal):
     out = device_put_value(object.val, dtype=dtype or object.aval.dtype,
                            weak_type=object.aval.weak_type and dtype is None)
   elif type(object) in dtypes.python_scalar_dtypes:
+    dtypes.check_python_int(object)
     dt, weak = dtypes.dtype_and_weak_type(object)
     out = device_put_value(object, dtype=dtype or dt, weak_type=weak and dtype is None)
   elif isinstance(object, (np.ndarray, np.generic)):
@@ -65,12 +74,23 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
       raise TypeError(f"Unexpected input type for array: {type(object)}") from None
     if host.dtype == object or host.dtype.kind == "O":
       raise TypeError(f"Unexpected input type for array: {type(object)}")
+    if host.dtype not in dtypes.supported_dtypes:
+      raise TypeError(f"Value {object!r} with dtype {host.dtype} is not a valid JAX array type. "
+                      "Only arrays of numeric types are supported by JAX.")
     out = device_put_value(host, dtype=dtype or dtypes.canonicalize_dtype(host.dtype))
   nd = util.ndim_of(out)
   if ndmin > nd:
     shape = (1,) * (ndmin - nd) + util.shape_of(out)
     out = shape_ops.reshape(out, shape)
   return out
+
+
+def _array_copy(x):
+  """A new device buffer holding the value of the Array `x`."""
+  from arrax._src.lax import elementwise as ew
+  aval = core.get_aval(x)
+  return ew.convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                        sharding=None)
 
 
 def _stack_nested(obj, dtype):
@@ -107,7 +127,9 @@ def _canonical_shape(shape, name):
     raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
                     f"{shape}.") from None
   if any(d < 0 for d in shape):
-    raise ValueError(f"{name}: negative dimensions are not allowed, got {shape}")
+    # JAX's error comes from the broadcast_in_dim that fills the array.
+    raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got "
+                    f"{shape}.")
   return shape
 
 
@@ -119,17 +141,19 @@ def util_concretization(shape, name):
 
 def full(shape, fill_value, dtype=None, *, device=None):
   """An array of `shape` filled with `fill_value`."""
-  shape = _canonical_shape(shape, "full")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "full")
+  util.check_arraylike("full", fill_value)
   if util.ndim_of(fill_value) == 0:
+    shape = _canonical_shape(shape, "full")
     if dtype is None:
       dt, weak = dtypes.dtype_and_weak_type(fill_value)
     else:
-      dt, weak = dtypes.check_user_dtype(dtype, "full"), False
+      dt, weak = dtype, False
     value = lax._convert_element_type(lax.asarray_operand(fill_value), dt, weak)
     return shape_ops.broadcast_in_dim(value, shape, ())
-  fill = asarray(fill_value, dtype=dtype)
   from arrax._src.numpy.lax_numpy import broadcast_to
-  return broadcast_to(fill, shape)
+  return broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
 
 def zeros(shape, dtype=None, *, device=None):
@@ -149,64 +173,115 @@ def empty(shape, dtype=None, *, device=None):
   return zeros(shape, dtype)
 
 
-def _like_shape_dtype(a, dtype, shape):
-  aval = core.get_aval(a) if not isinstance(a, (list, tuple)) else core.get_aval(np.asarray(a))
-  dt = aval.dtype if dtype is None else dtypes.check_user_dtype(dtype)
+def _like_prototype(name, a):
+  if not (hasattr(a, "dtype") and hasattr(a, "shape")):   # duck-typed prototypes pass
+    m = getattr(a, "__jax_array__", None)
+    if m is not None:
+      a = m()
+    util.check_arraylike(name, a)
+  return a
+
+
+def _like(name, a, fill_value, dtype, shape):
+  """`fill_value` (a scalar) in an array shaped and typed like `a` unless told otherwise."""
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, name)
+  if shape is not None:
+    shape = _canonical_shape(shape, name)
+  aval = core.get_aval(a)
+  dt = aval.dtype if dtype is None else dtype
   weak = aval.weak_type if dtype is None else False
-  return (aval.shape if shape is None else shape), dt, weak
+  shp = aval.shape if shape is None else shape
+  value = lax._convert_element_type(lax.asarray_operand(fill_value), dt, weak)
+  return shape_ops.broadcast_in_dim(value, shp, ())
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   """An array like `a` (shape and dtype) filled with `fill_value`."""
-  shp, dt, weak = _like_shape_dtype(a, dtype, shape)
+  if hasattr(a, "dtype") and hasattr(a, "shape"):
+    util.check_arraylike("full_like", 0, fill_value)
+  else:
+    util.check_arraylike("full_like", a, fill_value)
+    m = getattr(a, "__jax_array__", None)
+    if m is not None:
+      a = m()
   if util.ndim_of(fill_value) == 0:
-    value = lax._convert_element_type(lax.asarray_operand(fill_value), dt, weak)
-    return shape_ops.broadcast_in_dim(value, _canonical_shape(shp, "full_like"), ())
-  return full(shp, asarray(fill_value, dt), dt)
+    return _like("full_like", a, fill_value, dtype, shape)
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "full_like")
+  shp = core.get_aval(a).shape if shape is None else _canonical_shape(shape, "full_like")
+  dt = dtypes.result_type(a) if dtype is None else dtype
+  from arrax._src.numpy.lax_numpy import broadcast_to
+  return broadcast_to(asarray(fill_value, dtype=dt), shp)
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None):
-  return full_like(a, 0, dtype, shape)
+  """Zeros shaped and typed like `a`."""
+  return _like("zeros_like", _like_prototype("zeros_like", a), 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
-  return full_like(a, 1, dtype, shape)
+  """Ones shaped and typed like `a`."""
+  return _like("ones_like", _like_prototype("ones_like", a), 1, dtype, shape)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
-  return zeros_like(prototype, dtype, shape)
+  """Like zeros_like (XLA arrays are always initialized)."""
+  return _like("ones_like", _like_prototype("ones_like", prototype), 0, dtype, shape)
+
+
+def _arange_concrete(v):
+  """A concrete host value for an arange argument (arrax Arrays are read back)."""
+  if isinstance(v, Array):
+    return np.asarray(v)[()] if v.ndim == 0 else np.asarray(v)
+  return v
 
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
-  """Evenly spaced values in [start, stop), as numpy.arange."""
-  for name, v in (("start", start), ("stop", stop), ("step", step)):
-    if isinstance(v, core.Tracer):
-      from arrax._src.errors import ConcretizationTypeError
-      raise ConcretizationTypeError(
-          v, f"It arose in the jnp.arange argument '{name}'. arange's output shape depends "
-          "on its arguments, so they must be static (use static_argnums, or jnp.linspace).\n")
+  """Evenly spaced values in [start, stop), as numpy.arange (computed as JAX does, on iota)."""
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "arange")
-  args = [a for a in (start, stop, step) if a is not None]
-  concrete = [np.asarray(a._value if isinstance(a, Array) else a) for a in args]
-  if stop is None and step is None:
-    stop_v = concrete[0]
-    if dtype is None:
-      dtype = dtypes.result_type(*args)
-      if dtypes.dtype_and_weak_type(args[0])[0].kind in "iub":
-        dtype = dtypes.default_int_dtype() if dtype.kind == "b" else dtype
-    if np.ndim(stop_v) != 0:
-      raise ValueError("jax.numpy.arange: arguments must be scalars; got "
-                       f"stop with shape {np.shape(stop_v)}")
-    if np.dtype(dtype).kind in "iu" and np.asarray(stop_v).dtype.kind in "iub":
-      n = builtins.max(int(stop_v), 0)
-      return shape_ops.iota(dtype, n)
-    values = np.arange(stop_v, dtype=None)
-  else:
-    if dtype is None:
-      dtype = dtypes.result_type(*args)
-    values = np.arange(*[c[()] for c in concrete])
-  return device_put_value(values.astype(dtype), dtype=dtype)
+  for i, v in enumerate((start, stop, step)):
+    if v is not None and not util.is_arraylike(v):
+      raise TypeError(f"arange requires ndarray, scalar, or None arguments, got {type(v)} at "
+                      f"position {i}.")
+  start_name = "stop" if stop is None and step is None else "start"
+  for name, v in ((start_name, start), ("stop", stop), ("step", step)):
+    if isinstance(v, core.Tracer):
+      from arrax._src.errors import ConcretizationTypeError
+      raise ConcretizationTypeError(v, f"It arose in the jnp.arange argument '{name}'\n")
+  for name, v in ((start_name, start), ("stop", stop), ("step", step)):
+    if v is not None and np.ndim(_arange_concrete(v)) != 0:
+      raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
+  if dtype is None:
+    dtype = dtypes.result_type(start, *(x for x in (stop, step) if x is not None))
+  dtype = np.dtype(dtype)
+  if builtins.any(v is not None and np.iscomplexobj(_arange_concrete(v))
+                  for v in (start, stop, step)):
+    raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported "
+                     "starting in JAX v0.10.0.")
+  if stop is None:
+    start, stop = 0, start
+  c_start, c_stop = _arange_concrete(start), _arange_concrete(stop)
+  if step is not None:
+    working = (dtypes.float32 if dtypes.issubdtype(dtype, np.floating)
+               and dtypes.finfo(dtype).bits < 32 else dtype)
+    size = builtins.max(0, int(np.ceil((c_stop - c_start) / _arange_concrete(step))))
+    out = lax.add(lax.convert_element_type(start, working),
+                  lax.mul(lax.convert_element_type(step, working),
+                          shape_ops.broadcasted_iota(working, (size,), 0)))
+    return _committed(lax.convert_element_type(out, dtype))
+  if c_start == 0:
+    size = builtins.max(0, int(np.ceil(c_stop)))
+    return _committed(shape_ops.broadcasted_iota(dtype, (size,), 0))
+  size = builtins.max(0, int(np.ceil(c_stop - c_start)))
+  return _committed(lax.add(lax.convert_element_type(start, dtype),
+                            shape_ops.broadcasted_iota(dtype, (size,), 0)))
+
+
+def _committed(x):
+  """Literal constants (e.g. a 0-element result) become arrays."""
+  return asarray(x) if isinstance(x, core.Literal) else x
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,

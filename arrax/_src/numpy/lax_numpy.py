@@ -47,7 +47,7 @@ def _canonical_newshape(a_shape, newshape):
   newshape = tuple(util.static_int(d, "reshape shape") for d in newshape)
   size_in = int(np.prod(a_shape, dtype=np.int64))
   if newshape.count(-1) > 1:
-    raise ValueError("can only specify one unknown dimension")
+    raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {newshape}")
   if -1 in newshape:
     known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
     if known == 0 or size_in % known:
@@ -64,11 +64,18 @@ def _canonical_newshape(a_shape, newshape):
 def reshape(a, shape=None, order="C", *, copy=None):
   """Give `a` a new shape with the same number of elements (-1 infers one axis)."""
   check_arraylike("reshape", a)
-  if order != "C":
-    raise NotImplementedError("jnp.reshape: only order='C' is supported")
   a = _asarray(a)
   new = _canonical_newshape(shape_of(a), shape)
-  return shape_ops.reshape(a, new)
+  if order == "C":
+    return shape_ops.reshape(a, new)
+  if order == "F":
+    # Column-major: reverse the axes, reshape to the reversed shape, reverse back.
+    nd = ndim(a)
+    out = shape_ops.reshape(a, new[::-1], tuple(range(nd))[::-1])
+    return shape_ops.transpose(out, tuple(range(len(new)))[::-1])
+  if order == "A":
+    raise NotImplementedError("np.reshape order=A is not implemented.")
+  raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
 def ravel(a, order="C"):
@@ -84,7 +91,8 @@ def transpose(a, axes=None):
   nd = ndim(a)
   axes = tuple(range(nd)[::-1]) if axes is None else tuple(canonicalize_axis(i, nd) for i in axes)
   if sorted(axes) != list(range(nd)):
-    raise ValueError(f"axes {axes} don't match array of dimension {nd}")
+    raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got "
+                    f"permutation {axes} for operand shape {shape_of(a)}.")
   return shape_ops.transpose(a, axes)
 
 
@@ -104,9 +112,13 @@ def matrix_transpose(x, /):
 
 def swapaxes(a, axis1, axis2):
   """Interchange two axes."""
+  check_arraylike("swapaxes", a)
   nd = ndim(a)
   perm = list(range(nd))
-  i, j = canonicalize_axis(axis1, nd), canonicalize_axis(axis2, nd)
+  i, j = operator.index(axis1), operator.index(axis2)
+  for ax in (i, j):   # plain sequence indexing, as JAX's NumPy permutation vector
+    if not -nd <= ax < nd:
+      raise IndexError(f"index {ax} is out of bounds for axis 0 with size {nd}")
   perm[i], perm[j] = perm[j], perm[i]
   return transpose(a, perm)
 
@@ -246,8 +258,7 @@ def atleast_2d(*arys):
 def _where(condition, x, y):
   condition, x, y = util.ensure_arraylike("where", condition, x, y)
   if x is None or y is None:
-    raise ValueError("Either both or neither of the x and y arguments should be provided to "
-                     f"jax.numpy.where, got {x} and {y}.")
+    raise ValueError(f"where takes both x and y or neither of them; got x={x}, y={y}.")
   caval = core.get_aval(condition)
   if caval.dtype != np.bool_:
     condition = lax.ne(condition, lax.scalar_literal(0, caval.dtype, caval.weak_type))
@@ -277,8 +288,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     return nonzero(condition, size=size, fill_value=fill_value)
   check_arraylike("where", condition, x, y)
   if size is not None or fill_value is not None:
-    raise ValueError("size and fill_value arguments cannot be used in three-term where "
-                     "function.")
+    raise ValueError("where(condition, x, y) takes no size or fill_value; those are for the "
+                     "one-argument form.")
   return _where(condition, x, y)
 
 
@@ -287,8 +298,8 @@ def nonzero(a, *, size=None, fill_value=None):
   from arrax._src.array import concretize
   check_arraylike("nonzero", a)
   if ndim(a) == 0:
-    raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
-                     "jnp.atleast_1d(scalar).nonzero() instead.")
+    raise ValueError("nonzero needs an array of at least one dimension; for a scalar, use "
+                     "atleast_1d(x).nonzero().")
   if size is None:
     value = concretize(a, "The error arose in jnp.nonzero: the size of the result depends on "
                           "the values of the array. Pass a static size= argument.")
@@ -303,14 +314,11 @@ argwhere = None
 def clip(arr=None, /, min=None, max=None):  # noqa: A002
   """Limit values to [min, max] (either bound may be None)."""
   if arr is None:
-    raise ValueError("No input was provided to the clip function.")
+    raise ValueError("clip needs an array to clip (got None).")
   check_arraylike("clip", arr)
   if any(iscomplexobj(t) for t in (arr, min, max)):
-    raise ValueError(
-        "Clip received a complex value either through the input or the min/max keywords. "
-        "Complex values have no ordering and cannot be clipped. Please convert to a real value "
-        "or array by taking the real or imaginary components via jax.numpy.real/imag "
-        "respectively.")
+    raise ValueError("clip is only defined for real values, but the array or a bound is "
+                     "complex; clip its real or imaginary part (real()/imag()) instead.")
   if min is not None:
     arr = maximum(min, arr)
   if max is not None:
@@ -435,8 +443,13 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 
 
 def outer(a, b, out=None):
+  """Outer product of the flattened inputs."""
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
+  check_arraylike("outer", a, b)
   a, b = promote_dtypes(ravel(a), ravel(b))
-  return lax.mul(expand_dims(a, 1), expand_dims(b, 0))
+  op = lax.bitwise_and if core.get_aval(a).dtype == np.bool_ else lax.mul
+  return op(expand_dims(a, 1), expand_dims(b, 0))
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
@@ -457,10 +470,13 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
 def astype(x, dtype, /, *, copy=False, device=None):
   """Cast to `dtype`."""
   check_arraylike("astype", x)
-  dt = dtypes.check_user_dtype(dtype, "astype")
+  dt = dtypes.default_float_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "astype")
   x = _asarray(x)
-  if dt.kind != "c" and core.get_aval(x).dtype.kind == "c":
-    x = lax.real(x)
+  if core.get_aval(x).dtype.kind == "c":
+    if dt == np.bool_:   # complex -> bool tests both parts (x != 0), as JAX does
+      return lax.ne(x, lax.scalar_literal(0, core.get_aval(x).dtype))
+    if dt.kind != "c":
+      x = lax.real(x)
   return lax._convert_element_type(x, dt, False)
 
 
@@ -551,15 +567,21 @@ def split(ary, indices_or_sections, axis=0):
   ary = _asarray(ary)
   axis = canonicalize_axis(axis, ndim(ary))
   n = shape_of(ary)[axis]
-  if isinstance(indices_or_sections, (int, np.integer)):
-    k = int(indices_or_sections)
-    if n % k:
-      raise ValueError("array split does not result in an equal division")
-    points = [i * (n // k) for i in range(1, k)]
+  ios = indices_or_sections
+  if isinstance(ios, (tuple, list)) or (isinstance(ios, (np.ndarray, Array)) and ios.ndim > 0):
+    # Indices are used as given (no clipping or wrapping), as JAX does.
+    bounds = [0] + [util.static_int(i, "jax.numpy.split argument 1") for i in ios] + [n]
+    sizes = [e - s for s, e in zip(bounds[:-1], bounds[1:])]
   else:
-    points = [int(i) for i in indices_or_sections]
-  bounds = [0] + [builtins.min(builtins.max(p, 0), n) for p in points] + [n]
-  sizes = [builtins.max(e - s, 0) for s, e in zip(bounds[:-1], bounds[1:])]
+    if isinstance(ios, core.Tracer):
+      util.static_int(ios, "jax.numpy.split argument 1")   # raises ConcretizationTypeError
+    k = int(ios)
+    part, r = divmod(n, k)
+    if r:
+      raise ValueError(f"array split does not result in an equal division: rest is {r}")
+    sizes = [part] * k
+  if builtins.any(sz < 0 for sz in sizes):
+    raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
   return list(shape_ops.split(ary, sizes, axis))
 
 

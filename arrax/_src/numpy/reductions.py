@@ -16,162 +16,139 @@ def _aval(x):
   return core.get_aval(x)
 
 
-def _axes(axis, nd):
+def _operand(name, a):
+  """An arrax operand for `a` (Python scalars stay weakly typed); lists are rejected."""
+  return util.ensure_arraylike(name, a)
+
+
+def _static_axes(axis):
+  """Axis argument made static: None, an int or a tuple of ints (tracers are rejected)."""
+  def force(x):
+    if x is None:
+      return None
+    try:
+      return operator.index(x)
+    except TypeError:
+      return tuple(operator.index(i) for i in x)
+  if isinstance(axis, core.Tracer) or (isinstance(axis, (tuple, list)) and
+                                       builtins.any(isinstance(i, core.Tracer) for i in axis)):
+    from arrax._src.errors import ConcretizationTypeError
+    tracer = axis if isinstance(axis, core.Tracer) else next(
+        i for i in axis if isinstance(i, core.Tracer))
+    raise ConcretizationTypeError(tracer, "The axis argument must be known statically.\n")
+  return force(axis)
+
+
+def _reduction_dims(nd, axis):
   if axis is None:
     return tuple(range(nd))
-  if isinstance(axis, (tuple, list)):
-    axes = tuple(util.canonicalize_axis(a, nd) for a in axis)
-    if len(set(axes)) != len(axes):
-      raise ValueError(f"duplicate value in 'axis': {axis}")
-    return axes
-  return (util.canonicalize_axis(axis, nd),)
+  axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
+  canon = tuple(util.canonicalize_axis(i, nd) for i in axes)
+  if len(set(canon)) != len(canon):
+    raise ValueError(f"duplicate value in 'axis': {axis}")
+  return canon
 
 
 def _keepdims_shape(shape, axes):
   return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
-def _upcast_int(dt, promote_integers=True):
+def _promote_integer_dtype(dt):
+  """Small integer dtypes widen to the default integer of their signedness; bool -> int."""
+  dt = np.dtype(dt)
   if dt == np.bool_:
     return dtypes.default_int_dtype()
-  if promote_integers and dt.kind in "iu":
+  if dt.kind == "u":
+    default = dtypes.canonicalize_dtype(dtypes.uint64)
+    return default if dt.itemsize < default.itemsize else dt
+  if dt.kind == "i":
     default = dtypes.default_int_dtype()
-    if dt.itemsize < default.itemsize:
-      return dtypes.canonicalize_dtype(np.dtype(f"{dt.kind}int{default.itemsize * 8}")
-                                       if dt.kind == "i" else
-                                       np.dtype(f"uint{default.itemsize * 8}"))
+    return default if dt.itemsize < default.itemsize else dt
   return dt
 
 
-def _reduction(a, name, lax_reduce, identity, axis, dtype, keepdims, initial, where, *,
-               upcast_f16=False, promote_integers=True, bool_op=None, init_op=None,
-               has_identity=True):
-  check_arraylike(name, a)
-  a = lax.asarray_operand(a)
-  if isinstance(a, core.Literal) or not hasattr(a, "aval") and not isinstance(a, core.Tracer):
-    from arrax._src.numpy.creation import asarray
-    a = asarray(a)
-  aval = _aval(a)
-  nd = len(aval.shape)
-  axes = _axes(axis, nd)
-  if dtype is not None:
-    result_dtype = dtypes.check_user_dtype(dtype, name)
-  elif promote_integers is not None:
-    result_dtype = _upcast_int(aval.dtype, promote_integers) if name in ("sum", "prod") else \
-        aval.dtype
+def _upcast_f16(dt):
+  dt = np.dtype(dt)
+  return dtypes.float32 if dt in (dtypes.float16, dtypes.bfloat16) else dt
+
+
+def _is_inexact(dt):
+  return dtypes.issubdtype(dt, np.inexact)
+
+
+def _check_where(name, where):
+  if where is None:
+    return None
+  where = util.ensure_arraylike(name, where)
+  if _aval(where).dtype != np.bool_:
+    raise ValueError(f"jnp.{name}: where must be None or a boolean array; "
+                     f"got where.dtype={_aval(where).dtype}.")
+  return where
+
+
+def _init_value(dt, value):
+  """The reduction's identity as a constant of dtype `dt` (infinities clipped for integers)."""
+  dt = np.dtype(dt)
+  if dt == np.bool_:
+    return lax.scalar_literal(value > 0, dt)
+  if dt.kind in "iu" and isinstance(value, float) and np.isinf(value):
+    info = dtypes.iinfo(dt)
+    value = info.min if value < 0 else info.max
+  return lax.scalar_literal(value, dt)
+
+
+def _cast_to_bool(a):
+  if _aval(a).dtype.kind == "c":
+    a = lax.real(a)
+  return lax.convert_element_type(a, np.bool_)
+
+
+def _cast_to_numeric(a):
+  return util.promote_dtypes_numeric(a)[0]
+
+
+def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=None,
+               has_identity=True, preproc=None, upcast_f16_for_computation=False, axis=None,
+               dtype=None, keepdims=False, initial=None, where=None, promote_integers=False):
+  a = _operand(name, a)
+  where = _check_where(name, where)
+  if initial is None and not has_identity and where is not None:
+    raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                     "where mask one has to specify 'initial'")
+  a = preproc(a) if preproc else a
+  shape = _aval(a).shape
+  dims = _reduction_dims(len(shape), axis)
+  if initial is None and not has_identity:
+    if not builtins.all(shape[d] >= 1 for d in dims):
+      raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+  if dtype is None:
+    result_dtype = _aval(a).dtype
+    if promote_integers:
+      result_dtype = _promote_integer_dtype(result_dtype)
   else:
-    result_dtype = aval.dtype
-  if bool_op is not None and aval.dtype == np.bool_ and result_dtype == np.bool_:
-    lax_reduce = bool_op
-  compute_dtype = result_dtype
-  if upcast_f16 and compute_dtype in (dtypes.float16, dtypes.bfloat16):
-    compute_dtype = dtypes.float32
-  if not has_identity and where is None and initial is None:
-    for i in axes:
-      if aval.shape[i] == 0:
-        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-  a = lax._convert_element_type(a, compute_dtype, aval.weak_type and dtype is None)
+    result_dtype = dtypes.check_user_dtype(dtype, name)
+  if upcast_f16_for_computation and _is_inexact(result_dtype):
+    computation_dtype = _upcast_f16(result_dtype)
+  else:
+    computation_dtype = result_dtype
+  a = lax.convert_element_type(a, computation_dtype)
+  if computation_dtype == np.bool_:
+    reduce_fn = bool_reduce or reduce_fn
+    op = bool_op or op
+  init = _init_value(computation_dtype, init_val)
   if where is not None:
-    from arrax._src.numpy.lax_numpy import broadcast_to, _where
-    ident = identity(compute_dtype) if callable(identity) else identity
-    if ident is None:
-      if initial is None:
-        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
-                         "where mask one has to specify 'initial'")
-      ident = initial
-    a = _where(broadcast_to(where, aval.shape), a,
-               lax._convert_element_type(ident, compute_dtype, False))
-  out = lax_reduce(a, axes) if axes else a
+    from arrax._src.numpy.lax_numpy import _where
+    a = _where(where, a, init)
+  result = reduce_fn(a, dims) if dims else a
   if initial is not None:
-    out = init_op(out, lax._convert_element_type(initial, compute_dtype, False))
+    initial_arr = lax.convert_element_type(initial, computation_dtype)
+    if _aval(initial_arr).shape != ():
+      raise ValueError("initial value must be a scalar. "
+                       f"Got array of shape {_aval(initial_arr).shape}")
+    result = op(initial_arr, result)
   if keepdims:
-    out = shape_ops.reshape(out, _keepdims_shape(aval.shape, axes))
-  return lax._convert_element_type(out, result_dtype, _aval(out).weak_type)
-
-
-def _identity_min(dt):
-  dt = np.dtype(dt)
-  if dt == np.bool_:
-    return False
-  if dt.kind in "iu":
-    return dtypes.iinfo(dt).min
-  return -np.inf
-
-
-def _identity_max(dt):
-  dt = np.dtype(dt)
-  if dt == np.bool_:
-    return True
-  if dt.kind in "iu":
-    return dtypes.iinfo(dt).max
-  return np.inf
-
-
-@inline_jit(static_argnames=("axis", "dtype", "keepdims", "promote_integers"))
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
-        promote_integers=True):
-  """Sum of elements over the given axes."""
-  _no_out(out, "sum")
-  return _reduction(a, "sum", lax_red.reduce_sum, 0, axis, dtype, keepdims, initial, where,
-                    upcast_f16=True, promote_integers=promote_integers,
-                    bool_op=lax_red.reduce_or, init_op=lax.add)
-
-
-@inline_jit(static_argnames=("axis", "dtype", "keepdims", "promote_integers"))
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-         promote_integers=True):
-  """Product of elements over the given axes."""
-  _no_out(out, "prod")
-  return _reduction(a, "prod", lax_red.reduce_prod, 1, axis, dtype, keepdims, initial, where,
-                    upcast_f16=True, promote_integers=promote_integers,
-                    bool_op=lax_red.reduce_and, init_op=lax.mul)
-
-
-@inline_jit(static_argnames=("axis", "keepdims"))
-def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
-  """Maximum over the given axes."""
-  _no_out(out, "max")
-  return _reduction(a, "max", lax_red.reduce_max, _identity_min, axis, None, keepdims,
-                    initial, where, promote_integers=None, init_op=lax.max,
-                    has_identity=False, bool_op=lax_red.reduce_or)
-
-
-@inline_jit(static_argnames=("axis", "keepdims"))
-def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
-  """Minimum over the given axes."""
-  _no_out(out, "min")
-  return _reduction(a, "min", lax_red.reduce_min, _identity_max, axis, None, keepdims,
-                    initial, where, promote_integers=None, init_op=lax.min,
-                    has_identity=False, bool_op=lax_red.reduce_and)
-
-
-amax, amin = max, min
-
-
-@inline_jit(static_argnames=("axis", "keepdims"))
-def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
-  """True where all elements along the axes are nonzero."""
-  _no_out(out, "all")
-  a = lax._convert_element_type(_as_array(a), np.bool_, False)
-  return _reduction(a, "all", lax_red.reduce_and, True, axis, None, keepdims, None, where,
-                    promote_integers=None)
-
-
-@inline_jit(static_argnames=("axis", "keepdims"))
-def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
-  """True where any element along the axes is nonzero."""
-  _no_out(out, "any")
-  a = lax._convert_element_type(_as_array(a), np.bool_, False)
-  return _reduction(a, "any", lax_red.reduce_or, False, axis, None, keepdims, None, where,
-                    promote_integers=None)
-
-
-def _as_array(a):
-  check_arraylike("reduction", a)
-  if isinstance(a, (list, tuple)):
-    from arrax._src.numpy.creation import asarray
-    return asarray(a)
-  return a
+    result = shape_ops.reshape(result, _keepdims_shape(shape, dims))
+  return lax.convert_element_type(result, result_dtype)
 
 
 def _no_out(out, name):
@@ -179,134 +156,276 @@ def _no_out(out, name):
     raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
 
 
-def _count(shape, axes, where, dtype):
+@inline_jit(static_argnames=("axis", "dtype", "keepdims", "promote_integers"))
+def _reduce_sum(a, axis=None, dtype=None, keepdims=False, initial=None, where=None,
+                promote_integers=True):
+  return _reduction(a, "sum", lax_red.reduce_sum, lax.add, 0, preproc=_cast_to_numeric,
+                    bool_reduce=lax_red.reduce_or, bool_op=lax.bitwise_or,
+                    upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
+                    keepdims=keepdims, initial=initial, where=where,
+                    promote_integers=promote_integers)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
+        promote_integers=True):
+  """Sum of elements over the given axes."""
+  _no_out(out, "sum")
+  return _reduce_sum(a, axis=_static_axes(axis), dtype=dtype, keepdims=keepdims,
+                     initial=initial, where=where, promote_integers=promote_integers)
+
+
+@inline_jit(static_argnames=("axis", "dtype", "keepdims", "promote_integers"))
+def _reduce_prod(a, axis=None, dtype=None, keepdims=False, initial=None, where=None,
+                 promote_integers=True):
+  return _reduction(a, "prod", lax_red.reduce_prod, lax.mul, 1, preproc=_cast_to_numeric,
+                    bool_reduce=lax_red.reduce_and, bool_op=lax.bitwise_and,
+                    upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
+                    keepdims=keepdims, initial=initial, where=where,
+                    promote_integers=promote_integers)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+  """Product of elements over the given axes."""
+  _no_out(out, "prod")
+  return _reduce_prod(a, axis=_static_axes(axis), dtype=dtype, keepdims=keepdims,
+                      initial=initial, where=where, promote_integers=promote_integers)
+
+
+@inline_jit(static_argnames=("axis", "keepdims"))
+def _reduce_max(a, axis=None, keepdims=False, initial=None, where=None):
+  return _reduction(a, "max", lax_red.reduce_max, lax.max, -np.inf, has_identity=False,
+                    bool_reduce=lax_red.reduce_or, bool_op=lax.bitwise_or, axis=axis,
+                    keepdims=keepdims, initial=initial, where=where)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+  """Maximum over the given axes."""
+  _no_out(out, "max")
+  return _reduce_max(a, axis=_static_axes(axis), keepdims=keepdims, initial=initial,
+                     where=where)
+
+
+@inline_jit(static_argnames=("axis", "keepdims"))
+def _reduce_min(a, axis=None, keepdims=False, initial=None, where=None):
+  return _reduction(a, "min", lax_red.reduce_min, lax.min, np.inf, has_identity=False,
+                    bool_reduce=lax_red.reduce_and, bool_op=lax.bitwise_and, axis=axis,
+                    keepdims=keepdims, initial=initial, where=where)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+  """Minimum over the given axes."""
+  _no_out(out, "min")
+  return _reduce_min(a, axis=_static_axes(axis), keepdims=keepdims, initial=initial,
+                     where=where)
+
+
+amax, amin = max, min
+
+
+@inline_jit(static_argnames=("axis", "keepdims"))
+def _reduce_all(a, axis=None, keepdims=False, where=None):
+  return _reduction(a, "all", lax_red.reduce_and, lax.bitwise_and, True, preproc=_cast_to_bool,
+                    axis=axis, keepdims=keepdims, where=where)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+  """True where all elements along the axes are nonzero."""
+  _no_out(out, "all")
+  return _reduce_all(a, axis=_static_axes(axis), keepdims=keepdims, where=where)
+
+
+@inline_jit(static_argnames=("axis", "keepdims"))
+def _reduce_any(a, axis=None, keepdims=False, where=None):
+  return _reduction(a, "any", lax_red.reduce_or, lax.bitwise_or, False, preproc=_cast_to_bool,
+                    axis=axis, keepdims=keepdims, where=where)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+  """True where any element along the axes is nonzero."""
+  _no_out(out, "any")
+  return _reduce_any(a, axis=_static_axes(axis), keepdims=keepdims, where=where)
+
+
+def _axis_size(shape, axis):
+  axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+  n = 1
+  for i in axes:
+    n *= shape[i]   # an out-of-range axis raises IndexError here, as in JAX
+  return n
+
+
+def _count(a, axis, keepdims, where, dt):
+  shape = _aval(a).shape
   if where is None:
-    n = 1
-    for i in axes:
-      n *= shape[i]
-    return lax._convert_element_type(n, dtype, False) if True else n
+    n = int(np.prod(shape, dtype=np.int64)) if axis is None else _axis_size(shape, axis)
+    return lax.convert_element_type(n, dt)
   from arrax._src.numpy.lax_numpy import broadcast_to
-  w = lax._convert_element_type(broadcast_to(where, shape), dtype, False)
-  return lax_red.reduce_sum(w, axes) if axes else w
+  return sum(broadcast_to(where, shape), axis, dtype=dt, keepdims=keepdims)
 
 
-@inline_jit(static_argnames=("axis", "dtype", "keepdims"))
+@inline_jit(static_argnames=("axis", "dtype", "keepdims", "upcast_f16_for_computation"))
+def _mean(a, axis=None, dtype=None, keepdims=False, *, upcast_f16_for_computation=True,
+          where=None):
+  a = _operand("mean", a)
+  where = _check_where("mean", where)
+  if dtype is None:
+    result_dtype = dtypes.to_inexact_dtype(_aval(a).dtype)
+  else:
+    result_dtype = dtypes.check_user_dtype(dtype, "mean")
+  if upcast_f16_for_computation and _is_inexact(result_dtype):
+    computation_dtype = _upcast_f16(result_dtype)
+  else:
+    computation_dtype = result_dtype
+  normalizer = _count(a, axis, keepdims, where, computation_dtype)
+  total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+  return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   """Arithmetic mean over the given axes."""
   _no_out(out, "mean")
-  a = _as_array(a)
-  aval = _aval(lax.asarray_operand(a))
-  nd = len(aval.shape)
-  axes = _axes(axis, nd)
-  if dtype is None:
-    result_dtype = dtypes.to_inexact_dtype(aval.dtype if aval.dtype != np.bool_ else
-                                           dtypes.default_float_dtype())
-  else:
-    result_dtype = dtypes.check_user_dtype(dtype, "mean")
-  compute = dtypes.float32 if result_dtype in (dtypes.float16, dtypes.bfloat16) else result_dtype
-  total = sum(a, axis, dtype=compute, keepdims=keepdims, where=where)
-  count = _count(aval.shape, axes, where, compute)
-  if keepdims and where is not None:
-    count = shape_ops.reshape(count, _keepdims_shape(aval.shape, axes))
-  out = lax.div(total, count)
-  return lax._convert_element_type(out, result_dtype, aval.weak_type and dtype is None)
+  return _mean(a, _static_axes(axis), dtype, keepdims, where=where,
+               upcast_f16_for_computation=dtype is None)
 
 
-@inline_jit(static_argnames=("axis", "dtype", "keepdims", "ddof", "correction"))
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-  """Variance over the given axes (divided by N - ddof)."""
-  _no_out(out, "var")
-  if correction is not None:
-    ddof = correction
-  a = _as_array(a)
-  aval = _aval(lax.asarray_operand(a))
-  axes = _axes(axis, len(aval.shape))
-  if dtype is None:
-    result_dtype = dtypes.to_inexact_dtype(aval.dtype if aval.dtype != np.bool_ else
-                                           dtypes.default_float_dtype())
+def _var_promote_types(a_dtype, dtype):
+  if dtype is not None:
+    if not dtypes.issubdtype(dtype, np.complexfloating) and \
+        dtypes.issubdtype(a_dtype, np.complexfloating):
+      raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                       "computing the variance of an array of complex values. The semantics "
+                       "of numpy.var seem unclear in this case. Please comment on "
+                       "https://github.com/jax-ml/jax/issues/2283 if this behavior is "
+                       "important to you.")
+    computation_dtype = dtype
+  elif not _is_inexact(a_dtype):
+    dtype = computation_dtype = dtypes.to_inexact_dtype(a_dtype)
   else:
-    result_dtype = dtypes.check_user_dtype(dtype, "var")
-  compute = dtypes.float32 if result_dtype in (dtypes.float16, dtypes.bfloat16) else (
-      dtypes.to_inexact_dtype(aval.dtype) if aval.dtype.kind != "c" else aval.dtype)
-  a = lax._convert_element_type(a, compute, False)
-  a_mean = mean(a, axis, keepdims=True, where=where)
+    dtype = np.dtype(a_dtype)
+    if dtype.kind == "c":
+      dtype = np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
+    computation_dtype = a_dtype
+  return _upcast_f16(computation_dtype), np.dtype(dtype)
+
+
+@inline_jit(static_argnames=("axis", "dtype", "keepdims"))
+def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, a_mean=None):
+  where = _check_where("var", where)
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "var")
+  computation_dtype, dtype = _var_promote_types(_aval(a).dtype, dtype)
+  a = lax.convert_element_type(a, computation_dtype)
+  if a_mean is None:
+    a_mean = mean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
+  else:
+    a_mean = lax.convert_element_type(_operand("var", a_mean), computation_dtype)
   centered = lax.sub(a, a_mean)
-  if centered is not None and _aval(centered).dtype.kind == "c":
-    sq = lax.real(lax.mul(centered, lax.conj(centered)))
+  if computation_dtype.kind == "c":
+    centered = lax.real(lax.mul(centered, lax.conj(centered)))
+    computation_dtype = _aval(centered).dtype
   else:
-    sq = lax.mul(centered, centered)
-  real_dt = _aval(sq).dtype
-  n = _count(aval.shape, axes, where, real_dt)
-  if keepdims and where is not None:
-    n = shape_ops.reshape(n, _keepdims_shape(aval.shape, axes))
-  normalizer = lax.sub(n, lax._convert_element_type(ddof, real_dt, False))
-  out = lax.div(sum(sq, axis, keepdims=keepdims, where=where), normalizer)
-  if result_dtype.kind != "c":
-    return lax._convert_element_type(out, result_dtype, False)
-  return out
+    centered = lax.square(centered)
+  normalizer = _count(a, axis, keepdims, where, computation_dtype)
+  normalizer = lax.sub(normalizer, lax.convert_element_type(correction, computation_dtype))
+  result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+  result = lax.convert_element_type(lax.div(result, normalizer), dtype)
+  from arrax._src.numpy.lax_numpy import _where
+  return _where(lax.gt(normalizer, lax.scalar_literal(0, _aval(normalizer).dtype)), result,
+                np.nan)
 
 
-@inline_jit(static_argnames=("axis", "dtype", "keepdims", "ddof", "correction"))
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+def _ddof(ddof, correction):
+  if correction is None:
+    return ddof
+  if not isinstance(ddof, int) or ddof != 0:
+    raise ValueError("ddof and correction can't be provided simultaneously.")
+  return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+  """Variance over the given axes (divided by N - correction)."""
+  _no_out(out, "var")
+  correction = _ddof(ddof, correction)
+  a = _operand("var", a)
+  return _var(a, axis=_static_axes(axis), dtype=dtype, correction=correction,
+              keepdims=keepdims, where=where, a_mean=mean)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
   """Standard deviation over the given axes."""
   _no_out(out, "std")
-  return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
+  correction = _ddof(ddof, correction)
+  a = _operand("std", a)
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "std")
+    if not _is_inexact(dtype):
+      raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+  return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
+                      where=where, mean=mean))
 
 
-def _arg_reduce(name, lax_fn, a, axis, keepdims):
-  check_arraylike(name, a)
-  a = _as_array(a)
-  a = lax.asarray_operand(a)
-  aval = _aval(a)
+@inline_jit(static_argnames=("name", "axis", "keepdims"))
+def _arg_reduce(a, name, axis, keepdims):
+  lax_fn = lax_red.argmax if name == "argmax" else lax_red.argmin
   if axis is None:
     from arrax._src.numpy.lax_numpy import ravel
-    if aval.size == 0:
-      raise ValueError(f"attempt to get {name} of an empty sequence")
-    out = lax_fn(ravel(a), 0, dtypes.default_int_dtype())
-    if keepdims:
-      out = shape_ops.reshape(out, (1,) * len(aval.shape))
-    return out
-  ax = util.canonicalize_axis(axis, len(aval.shape))
-  if aval.shape[ax] == 0:
-    raise ValueError(f"attempt to get {name} of an empty sequence")
-  out = lax_fn(a, ax, dtypes.default_int_dtype())
-  if keepdims:
-    out = shape_ops.expand_dims(out, (ax,))
-  return out
-
-
-@inline_jit(static_argnames=("axis", "keepdims"))
-def argmax(a, axis=None, out=None, keepdims=None):
-  """Index of the maximum (first occurrence; NaN counts as the maximum)."""
-  _no_out(out, "argmax")
-  return _arg_reduce("argmax", lax_red.argmax, a, axis, keepdims)
-
-
-@inline_jit(static_argnames=("axis", "keepdims"))
-def argmin(a, axis=None, out=None, keepdims=None):
-  """Index of the minimum (first occurrence; NaN counts as the minimum)."""
-  _no_out(out, "argmin")
-  return _arg_reduce("argmin", lax_red.argmin, a, axis, keepdims)
-
-
-def _cumulative(name, lax_fn, a, axis, dtype):
-  check_arraylike(name, a)
-  a = lax.asarray_operand(_as_array(a))
-  aval = _aval(a)
-  if axis is None:
-    from arrax._src.numpy.lax_numpy import ravel
+    dims = tuple(range(len(_aval(a).shape)))
     a = ravel(a)
     axis = 0
-    aval = _aval(a)
-  ax = util.canonicalize_axis(axis, len(aval.shape))
-  if dtype is not None:
-    dt = dtypes.check_user_dtype(dtype, name)
   else:
-    dt = _upcast_int(aval.dtype)
-  a = lax._convert_element_type(a, dt, False)
-  return lax_fn(a, ax)
+    dims = (axis,)
+  shape = _aval(a).shape
+  if shape[axis] == 0:   # IndexError for an out-of-range axis, as in JAX
+    raise ValueError(f"attempt to get {name} of an empty sequence")
+  result = lax_fn(a, util.canonicalize_axis(axis, len(shape)), dtypes.default_int_dtype())
+  if keepdims:
+    from arrax._src.numpy.lax_numpy import expand_dims
+    result = expand_dims(result, dims)
+  return result
+
+
+def argmax(a, axis=None, out=None, keepdims=None):
+  """Index of the maximum (first occurrence; NaN counts as the maximum)."""
+  a = _operand("argmax", a)
+  _no_out(out, "argmax")
+  return _arg_reduce(a, "argmax", None if axis is None else operator.index(axis),
+                     bool(keepdims))
+
+
+def argmin(a, axis=None, out=None, keepdims=None):
+  """Index of the minimum (first occurrence; NaN counts as the minimum)."""
+  a = _operand("argmin", a)
+  _no_out(out, "argmin")
+  return _arg_reduce(a, "argmin", None if axis is None else operator.index(axis),
+                     bool(keepdims))
+
+
+def _cumulative(name, lax_fn, a, axis, dtype, promote_integers=False):
+  a = _operand(name, a)
+  if axis is None:
+    a = shape_ops.reshape(a, (int(np.prod(_aval(a).shape, dtype=np.int64)),))
+  if axis is None:
+    axis = 0
+  nd = len(_aval(a).shape)
+  axis = util.canonicalize_axis(axis, nd)
+  in_dtype = _aval(a).dtype
+  if dtype is None:
+    result_dtype = (_promote_integer_dtype(in_dtype)
+                    if promote_integers or in_dtype == np.bool_ else in_dtype)
+    computation_dtype = result_dtype
+  elif np.dtype(dtype) == np.bool_:
+    result_dtype = np.dtype(np.bool_)
+    if in_dtype != np.bool_:
+      a = lax.ne(a, lax.scalar_literal(0, in_dtype, _aval(a).weak_type))
+    computation_dtype = _promote_integer_dtype(result_dtype)
+  else:
+    result_dtype = dtypes.check_user_dtype(dtype, name)
+    computation_dtype = result_dtype
+  a = lax.convert_element_type(a, computation_dtype)
+  return lax.convert_element_type(lax_fn(a, axis), result_dtype)
 
 
 @inline_jit(static_argnames=("axis", "dtype"))
@@ -323,6 +442,50 @@ def cumprod(a, axis=None, dtype=None, out=None):
   return _cumulative("cumprod", lax_red.cumprod, a, axis, dtype)
 
 
-cumulative_sum = cumsum
-cumulative_prod = cumprod
-del builtins, operator
+def _cumulative_api(name, lax_fn, identity, x, axis, dtype, include_initial, promote):
+  x = _operand(name, x)
+  nd = len(_aval(x).shape)
+  what = "sum" if name == "cumulative_sum" else "product"
+  if nd == 0:
+    raise ValueError(f"The input must be non-scalar to take a cumulative {what}, however a "
+                     "scalar value or scalar array was given.")
+  if axis is None:
+    axis = 0
+    if nd > 1:
+      raise ValueError(f"The input array has rank {nd}, however axis was not set to an "
+                       "explicit value. The axis argument is only optional for "
+                       "one-dimensional arrays.")
+  axis = util.canonicalize_axis(axis, nd)
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, name)
+  out = _cumulative(name, lax_fn, x, axis, dtype, promote_integers=promote)
+  if include_initial:
+    init_shape = list(_aval(x).shape)
+    init_shape[axis] = 1
+    out_dt = _aval(out).dtype
+    init = shape_ops.broadcast_in_dim(lax.scalar_literal(identity, out_dt), tuple(init_shape), ())
+    out = shape_ops.concatenate([init, out], axis)
+  return out
+
+
+@inline_jit(static_argnames=("axis", "dtype", "include_initial"))
+def _cumulative_sum(x, axis, dtype, include_initial):
+  return _cumulative_api("cumulative_sum", lax_red.cumsum, 0, x, axis, dtype, include_initial,
+                         True)
+
+
+@inline_jit(static_argnames=("axis", "dtype", "include_initial"))
+def _cumulative_prod(x, axis, dtype, include_initial):
+  return _cumulative_api("cumulative_prod", lax_red.cumprod, 1, x, axis, dtype,
+                         include_initial, False)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative sum along an axis (array API; `axis` is required for rank > 1)."""
+  return _cumulative_sum(x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Cumulative product along an axis (array API; `axis` is required for rank > 1)."""
+  return _cumulative_prod(x, axis, dtype, include_initial)
+

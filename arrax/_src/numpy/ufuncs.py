@@ -16,7 +16,7 @@ from arrax._src import core, dtypes
 from arrax._src.jit import jit
 from arrax._src.lax import lax, shape_ops
 from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit, promote_args,
-                                   promote_args_inexact, promote_args_numeric, promote_dtypes,
+                                   promote_args_inexact, promote_args_numeric,
                                    promote_dtypes_inexact, promote_dtypes_numeric,
                                    promote_shapes)
 
@@ -184,7 +184,7 @@ def fabs(x, /):
   """Absolute value as a float (integers and bools promote; complex inputs are an error)."""
   x = ensure_arraylike("fabs", x)
   if _is_complex(_dtype(x)):
-    raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    raise TypeError("fabs is only defined for real inputs; got a complex array (use abs).")
   return lax.abs(*promote_args_inexact("fabs", x))
 
 
@@ -346,7 +346,7 @@ def _isposinf(x):
   if dtypes.is_float(dt):
     return lax.eq(x, _constant_like(x, np.inf))
   if _is_complex(dt):
-    raise ValueError("isposinf/isneginf are not well defined for complex types")
+    raise ValueError("isposinf/isneginf have no meaning for complex inputs.")
   return _full_like(x, False, dtype=np.bool_)
 
 
@@ -363,10 +363,10 @@ def signbit(x, /):
   if dt == np.bool_:
     return _full_like(x, False, dtype=np.bool_)
   if not dtypes.is_float(dt):
-    raise ValueError(f"jax.numpy.signbit is not well defined for {dt}")
+    raise ValueError(f"signbit has no meaning for dtype {dt}.")
   info = dtypes.finfo(dt)
   if info.bits not in _INT_OF_BITS:
-    raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
+    raise NotImplementedError(f"signbit is implemented for 16-, 32- and 64-bit floats, not {dt}.")
   bits = lax.bitcast_convert_type(x, _INT_OF_BITS[info.bits])
   return lax.convert_element_type(right_shift(bits, info.nexp + info.nmant), np.bool_)
 
@@ -486,7 +486,15 @@ true_divide = _binary("true_divide", lax.div, promote=promote_args_inexact,
 divide = true_divide
 arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact,
                   doc="The angle of the point (x2, x1) (the quadrant-aware arctan(x1 / x2)).")
-atan2 = arctan2
+
+
+@inline_jit
+def atan2(x1, x2, /):
+  """arctan2 after ordinary (not inexact) promotion of the two arguments, as jnp.atan2 does:
+  e.g. uint8 with a negative Python int wraps before the conversion to float."""
+  return arctan2(*promote_args("atan2", x1, x2))
+
+
 nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact,
                     doc="The next representable value after x1 toward x2.")
 float_power = _binary("float_power", lax.pow, promote=promote_args_inexact,
@@ -669,7 +677,7 @@ def copysign(x1, x2, /):
   """|x1| with the sign of x2."""
   x1, x2 = promote_args_inexact("copysign", x1, x2)
   if _is_complex(_dtype(x1)):
-    raise TypeError("copysign does not support complex-valued inputs")
+    raise TypeError("copysign is only defined for real inputs; got complex values.")
   neg_sign = lax.convert_element_type(signbit(x2), np.bool_)
   return _where(neg_sign, negative(lax.abs(x1)), lax.abs(x1))
 
@@ -690,8 +698,8 @@ def hypot(x1, x2, /):
   """sqrt(x1**2 + x2**2) without undue overflow or underflow."""
   x1, x2 = promote_args_inexact("hypot", x1, x2)
   if _is_complex(_dtype(x1)):
-    raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please convert "
-                     "to real values first, such as by using abs(x)")
+    raise ValueError("hypot is only defined for real inputs; got complex values (take abs() "
+                     "or the real/imaginary parts first).")
   x1, x2 = lax.abs(x1), lax.abs(x2)
   idx_inf = lax.bitwise_or(_isposinf(x1), _isposinf(x2))
   x1, x2 = maximum(x1, x2), minimum(x1, x2)
@@ -721,7 +729,7 @@ def _logaddexp(x1, x2):
     delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _const(amax, 2)))
     out = lax.add(amax, lax.log1p(lax.exp(delta)))
     return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
-  raise ValueError(f"logaddexp requires floating-point or complex inputs; got {_dtype(x1)}")
+  raise ValueError(f"logaddexp needs float or complex operands, not {_dtype(x1)}.")
 
 
 @inline_jit
