@@ -87,6 +87,19 @@ def ir_constant(val, dtype=None) -> ir.Value:
   return hlo.constant(attr)
 
 
+def compare(x, y, direction, dtype, total_order=False) -> ir.Value:
+  """stablehlo.compare with the comparison type `dtype` calls for (TOTALORDER if asked)."""
+  dtype = np.dtype(dtype)
+  if dtypes.is_inexact(dtype):
+    kind = "TOTALORDER" if total_order else "FLOAT"
+  elif dtype.kind == "i" or dtype.name == "int4":
+    kind = "SIGNED"
+  else:   # unsigned and bool
+    kind = "UNSIGNED"
+  return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                     compare_type=hlo.ComparisonTypeAttr.get(kind))
+
+
 def full_like_aval(value, aval) -> ir.Value:
   """A constant of `aval`'s shape and dtype filled with `value` (a splat, cheap for XLA)."""
   scalar = ir_constant(np.asarray(value, aval.dtype))

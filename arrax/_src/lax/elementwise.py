@@ -68,18 +68,22 @@ div_p = _binop("div", NUM, _simple(hlo.divide))
 rem_p = _binop("rem", (INT, FLOAT), _simple(hlo.remainder))
 
 
+def lexicographic_select(x, y, direction, part_dtype):
+  """x where (re x, im x) beats (re y, im y) in `direction` ("GT"/"LT"), else y."""
+  xr, yr = hlo.real(x), hlo.real(y)
+  same_real = mlir.compare(xr, yr, "EQ", part_dtype)
+  by_real = mlir.compare(xr, yr, direction, part_dtype)
+  by_imag = mlir.compare(hlo.imag(x), hlo.imag(y), direction, part_dtype)
+  return hlo.select(hlo.select(same_real, by_imag, by_real), x, y)
+
+
 def _minmax(op, direction):
   """max/min; complex operands are ordered lexicographically (real part, then imaginary)."""
   def emit(ctx, x, y):
     aval = ctx.avals_in[0]
     if aval.dtype.kind != "c":
       return op(x, y)
-    part = ShapedArray(ctx.avals_out[0].shape, _real_dtype(aval))
-    xr, yr = hlo.real(x), hlo.real(y)
-    same_real = _compare(xr, yr, "EQ", part)
-    by_real = _compare(xr, yr, direction, part)
-    by_imag = _compare(hlo.imag(x), hlo.imag(y), direction, part)
-    return hlo.select(hlo.select(same_real, by_imag, by_real), x, y)
+    return lexicographic_select(x, y, direction, _real_dtype(aval))
   return emit
 
 
@@ -152,18 +156,8 @@ round_p = _unop("round", FLOAT, _round_emit)
 
 
 # ---- comparisons ---------------------------------------------------------------------------
-def _compare_type(aval):
-  cls = utils.dtype_class(aval.dtype)
-  if cls in (FLOAT, COMPLEX):
-    return "FLOAT"
-  if cls == BOOL or aval.dtype.kind == "u":
-    return "UNSIGNED"
-  return "SIGNED"
-
-
 def _compare(x, y, direction, aval):
-  return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                     compare_type=hlo.ComparisonTypeAttr.get(_compare_type(aval)))
+  return mlir.compare(x, y, direction, aval.dtype)
 
 
 def _cmp(name, direction, classes):

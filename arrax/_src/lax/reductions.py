@@ -73,8 +73,7 @@ def _scalar_const(value, dtype):
   return mlir.ir_constant(np.asarray(value).astype(dtype))
 
 
-def _cmp(x, y, direction, dtype):
-  return ew._compare(x, y, direction, ShapedArray((), dtype))
+_cmp = mlir.compare
 
 
 def _minmax(direction, dtype):
@@ -82,14 +81,7 @@ def _minmax(direction, dtype):
   if np.dtype(dtype).kind != "c":
     return hlo.maximum if direction == "GT" else hlo.minimum
   part = np.float32 if np.dtype(dtype) == dtypes.complex64 else np.float64
-
-  def choose(x, y):
-    rx, ry = hlo.real(x), hlo.real(y)
-    real_eq = _cmp(rx, ry, "EQ", part)
-    real_cmp = _cmp(rx, ry, direction, part)
-    imag_cmp = _cmp(hlo.imag(x), hlo.imag(y), direction, part)
-    return hlo.select(hlo.select(real_eq, imag_cmp, real_cmp), x, y)
-  return choose
+  return lambda x, y: ew.lexicographic_select(x, y, direction, part)
 
 
 def _logaddexp(dtype):

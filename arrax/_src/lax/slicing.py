@@ -202,11 +202,6 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes, u
   return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-def _compare(x, y, direction, compare_type):
-  return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                     compare_type=hlo.ComparisonTypeAttr.get(compare_type))
-
-
 def _per_component(values, idx_aval):
   """A constant of the indices' type holding `values[k]` at every [..., k]."""
   v = np.asarray(values, idx_aval.dtype)
@@ -221,7 +216,8 @@ def _in_bounds_mask(indices, idx_aval, upper):
   ivd = idx_aval.ndim - 1
   lo = mlir.full_like_aval(0, idx_aval)
   hi = _per_component(upper, idx_aval)
-  ok = hlo.and_(_compare(indices, lo, "GE", "SIGNED"), _compare(indices, hi, "LE", "SIGNED"))
+  ok = hlo.and_(mlir.compare(indices, lo, "GE", idx_aval.dtype),
+                mlir.compare(indices, hi, "LE", idx_aval.dtype))
   out_aval = ShapedArray(idx_aval.shape[:-1], np.bool_)
   reduce = hlo.ReduceOp([mlir.aval_to_ir_type(out_aval)], [ok], [mlir.ir_constant(True)],
                         mlir.dense_i64([ivd]))

@@ -21,16 +21,7 @@ from arrax._src.lax.lax import asarray_operand
 __all__ = ["sort", "sort_key_val", "top_k"]
 
 
-def _compare(x, y, direction, dtype, total_order=False):
-  dtype = np.dtype(dtype)
-  if dtypes.is_inexact(dtype):
-    kind = "TOTALORDER" if total_order else "FLOAT"
-  elif dtype.kind == "i":
-    kind = "SIGNED"
-  else:
-    kind = "UNSIGNED"
-  return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                     compare_type=hlo.ComparisonTypeAttr.get(kind))
+_compare = mlir.compare
 
 
 def _scalar_const(value, dtype):

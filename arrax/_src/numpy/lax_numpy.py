@@ -307,9 +307,6 @@ def nonzero(a, *, size=None, fill_value=None):
   raise NotImplementedError("jnp.nonzero with size= under tracing is not implemented yet")
 
 
-argwhere = None
-
-
 @jit
 def clip(arr=None, /, min=None, max=None):  # noqa: A002
   """Limit values to [min, max] (either bound may be None)."""
@@ -583,11 +580,3 @@ def split(ary, indices_or_sections, axis=0):
   if builtins.any(sz < 0 for sz in sizes):
     raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
   return list(shape_ops.split(ary, sizes, axis))
-
-
-def diagonal(a, offset=0, axis1=0, axis2=1):
-  raise NotImplementedError("jnp.diagonal is not implemented yet")
-
-
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-  raise NotImplementedError("jnp.trace is not implemented yet")
