@@ -12,7 +12,7 @@ import logging
 import time
 import weakref
 
-from arrax._src import backend, core, dispatch, mlir
+from arrax._src import ad, backend, core, dispatch, mlir, tracing
 from arrax._src.array import Array
 from arrax._src.config import config, x64_enabled
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
@@ -62,6 +62,53 @@ jit_p.lowering = _jit_lowering
 jit_p.impl = lambda *args, **params: _jit_impl(*args, **params)
 # The nested-jit equation shows these two params, name first (as JAX prints it).
 jit_p.pp_params = lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]}
+
+
+# Autodiff rules: the JVP of a jit is a jit of the JVP jaxpr; under partial evaluation it splits
+# into a known jit (run now) and an unknown one (recorded); its transpose is a jit of the
+# transposed jaxpr.
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+  nonzeros = [type(t) is not ad.Zero for t in tangents]
+  jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
+  outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not ad.Zero],
+                    jaxpr=jvp_closed, name=name)
+  n = len(jaxpr.out_avals)
+  t_it = iter(outs[n:])
+  t_out = [next(t_it) if nz else ad.Zero(ad.tangent_aval(a))
+           for a, nz in zip(jaxpr.out_avals, out_nz)]
+  return outs[:n], t_out
+
+
+def _jit_partial_eval(trace, args, params):
+  jaxpr, name = params["jaxpr"], params["name"]
+  unknowns = [trace.is_unknown(a) for a in args]
+  known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with core.set_current_trace(trace.parent):
+    known_outs = jit_p.bind(*known_args, jaxpr=known, name=name)
+  n_known = len(known_outs) - sum(f is None for f in res_fwd)
+  res_it = iter(known_outs[n_known:])
+  res = [next(res_it) if f is None else known_args[f] for f in res_fwd]
+  unk_args = res + [a for a, u in zip(args, unknowns) if u]
+  unk_outs = tracing.JaxprTrace.process_primitive(trace, jit_p, unk_args,
+                                                  {"jaxpr": unknown, "name": name})
+  k_it, u_it = iter(known_outs[:n_known]), iter(unk_outs)
+  return [next(u_it) if u else next(k_it) for u in out_unk]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+  linear = [ad.is_undefined(a) for a in args]
+  ct_nz = [type(ct) is not ad.Zero for ct in cts]
+  t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+  res = [a for a, lin in zip(args, linear) if not lin]
+  outs = iter(jit_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
+                         jaxpr=t_closed, name=name))
+  return [next(outs) if lin else None for lin in linear]
+
+
+jit_p.jvp = _jit_jvp
+jit_p.partial_eval = _jit_partial_eval
+jit_p.transpose = _jit_transpose
 
 
 # ---- argument handling --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ class JitTracer(Tracer):
 
 class JaxprTrace(core.Trace):
   """Records every primitive applied to its tracers as an equation of a new jaxpr."""
+  literalize_arrays = True   # rank-0 concrete Arrays become literals (host copy) when used
 
   def __init__(self):
     super().__init__()
@@ -46,7 +47,7 @@ class JaxprTrace(core.Trace):
       return x
     if not isinstance(x, Tracer):
       aval = core.get_aval(x)
-      if aval.shape == ():
+      if aval.shape == () and (self.literalize_arrays or not hasattr(x, "_buf")):
         return Literal(_host_scalar(x, aval), aval)
     var = self._const_ids.get(id(x))
     if var is None:
@@ -78,9 +79,12 @@ class JaxprTrace(core.Trace):
 
 
 def _host_scalar(x, aval):
-  if hasattr(x, "_value"):
-    return x._value[()]
-  return np.asarray(x, aval.dtype)[()]
+  """The value of a rank-0 literal; weakly typed ones stay Python scalars (so they stay weak
+  when the jaxpr is evaluated again)."""
+  if type(x) in (int, float, complex, bool):
+    return x
+  val = x._value[()] if hasattr(x, "_value") else np.asarray(x, aval.dtype)[()]
+  return val.item() if aval.weak_type else val
 
 
 def trace_to_jaxpr(fun, in_avals, debug_names=None):

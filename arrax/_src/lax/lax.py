@@ -29,7 +29,9 @@ def asarray_operand(x):
 def scalar_literal(value, dtype, weak_type=False):
   """A rank-0 constant of `dtype` (no device transfer; becomes a jaxpr literal when traced)."""
   dtype = np.dtype(dtype)
-  return Literal(np.asarray(value, dtype)[()], ShapedArray((), dtype, weak_type))
+  val = np.asarray(value, dtype)[()]
+  # Weak literals hold Python scalars, so evaluating a jaxpr again keeps them weak.
+  return Literal(val.item() if weak_type else val, ShapedArray((), dtype, weak_type))
 
 
 def _unary(prim):

@@ -1,0 +1,305 @@
+"""The public differentiation API: jvp, linearize, vjp, grad, value_and_grad, jacobians.
+
+Each function flattens pytrees, runs the machinery of `ad.py` on flat lists, and checks its
+inputs with JAX's error classes and messages.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from arrax._src import ad, core, dtypes
+from arrax._src.ad import Zero
+from arrax._src.array import Array, device_put_value
+from arrax._src.tree_util import (Partial, tree_flatten, tree_map, tree_structure,
+                                  tree_unflatten)
+
+
+# ---- values crossing the API boundary --------------------------------------------------------
+def _user_value(x):
+  """What a user gets back: Literals and symbolic zeros become arrays."""
+  if type(x) is Zero:
+    x = ad.zeros_like_aval(x.aval)
+  if type(x) is core.Literal:
+    return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  return x
+
+
+def _tangent_in(primal, tangent, where):
+  """Check one tangent against its primal; float0 tangents become symbolic zeros."""
+  p_aval = core.get_aval(primal)
+  try:
+    t_aval = core.get_aval(tangent)
+  except TypeError:
+    raise TypeError(f"{where} values must be arrays or scalars, got {tangent!r}.") from None
+  expected = ad.tangent_dtype(p_aval.dtype)
+  if t_aval.dtype != expected:
+    raise TypeError(
+        f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
+        f"case of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+        f"{p_aval.dtype} and so expected tangent dtype {expected}, but got tangent dtype "
+        f"{t_aval.dtype} instead.")
+  if t_aval.shape != p_aval.shape:
+    raise ValueError(f"jvp called with different primal and tangent shapes; Got primal shape "
+                     f"{p_aval.shape} and tangent shape as {t_aval.shape}")
+  if ad.is_float0(t_aval):
+    return Zero(t_aval)
+  return tangent
+
+
+def _flat_fun(fun, in_tree, has_aux=False):
+  """Wrap pytree `fun` as flat-in/flat-out; `store` gets the output treedef (and aux)."""
+  store = {}
+
+  def flat(*leaves):
+    args = tree_unflatten(in_tree, leaves)
+    out = fun(*args)
+    if has_aux:
+      if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("has_aux=True requires the function to return a pair (output, aux), "
+                        f"got {type(out).__name__}.")
+      out, aux = out
+      store["aux"] = aux
+    out_leaves, out_tree = tree_flatten(out)
+    store["out_tree"] = out_tree
+    return out_leaves
+  return flat, store
+
+
+def _strip_aux(trace, aux):
+  """aux values leave the transformation as their primals."""
+  def strip(x):
+    if isinstance(x, ad.JVPTracer) and x._trace is trace:
+      return x.primal
+    return x
+  return tree_map(strip, aux)
+
+
+# ---- forward mode ---------------------------------------------------------------------------
+def jvp(fun, primals, tangents, has_aux=False):
+  """Evaluate `fun` and its Jacobian-vector product at `primals` along `tangents`.
+
+  Returns (primals_out, tangents_out), plus aux when `has_aux`.
+  """
+  if not isinstance(primals, (tuple, list)):
+    raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                    f"{type(primals).__name__} and {type(tangents).__name__}.")
+  if not isinstance(tangents, (tuple, list)):
+    raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                    f"{type(primals).__name__} and {type(tangents).__name__}.")
+  p_leaves, p_tree = tree_flatten(tuple(primals))
+  t_leaves, t_tree = tree_flatten(tuple(tangents))
+  if p_tree != t_tree:
+    raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                    f"structure; primals have tree structure {p_tree} whereas tangents have "
+                    f"tree structure {t_tree}.")
+  t_leaves = [_tangent_in(p, t, "jvp tangent") for p, t in zip(p_leaves, t_leaves)]
+  flat, store = _flat_fun(fun, p_tree, has_aux)
+  trace_box = []
+
+  def traced(*xs):
+    trace_box.append(core.current_trace())
+    outs = flat(*xs)
+    if has_aux:
+      store["aux"] = _strip_aux(trace_box[0], store["aux"])
+    return outs
+  out_p, out_t = ad.jvp_flat(traced, p_leaves, t_leaves)
+  out_tree = store["out_tree"]
+  out_p = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
+  out_t = tree_unflatten(out_tree, [_user_value(x) for x in out_t])
+  if has_aux:
+    return out_p, out_t, store["aux"]
+  return out_p, out_t
+
+
+def linearize(fun, *primals, has_aux=False):
+  """Evaluate `fun` at `primals` and return its linearization `f_jvp(*tangents)` there."""
+  p_leaves, p_tree = tree_flatten(primals)
+  flat, store = _flat_fun(fun, p_tree, has_aux)
+  out_p, lin = _linearize(flat, p_leaves, store, has_aux)
+  out_tree = store["out_tree"]
+
+  def f_jvp(*tangents):
+    t_leaves, t_tree = tree_flatten(tangents)
+    if t_tree != p_tree:
+      raise TypeError(f"linearized function called on tangent values inconsistent with the "
+                      f"original primal values: got tangent tree {t_tree} for primal tree "
+                      f"{p_tree}.")
+    ts = [_tangent_in(p, t, "linearize tangent") for p, t in zip(p_leaves, t_leaves)]
+    return tree_unflatten(out_tree, [_user_value(x) for x in lin.jvp(ts)])
+
+  out = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
+  if has_aux:
+    return out, f_jvp, store["aux"]
+  return out, f_jvp
+
+
+def _linearize(flat, p_leaves, store, has_aux):
+  if has_aux:
+    def traced(*xs):
+      trace = core.current_trace()
+      outs = flat(*xs)
+      store["aux"] = _strip_aux(trace, store["aux"])
+      return outs
+    return ad.linearize_flat(traced, p_leaves)
+  return ad.linearize_flat(flat, p_leaves)
+
+
+# ---- reverse mode ---------------------------------------------------------------------------
+def vjp(fun, *primals, has_aux=False):
+  """Evaluate `fun` at `primals`; return (out, vjp_fn) with vjp_fn(ct) -> input cotangents."""
+  p_leaves, p_tree = tree_flatten(primals)
+  flat, store = _flat_fun(fun, p_tree, has_aux)
+  out_p, lin = _linearize(flat, p_leaves, store, has_aux)
+  out_tree = store["out_tree"]
+  out_avals = [core.get_aval(x) for x in out_p]
+
+  def vjp_fn(*cts):
+    if len(cts) != 1:
+      raise TypeError(f"The function returned by `jax.vjp` applied to {fun} takes one "
+                      f"argument (a pytree like the function's output), got {len(cts)}.")
+    ct_leaves, ct_tree = tree_flatten(cts[0])
+    if ct_tree != out_tree:
+      raise ValueError(f"unexpected tree structure of argument to vjp function: got "
+                       f"{ct_tree}, but expected to match {out_tree}")
+    checked = [_check_ct(ct, aval) for ct, aval in zip(ct_leaves, out_avals)]
+    in_cts = lin.transpose(checked)
+    return tree_unflatten(p_tree, [_user_value(ct) for ct in in_cts])
+
+  out = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
+  pullback = Partial(vjp_fn)
+  if has_aux:
+    return out, pullback, store["aux"]
+  return out, pullback
+
+
+def _check_ct(ct, primal_aval):
+  aval = core.get_aval(ct)
+  expected = ad.tangent_dtype(primal_aval.dtype)
+  if aval.shape != primal_aval.shape:
+    raise ValueError(
+        f"unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
+        f"{aval.str_short()}, but expected {primal_aval.str_short()} because the "
+        "corresponding output of the function had that type")
+  if aval.dtype != expected and not (aval.weak_type and dtypes.issubdtype(aval.dtype, np.inexact)):
+    raise ValueError(
+        f"unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
+        f"{aval.str_short()}, but expected {primal_aval.update(dtype=expected).str_short()} "
+        "because the corresponding output of the function had that type")
+  if ad.is_float0(aval):
+    return Zero(aval)
+  return ct
+
+
+def _argnums_tuple(argnums):
+  return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _check_input_dtype(x, holomorphic, allow_int):
+  dt = core.get_aval(x).dtype
+  if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
+    raise TypeError(f"grad with holomorphic=True requires inputs with complex dtype, but got "
+                    f"{dt.name}.")
+  if (dtypes.issubdtype(dt, np.integer) or dt == np.bool_ or dt == dtypes.float0):
+    if not allow_int:
+      raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
+                      f"sub-dtype of np.inexact), but got {dt.name}. If you want to use "
+                      "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+  elif not dtypes.issubdtype(dt, np.inexact):
+    raise TypeError(f"grad requires numerical inputs, got {dt.name}.")
+
+
+def _check_scalar_output(x, holomorphic):
+  try:
+    aval = core.get_aval(x)
+  except TypeError:
+    raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x}.") \
+        from None
+  if aval.shape != ():
+    raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
+                    f"{aval.shape}.")
+  dt = aval.dtype
+  if holomorphic:
+    if not dtypes.issubdtype(dt, np.complexfloating):
+      raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, but "
+                      f"got {dt.name}.")
+  elif not dtypes.issubdtype(dt, np.floating):
+    raise TypeError(
+        f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+        f"but got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+        "differentiation of non-holomorphic functions involving complex outputs, use jax.vjp "
+        "directly.")
+  return aval
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+  """A function returning (fun(*args), gradient of fun with respect to args[argnums])."""
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+  nums = _argnums_tuple(argnums)
+
+  @functools.wraps(fun)
+  def value_and_grad_f(*args, **kwargs):
+    max_num = max(nums) if nums else -1
+    if max_num >= len(args) or (nums and min(nums) < -len(args)):
+      raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
+                      f"{max_num + 1} positional arguments to be passed by the caller, but got "
+                      f"only {len(args)} positional arguments.")
+    norm = [n % len(args) for n in nums]
+    dyn = tuple(args[n] for n in norm)
+    d_leaves, d_tree = tree_flatten(dyn)
+    for x in d_leaves:
+      _check_input_dtype(x, holomorphic, allow_int)
+
+    def partial_fun(*dyn_args):
+      full = list(args)
+      for n, a in zip(norm, dyn_args):
+        full[n] = a
+      return fun(*full, **kwargs)
+
+    flat, store = _flat_fun(partial_fun, d_tree, has_aux)
+    out_p, lin = _linearize(flat, d_leaves, store, has_aux)
+    if store["out_tree"].num_leaves != 1 or len(out_p) != 1:
+      out = tree_unflatten(store["out_tree"], out_p)
+      raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out}.")
+    aval = _check_scalar_output(out_p[0], holomorphic)
+    from arrax._src.lax.lax import scalar_literal
+    seed = scalar_literal(1, aval.dtype, aval.weak_type)
+    cts = lin.transpose([seed])
+    grads = tree_unflatten(d_tree, [_user_value(ct) for ct in cts])
+    g = grads[0] if isinstance(argnums, int) else grads
+    value = tree_unflatten(store["out_tree"], [_user_value(x) for x in out_p])
+    if has_aux:
+      return (value, store["aux"]), g
+    return value, g
+
+  return value_and_grad_f
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+  """The gradient of scalar-valued `fun` with respect to positional argument(s) `argnums`.
+
+  Example:
+    >>> grad(lambda x: x ** 4 + 3)(1.0)
+    Array(4., dtype=float32, weak_type=True)
+  """
+  vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+
+  @functools.wraps(fun)
+  def grad_f(*args, **kwargs):
+    if has_aux:
+      (_, aux), g = vg(*args, **kwargs)
+      return g, aux
+    return vg(*args, **kwargs)[1]
+
+  return grad_f
+
+
+def stop_gradient(x):
+  """The identity, but gradients do not flow through it."""
+  return ad.stop_gradient(x)
+
+
+_ = (Array, tree_structure)  # re-exported names used by later helpers
