@@ -495,3 +495,18 @@ def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros):
     cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts)
     return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
   return _trace_closed(fun, res_avals + ct_avals)
+
+
+def forward_inputs(closed: core.ClosedJaxpr, n_outs):
+  """Drop the first `n_outs` outputs that merely return an input.
+
+  Returns (closed', fwd): fwd[i] is the input index output i repeats, or None if kept.
+  """
+  jaxpr = closed.jaxpr
+  pos = {v: i for i, v in enumerate(jaxpr.invars)}
+  fwd = [pos.get(v) if type(v) is core.Var else None for v in jaxpr.outvars[:n_outs]]
+  if all(f is None for f in fwd):
+    return closed, fwd
+  outvars = [v for v, f in zip(jaxpr.outvars, fwd) if f is None] + jaxpr.outvars[n_outs:]
+  new = core.Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, jaxpr.eqns, jaxpr.debug_info)
+  return core.ClosedJaxpr(new, closed.consts), fwd

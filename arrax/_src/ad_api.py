@@ -11,9 +11,8 @@ import numpy as np
 
 from arrax._src import ad, core, dtypes
 from arrax._src.ad import Zero
-from arrax._src.array import Array, device_put_value
-from arrax._src.tree_util import (Partial, tree_flatten, tree_map, tree_structure,
-                                  tree_unflatten)
+from arrax._src.array import device_put_value
+from arrax._src.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
 
 
 # ---- values crossing the API boundary --------------------------------------------------------
@@ -240,7 +239,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     raise TypeError(f"Expected a callable value, got {fun}")
   nums = _argnums_tuple(argnums)
 
-  @functools.wraps(fun)
+  @functools.wraps(fun, updated=())
   def value_and_grad_f(*args, **kwargs):
     max_num = max(nums) if nums else -1
     if max_num >= len(args) or (nums and min(nums) < -len(args)):
@@ -287,7 +286,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
   """
   vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
-  @functools.wraps(fun)
+  @functools.wraps(fun, updated=())
   def grad_f(*args, **kwargs):
     if has_aux:
       (_, aux), g = vg(*args, **kwargs)
@@ -301,5 +300,3 @@ def stop_gradient(x):
   """The identity, but gradients do not flow through it."""
   return ad.stop_gradient(x)
 
-
-_ = (Array, tree_structure)  # re-exported names used by later helpers

@@ -83,17 +83,20 @@ def _jit_partial_eval(trace, args, params):
   jaxpr, name = params["jaxpr"], params["name"]
   unknowns = [trace.is_unknown(a) for a in args]
   known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
+  known, out_fwd = ad.forward_inputs(known, len(out_unk) - sum(out_unk))
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with core.set_current_trace(trace.parent):
     known_outs = jit_p.bind(*known_args, jaxpr=known, name=name)
-  n_known = len(known_outs) - sum(f is None for f in res_fwd)
+  n_known = sum(f is None for f in out_fwd)
   res_it = iter(known_outs[n_known:])
   res = [next(res_it) if f is None else known_args[f] for f in res_fwd]
   unk_args = res + [a for a, u in zip(args, unknowns) if u]
   unk_outs = tracing.JaxprTrace.process_primitive(trace, jit_p, unk_args,
                                                   {"jaxpr": unknown, "name": name})
   k_it, u_it = iter(known_outs[:n_known]), iter(unk_outs)
-  return [next(u_it) if u else next(k_it) for u in out_unk]
+  known_vals = [next(k_it) if f is None else known_args[f] for f in out_fwd]
+  kv_it = iter(known_vals)
+  return [next(u_it) if u else next(kv_it) for u in out_unk]
 
 
 def _jit_transpose(cts, *args, jaxpr, name):
@@ -250,8 +253,8 @@ class JitWrapped:
                backend=None):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun}")
+    functools.update_wrapper(self, fun, updated=())   # names and docs, not fun's __dict__
     self._fun = fun
-    functools.update_wrapper(self, fun)
     try:
       self._sig = inspect.signature(fun)
     except (TypeError, ValueError):

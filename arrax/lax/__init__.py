@@ -6,3 +6,4 @@ from arrax._src.lax.dot import *  # noqa: F401,F403
 from arrax._src.lax.reductions import *  # noqa: F401,F403
 from arrax._src.lax.sort import *  # noqa: F401,F403
 from arrax._src.lax.slicing import *  # noqa: F401,F403
+from arrax._src.ad import stop_gradient  # noqa: F401

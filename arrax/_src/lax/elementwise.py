@@ -444,3 +444,104 @@ reduce_precision_p.lowering = lambda ctx, x, *, exponent_bits, mantissa_bits: [
     hlo.reduce_precision(x, mlir.i32_attr(exponent_bits), mlir.i32_attr(mantissa_bits))]
 
 del ir
+
+
+# ---- differentiation rules -------------------------------------------------------------------
+# JVPs follow JAX's formulas (so that grad jaxprs print like JAX's); transposes of linear
+# primitives sum a cotangent back to a rank-0 operand that was broadcast.
+from arrax._src import ad  # noqa: E402
+
+
+def _unbroadcast(aval, ct):
+  """Sum `ct` down to `aval`'s shape (elementwise operands broadcast only from rank 0)."""
+  if type(ct) is ad.Zero or core.get_aval(ct).shape == aval.shape:
+    return ct
+  from arrax._src.lax import reductions
+  ct_aval = core.get_aval(ct)
+  return reductions.reduce_sum_p.bind(ct, axes=tuple(range(ct_aval.ndim)), out_sharding=None)
+
+
+def _bcast_tangent(t, out_aval):
+  """A tangent of a rank-0 operand broadcast to the output's shape."""
+  if type(t) is ad.Zero or core.get_aval(t).shape == out_aval.shape:
+    return t
+  from arrax._src.lax import shape_ops
+  return shape_ops.broadcast_in_dim_p.bind(t, shape=out_aval.shape, broadcast_dimensions=(),
+                                           sharding=None)
+
+
+def _linear_binop_jvp(prim, sign_y):
+  # JAX's formulas: add(tx, ty) / sub(tx, ty); a lone tangent is broadcast (negated for sub's y).
+  def jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = prim.bind(x, y)
+    aval = core.get_aval(out)
+    if type(tx) is ad.Zero and type(ty) is ad.Zero:
+      return out, ad.Zero(ad.tangent_aval(aval))
+    if type(tx) is ad.Zero:
+      return out, _bcast_tangent(ty if sign_y > 0 else neg_p.bind(ty), aval)
+    if type(ty) is ad.Zero:
+      return out, _bcast_tangent(tx, aval)
+    return out, prim.bind(tx, ty)
+  return jvp
+
+
+def _add_transpose(ct, x, y):
+  return [_unbroadcast(x.aval, ct) if ad.is_undefined(x) else None,
+          _unbroadcast(y.aval, ct) if ad.is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+  if type(ct) is ad.Zero:
+    return [None, None]
+  return [_unbroadcast(x.aval, ct) if ad.is_undefined(x) else None,
+          _unbroadcast(y.aval, neg_p.bind(ct)) if ad.is_undefined(y) else None]
+
+
+add_p.jvp = _linear_binop_jvp(add_p, 1)
+add_p.transpose = _add_transpose
+sub_p.jvp = _linear_binop_jvp(sub_p, -1)
+sub_p.transpose = _sub_transpose
+
+
+def _mul_transpose(ct, x, y):
+  if ad.is_undefined(x):
+    return [_unbroadcast(x.aval, mul_p.bind(ct, y)), None]
+  return [None, _unbroadcast(y.aval, mul_p.bind(x, ct))]
+
+
+ad.defjvp(mul_p, lambda tx, x, y: mul_p.bind(_bcast_tangent(tx, _mul_aval(x, y)), y),
+          lambda ty, x, y: mul_p.bind(x, _bcast_tangent(ty, _mul_aval(x, y))))
+mul_p.transpose = _mul_transpose
+
+
+def _mul_aval(x, y):
+  return mul_p.abstract_eval(core.get_aval(x), core.get_aval(y))
+
+
+ad.deflinear(neg_p, lambda ct, x: [neg_p.bind(ct)])
+ad.defjvp(sin_p, lambda t, x: mul_p.bind(t, cos_p.bind(x)))
+ad.defjvp(cos_p, lambda t, x: neg_p.bind(mul_p.bind(t, sin_p.bind(x))))
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
+  (x,), (t,) = primals, tangents
+  out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type,
+                                    sharding=sharding)
+  out_t_aval = ad.tangent_aval(core.get_aval(out))
+  if type(t) is ad.Zero or ad.is_float0(out_t_aval):
+    return out, ad.Zero(out_t_aval)
+  return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type,
+                                          sharding=sharding)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type, sharding):
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval)]
+  return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type,
+                                      sharding=sharding)]
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.transpose = _convert_transpose
