@@ -11,7 +11,12 @@ from arrax._src.backend import (default_backend, device_count, devices, local_de
                                 local_devices, process_count, process_index)
 from arrax._src.jit import jit
 from arrax._src.ad_api import grad, jvp, linearize, value_and_grad, vjp
-from arrax import debug, errors, lax, numpy, tree, tree_util
+from arrax._src.ad_api import hessian, jacfwd, jacobian, jacrev, linear_transpose
+from arrax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
+from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
+from arrax._src.batching import vmap
+from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
+from arrax import random
 from arrax._src.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __version__ = "0.1.0"
@@ -19,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
-    "errors", "eval_shape", "grad", "jit", "jvp", "linearize", "value_and_grad", "vjp", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "numpy", "process_count", "process_index", "tree", "tree_util", "typeof",
+    "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
+    "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
+    "make_jaxpr", "numpy", "process_count", "process_index", "random", "remat", "test_util", "tree", "tree_util", "typeof",
 ]

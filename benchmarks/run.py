@@ -127,11 +127,219 @@ def bench_quadratic_1e6():
   return out
 
 
+def _mlp_loss(np_mod):
+  def loss(params, x):
+    for w, b in params:
+      x = np_mod.tanh(x @ w + b)
+    return np_mod.sum(x * x)
+  return loss
+
+
+def _mlp_setup(np_mod, seed=0):
+  rng = np.random.default_rng(seed)
+  params = [(np_mod.asarray(rng.standard_normal((512, 512), np.float32) * 0.04),
+             np_mod.asarray(np.zeros(512, np.float32))) for _ in range(3)]
+  return params, np_mod.asarray(rng.standard_normal((256, 512), np.float32))
+
+
+def bench_mlp_grad_jit():
+  """jit(grad(loss)) of a 3-layer 512-wide tanh MLP on a 256x512 batch, steady state."""
+  out = {}
+  pa, xa = _mlp_setup(anp)
+  ga = arrax.jit(arrax.grad(_mlp_loss(anp)))
+  out["arrax"] = _median_time(lambda: arrax.block_until_ready(ga(pa, xa)), 30)
+  if jax:
+    pj, xj = _mlp_setup(jnp)
+    gj = jax.jit(jax.grad(_mlp_loss(jnp)))
+    out["jax"] = _median_time(lambda: jax.block_until_ready(gj(pj, xj)), 30)
+  return out
+
+
+def bench_mlp_grad_first_call():
+  """First call of a fresh jit(grad(loss)) of the MLP: trace + transform + compile + run."""
+  out = {}
+  pa, xa = _mlp_setup(anp)
+  out["arrax"] = _fresh_latency(
+      lambda: (lambda p, x: arrax.block_until_ready(arrax.jit(arrax.grad(_mlp_loss(anp)))(p, x))[0][0],
+               (pa, xa)))
+  if jax:
+    pj, xj = _mlp_setup(jnp)
+    out["jax"] = _fresh_latency(
+        lambda: (lambda p, x: jax.block_until_ready(jax.jit(jax.grad(_mlp_loss(jnp)))(p, x))[0][0],
+                 (pj, xj)))
+  return out
+
+
+def bench_mlp_grad_eager():
+  """Un-jitted grad(loss) of the MLP (each primitive dispatched eagerly)."""
+  out = {}
+  pa, xa = _mlp_setup(anp)
+  ga = arrax.grad(_mlp_loss(anp))
+  out["arrax"] = _median_time(lambda: arrax.block_until_ready(ga(pa, xa)), 10)
+  if jax:
+    pj, xj = _mlp_setup(jnp)
+    gj = jax.grad(_mlp_loss(jnp))
+    out["jax"] = _median_time(lambda: jax.block_until_ready(gj(pj, xj)), 10)
+  return out
+
+
+def _per_example(np_mod, jax_mod):
+  def loss(w, x, y):
+    return (np_mod.dot(x, w) - y) ** 2
+  per_ex = jax_mod.jit(jax_mod.vmap(jax_mod.grad(loss), in_axes=(None, 0, 0)))
+
+  def hand(w, x, y):   # the same gradients, batched by hand: 2 (x.w - y) x per example
+    return 2.0 * (x @ w - y)[:, None] * x
+  return per_ex, jax_mod.jit(hand)
+
+
+def _per_example_data(np_mod):
+  rng = np.random.default_rng(1)
+  return (np_mod.asarray(rng.standard_normal(64, np.float32)),
+          np_mod.asarray(rng.standard_normal((1024, 64), np.float32)),
+          np_mod.asarray(rng.standard_normal(1024, np.float32)))
+
+
+def bench_per_example_grads():
+  """jit(vmap(grad)) of a linear model's squared error over 1024 examples (64 features)."""
+  out = {}
+  fa, ha = _per_example(anp, arrax)
+  args_a = _per_example_data(anp)
+  out["arrax"] = _median_time(lambda: fa(*args_a).block_until_ready(), 300)
+  out["arrax_hand"] = _median_time(lambda: ha(*args_a).block_until_ready(), 300)
+  if jax:
+    fj, _ = _per_example(jnp, jax)
+    args_j = _per_example_data(jnp)
+    out["jax"] = _median_time(lambda: fj(*args_j).block_until_ready(), 300)
+  return out
+
+
+def _fori_fresh(lax_mod, jit):
+  def make():
+    def f(x):
+      return lax_mod.fori_loop(0, 1000, lambda i, c: c * 0.999 + 1.0, x)
+    return jit(f), (np.ones(256, np.float32),)
+  return make
+
+
+def _unrolled_fresh(jit):
+  def make():
+    def f(x):
+      for _ in range(1000):
+        x = x * 0.999 + 1.0
+      return x
+    return jit(f), (np.ones(256, np.float32),)
+  return make
+
+
+def bench_fori_first_call():
+  """First call of a fresh jitted fori_loop of 1000 steps (extra: the same loop unrolled in
+  Python under jit, whose trace and compile grow with the trip count)."""
+  import warnings
+  out = {}
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")   # arrax's unrolled-loop warning
+    out["arrax"] = _fresh_latency(_fori_fresh(arrax.lax, arrax.jit))
+    out["arrax_unrolled"] = _fresh_latency(_unrolled_fresh(arrax.jit), repeat=3)
+  if jax:
+    out["jax"] = _fresh_latency(_fori_fresh(jax.lax, jax.jit))
+    out["jax_unrolled"] = _fresh_latency(_unrolled_fresh(jax.jit), repeat=3)
+  return out
+
+
+def _rnn(np_mod, lax_mod, jit, seed=0):
+  rng = np.random.default_rng(seed)
+  w = np_mod.asarray(rng.standard_normal((128, 128), np.float32) / 16)
+  u = np_mod.asarray(rng.standard_normal((64, 128), np.float32) / 8)
+  xs = np_mod.asarray(rng.standard_normal((1000, 64), np.float32))
+  h0 = np_mod.zeros(128, np.float32)
+
+  def run(w, u, h0, xs):
+    def cell(h, x):
+      h = np_mod.tanh(h @ w + x @ u)
+      return h, h[0]
+    return lax_mod.scan(cell, h0, xs)
+  return jit(run), (w, u, h0, xs)
+
+
+def bench_scan_rnn():
+  """Steady-state jitted scan of a 128-wide tanh RNN cell over 1000 steps."""
+  out = {}
+  fa, args_a = _rnn(anp, arrax.lax, arrax.jit)
+  out["arrax"] = _median_time(lambda: arrax.block_until_ready(fa(*args_a)), 20)
+  if jax:
+    fj, args_j = _rnn(jnp, jax.lax, jax.jit)
+    out["jax"] = _median_time(lambda: jax.block_until_ready(fj(*args_j)), 20)
+  return out
+
+
+def _vmap_example(np_mod, jax_mod, seed=2):
+  rng = np.random.default_rng(seed)
+  w = np_mod.asarray(rng.standard_normal((32, 32), np.float32) / 6)
+  b = np_mod.asarray(rng.standard_normal(32, np.float32))
+  xs = np_mod.asarray(rng.standard_normal((4096, 32), np.float32))
+
+  def per_example(x):   # one example: a layer, then normalization and a softmax-like weighting
+    h = np_mod.tanh(w @ x + b)
+    h = (h - np_mod.mean(h)) / np_mod.sqrt(np_mod.var(h) + 1e-5)
+    e = np_mod.exp(h - h.max())
+    return e / e.sum() * x
+
+  def hand(xs):         # the same, batched by hand
+    h = np_mod.tanh(xs @ w.T + b)
+    h = (h - np_mod.mean(h, 1, keepdims=True)) / np_mod.sqrt(np_mod.var(h, 1, keepdims=True)
+                                                             + 1e-5)
+    e = np_mod.exp(h - h.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True) * xs
+  return jax_mod.jit(jax_mod.vmap(per_example)), jax_mod.jit(hand), xs
+
+
+def bench_vmap_jit():
+  """jit(vmap(f)) of a small per-example function over 4096 examples (extra: the same batched
+  by hand in arrax, which jit(vmap) should match)."""
+  out = {}
+  fa, ha, xa = _vmap_example(anp, arrax)
+  out["arrax"] = _median_time(lambda: fa(xa).block_until_ready(), 300)
+  out["arrax_hand"] = _median_time(lambda: ha(xa).block_until_ready(), 300)
+  if jax:
+    fj, _, xj = _vmap_example(jnp, jax)
+    out["jax"] = _median_time(lambda: fj(xj).block_until_ready(), 300)
+  return out
+
+
+def _split_normal(jax_mod):
+  def f(key):
+    key, subkey = jax_mod.random.split(key)
+    return key, jax_mod.random.normal(subkey, (100, 100))
+  return jax_mod.jit(f)
+
+
+def bench_random_normal():
+  """jit(split + normal(subkey, (100, 100))) with a static shape (NumPy: default_rng.normal)."""
+  out = {}
+  fa, ka = _split_normal(arrax), arrax.random.key(0)
+  out["arrax"] = _median_time(lambda: fa(ka)[1].block_until_ready(), 1000)
+  if jax:
+    fj, kj = _split_normal(jax), jax.random.key(0)
+    out["jax"] = _median_time(lambda: fj(kj)[1].block_until_ready(), 1000)
+  rng = np.random.default_rng(0)
+  out["numpy"] = _median_time(lambda: rng.normal(size=(100, 100)).astype(np.float32), 1000)
+  return out
+
+
 BENCHMARKS = {
     "jit_call_overhead": (bench_jit_call_overhead, 1.3),
     "eager_op": (bench_eager_op, 1.0),
     "first_call_latency": (bench_first_call_latency, 1.2),
     "quadratic_1e6": (bench_quadratic_1e6, 1.05),
+    "mlp_grad_jit": (bench_mlp_grad_jit, 1.05),
+    "mlp_grad_first_call": (bench_mlp_grad_first_call, 1.2),
+    "mlp_grad_eager": (bench_mlp_grad_eager, 1.0),
+    "per_example_grads": (bench_per_example_grads, 1.05),
+    "fori_first_call": (bench_fori_first_call, 1.2),
+    "scan_rnn": (bench_scan_rnn, 1.05),
+    "vmap_jit": (bench_vmap_jit, 1.05),
+    "random_normal": (bench_random_normal, 1.05),
 }
 
 
@@ -150,6 +358,8 @@ def main(argv):
     rn = f"{ratio_n:10.2f}" if ratio_n else f"{'-':>10}"
     print(f"{name:<22}{fmt(t['arrax'])}{fmt(t.get('jax'))}{fmt(t.get('numpy'))}{rj}"
           f"{'<=' + str(target):>8}{rn}", flush=True)
+    for extra in sorted(set(t) - {"arrax", "jax", "numpy"}):
+      print(f"  arrax/{extra} = {t['arrax'] / t[extra]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ INEXACT_DTYPES = ("int8", "bfloat16", "float32", "complex64")
 PROMOTE_TO_FLOAT = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
                     "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log1p",
                     "log2", "log10", "sqrt", "cbrt", "deg2rad", "rad2deg", "sinc", "arctan2",
-                    "hypot", "logaddexp", "nextafter", "float_power", "copysign", "heaviside",
+                    "hypot", "logaddexp", "logaddexp2", "nextafter", "float_power", "copysign", "heaviside",
                     "divide"}
 # Unary functions that keep integer types: one signed and one unsigned width suffice.
 UNARY_DTYPES = ("bool", "int8", "uint8", "bfloat16", "float32", "complex64")
@@ -164,7 +164,7 @@ BINARY = [
     rec("floor_divide", 2), rec("remainder", 2), rec("mod", 2), rec("fmod", 2),
     rec("divmod", 2),
     rec("power", 2), rec("pow", 2), rec("float_power", 2),
-    rec("arctan2", 2), rec("atan2", 2), rec("hypot", 2), rec("logaddexp", 2),
+    rec("arctan2", 2), rec("atan2", 2), rec("hypot", 2), rec("logaddexp", 2), rec("logaddexp2", 2),
     rec("copysign", 2), rec("heaviside", 2), rec("nextafter", 2),
     rec("maximum", 2), rec("minimum", 2), rec("fmax", 2), rec("fmin", 2),
     rec("equal", 2), rec("not_equal", 2), rec("less", 2), rec("less_equal", 2),
@@ -261,7 +261,7 @@ UNARY_SHAPES = [(), (0,)]
 BINARY_SHAPES = [((0,), (0,)), ((3, 1), (1, 4)), ((), (2, 3))]
 # Functions built from several lax ops with constants (select/broadcast logic) get more shapes.
 COMPOSITE = {"floor_divide", "remainder", "fmod", "divmod", "power", "float_power", "hypot",
-             "logaddexp", "copysign", "heaviside", "nextafter", "fmax", "fmin", "right_shift",
+             "logaddexp", "logaddexp2", "copysign", "heaviside", "nextafter", "fmax", "fmin", "right_shift",
              "arctan2", "logical_and"}
 EXTRA_BINARY_SHAPES = [((), ()), ((4,), (2, 4))]
 

@@ -126,7 +126,7 @@ class JVPTrace(core.Trace):
       if isinstance(x, JVPTracer) and x._trace is self:
         primals.append(x.primal)
         tangents.append(x.tangent)
-        nonzero = True
+        nonzero = nonzero or type(x.tangent) is not Zero   # (float0 inputs carry a Zero)
       else:
         primals.append(x)
         tangents.append(Zero(tangent_aval(core.get_aval(x))))
@@ -315,7 +315,9 @@ def linearize_flat(fun, primals):
 def jvp_flat(fun, primals, tangents):
   """Push `tangents` (values or Zero) through `fun`; returns (out_primals, out_tangents)."""
   trace = JVPTrace(core.current_trace())
-  tracers = [p if type(t) is Zero else JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+  # float0 tangents (of integer/boolean primals) are symbolic zeros, as in JAX.
+  tracers = [p if type(t) is Zero or is_float0(core.get_aval(t)) else JVPTracer(trace, p, t)
+             for p, t in zip(primals, tangents)]
   try:
     with core.set_current_trace(trace):
       outs = fun(*tracers)
@@ -387,6 +389,20 @@ stop_gradient_p = core.Primitive("stop_gradient")
 stop_gradient_p.abstract_eval = lambda x: x
 stop_gradient_p.lowering = lambda ctx, x: [x]
 defjvp_zero(stop_gradient_p)
+stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(*args), dims[0])
+
+
+def _add_any_batch(args, dims):
+  # Operands of add_any have equal types: line the batch axes up, broadcasting an unbatched one.
+  from arrax._src import batching
+  (x, y), (dx, dy) = args, dims
+  if dx is None:
+    x, y, dx, dy = y, x, dy, dx
+  size = core.get_aval(x).shape[dx]
+  return add_any_p.bind(x, batching.matchaxis(dy, dx, y, size)), dx
+
+
+add_any_p.batch = _add_any_batch
 
 
 def stop_gradient(x):

@@ -6,6 +6,7 @@ inputs with JAX's error classes and messages.
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -300,3 +301,224 @@ def stop_gradient(x):
   """The identity, but gradients do not flow through it."""
   return ad.stop_gradient(x)
 
+
+
+# ---- Jacobians, Hessians and linear transposition --------------------------------------------
+def _vmap(fun, **kwargs):
+  from arrax._src import batching
+  return batching.vmap(fun, **kwargs)
+
+
+def _argnums_partial(fun, argnums, args, kwargs):
+  """(f of the dynamic args only, the dynamic args) for positions `argnums` of `args`."""
+  nums = (operator.index(argnums),) if not isinstance(argnums, (tuple, list)) else tuple(
+      operator.index(i) for i in argnums)
+  n = len(args)
+  for i in nums:
+    if not -n <= i < n:
+      raise ValueError(
+          "Positional argument indices, e.g. for `static_argnums`, must have value greater "
+          f"than or equal to -len(args) and less than len(args), but got value {i} for "
+          f"len(args) == {n}.")
+  nums = tuple(i % n for i in nums)
+
+  def f_dyn(*dyn):
+    full = list(args)
+    for i, x in zip(nums, dyn):
+      full[i] = x
+    return fun(*full, **kwargs)
+  return f_dyn, tuple(args[i] for i in nums)
+
+
+def _jac_input_check(name, holomorphic, allow_int, x):
+  dt = core.get_aval(x).dtype
+  if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
+    raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got "
+                    f"{dt.name}.")
+  if name == "jacfwd":
+    if not holomorphic and not dtypes.issubdtype(dt, np.floating):
+      raise TypeError(
+          "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+          f"but got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+          "differentiation of non-holomorphic functions involving complex inputs or integer "
+          "inputs, use jax.jvp directly.")
+    return
+  if dtypes.issubdtype(dt, np.integer) or dt == np.bool_:
+    if not allow_int:
+      raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a "
+                      f"sub-dtype of np.inexact), but got {dt.name}. If you want to use "
+                      "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+  elif not dtypes.issubdtype(dt, np.inexact):
+    raise TypeError(f"{name} requires numerical-valued inputs (input dtype that is a sub-dtype "
+                    f"of np.bool_ or np.number), but got {dt.name}.")
+
+
+def _jac_output_check(name, holomorphic, x):
+  dt = core.get_aval(x).dtype
+  if holomorphic:
+    if not dtypes.issubdtype(dt, np.complexfloating):
+      raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, but "
+                      f"got {dt.name}.")
+    return
+  if name == "jacfwd":
+    return
+  if dtypes.issubdtype(dt, np.complexfloating):
+    raise TypeError(
+        f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+        f"but got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+        "differentiation of non-holomorphic functions involving complex outputs, use jax.vjp "
+        "directly.")
+  if not dtypes.issubdtype(dt, np.floating):
+    raise TypeError(
+        f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+        f"but got {dt.name}. For differentiation of functions with integer outputs, use jax.vjp "
+        "directly.")
+
+
+def _cast_like(x, example, force=False):
+  """`x` with the dtype and weak type of `example` (dropping an imaginary part if needed).
+
+  `force` stages the conversion even when the type already agrees (JAX does so for the
+  constant standard basis, so its jaxprs show it).
+  """
+  from arrax._src.lax import lax as _lax
+  from arrax._src.lax.elementwise import convert_element_type_p
+  from arrax._src.numpy import ufuncs
+  ex = core.get_aval(example)
+  aval = core.get_aval(x)
+  if (dtypes.issubdtype(aval.dtype, np.complexfloating)
+      and not dtypes.issubdtype(ex.dtype, np.complexfloating)):
+    x = ufuncs.real(x)
+  if force and aval.dtype == ex.dtype:
+    return convert_element_type_p.bind(x, new_dtype=ex.dtype, weak_type=ex.weak_type,
+                                       sharding=None)
+  return _lax._convert_element_type(x, ex.dtype, ex.weak_type)
+
+
+def _unravel(tree, axis, example, arr, force_cast=False):
+  """Split `arr` along `axis` into one piece per leaf of `tree`, each reshaped so that axis
+  becomes the leaf's shape and cast like `example` (or like the leaf when `example` is None)."""
+  from arrax._src.lax import shape_ops
+  leaves, treedef = tree_flatten(tree)
+  shape = tuple(core.get_aval(arr).shape)
+  axis = axis % len(shape)
+  sizes = [core.get_aval(l).size for l in leaves]
+  # NumPy integers, as JAX computes them (its jaxprs print `sizes=(np.int64(3),)`).
+  bounds = np.concatenate([[0], np.cumsum(sizes[:-1], dtype=np.int64), [shape[axis]]])
+  pieces = shape_ops.split_p.bind(arr, sizes=tuple(np.diff(bounds)), axis=axis)
+  parts = []
+  for leaf, piece in zip(leaves, pieces):
+    new_shape = shape[:axis] + tuple(np.shape(leaf)) + shape[axis + 1:]
+    piece = shape_ops.reshape(piece, new_shape)
+    parts.append(_cast_like(piece, leaf if example is None else example, force_cast))
+  return tree_unflatten(treedef, parts)
+
+
+def _std_basis(tree):
+  """The standard basis of the space of `tree`: each leaf gets a leading axis of size n (the
+  total number of elements), together forming the n x n identity."""
+  from arrax._src.numpy import creation
+  leaves = tree_flatten(tree)[0]
+  n = sum(core.get_aval(l).size for l in leaves)
+  dtype = dtypes.result_type(*leaves)
+  return _unravel(tree, 1, None, creation.eye(n, dtype=dtype), force_cast=True)
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+  """Jacobian of `fun` by forward mode, one column per input element (vmapped `jvp`)."""
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+
+  @functools.wraps(fun, updated=())
+  def jacfun(*args, **kwargs):
+    f_dyn, dyn = _argnums_partial(fun, argnums, args, kwargs)
+    tree_map(functools.partial(_jac_input_check, "jacfwd", holomorphic, False), dyn)
+
+    def pushfwd(tangents):
+      return jvp(f_dyn, dyn, tangents, has_aux=has_aux)
+    if has_aux:
+      y, jac, aux = _vmap(pushfwd, out_axes=(None, -1, None))(_std_basis(dyn))
+    else:
+      y, jac = _vmap(pushfwd, out_axes=(None, -1))(_std_basis(dyn))
+    tree_map(functools.partial(_jac_output_check, "jacfwd", holomorphic), y)
+    example = dyn[0] if isinstance(argnums, int) else dyn
+    jac_tree = tree_map(lambda y_leaf, arr: _unravel(example, -1, y_leaf, arr), y, jac)
+    return (jac_tree, aux) if has_aux else jac_tree
+
+  return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+  """Jacobian of `fun` by reverse mode, one row per output element (vmapped `vjp`)."""
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+
+  @functools.wraps(fun, updated=())
+  def jacfun(*args, **kwargs):
+    from arrax._src.tree_util import tree_structure, tree_transpose
+    f_dyn, dyn = _argnums_partial(fun, argnums, args, kwargs)
+    tree_map(functools.partial(_jac_input_check, "jacrev", holomorphic, allow_int), dyn)
+    if has_aux:
+      y, pullback, aux = vjp(f_dyn, *dyn, has_aux=True)
+    else:
+      y, pullback = vjp(f_dyn, *dyn)
+    tree_map(functools.partial(_jac_output_check, "jacrev", holomorphic), y)
+    jac = _vmap(pullback)(_std_basis(y))
+    jac = jac[0] if isinstance(argnums, int) else jac
+    example = dyn[0] if isinstance(argnums, int) else dyn
+    jac_tree = tree_map(lambda x_leaf, arr: _unravel(y, 0, x_leaf, arr), example, jac)
+    jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)
+    return (jac_tree, aux) if has_aux else jac_tree
+
+  return jacfun
+
+
+def jacobian(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+  """Alias of `jacrev`."""
+  return jacrev(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
+                allow_int=allow_int)
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+  """The Hessian of `fun` as a dense array (pytree of blocks): `jacfwd(jacrev(fun))`."""
+  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
+                argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+  """Transpose `fun`, promised to be linear, at inputs with the types of `primals` (arrays
+  or ShapeDtypeStructs). The result maps output cotangents to a tuple like `primals`."""
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to transpose is deprecated")
+  from arrax._src.tracing import trace_to_jaxpr
+  p_leaves, in_tree = tree_flatten(primals)
+  in_avals = [core.ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype),
+                               getattr(getattr(x, "aval", None), "weak_type", False))
+              if hasattr(x, "dtype") else core.get_aval(x) for x in p_leaves]
+  flat, store = _flat_fun(fun, in_tree)
+  jaxpr, consts = trace_to_jaxpr(flat, in_avals)
+  out_tree = store["out_tree"]
+  out_avals = jaxpr.out_avals
+  in_dts = [a.dtype for a in in_avals]
+  out_dts = [a.dtype for a in out_avals]
+  all_dts = in_dts + out_dts
+  if not (all(dtypes.issubdtype(d, np.inexact) for d in all_dts)
+          or all(dtypes.issubdtype(d, np.integer) for d in all_dts)):
+    raise TypeError("linear_transpose only supports [float or complex] -> [float or complex], "
+                    f"and integer -> integer functions, but got {in_dts} -> {out_dts}.")
+
+  def transposed_fun(consts, out_cotangent):
+    ct_leaves, ct_tree = tree_flatten(out_cotangent)
+    if ct_tree != out_tree:
+      raise TypeError(f"cotangent tree does not match function output, expected {out_tree} "
+                      f"but got {ct_tree}")
+    for aval, ct in zip(out_avals, ct_leaves):
+      ct_aval = core.get_aval(ct)
+      if ct_aval.shape != aval.shape or ct_aval.dtype != aval.dtype:
+        raise TypeError(f"cotangent type does not match function output, expected "
+                        f"{out_avals} but got {ct_leaves}")
+    dummies = [ad.UndefinedPrimal(a) for a in in_avals]
+    in_cts = ad.backward_pass(jaxpr, consts, dummies, ct_leaves)
+    return tree_unflatten(in_tree, [_user_value(ct) for ct in in_cts])
+
+  return Partial(transposed_fun, consts)

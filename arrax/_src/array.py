@@ -247,11 +247,13 @@ def concretize(x, context=""):
 class _ArrayTypeMeta(type):
   def __instancecheck__(cls, x):
     from arrax._src.core import Tracer
-    return isinstance(x, (Array, Tracer))
+    from arrax._src.prng import PRNGKeyArray   # typed PRNG keys are arrays too, as in JAX
+    return isinstance(x, (Array, Tracer, PRNGKeyArray))
 
   def __subclasscheck__(cls, sub):
     from arrax._src.core import Tracer
-    return issubclass(sub, (Array, Tracer))
+    from arrax._src.prng import PRNGKeyArray
+    return issubclass(sub, (Array, Tracer, PRNGKeyArray))
 
 
 class ArrayType(metaclass=_ArrayTypeMeta):

@@ -75,6 +75,10 @@ config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionabl
 config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
 config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
 config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
+# Beyond JAX: warn when tracing unrolls a Python loop into more than this many operations from
+# one line (0 turns the warning off).
+config.define("arrax_loop_unroll_warning_threshold",
+              int(os.environ.get("ARRAX_LOOP_UNROLL_WARNING_THRESHOLD", "100")), int)
 
 
 def x64_enabled():

@@ -93,6 +93,9 @@ class Primitive:
   users) `jvp`, `transpose`, `batch`.
   """
   multiple_results = False
+  # An axis-aware batching rule `(axis_data, args, dims, **params) -> (out, out_dim)` that
+  # replaces `batch` (collectives, primitives holding jaxprs); see batching.py.
+  batch_collective: Callable | None = None
 
   def __init__(self, name: str):
     self.name = name

@@ -73,6 +73,19 @@ debug_callback_p.lowering = _debug_callback_lowering
 debug_callback_p.impl = _debug_callback_impl
 
 
+def _debug_callback_batch(args, dims, *, callback, effect):
+  """Under vmap the callback runs once per example, in order."""
+  from arrax._src.lax import shape_ops
+  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  for i in range(size):
+    debug_callback_p.bind(*[x if d is None else shape_ops.index_in_dim(x, i, d, False)
+                            for x, d in zip(args, dims)], callback=callback, effect=effect)
+  return [], []
+
+
+debug_callback_p.batch = _debug_callback_batch
+
+
 def callback(callback, *args, ordered=False, **kwargs):
   """Call `callback(*args, **kwargs)` on the host with concrete values, also under jit."""
   flat, in_tree = tree_flatten((args, kwargs))

@@ -70,6 +70,21 @@ def _python_scalar_buffer(x, device):
   return hit
 
 
+def _literal_buffer(lit, device):
+  # Literals are rank-0 constants (1.0 seeds of grad, constants in JVP rules): share their
+  # device copies like Python scalars'.
+  val, aval = lit.val, lit.aval
+  key = (type(val), val, aval.dtype, aval.weak_type, device,
+         bool(np.signbit(val)) if np.isrealobj(val) else False)
+  hit = _scalar_buffers.get(key)
+  if hit is None:
+    if len(_scalar_buffers) > 4096:
+      _scalar_buffers.clear()
+    arr = device_put_value(val, device, dtype=aval.dtype, weak_type=aval.weak_type)
+    hit = _scalar_buffers[key] = (arr._buf, arr.aval)
+  return hit
+
+
 def to_buffer(x, device):
   """The device buffer and aval of an argument (copying host values to `device`)."""
   if type(x) is Array:
@@ -80,7 +95,7 @@ def to_buffer(x, device):
   if isinstance(x, core.Tracer):
     core._raise_escaped(x)
   if isinstance(x, core.Literal):
-    arr = device_put_value(x.val, device, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+    return _literal_buffer(x, device)
   else:
     arr = device_put_value(x, device)
   return arr._buf, arr.aval

@@ -161,6 +161,9 @@ def _pp_eqn(eqn: JaxprEqn, ctx: PpContext) -> pp.Doc:
     if "name" in params:
       keys.remove("name")
       keys.insert(0, "name")
+  elif getattr(eqn.primitive, "pp_name_first", False) and "name" in params:
+    keys.remove("name")   # custom_jvp_call / custom_vjp_call print `name` first, as in JAX
+    keys.insert(0, "name")
   # Evaluation order fixes naming order: results, then sub-jaxprs in params, then operands.
   lhs = _pp_vars(eqn.outvars, ctx, print_shapes=True) if eqn.outvars else None
   prim = pp.text(eqn.primitive.name)

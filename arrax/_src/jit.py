@@ -12,7 +12,7 @@ import logging
 import time
 import weakref
 
-from arrax._src import ad, backend, core, dispatch, mlir, tracing
+from arrax._src import ad, backend, batching, core, dispatch, mlir, tracing
 from arrax._src.array import Array
 from arrax._src.config import config, x64_enabled
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
@@ -112,6 +112,16 @@ def _jit_transpose(cts, *args, jaxpr, name):
 jit_p.jvp = _jit_jvp
 jit_p.partial_eval = _jit_partial_eval
 jit_p.transpose = _jit_transpose
+
+
+# Batching: a jit of the batched jaxpr (an axis-aware rule, so collectives inside see the axis).
+def _jit_batch(axis_data, args, dims, *, jaxpr, name):
+  from arrax._src import batching
+  batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
+  return jit_p.bind(*args, jaxpr=batched, name=name), out_dims
+
+
+jit_p.batch_collective = _jit_batch
 
 
 # ---- argument handling --------------------------------------------------------------------------
@@ -376,7 +386,8 @@ class JitWrapped:
     return tree_unflatten(out_tree, outs)
 
   def _staged(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, statics):
-    key = (in_tree, avals, statics, x64_enabled())
+    # Named axes in scope (vmap axis_name) can be baked into the trace (psum(1, 'i'), ...).
+    key = (in_tree, avals, statics, x64_enabled(), batching.axis_env_key())
     hit = self._trace_cache.get(key)
     if hit is not None:
       return hit

@@ -1,10 +1,19 @@
 """Staging Python functions into jaxprs: the trace used by jit, make_jaxpr and eval_shape."""
 from __future__ import annotations
 
+import dis
+import linecache
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from arrax._src import core
+from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
+
+_unroll_threshold = config.flag("arrax_loop_unroll_warning_threshold")
 
 
 class JitTracer(Tracer):
@@ -24,6 +33,7 @@ class JitTracer(Tracer):
 class JaxprTrace(core.Trace):
   """Records every primitive applied to its tracers as an equation of a new jaxpr."""
   literalize_arrays = True   # rank-0 concrete Arrays become literals (host copy) when used
+  _loop_watch = None         # a _LoopWatch while trace_to_jaxpr runs the traced function
 
   def __init__(self):
     super().__init__()
@@ -65,6 +75,9 @@ class JaxprTrace(core.Trace):
     out_avals = out if prim.multiple_results else [out]
     outvars = [Var(a) for a in out_avals]
     self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+    watch = self._loop_watch
+    if watch is not None and not len(self.eqns) & _SAMPLE_MASK and watch.sample():
+      self._loop_watch = None
     tracers = [JitTracer(self, a, v) for a, v in zip(out_avals, outvars)]
     return tracers if prim.multiple_results else tracers[0]
 
@@ -94,6 +107,8 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None):
   of enclosing traces.
   """
   trace = JaxprTrace()
+  if _unroll_threshold.value > 0:
+    trace._loop_watch = _LoopWatch(sys._getframe(1), _unroll_threshold.value)
   names = debug_names or [None] * len(in_avals)
   in_tracers = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
   try:
@@ -102,7 +117,77 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None):
     jaxpr, consts = trace.to_jaxpr(outs)
   finally:
     trace.invalidate()
+    trace._loop_watch = None
   return jaxpr, consts
+
+
+# ---- the unrolled-loop warning (beyond JAX) ---------------------------------------------------
+class UnrolledLoopWarning(UserWarning):
+  """Tracing recorded many operations from one line inside a Python loop."""
+
+
+_SAMPLE_MASK = 7            # look at the Python stack for one equation in eight
+_MAX_DEPTH = 64             # frames looked at per sample
+_ARRAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_loop_ranges_cache: dict = {}
+
+
+def _loop_ranges(code):
+  """Bytecode offset ranges of the loops in `code` (none for arrax's own code)."""
+  ranges = _loop_ranges_cache.get(code)
+  if ranges is None:
+    ranges = ()
+    if not code.co_filename.startswith(_ARRAX_DIR):
+      jumps = set(dis.hasjrel) | set(dis.hasjabs)
+      ranges = tuple((ins.argval, ins.offset) for ins in dis.get_instructions(code)
+                     if ins.opcode in jumps and isinstance(ins.argval, int)
+                     and ins.argval <= ins.offset)
+    _loop_ranges_cache[code] = ranges
+  return ranges
+
+
+class _LoopWatch:
+  """Counts sampled equations by the innermost line of the traced function that runs inside a
+  Python loop; warns once when one line passes the threshold. Only frames newer than the one
+  that started tracing are looked at, so loops around a jitted call do not count."""
+  __slots__ = ("stop", "threshold", "counts")
+
+  def __init__(self, stop_frame, threshold):
+    self.stop = stop_frame
+    self.threshold = threshold
+    self.counts: dict = {}
+
+  def sample(self) -> bool:
+    """Count the current equation; True once the warning is given (stop watching)."""
+    frame = sys._getframe(2)
+    for _ in range(_MAX_DEPTH):   # bounded, so deep recursion stays cheap
+      if frame is None or frame is self.stop:
+        break
+      code = frame.f_code
+      offset = frame.f_lasti
+      for lo, hi in _loop_ranges(code):
+        if lo <= offset <= hi:
+          key = (code, frame.f_lineno)
+          n = self.counts[key] = self.counts.get(key, 0) + _SAMPLE_MASK + 1
+          if n > self.threshold:
+            _warn_unrolled(frame, n)
+            return True
+          return False
+      frame = frame.f_back
+    return False
+
+
+def _warn_unrolled(frame, n):
+  filename, lineno = frame.f_code.co_filename, frame.f_lineno
+  line = linecache.getline(filename, lineno).strip()
+  msg = (f"Tracing recorded about {n} operations from line {lineno} of {filename} "
+         f"({line!r}), which runs inside a Python loop: the loop is unrolled into the traced "
+         "program, so tracing and compilation grow with the number of iterations. Consider "
+         "`lax.fori_loop` or `lax.scan` (set the config option "
+         "'arrax_loop_unroll_warning_threshold' to 0 to silence this warning).")
+  registry = frame.f_globals.setdefault("__warningregistry__", {})
+  warnings.warn_explicit(msg, UnrolledLoopWarning, filename, lineno,
+                         module=frame.f_globals.get("__name__"), registry=registry)
 
 
 def closed_with_host_consts(jaxpr: Jaxpr, consts):

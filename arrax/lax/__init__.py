@@ -6,4 +6,7 @@ from arrax._src.lax.dot import *  # noqa: F401,F403
 from arrax._src.lax.reductions import *  # noqa: F401,F403
 from arrax._src.lax.sort import *  # noqa: F401,F403
 from arrax._src.lax.slicing import *  # noqa: F401,F403
+from arrax._src.lax.parallel import *  # noqa: F401,F403
 from arrax._src.ad import stop_gradient  # noqa: F401
+from arrax._src.lax.control_flow import (associative_scan, cond, cond_p, fori_loop,  # noqa: F401
+                                         map, scan, scan_p, switch, while_loop, while_p)

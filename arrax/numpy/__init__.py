@@ -19,6 +19,7 @@ from arrax._src.numpy.lax_numpy import (argsort, astype, atleast_1d, atleast_2d,
 from arrax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, cumprod,
                                          cumsum, cumulative_prod, cumulative_sum, max, mean,
                                          min, prod, std, sum, var)
+from arrax._src.numpy.vectorize import vectorize
 from arrax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, angle, arccos, arccosh,
                                      arcsin, arcsinh, arctan, arctan2, arctanh, around, asin,
                                      asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
@@ -29,7 +30,8 @@ from arrax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, angle, arc
                                      floor, floor_divide, fmax, fmin, fmod, greater,
                                      greater_equal, heaviside, hypot, imag, invert, isfinite,
                                      isinf, isnan, left_shift, less, less_equal, log, log10,
-                                     log1p, log2, logaddexp, logical_and, logical_not,
+                                     log1p, log2, logaddexp, logaddexp2, logical_and,
+                                     logical_not,
                                      logical_or, logical_xor, maximum, minimum, mod, multiply,
                                      negative, nextafter, not_equal, positive, pow, power,
                                      rad2deg, radians, real, reciprocal, remainder, right_shift,

@@ -179,6 +179,38 @@ dot_general_p.lowering = _dot_general_lower
 dot_general_p.pp_params = _dot_general_pp
 
 
+def _bump(dims, bd):
+  """Axis numbers after inserting an axis at `bd`."""
+  return tuple(d + (d >= bd) for d in dims)
+
+
+def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type,
+                       out_sharding):
+  (lhs, rhs), (lbd, rbd) = args, dims
+  (lc, rc), (lb, rb) = dimension_numbers
+  if lbd is not None and rbd is not None:
+    # Both mapped: the mapped axes become a leading dot batch dimension.
+    lb, rb = (lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)
+    lc, rc = _bump(lc, lbd), _bump(rc, rbd)
+    out_bd = 0
+  elif lbd is not None:
+    # Only lhs mapped: its mapped axis is a free axis of lhs, kept in place among them.
+    lhs_free = [d for d in range(core.get_aval(lhs).ndim - 1) if d not in lb and d not in lc]
+    out_bd = len(lb) + sum(d < lbd for d in lhs_free)
+    lb, lc = _bump(lb, lbd), _bump(lc, lbd)
+  else:
+    rhs_free = [d for d in range(core.get_aval(rhs).ndim - 1) if d not in rb and d not in rc]
+    out_bd = core.get_aval(lhs).ndim - len(lc) + sum(d < rbd for d in rhs_free)
+    rb, rc = _bump(rb, rbd), _bump(rc, rbd)
+  out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), precision=precision,
+                           preferred_element_type=preferred_element_type,
+                           out_sharding=out_sharding)
+  return out, out_bd
+
+
+dot_general_p.batch = _dot_general_batch
+
+
 # ---- wrappers ---------------------------------------------------------------------------------
 def _index_tuple(xs):
   return (operator.index(xs),) if isinstance(xs, int) else tuple(operator.index(x) for x in xs)
@@ -222,3 +254,69 @@ def batch_matmul(lhs, rhs, precision=None):
     raise ValueError(f"batch_matmul needs arguments of one rank, got {lnd}, {rnd}")
   batch = tuple(range(lnd - 2))
   return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision=precision)
+
+
+# ---- differentiation rules -------------------------------------------------------------------
+# dot_general is bilinear: its JVP is dot(t_lhs, rhs) + dot(lhs, t_rhs); the transpose in one
+# operand contracts the cotangent with the other operand, with the dimension numbers JAX
+# computes, then permutes the axes back (and converts to the operand's dtype if needed).
+from arrax._src import ad  # noqa: E402
+
+
+def _dot_jvp_lhs(t, lhs, rhs, **params):
+  return dot_general_p.bind(t, rhs, **params)
+
+
+def _dot_jvp_rhs(t, lhs, rhs, **params):
+  return dot_general_p.bind(lhs, t, **params)
+
+
+ad.defjvp(dot_general_p, _dot_jvp_lhs, _dot_jvp_rhs)
+
+
+def _ranges_like(*xs):
+  start = 0
+  for x in xs:
+    yield range(start, start + len(x))
+    start += len(x)
+
+
+def _dot_transpose_lhs(ct, x_aval, y, *, dimension_numbers, precision,
+                       preferred_element_type, swap_ans=False):
+  from arrax._src.lax import lax as lax_api, shape_ops
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  x_kept = [i for i in range(x_aval.ndim) if i not in x_contract and i not in x_batch]
+  y_kept = [i for i in range(core.get_aval(y).ndim) if i not in y_contract and i not in y_batch]
+  if swap_ans:
+    ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+  else:
+    ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+  dims = ((ans_y, y_kept), (ans_batch, y_batch))
+  x_contract_sorted_by_y = list(np.take(x_contract, np.argsort(y_contract)))
+  out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
+  out = dot_general(ct, y, dims, precision=precision,
+                    preferred_element_type=preferred_element_type)
+  x_bar = shape_ops.transpose(out, tuple(out_axes))
+  if core.get_aval(x_bar).dtype != x_aval.dtype:
+    x_bar = lax_api._convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)
+  return x_bar
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
+                           preferred_element_type, out_sharding):
+  if ad.is_undefined(lhs) and ad.is_undefined(rhs):
+    raise NotImplementedError("dot_general is bilinear: it can be transposed in one operand "
+                              "only")
+  if ad.is_undefined(lhs):
+    return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers=dimension_numbers,
+                               precision=precision,
+                               preferred_element_type=preferred_element_type), None]
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  swapped = ((y_contract, x_contract), (y_batch, x_batch))
+  return [None, _dot_transpose_lhs(ct, rhs.aval, lhs, dimension_numbers=swapped,
+                                   precision=precision,
+                                   preferred_element_type=preferred_element_type,
+                                   swap_ans=True)]
+
+
+dot_general_p.transpose = _dot_general_transpose

@@ -109,6 +109,7 @@ erfc = _unary(ew.erfc_p)
 erf_inv = _unary(ew.erf_inv_p)
 lgamma = _unary(ew.lgamma_p)
 digamma = _unary(ew.digamma_p)
+polygamma = _binary(ew.polygamma_p)
 real = _unary(ew.real_p)
 imag = _unary(ew.imag_p)
 

@@ -180,6 +180,25 @@ reduce_xor_p = _reduction("reduce_xor", _any_dtype, _logical_shape, _fixed(hlo.x
                           keep_weak=False)
 
 
+def _reducer_batch(prim):
+  """The batching rule of a reduction over `axes`: reduce the same axes of the batched operand;
+  the batch axis keeps its place among the remaining axes."""
+  def rule(args, dims, *, axes, **params):
+    (x,), (bd,) = args, dims
+    out_bd = bd - sum(a < bd for a in axes)
+    # NumPy integers, as JAX's rule makes them (jaxprs print alike).
+    axes = np.asarray(axes, np.int64)
+    axes = tuple(np.where(axes < bd, axes, axes + 1))
+    return prim.bind(x, axes=axes, **params), out_bd
+  return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           reduce_xor_p):
+  _p.batch = _reducer_batch(_p)
+del _p
+
+
 def _axes(axes):
   return tuple(operator.index(a) for a in axes)
 
@@ -269,6 +288,8 @@ def _argminmax(name, direction, identity):
 
 argmax_p = _argminmax("argmax", "GT", _max_identity)
 argmin_p = _argminmax("argmin", "LT", _min_identity)
+argmax_p.batch = _reducer_batch(argmax_p)
+argmin_p.batch = _reducer_batch(argmin_p)
 
 
 def argmax(operand, axis, index_dtype):
@@ -335,6 +356,18 @@ cumlogsumexp_p = _cumulative("cumlogsumexp", _logaddexp_body,
                              lambda dt: np.asarray(-np.inf).astype(dt))
 
 
+def _cumulative_batch(prim):
+  def rule(args, dims, *, axis, reverse):
+    (x,), (bd,) = args, dims
+    return prim.bind(x, axis=axis if axis < bd else axis + 1, reverse=reverse), bd
+  return rule
+
+
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+  _p.batch = _cumulative_batch(_p)
+del _p
+
+
 def _cumulative_fn(prim, what):
   def fn(operand, axis: int = 0, reverse: bool = False):
     return prim.bind(asarray_operand(operand), axis=int(axis), reverse=bool(reverse))
@@ -379,6 +412,23 @@ def _reduce_lower(ctx, *args, computation, jaxpr, dimensions):
     outs = mlir.jaxpr_subcomp(ctx.module_context, jaxpr.jaxpr, consts, list(block.arguments))
     hlo.return_(outs)
   return list(op.results)
+
+
+def _reduce_batch(args, dims, *, computation, jaxpr, dimensions):
+  from arrax._src import batching
+  n = len(args) // 2
+  if any(d is not None for d in dims[n:]):
+    raise NotImplementedError(
+        "vmap of lax.reduce with batched init_values is not implemented (as in JAX); pass "
+        "init_values that do not depend on the mapped inputs.")
+  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  operands = [batching.bdim_at_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+  outs = reduce_p.bind(*operands, *args[n:], computation=computation, jaxpr=jaxpr,
+                       dimensions=tuple(d + 1 for d in dimensions))
+  return outs, [0] * n
+
+
+reduce_p.batch = _reduce_batch
 
 
 def _concrete_scalar(x):
@@ -464,3 +514,217 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   outs = reduce_p.bind(*flat_ops, *flat_inits, computation=computation, jaxpr=closed,
                        dimensions=dimensions)
   return tree_util.tree_unflatten(op_tree, outs)
+
+
+# ---- differentiation rules -------------------------------------------------------------------
+# JAX's rules: reduce_sum and cumsum are linear; reduce_max/min send the tangent to the
+# location(s) of the extremum (averaged over ties); reduce_prod and the general reduce are
+# differentiated through a tree of pairwise combinations, and cumprod/cummax/cummin/
+# cumlogsumexp through a parallel prefix scan, so that values (also at ties) match JAX's.
+import math  # noqa: E402
+
+from arrax._src import ad  # noqa: E402
+
+
+def _so():
+  from arrax._src.lax import shape_ops
+  return shape_ops
+
+
+def _reduce_sum_transpose(ct, x, *, axes, out_sharding):
+  shape = x.aval.shape
+  dims = tuple(np.delete(np.arange(len(shape)), axes))
+  return [_so()._broadcast_in_dim_keep(ct, shape, dims)]
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _reduce_tree_jvp(combine, inits, primals, tangents, axes):
+  """JVP of reducing `primals` over `axes` by repeatedly combining halves with `combine`.
+
+  `combine(*xs, *ys)` maps two lists of equally shaped arrays to one list.
+  """
+  so = _so()
+  shape = core.get_aval(primals[0]).shape
+  rest = tuple(i for i in range(len(shape)) if i not in axes)
+  n = math.prod(shape[a] for a in axes)
+  perm = tuple(axes) + rest
+  new_shape = (n,) + tuple(shape[i] for i in rest)
+  primals = [so.reshape(x, new_shape, perm) for x in primals]
+  tangents = [t if type(t) is ad.Zero else so.reshape(t, new_shape, perm) for t in tangents]
+  tangents = [ad.Zero(ad.tangent_aval(core.get_aval(x))) if type(t) is ad.Zero else t
+              for x, t in zip(primals, tangents)]
+
+  def tree(*xs):
+    xs = list(xs)
+    ndim = core.get_aval(xs[0]).ndim
+    while core.get_aval(xs[0]).shape[0] > 1:
+      m = core.get_aval(xs[0]).shape[0]
+      m1 = (m + 1) // 2
+      lo = [so.slice_in_dim(x, 0, m1) for x in xs]
+      hi = [so.slice_in_dim(x, m1, None) for x in xs]
+      if m - m1 != m1:
+        config = [(0, 0, 0)] * ndim
+        config[0] = (0, 1, 0)
+        hi = [so.pad(x, init, config) for x, init in zip(hi, inits)]
+      xs = list(combine(*(lo + hi)))
+    if core.get_aval(xs[0]).shape[0] == 0:
+      return [so.broadcast(init, new_shape[1:]) for init in inits]
+    return [so.squeeze(x, (0,)) for x in xs]
+
+  return ad.jvp_flat(tree, primals, tangents)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  x, = primals
+  one = lax_api.scalar_literal(1, core.get_aval(x).dtype)
+  outs, touts = _reduce_tree_jvp(lambda a, b: [lax_api.mul(a, b)], [one], primals, tangents,
+                                 axes)
+  return outs[0], touts[0]
+
+
+reduce_prod_p.jvp = _reduce_prod_jvp
+
+
+def _reduce_chooser_jvp(g, ans, x, *, axes):
+  # Equal-to-the-extremum mask, divided by the number of ties.
+  shape = [1 if i in axes else d for i, d in enumerate(core.get_aval(x).shape)]
+  where = lax_api.convert_element_type(lax_api.eq(x, _so().reshape(ans, shape)),
+                                       core.get_aval(g).dtype)
+  counts = reduce_sum(where, axes)
+  return lax_api.div(reduce_sum(lax_api.mul(g, where), axes), counts)
+
+
+ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
+ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
+
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+  ad.defjvp_zero(_p)
+del _p
+
+
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  n = len(primals) // 2
+  if any(type(t) is not ad.Zero for t in tangents[n:]):
+    raise NotImplementedError(
+        "Gradient of general lax.reduce with non-zero tangents for initial values to "
+        "reduction not implemented")
+  from arrax._src.batching import vmap
+  ndim = core.get_aval(primals[0]).ndim - len(dimensions) + 1
+
+  def reducer(*args):
+    return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+  for _ in range(ndim):
+    reducer = vmap(reducer)
+  return _reduce_tree_jvp(reducer, list(primals[n:]), list(primals[:n]), list(tangents[:n]),
+                          dimensions)
+
+
+reduce_p.jvp = _reduce_jvp
+
+ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+# -- the parallel prefix scan (JAX's associative_scan) used to differentiate cumulative ops
+def _interleave(a, b, axis):
+  """a[0], b[0], a[1], b[1], ... along `axis` (len(a) == len(b) or len(b) + 1)."""
+  so = _so()
+  aval_a, aval_b = core.get_aval(a), core.get_aval(b)
+  same = aval_a.shape[axis] == aval_b.shape[axis]
+  a_config = [(0, 0, 0)] * aval_a.ndim
+  b_config = [(0, 0, 0)] * aval_b.ndim
+  a_config[axis] = (0, 1 if same else 0, 1)
+  b_config[axis] = (1, 0 if same else 1, 1)
+  op = lax_api.bitwise_or if aval_a.dtype == np.bool_ else lax_api.add
+  return op(so.pad(a, lax_api.scalar_literal(0, aval_a.dtype), a_config),
+            so.pad(b, lax_api.scalar_literal(0, aval_b.dtype), b_config))
+
+
+def _associative_scan(combine, elems, axis, reverse=False):
+  """Inclusive scan of the lists `elems` along `axis` with the associative `combine`, by
+  combining adjacent pairs and recursing on the half-size problem."""
+  so = _so()
+  if reverse:
+    elems = [so.rev(e, (axis,)) for e in elems]
+
+  def scan(elems):
+    n = core.get_aval(elems[0]).shape[axis]
+    if n < 2:
+      return elems
+    pairs = combine([so.slice_in_dim(e, 0, -1, 2, axis) for e in elems],
+                    [so.slice_in_dim(e, 1, None, 2, axis) for e in elems])
+    odd = scan(pairs)
+    if n % 2 == 0:
+      even = combine([so.slice_in_dim(e, 0, -1, 1, axis) for e in odd],
+                     [so.slice_in_dim(e, 2, None, 2, axis) for e in elems])
+    else:
+      even = combine(odd, [so.slice_in_dim(e, 2, None, 2, axis) for e in elems])
+    even = [so.concatenate([so.slice_in_dim(e, 0, 1, 1, axis), r], axis)
+            for e, r in zip(elems, even)]
+    return [_interleave(a, b, axis) for a, b in zip(even, odd)]
+
+  out = scan(list(elems))
+  if reverse:
+    out = [so.rev(e, (axis,)) for e in out]
+  return out
+
+
+def _scan_jvp(binary):
+  def rule(primals, tangents, *, axis, reverse):
+    def fun(x):
+      return _associative_scan(lambda a, b: [binary(a[0], b[0])], [x], axis, reverse)
+    outs, touts = ad.jvp_flat(fun, list(primals), list(tangents))
+    return outs[0], touts[0]
+  return rule
+
+
+cumprod_p.jvp = _scan_jvp(lax_api.mul)
+cummax_p.jvp = _scan_jvp(lax_api.max)
+cummin_p.jvp = _scan_jvp(lax_api.min)
+
+
+def _replace_inf(x):
+  dt = core.get_aval(x).dtype
+  re = lax_api.real(x) if dt.kind == "c" else x
+  inf = lax_api.scalar_literal(np.inf, core.get_aval(re).dtype)
+  return lax_api.select(lax_api.eq(re, inf), _so()._full_like(x, 0), x)
+
+
+def _logaddexp_values(a, b):
+  """log(exp(a) + exp(b)) without overflow (JAX's lax logaddexp)."""
+  dt = core.get_aval(a).dtype
+  amax = lax_api.max(a, b)
+  if dt.kind != "c":
+    delta = lax_api.sub(a, b)
+    return lax_api.select(lax_api.ne(delta, delta), lax_api.add(a, b),
+                          lax_api.add(amax, lax_api.log1p(lax_api.exp(lax_api.neg(
+                              lax_api.abs(delta))))))
+  delta = lax_api.sub(lax_api.add(a, b), lax_api.mul(amax, lax_api.scalar_literal(2, dt)))
+  out = lax_api.add(amax, lax_api.log1p(lax_api.exp(delta)))
+  im = lax_api.imag(out)
+  part = core.get_aval(im).dtype
+  pi, two_pi = lax_api.scalar_literal(np.pi, part), lax_api.scalar_literal(2 * np.pi, part)
+  rem = lax_api.rem(lax_api.add(im, pi), two_pi)
+  rem = lax_api.select(lax_api.lt(rem, lax_api.scalar_literal(0, part)),
+                       lax_api.add(rem, two_pi), rem)
+  return lax_api.complex(lax_api.real(out), lax_api.sub(rem, pi))
+
+
+def _logaddexp_pair(a, b):
+  """(logaddexp, its tangent) of (value, tangent) pairs, with JAX's derivative formula."""
+  (x, tx), (y, ty) = a, b
+  out = _logaddexp_values(x, y)
+  r_out = _replace_inf(out)
+  t = lax_api.add(lax_api.mul(tx, lax_api.exp(lax_api.sub(_replace_inf(x), r_out))),
+                  lax_api.mul(ty, lax_api.exp(lax_api.sub(_replace_inf(y), r_out))))
+  return [out, t]
+
+
+def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
+  (x,), (t,) = primals, tangents
+  out, t_out = _associative_scan(_logaddexp_pair, [x, ad.instantiate(t)], axis, reverse)
+  return out, t_out
+
+
+cumlogsumexp_p.jvp = _cumlogsumexp_jvp

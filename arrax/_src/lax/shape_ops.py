@@ -140,11 +140,29 @@ broadcast_in_dim_p = _prim("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
                            _broadcast_in_dim_lower, _broadcast_in_dim_pp)
 
 
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding):
+  from arrax._src import batching
+  (x,), (bd,) = args, dims
+  x = batching.moveaxis(x, bd, 0)
+  aval = _aval(x)
+  shape = aval.shape[:1] + tuple(shape)
+  # NumPy integers in the shifted dimensions, as JAX's rule makes them (jaxprs print alike).
+  bdims = (0,) + tuple(np.add(1, broadcast_dimensions))
+  if _staging() and aval.shape == shape and list(bdims) == list(range(len(shape))):
+    return x, 0
+  return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None), 0
+
+
+broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
   """Broadcast `operand` to `shape`; operand axis i becomes result axis broadcast_dimensions[i]."""
   _no_sharding("broadcast_in_dim", out_sharding)
   shape = _canonicalize_shape(shape)
   dims = _index_tuple(broadcast_dimensions)
+  if not isinstance(broadcast_dimensions, int):
+    dims = tuple(broadcast_dimensions)   # NumPy integers are kept (and print) as in JAX
   operand = asarray_operand(operand)
   aval = _aval(operand)
   if aval.ndim == len(shape) and not dims and _is_array(operand):
@@ -212,6 +230,18 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding):
 reshape_p = _prim("reshape", _reshape_abstract_eval, _reshape_lower)
 
 
+def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
+  from arrax._src import batching
+  (x,), (bd,) = args, dims
+  x = batching.moveaxis(x, bd, 0)
+  if dimensions is not None:
+    dimensions = (0,) + tuple(d + 1 for d in dimensions)
+  return reshape(x, _aval(x).shape[:1] + tuple(new_sizes), dimensions), 0
+
+
+reshape_p.batch = _reshape_batch
+
+
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   """Reshape `operand` to `new_sizes`, first transposing its axes by `dimensions` if given."""
   _no_sharding("reshape", out_sharding)
@@ -256,6 +286,16 @@ squeeze_p = _prim("squeeze", _squeeze_abstract_eval,
                   lambda ctx, x, *, dimensions: [hlo.reshape(_out_type(ctx), x)])
 
 
+def _squeeze_batch(args, dims, *, dimensions):
+  from arrax._src import batching
+  (x,), (bd,) = args, dims
+  x = batching.moveaxis(x, bd, 0)
+  return squeeze(x, tuple(d + 1 for d in dimensions)), 0
+
+
+squeeze_p.batch = _squeeze_batch
+
+
 def squeeze(array, dimensions):
   """Remove the axes `dimensions` (each of size 1) from `array`."""
   array = asarray_operand(array)
@@ -281,6 +321,15 @@ transpose_p = _prim("transpose", _transpose_abstract_eval,
                     lambda ctx, x, *, permutation: [hlo.transpose(x, mlir.dense_i64(permutation))])
 
 
+def _transpose_batch(args, dims, *, permutation):
+  (x,), (bd,) = args, dims
+  perm = (bd,) + tuple(p if p < bd else p + 1 for p in permutation)
+  return transpose(x, perm), 0
+
+
+transpose_p.batch = _transpose_batch
+
+
 def transpose(operand, permutation):
   """Permute the axes of `operand`: result axis i is operand axis permutation[i]."""
   permutation = tuple(operator.index(d) for d in permutation)
@@ -304,6 +353,14 @@ rev_p = _prim("rev", _rev_abstract_eval,
               lambda ctx, x, *, dimensions: [hlo.reverse(x, mlir.dense_i64(dimensions))])
 
 
+def _rev_batch(args, dims, *, dimensions):
+  (x,), (bd,) = args, dims
+  return rev(x, tuple(d if d < bd else d + 1 for d in dimensions)), bd
+
+
+rev_p.batch = _rev_batch
+
+
 def rev(operand, dimensions):
   """Reverse `operand` along each axis in `dimensions`."""
   return rev_p.bind(asarray_operand(operand), dimensions=_index_tuple(dimensions))
@@ -324,7 +381,7 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
   if not all(l >= s for s, l in zip(start_indices, limit_indices)):
     raise TypeError(f"slice limit_indices {limit_indices} must not be smaller than "
                     f"start_indices {start_indices}.")
-  sizes = tuple(l - s for s, l in zip(start_indices, limit_indices))
+  sizes = tuple(int(l - s) for s, l in zip(start_indices, limit_indices))
   if strides is not None:
     _check_shapelike("slice", "strides", strides)
     if len(strides) != x.ndim:
@@ -332,7 +389,7 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
                       f"operand shape {x.shape}.")
     if not all(s > 0 for s in strides):
       raise TypeError(f"slice strides must be positive, got {strides}.")
-    sizes = tuple(0 if n == 0 else (n - 1) // s + 1 for n, s in zip(sizes, strides))
+    sizes = tuple(0 if n == 0 else int((n - 1) // s + 1) for n, s in zip(sizes, strides))
   return ShapedArray(sizes, x.dtype, x.weak_type)
 
 
@@ -343,6 +400,16 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides):
 
 
 slice_p = _prim("slice", _slice_abstract_eval, _slice_lower)
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+  (x,), (bd,) = args, dims
+  ins = lambda seq, v: tuple(seq[:bd]) + (v,) + tuple(seq[bd:])  # noqa: E731
+  return slice(x, ins(start_indices, 0), ins(limit_indices, _aval(x).shape[bd]),
+               None if strides is None else ins(strides, 1)), bd
+
+
+slice_p.batch = _slice_batch
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -429,6 +496,52 @@ def _dynamic_update_slice_abstract_eval(x, update, *indices):
 dynamic_update_slice_p = _prim(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
     lambda ctx, x, update, *indices: [hlo.dynamic_update_slice(x, update, list(indices))])
+
+
+def _batch_dynamic_slice_indices(indices, dims):
+  """The scalar start indices stacked into one index vector (with a leading batch axis if any
+  index is batched), and that batch axis (0 or None)."""
+  if not indices:
+    return np.zeros((0,), np.int32), None
+  size = next((_aval(i).shape[d] for i, d in zip(indices, dims) if d is not None), None)
+  if size is None:
+    return concatenate([broadcast(i, (1,)) for i in indices], 0), None
+  return concatenate([broadcast_in_dim(i, (size, 1), () if d is None else (0,))
+                      for i, d in zip(indices, dims)], 1), 0
+
+
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+  # A dynamic slice is a clamped gather of one window; batch it as that gather.
+  from arrax._src.lax import slicing
+  (x, *indices), (x_bd, *index_bds) = args, dims
+  axes = tuple(range(len(indices)))
+  dnums = slicing.GatherDimensionNumbers(offset_dims=axes, collapsed_slice_dims=(),
+                                         start_index_map=axes)
+  index, index_bd = _batch_dynamic_slice_indices(indices, index_bds)
+  return slicing._gather_batch(
+      [x, index], [x_bd, index_bd], dimension_numbers=dnums, slice_sizes=slice_sizes,
+      unique_indices=True, indices_are_sorted=True, mode=slicing.GatherScatterMode.CLIP,
+      fill_value=None)
+
+
+dynamic_slice_p.batch = _dynamic_slice_batch
+
+
+def _dynamic_update_slice_batch(args, dims):
+  # A dynamic update slice is a clamped scatter of one window; batch it as that scatter.
+  from arrax._src.lax import slicing
+  (x, update, *indices), (x_bd, update_bd, *index_bds) = args, dims
+  axes = tuple(range(len(indices)))
+  dnums = slicing.ScatterDimensionNumbers(update_window_dims=axes, inserted_window_dims=(),
+                                          scatter_dims_to_operand_dims=axes)
+  index, index_bd = _batch_dynamic_slice_indices(indices, index_bds)
+  return slicing._scatter_batch(
+      slicing.scatter_p, [x, index, update], [x_bd, index_bd, update_bd],
+      dimension_numbers=dnums, indices_are_sorted=True, unique_indices=True,
+      mode=slicing.GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+
+
+dynamic_update_slice_p.batch = _dynamic_update_slice_batch
 
 
 def _index_dtype(i):
@@ -590,6 +703,17 @@ concatenate_p = _prim(
     lambda ctx, *xs, dimension: [hlo.concatenate(list(xs), mlir.i64_attr(dimension))])
 
 
+def _concatenate_batch(args, dims, *, dimension):
+  from arrax._src import batching
+  size = next(_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  xs = [broadcast(x, (size,)) if d is None else batching.moveaxis(x, d, 0)
+        for x, d in zip(args, dims)]
+  return concatenate(xs, dimension + 1), 0
+
+
+concatenate_p.batch = _concatenate_batch
+
+
 def concatenate(operands, dimension):
   """Join `operands` along the existing axis `dimension`."""
   if len(operands) == 0:
@@ -625,6 +749,14 @@ def _split_lower(ctx, x, *, sizes, axis):
 split_p = _prim("split", _split_abstract_eval, _split_lower, multiple_results=True)
 
 
+def _split_batch(args, dims, *, sizes, axis):
+  (x,), (bd,) = args, dims
+  return split(x, sizes, axis + 1 if axis >= bd else axis), [bd] * len(sizes)
+
+
+split_p.batch = _split_batch
+
+
 def split(operand, sizes, axis=0):
   """Cut `operand` along `axis` into consecutive pieces of the given `sizes`."""
   operand = asarray_operand(operand)
@@ -645,7 +777,7 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
   if any(i < 0 for _, _, i in padding_config):
     raise ValueError(f"pad interior padding must be nonnegative, got padding_config "
                      f"{padding_config}")
-  shape = tuple(lo + hi + (0 if d == 0 else d + (d - 1) * i)
+  shape = tuple(int(lo + hi + (0 if d == 0 else d + (d - 1) * i))
                 for (lo, hi, i), d in zip(padding_config, x.shape))
   if any(d < 0 for d in shape):
     raise ValueError(f"pad would give a negative result shape {shape} for padding_config "
@@ -660,6 +792,26 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
 
 
 pad_p = _prim("pad", _pad_abstract_eval, _pad_lower)
+
+
+def _pad_batch(args, dims, *, padding_config):
+  (x, padding_value), (x_bd, pv_bd) = args, dims
+  if x_bd is None:
+    x, x_bd = broadcast(x, _aval(padding_value).shape[:1]), 0
+  config = list(padding_config)
+  config.insert(x_bd, (0, 0, 0))
+  if pv_bd is None:
+    return pad(x, padding_value, config), x_bd
+  # A per-example padding value: pad with zeros, then select the value where the mask of
+  # original elements (padded with False) is off.
+  aval = _aval(x)
+  padded = pad(x, scalar_literal(0, aval.dtype, aval.weak_type), config)
+  mask = pad(broadcast(scalar_literal(True, np.bool_), aval.shape), False, config)
+  fill = broadcast_in_dim(padding_value, _aval(padded).shape, (x_bd,))
+  return lax_api.select(mask, padded, fill), x_bd
+
+
+pad_p.batch = _pad_batch
 
 
 def pad(operand, padding_value, padding_config):
@@ -685,6 +837,14 @@ iota_p = _prim("iota", _iota_abstract_eval,
                [hlo.iota(_out_type(ctx), mlir.i64_attr(dimension))])
 
 
+def _iota_batch(args, dims, **params):
+  # iota has no operands, so it is never batched; vmap binds it unchanged.
+  return iota_p.bind(**params), None
+
+
+iota_p.batch = _iota_batch
+
+
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
   """An array of `shape` whose values count 0, 1, ... along axis `dimension`."""
   _no_sharding("broadcasted_iota", out_sharding)
@@ -696,3 +856,191 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
 def iota(dtype, size):
   """The vector [0, 1, ..., size - 1] of `dtype`."""
   return broadcasted_iota(dtype, (size,), 0)
+
+
+# ---- differentiation rules -------------------------------------------------------------------
+# Every primitive here is linear. JVPs apply the primitive to the tangents; transposes follow
+# JAX's (a reduce_sum for a broadcast, a pad for a slice, a slice for a pad, a split for a
+# concatenate...) with the same parameters, so that grad jaxprs print like JAX's.
+from arrax._src import ad  # noqa: E402
+
+
+def _full(shape, value, dtype, weak_type=False):
+  """`value` broadcast to `shape` (a literal when rank 0), like JAX's lax.full."""
+  fill = scalar_literal(value, dtype, weak_type)
+  if not shape:
+    return fill
+  return broadcast_in_dim_p.bind(fill, shape=tuple(shape), broadcast_dimensions=(),
+                                 sharding=None)
+
+
+def _full_like(x, value, shape=None, dtype=None):
+  """`value` with the dtype (and weak type, unless `dtype` is given) and shape of `x`."""
+  aval = _aval(x)
+  weak = dtype is None and aval.weak_type
+  return _full(aval.shape if shape is None else shape, value,
+               aval.dtype if dtype is None else dtype, weak)
+
+
+def _zero_scalar(x):
+  """A strongly typed rank-0 zero of `x`'s dtype (JAX's `_const(x, 0)`)."""
+  return scalar_literal(0, _aval(x).dtype)
+
+
+def _reduce_sum(x, axes):
+  from arrax._src.lax import reductions
+  return reductions.reduce_sum(x, axes)
+
+
+def _broadcast_in_dim_jvp(primals, tangents, *, shape, broadcast_dimensions, sharding):
+  (x,), (t,) = primals, tangents
+  params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions, sharding=sharding)
+  out = broadcast_in_dim_p.bind(x, **params)
+  if type(t) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(_aval(out)))
+  return out, broadcast_in_dim_p.bind(t, **params)
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding):
+  if not ad.is_undefined(x):
+    return [None]
+  # Sum over the new axes and the axes broadcast from size 1 (which are put back).
+  unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
+  kept = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
+  axes = tuple(i for i in range(len(shape)) if i not in kept)
+  return [expand_dims(_reduce_sum(ct, axes), unit_dims)]
+
+
+broadcast_in_dim_p.jvp = _broadcast_in_dim_jvp
+broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
+
+
+def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding):
+  if dimensions is None:
+    return [reshape(ct, x.aval.shape)]
+  out = reshape(ct, tuple(x.aval.shape[d] for d in dimensions))
+  return [transpose(out, np.argsort(dimensions))]
+
+
+ad.deflinear(reshape_p, _reshape_transpose)
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
+ad.deflinear(transpose_p,
+             lambda ct, x, *, permutation: [transpose(ct, np.argsort(permutation))])
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+  # Pad the cotangent back to the operand's shape (interior padding undoes the strides).
+  shape = x.aval.shape
+  if strides is None or all(s == 1 for s in strides):
+    config = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(start_indices))
+  else:
+    ct_shape = _aval(ct).shape
+    real_limits = np.add(start_indices, np.where(
+        np.array(ct_shape) == 0, 0, np.add(1, np.multiply(np.subtract(ct_shape, 1), strides))))
+    config = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1))
+  return [pad_p.bind(ct, _zero_scalar(ct), padding_config=tuple(config))]
+
+
+ad.deflinear(slice_p, _slice_transpose)
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+  x, *indices = primals
+  out = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+  t = tangents[0]
+  if type(t) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(_aval(out)))
+  return out, dynamic_slice_p.bind(t, *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
+  if any(ad.is_undefined(i) for i in indices):
+    raise NotImplementedError("dynamic_slice cannot be transposed in its start indices")
+  zeros = _full(x.aval.shape, 0, x.aval.dtype)
+  return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+dynamic_slice_p.jvp = _dynamic_slice_jvp
+dynamic_slice_p.transpose = _dynamic_slice_transpose
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+  x, update, *indices = primals
+  tx, tu = tangents[:2]
+  out = dynamic_update_slice_p.bind(x, update, *indices)
+  if type(tx) is ad.Zero and type(tu) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(_aval(out)))
+  return out, dynamic_update_slice_p.bind(ad.instantiate(tx), ad.instantiate(tu), *indices)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *indices):
+  if any(ad.is_undefined(i) for i in indices):
+    raise NotImplementedError("dynamic_update_slice cannot be transposed in its start indices")
+  update_shape = update.aval.shape if ad.is_undefined(update) else _aval(update).shape
+  ct_x = ct_update = None
+  if ad.is_undefined(x):
+    zeros = _full_like(ct, 0, shape=update_shape)
+    ct_x = dynamic_update_slice_p.bind(ct, zeros, *indices)
+  if ad.is_undefined(update):
+    ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=tuple(update_shape))
+  return [ct_x, ct_update] + [None] * len(indices)
+
+
+dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
+dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+  sizes = tuple((x.aval if ad.is_undefined(x) else _aval(x)).shape[dimension] for x in xs)
+  return split(ct, sizes, axis=dimension)
+
+
+ad.deflinear(concatenate_p, _concatenate_transpose)
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+  if all(type(c) is ad.Zero for c in cts):
+    return [ad.Zero(x.aval)]
+  return [concatenate([ad.instantiate(c) for c in cts], axis)]
+
+
+ad.deflinear(split_p, _split_transpose)
+
+
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+  lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+  ndim = len(padding_config)
+
+  def operand_ct():
+    # Negative edge padding crops the edges away; a strided slice drops the interior.
+    unpad = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
+    unpadded = pad_p.bind(ct, _zero_scalar(ct), padding_config=unpad)
+    return slice_p.bind(unpadded, start_indices=tuple(np.zeros_like(lo)),
+                        limit_indices=tuple(int(d) for d in _aval(unpadded).shape),
+                        strides=tuple(np.add(interior, 1)))
+
+  ct_x = operand_ct() if ad.is_undefined(x) else None
+  ct_pv = None
+  if ad.is_undefined(padding_value):
+    # Everything that is not the operand came from the padding value.
+    inner = operand_ct() if ct_x is None else ct_x
+    ct_pv = lax_api.sub(_reduce_sum(ct, tuple(range(ndim))),
+                        _reduce_sum(inner, tuple(range(ndim))))
+  return [ct_x, ct_pv]
+
+
+ad.deflinear(pad_p, _pad_transpose)
+
+
+def _broadcast_in_dim_keep(x, shape, dims):
+  """broadcast_in_dim as lax's wrapper does it, keeping `dims` as given (JAX's transposes pass
+  NumPy integers, which its jaxprs print as such)."""
+  aval = _aval(x)
+  if aval.ndim == len(shape) and not len(dims) and _is_array(x):
+    return x
+  if _staging() and _is_array(x) and aval.shape == tuple(shape) and \
+      list(dims) == list(range(len(shape))):
+    return x
+  return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(dims),
+                                 sharding=None)

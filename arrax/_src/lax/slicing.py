@@ -274,6 +274,57 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, u
   return [out]
 
 
+def _plus1(dims):
+  # NumPy integers, as JAX's rules make them (jaxprs print alike).
+  return tuple(np.add(1, np.asarray(dims, np.int64)))
+
+
+def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, unique_indices,
+                  indices_are_sorted, mode, fill_value):
+  from arrax._src import batching
+  (operand, indices), (op_bd, idx_bd) = args, dims
+  dn = dimension_numbers
+  if idx_bd is None:
+    # Only the operand is mapped: its batch axis becomes a leading full-size window axis.
+    operand = batching.moveaxis(operand, op_bd, 0)
+    dnums = GatherDimensionNumbers(
+        offset_dims=(0,) + _plus1(dn.offset_dims),
+        collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
+        start_index_map=_plus1(dn.start_index_map),
+        operand_batching_dims=_plus1(dn.operand_batching_dims),
+        start_indices_batching_dims=tuple(dn.start_indices_batching_dims))
+    slice_sizes = (core.get_aval(operand).shape[0],) + tuple(slice_sizes)
+  elif op_bd is None:
+    # Only the indices are mapped: the batch axis is one more (leading) index batch axis.
+    indices = batching.moveaxis(indices, idx_bd, 0)
+    dnums = GatherDimensionNumbers(
+        offset_dims=tuple(d + 1 for d in dn.offset_dims),
+        collapsed_slice_dims=tuple(dn.collapsed_slice_dims),
+        start_index_map=tuple(dn.start_index_map),
+        operand_batching_dims=tuple(dn.operand_batching_dims),
+        start_indices_batching_dims=_plus1(dn.start_indices_batching_dims))
+    # Examples may now gather the same place, and in no particular order.
+    unique_indices = indices_are_sorted = False
+  else:
+    # Both mapped: pair operand and indices examples with a leading gather batching dimension.
+    operand = batching.moveaxis(operand, op_bd, 0)
+    indices = batching.moveaxis(indices, idx_bd, 0)
+    dnums = GatherDimensionNumbers(
+        offset_dims=_plus1(dn.offset_dims),
+        collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
+        start_index_map=_plus1(dn.start_index_map),
+        operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _plus1(dn.start_indices_batching_dims))
+    slice_sizes = (0 if core.get_aval(operand).shape[0] == 0 else 1,) + tuple(slice_sizes)
+  out = gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=slice_sizes,
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=mode, fill_value=fill_value)
+  return out, 0
+
+
+gather_p.batch = _gather_batch
+
+
 def _default_fill_value(dtype):
   dtype = np.dtype(dtype)
   if dtypes.is_inexact(dtype):
@@ -442,6 +493,45 @@ scatter_min_p = _scatter_primitive("scatter-min")
 scatter_max_p = _scatter_primitive("scatter-max")
 
 
+def _scatter_batch(prim, args, dims, *, dimension_numbers, indices_are_sorted, unique_indices,
+                   mode, update_jaxpr, update_consts):
+  from arrax._src import batching
+  (operand, indices, updates), (op_bd, idx_bd, upd_bd) = args, dims
+  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  # The operand always gets a leading batch axis (an unbatched one is broadcast), so that
+  # every example scatters into its own copy.
+  operand = batching.bdim_at_front(operand, op_bd, size)
+  updates = batching.bdim_at_front(updates, upd_bd, size)
+  dn = dimension_numbers
+  if idx_bd is None:
+    # Shared indices: the batch axis is a leading window axis of the updates.
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=(0,) + _plus1(dn.update_window_dims),
+        inserted_window_dims=_plus1(dn.inserted_window_dims),
+        scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=_plus1(dn.operand_batching_dims),
+        scatter_indices_batching_dims=tuple(dn.scatter_indices_batching_dims))
+  else:
+    # Per-example indices: a leading scatter batching dimension pairs operand and indices.
+    indices = batching.bdim_at_front(indices, idx_bd, size)
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=_plus1(dn.update_window_dims),
+        inserted_window_dims=_plus1(dn.inserted_window_dims),
+        scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
+        scatter_indices_batching_dims=(0,) + _plus1(dn.scatter_indices_batching_dims))
+  out = prim.bind(operand, indices, updates, dimension_numbers=dnums,
+                  indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                  mode=mode, update_jaxpr=update_jaxpr, update_consts=update_consts)
+  return out, 0
+
+
+for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
+           scatter_max_p):
+  _p.batch = functools.partial(_scatter_batch, _p)
+del _p
+
+
 @functools.lru_cache(maxsize=None)
 def _combiner_jaxpr(prim, dtype) -> core.Jaxpr:
   """`{ lambda ; a b. let c = prim a b in (c,) }` on scalars of `dtype` (cached, so that
@@ -517,3 +607,267 @@ def scatter_apply(operand, scatter_indices, func: Callable[[Any], Any],
   jaxpr, consts = _apply_jaxpr(func, dtype)
   return _scatter_bind(scatter_p, None, operand, scatter_indices, unused, dimension_numbers,
                        indices_are_sorted, unique_indices, mode, jaxpr, consts)
+
+
+# ---- differentiation rules -------------------------------------------------------------------
+# JAX's rules: gather is linear in its operand (transpose: scatter-add into zeros); scatter-add
+# and scatter-sub are linear (transpose in the updates: the inverse gather); scatter-mul needs
+# unique indices for the updates' derivative; scatter-min/max split the tangent between tied
+# contenders; scatter (replacing) masks out the losing updates with scattered ids and
+# scatter-adds the survivors (a simpler rule when indices are unique).
+import math  # noqa: E402
+
+from arrax._src import ad  # noqa: E402
+from arrax._src.lax import lax as lax_api  # noqa: E402
+
+
+def _zeros_like(x, dtype=None):
+  return shape_ops._full_like(x, 0, dtype=dtype)
+
+
+def _ones_like(x, dtype=None):
+  return shape_ops._full_like(x, 1, dtype=dtype)
+
+
+def _inverse_gather(dnums, operand_ndim, updates_shape):
+  """The gather dimension numbers and slice sizes reading back what a scatter wrote."""
+  gather_dnums = GatherDimensionNumbers(
+      offset_dims=dnums.update_window_dims,
+      collapsed_slice_dims=dnums.inserted_window_dims,
+      start_index_map=dnums.scatter_dims_to_operand_dims,
+      operand_batching_dims=dnums.operand_batching_dims,
+      start_indices_batching_dims=dnums.scatter_indices_batching_dims)
+  slice_sizes, pos = [], 0
+  for i in range(operand_ndim):
+    if i in dnums.inserted_window_dims or i in dnums.operand_batching_dims:
+      slice_sizes.append(1)
+    else:
+      slice_sizes.append(updates_shape[dnums.update_window_dims[pos]])
+      pos += 1
+  return gather_dnums, slice_sizes
+
+
+def _shape_of(x):
+  return x.aval.shape if ad.is_undefined(x) else core.get_aval(x).shape
+
+
+# -- gather
+def _gather_jvp(t, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                indices_are_sorted, mode, fill_value):
+  return gather(t, indices, dimension_numbers, slice_sizes, unique_indices=unique_indices,
+                indices_are_sorted=indices_are_sorted, mode=mode, fill_value=0)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                      indices_are_sorted, mode, fill_value):
+  if ad.is_undefined(indices):
+    raise NotImplementedError("gather cannot be transposed in its indices")
+  dn = dimension_numbers
+  zeros = shape_ops._full(operand.aval.shape, 0, core.get_aval(ct).dtype)
+  scatter_dnums = ScatterDimensionNumbers(
+      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=dn.start_index_map,
+      operand_batching_dims=dn.operand_batching_dims,
+      scatter_indices_batching_dims=dn.start_indices_batching_dims)
+  return [scatter_add(zeros, indices, ct, scatter_dnums, unique_indices=unique_indices,
+                      indices_are_sorted=indices_are_sorted, mode=mode), None]
+
+
+ad.defjvp(gather_p, _gather_jvp, None)
+gather_p.transpose = _gather_transpose
+
+
+def _scatter_params(params):
+  return {k: params[k] for k in ("dimension_numbers", "indices_are_sorted", "unique_indices",
+                                 "mode", "update_jaxpr", "update_consts")}
+
+
+# -- scatter-add, scatter-sub: linear in (operand, updates)
+def _scatter_addsub_jvp(prim, primals, tangents, **params):
+  operand, indices, updates = primals
+  t_operand, _, t_updates = tangents
+  out = prim.bind(operand, indices, updates, **params)
+  if type(t_operand) is ad.Zero and type(t_updates) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  return out, prim.bind(ad.instantiate(t_operand), indices, ad.instantiate(t_updates),
+                        **params)
+
+
+def _scatter_addsub_transpose(prim, ct, operand, indices, updates, *, dimension_numbers,
+                              indices_are_sorted, unique_indices, mode, update_jaxpr,
+                              update_consts):
+  if ad.is_undefined(indices):
+    raise NotImplementedError(f"{prim.name} cannot be transposed in its indices")
+  ct_operand = ct if ad.is_undefined(operand) else None
+  ct_updates = None
+  if ad.is_undefined(updates):
+    gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, core.get_aval(ct).ndim,
+                                                _shape_of(updates))
+    ct_updates = gather(ct, indices, gather_dnums, slice_sizes, mode=mode, fill_value=0)
+    if prim is scatter_sub_p:
+      ct_updates = lax_api.neg(ct_updates)
+  return [ct_operand, None, ct_updates]
+
+
+for _p in (scatter_add_p, scatter_sub_p):
+  _p.jvp = functools.partial(_scatter_addsub_jvp, _p)
+  _p.transpose = functools.partial(_scatter_addsub_transpose, _p)
+del _p
+
+
+# -- scatter-mul: linear in the operand
+def _scatter_mul_jvp_operand(t, operand, indices, updates, **params):
+  return scatter_mul_p.bind(t, indices, updates, **params)
+
+
+def _scatter_mul_jvp_updates(t, operand, indices, updates, *, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode, **_):
+  if not unique_indices:
+    raise NotImplementedError(
+        "scatter_mul gradients are only implemented if `unique_indices=True`")
+  return lax_api.mul(operand, scatter_add(
+      _zeros_like(operand), indices, t, dimension_numbers,
+      indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode))
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers,
+                           indices_are_sorted, unique_indices, mode, update_jaxpr,
+                           update_consts):
+  if ad.is_undefined(indices):
+    raise NotImplementedError("scatter-mul cannot be transposed in its indices")
+  ct_operand = ct_updates = None
+  if ad.is_undefined(operand):
+    ct_operand = scatter_mul(ct, indices, updates, dimension_numbers,
+                             indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode)
+  if ad.is_undefined(updates):
+    if not unique_indices:
+      raise NotImplementedError(
+          "scatter_mul gradients are only implemented if `unique_indices=True`")
+    gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, core.get_aval(ct).ndim,
+                                                _shape_of(updates))
+    ct_updates = gather(lax_api.mul(ct, operand), indices, gather_dnums, slice_sizes,
+                        mode=mode, fill_value=0)
+  return [ct_operand, None, ct_updates]
+
+
+ad.defjvp(scatter_mul_p, _scatter_mul_jvp_operand, None, _scatter_mul_jvp_updates)
+scatter_mul_p.transpose = _scatter_mul_transpose
+
+
+# -- scatter-min, scatter-max
+def _scatter_extremal_jvp(prim, primals, tangents, **params):
+  operand, indices, updates = primals
+  t_operand, _, t_updates = tangents
+  dn = params["dimension_numbers"]
+  out = prim.bind(operand, indices, updates, **params)
+  if type(t_operand) is ad.Zero and type(t_updates) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  t_operand, t_updates = ad.instantiate(t_operand), ad.instantiate(t_updates)
+  gather_dnums, slice_sizes = _inverse_gather(dn, core.get_aval(operand).ndim,
+                                              core.get_aval(updates).shape)
+
+  def read(x):
+    return gather(x, indices, gather_dnums, slice_sizes)
+
+  # Updates that won, and operand values that survived; the tangent at a location is the
+  # average of the tangents of all the values tied for it.
+  initial, target = read(operand), read(out)
+  won = lax_api.eq(updates, target)
+  kept = lax_api.eq(initial, target)
+  num_won = read(scatter_add(_zeros_like(operand), indices,
+                             lax_api.select(won, _ones_like(updates), _zeros_like(updates)),
+                             dn))
+  num_refs = read(scatter_add(_zeros_like(operand), indices, _ones_like(updates), dn))
+  one = lax_api.scalar_literal(1, core.get_aval(num_won).dtype, True)
+  plus_one = lax_api.div(one, lax_api.add(num_won, one))
+  updates_coef = lax_api.select(won, lax_api.select(kept, plus_one, lax_api.div(one, num_won)),
+                                _zeros_like(updates))
+  minus_one = lax_api.scalar_literal(-1, core.get_aval(num_won).dtype, True)
+  operand_coef = lax_api.div(
+      lax_api.add(minus_one, lax_api.select(kept, plus_one, _zeros_like(num_won))), num_refs)
+  t_target = read(t_operand)
+  t_new = lax_api.add(lax_api.mul(t_target, operand_coef),
+                      lax_api.mul(t_updates, updates_coef))
+  return out, scatter_add(t_operand, indices, t_new, dn,
+                          indices_are_sorted=params["indices_are_sorted"],
+                          unique_indices=params["unique_indices"], mode=params["mode"])
+
+
+for _p in (scatter_min_p, scatter_max_p):
+  _p.jvp = functools.partial(_scatter_extremal_jvp, _p)
+del _p
+
+
+# -- scatter (replacing)
+def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted, unique_indices,
+                 mode, update_jaxpr, update_consts):
+  if update_jaxpr is not None:
+    raise NotImplementedError("scatter_apply JVP not implemented")
+  operand, indices, updates = primals
+  t_operand, _, t_updates = tangents
+  dn = dimension_numbers
+  params = dict(dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
+                unique_indices=unique_indices, mode=mode, update_jaxpr=None, update_consts=())
+  if type(t_operand) is ad.Zero and type(t_updates) is ad.Zero:
+    out = scatter_p.bind(operand, indices, updates, **params)
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  t_operand, t_updates = ad.instantiate(t_operand), ad.instantiate(t_updates)
+  if unique_indices:
+    # No two updates write the same place: the tangents scatter like the values.
+    return (scatter_p.bind(operand, indices, updates, **params),
+            scatter_p.bind(t_operand, indices, t_updates, **params))
+
+  # Which update wins at a location is unspecified, so: scatter a distinct positive id per
+  # update, read the ids back, keep only the updates whose id survived (and the operand values
+  # nothing was written to), and scatter-add the survivors.
+  upd_shape = core.get_aval(updates).shape
+  ids_shape = list(upd_shape)
+  for d in dn.update_window_dims:
+    ids_shape[d] = 1
+  num_ids = math.prod(ids_shape)
+  id_dtype = np.dtype(np.uint64 if num_ids > np.iinfo(np.uint32).max else np.uint32)
+  update_ids = lax_api.add(shape_ops.reshape(shape_ops.iota(id_dtype, num_ids), ids_shape),
+                           _ones_like(updates, dtype=id_dtype))
+  scattered_ids = scatter(shape_ops._full(core.get_aval(operand).shape, 0, id_dtype), indices,
+                          update_ids, dn, indices_are_sorted=indices_are_sorted,
+                          unique_indices=unique_indices, mode=mode)
+  gather_dnums, slice_sizes = _inverse_gather(dn, core.get_aval(operand).ndim, upd_shape)
+  gathered_ids = gather(scattered_ids, indices, gather_dnums, slice_sizes)
+
+  untouched = lax_api.eq(scattered_ids, _zeros_like(scattered_ids))
+  masked_operand = lax_api.select(untouched, operand, _zeros_like(operand))
+  won = lax_api.eq(update_ids, gathered_ids)
+  masked_updates = lax_api.select(won, updates, _zeros_like(updates))
+  masked_t_operand = lax_api.select(lax_api.eq(scattered_ids, _zeros_like(scattered_ids)),
+                                    t_operand, _zeros_like(t_operand))
+  masked_t_updates = lax_api.select(lax_api.eq(update_ids, gathered_ids), t_updates,
+                                    _zeros_like(t_updates))
+  kw = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+  return (scatter_add(masked_operand, indices, masked_updates, dn, **kw),
+          scatter_add(masked_t_operand, indices, masked_t_updates, dn, **kw))
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+                       unique_indices, mode, update_jaxpr, update_consts):
+  if not unique_indices:
+    raise NotImplementedError("scatter transpose is only implemented where "
+                              "unique_indices=True")
+  if ad.is_undefined(indices):
+    raise NotImplementedError("scatter cannot be transposed in its indices")
+  upd_shape = _shape_of(updates)
+  ct_operand = ct_updates = None
+  if ad.is_undefined(operand):
+    # The written locations get no cotangent.
+    ct_operand = scatter(ct, indices, shape_ops._full(upd_shape, 0, core.get_aval(ct).dtype),
+                         dimension_numbers, indices_are_sorted=indices_are_sorted,
+                         unique_indices=True, mode=mode)
+  if ad.is_undefined(updates):
+    gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, core.get_aval(ct).ndim,
+                                                upd_shape)
+    ct_updates = gather(ct, indices, gather_dnums, slice_sizes, mode=mode, fill_value=0)
+  return [ct_operand, None, ct_updates]
+
+
+scatter_p.jvp = _scatter_jvp
+scatter_p.transpose = _scatter_transpose

@@ -98,6 +98,23 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
   return list(op.results)
 
 
+def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
+  from arrax._src import batching
+  from arrax._src.lax import shape_ops
+  # Every operand gets the batch axis of the first batched one (unbatched ones are broadcast).
+  proto, bd = next((x, d) for x, d in zip(args, dims) if d is not None)
+  shape = core.get_aval(proto).shape
+  rest = tuple(i for i in range(len(shape)) if i != bd)
+  operands = [shape_ops.broadcast_in_dim(x, shape, rest) if d is None
+              else batching.moveaxis(x, d, bd) for x, d in zip(args, dims)]
+  outs = sort_p.bind(*operands, dimension=dimension + (bd <= dimension), is_stable=is_stable,
+                     num_keys=num_keys)
+  return outs, [bd] * len(outs)
+
+
+sort_p.batch = _sort_batch
+
+
 def _ndim(x):
   return core.get_aval(x).ndim
 
@@ -173,6 +190,14 @@ def _top_k_lower(ctx, x, *, k, axis):
   return [values, indices]
 
 
+def _top_k_batch(args, dims, *, k, axis):
+  (x,), (bd,) = args, dims
+  return top_k_p.bind(x, k=k, axis=axis + (bd <= axis)), [bd, bd]
+
+
+top_k_p.batch = _top_k_batch
+
+
 def top_k(operand, k, *, axis=-1):
   """The `k` largest entries along `axis` and their int32 indices, largest first.
 
@@ -184,3 +209,55 @@ def top_k(operand, k, *, axis=-1):
   operand = asarray_operand(operand)
   axis = utils.canonicalize_axis(axis, _ndim(operand))
   return top_k_p.bind(operand, k=k, axis=axis)
+
+
+# ---- differentiation rules -------------------------------------------------------------------
+# The sorted tangents are the tangents gathered with the sorting permutation (found by sorting
+# an iota along with the operands); top_k gathers the tangents at its indices. Index outputs
+# have zero (float0) tangents.
+from arrax._src import ad  # noqa: E402
+
+
+def _index_dtype_for(shape):
+  return np.dtype(np.uint64 if any(d > np.iinfo(np.uint32).max for d in shape) else np.uint32)
+
+
+def _gather_along(t, idx, axis):
+  """t[..., idx[...], ...] along `axis`, pairing every other axis of `t` and `idx`."""
+  from arrax._src.lax import slicing
+  ndim = core.get_aval(t).ndim
+  batch = tuple(i for i in range(ndim) if i != axis)
+  dnums = slicing.GatherDimensionNumbers(
+      offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+      operand_batching_dims=batch, start_indices_batching_dims=batch)
+  return slicing.gather(t, idx, dnums, (1,) * ndim,
+                        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  from arrax._src.lax import shape_ops
+  shape = core.get_aval(primals[0]).shape
+  iota = shape_ops.broadcasted_iota(_index_dtype_for(shape), shape, dimension)
+  *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                            num_keys=num_keys)
+  idx = shape_ops.expand_dims(perm, (len(shape),))
+  return outs, [t if type(t) is ad.Zero else _gather_along(t, idx, dimension)
+                for t in tangents]
+
+
+sort_p.jvp = _sort_jvp
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+  from arrax._src.lax import shape_ops
+  (x,), (t,) = primals, tangents
+  values, indices = top_k_p.bind(x, k=k, axis=axis)
+  idx_zero = ad.Zero(ad.tangent_aval(core.get_aval(indices)))
+  if type(t) is ad.Zero:
+    return [values, indices], [ad.Zero(ad.tangent_aval(core.get_aval(values))), idx_zero]
+  shape = core.get_aval(indices).shape
+  idx = shape_ops.reshape(indices, shape + (1,))
+  return [values, indices], [_gather_along(t, idx, axis), idx_zero]
+
+
+top_k_p.jvp = _top_k_jvp

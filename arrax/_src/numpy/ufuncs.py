@@ -8,11 +8,13 @@ integer wrap-around), dtypes, weak types, errors and jaxprs agree with jax.numpy
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
 from arrax._src import core, dtypes
+from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.jit import jit
 from arrax._src.lax import lax, shape_ops
 from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit, promote_args,
@@ -448,9 +450,23 @@ def logical_not(x, /):
   return lax.bitwise_not(*map(_to_bool, promote_args("logical_not", x)))
 
 
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, x):
+  # The k-th derivative of t -> sin(t)/t at t = 0 (x only carries the type: x * 0 + c).
+  if k % 2:
+    return lax.mul(x, _const(x, 0))
+  return lax.add(lax.mul(x, _const(x, 0)), _const(x, (-1) ** (k // 2) / (k + 1)))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+  (x,), (t,) = primals, tangents
+  return _sinc_maclaurin(k, x), lax.mul(_sinc_maclaurin(k + 1, x), t)
+
+
 def _sinc_at_zero(pi_x):
-  # The value of sin(t)/t at t = 0, built from pi_x like JAX's Maclaurin helper (pi_x * 0 + 1).
-  return lax.add(multiply(pi_x, 0), _const(pi_x, 1.0))
+  # sin(t)/t at t = 0, with every derivative right there too (a custom_jvp, as in JAX).
+  return _sinc_maclaurin(0, pi_x)
 
 
 @jit
@@ -718,24 +734,70 @@ def _wrap_between(x, a):
   return lax.sub(r, a_c)
 
 
-def _logaddexp(x1, x2):
+def _replace_inf(x):
+  return lax.select(_isposinf(real(x)), _full_like(x, 0), x)
+
+
+def _logaddexp_impl(x1, x2, exp_fn, scale):
   amax = lax.max(x1, x2)
   if dtypes.is_float(_dtype(x1)):
     delta = lax.sub(x1, x2)
-    return lax.select(_isnan(delta),
-                      lax.add(x1, x2),   # NaNs, or infinities of the same sign
-                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+    is_nan = _isnan(delta)
+    same_inf = lax.add(x1, x2)   # NaNs, or infinities of the same sign
+    tail = lax.log1p(exp_fn(lax.neg(lax.abs(delta))))
+    return lax.select(is_nan, same_inf,
+                      lax.add(amax, tail if scale is None else lax.mul(_const(amax, scale), tail)))
   if _is_complex(_dtype(x1)):
     delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _const(amax, 2)))
-    out = lax.add(amax, lax.log1p(lax.exp(delta)))
-    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
-  raise ValueError(f"logaddexp needs float or complex operands, not {_dtype(x1)}.")
+    tail = lax.log1p(exp_fn(delta))
+    out = lax.add(amax, tail if scale is None else lax.mul(_const(amax, scale), tail))
+    period = np.pi if scale is None else np.pi / np.log(2)
+    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), period))
+  name = "logaddexp" if scale is None else "logaddexp2"
+  raise ValueError(f"{name} requires floating-point or complex inputs; got {_dtype(x1)}")
+
+
+@custom_jvp
+def _lax_logaddexp(x1, x2):
+  return _logaddexp_impl(x1, x2, lax.exp, None)
+
+
+@_lax_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+  (x1, x2), (t1, t2) = primals, tangents
+  out = _lax_logaddexp(x1, x2)
+  return out, lax.add(lax.mul(t1, lax.exp(lax.sub(_replace_inf(x1), _replace_inf(out)))),
+                      lax.mul(t2, lax.exp(lax.sub(_replace_inf(x2), _replace_inf(out)))))
+
+
+@custom_jvp
+def _lax_logaddexp2(x1, x2):
+  return _logaddexp_impl(x1, x2, lax.exp2, 1 / np.log(2))
+
+
+@_lax_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+  (x1, x2), (t1, t2) = primals, tangents
+  out = _lax_logaddexp2(x1, x2)
+  return out, lax.add(lax.mul(t1, lax.exp2(lax.sub(_replace_inf(x1), _replace_inf(out)))),
+                      lax.mul(t2, lax.exp2(lax.sub(_replace_inf(x2), _replace_inf(out)))))
+
+
+# The primal functions print as `name=logaddexp` / `logaddexp2` in jaxprs, as in JAX.
+_lax_logaddexp.fun.__name__ = "logaddexp"
+_lax_logaddexp2.fun.__name__ = "logaddexp2"
 
 
 @inline_jit
 def logaddexp(x1, x2, /):
   """log(exp(x1) + exp(x2)) computed stably."""
-  return _logaddexp(*promote_args_inexact("logaddexp", x1, x2))
+  return _lax_logaddexp(*promote_args_inexact("logaddexp", x1, x2))
+
+
+@inline_jit
+def logaddexp2(x1, x2, /):
+  """log2(exp2(x1) + exp2(x2)) computed stably."""
+  return _lax_logaddexp2(*promote_args_inexact("logaddexp2", x1, x2))
 
 
 @jit

@@ -1,0 +1,594 @@
+"""Vectorization: the batching trace, the rule utilities and `vmap`.
+
+A `BatchTracer` holds a value of the parent trace together with the position of its batch
+axis (`batch_dim`), or `not_mapped` when the value is the same for every example; its `aval` is
+the type of one example. `BatchTrace.process_primitive` hands the unpacked values and batch
+dims to the primitive's `batch` rule, which works on the parent trace:
+
+  prim.batch(args, dims, **params) -> (out, out_dim)            (lists for multiple results)
+
+Rules are never called when no operand is batched (the primitive is then bound on the parent
+as it is). Axis-aware rules (collectives, primitives holding jaxprs that may contain
+collectives) set `prim.batch_collective(axis_data, args, dims, **params)` instead; that one is
+always called, with the trace's `AxisData`, and binds the primitive on the parent itself when
+the named axis is not this trace's.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import threading
+import weakref
+
+import numpy as np
+
+from arrax._src import core
+from arrax._src.core import ShapedArray, Tracer
+
+not_mapped = None
+
+
+class AxisData:
+  """The mapped axis of one vmap: its name (or None), size, and spmd_axis_name."""
+  __slots__ = ("name", "size", "spmd_name")
+
+  def __init__(self, name, size, spmd_name=None):
+    self.name = name
+    self.size = size
+    self.spmd_name = spmd_name
+
+  def _key(self):
+    return (self.name, self.size, self.spmd_name)
+
+  def __eq__(self, other):
+    return type(other) is AxisData and self._key() == other._key()
+
+  def __hash__(self):
+    return hash(self._key())
+
+  def __repr__(self):
+    return f"AxisData(name={self.name!r}, size={self.size}, spmd_name={self.spmd_name!r})"
+
+
+# ---- the named-axis environment ----------------------------------------------------------------
+# Named axes in scope (innermost last) while a vmap'd function runs, so that collectives can
+# check their axis names and read axis sizes when they are bound (also under an inner jit).
+class _AxisEnv(threading.local):
+  def __init__(self):
+    self.frames: list[tuple] = []   # (name, size)
+
+
+_axis_env = _AxisEnv()
+
+
+def axis_env_key() -> tuple:
+  """The named axes in scope, as a hashable key (for caches of traced jaxprs)."""
+  return tuple(_axis_env.frames)
+
+
+def axis_size(name):
+  """The size of the named axis `name` in scope; NameError if no vmap binds it."""
+  for n, size in reversed(_axis_env.frames):
+    if n == name:
+      return size
+  raise NameError(f"unbound axis name: {name}. The following axis names (e.g. defined by "
+                  f"vmap's axis_name) are available to collective operations: "
+                  f"{[n for n, _ in _axis_env.frames]}")
+
+
+def axis_exists(name) -> bool:
+  return any(n == name for n, _ in _axis_env.frames)
+
+
+class extend_axis_env:
+  """Context manager binding the named axis `name` of `size` (nothing when name is None)."""
+  __slots__ = ("frame",)
+
+  def __init__(self, name, size):
+    self.frame = None if name is None else (name, size)
+
+  def __enter__(self):
+    if self.frame is not None:
+      _axis_env.frames.append(self.frame)
+
+  def __exit__(self, *exc):
+    if self.frame is not None:
+      _axis_env.frames.pop()
+
+
+# ---- the batching trace ------------------------------------------------------------------------
+class BatchTracer(Tracer):
+  """A value of the parent trace whose axis `batch_dim` (or none) is the mapped axis."""
+  __slots__ = ("val", "batch_dim", "aval")
+
+  def __init__(self, trace, val, batch_dim):
+    self._trace = trace
+    self.val = val
+    self.batch_dim = batch_dim
+    aval = core.get_aval(val)
+    if batch_dim is None:
+      self.aval = aval
+    else:
+      shape = aval.shape
+      self.aval = ShapedArray(shape[:batch_dim] + shape[batch_dim + 1:], aval.dtype,
+                              aval.weak_type)
+
+  def _short_repr(self):
+    return f"BatchTracer({self.aval}, batch_dim={self.batch_dim})"
+
+  def __repr__(self):
+    return f"Traced<{self.aval}>with<BatchTrace> with\n  val = {self.val!r}\n  " \
+           f"batch_dim = {self.batch_dim}"
+
+
+class BatchTrace(core.Trace):
+  """Runs each primitive's batching rule on the parent trace."""
+
+  def __init__(self, parent, axis_data: AxisData):
+    super().__init__()
+    self.parent = parent
+    self.axis_data = axis_data
+
+  def to_batch_info(self, x):
+    if isinstance(x, BatchTracer) and x._trace is self:
+      return x.val, x.batch_dim
+    return x, not_mapped
+
+  def process_primitive(self, prim, args, params):
+    vals, dims = [], []
+    mapped = False
+    for x in args:
+      if type(x) is BatchTracer and x._trace is self:
+        vals.append(x.val)
+        d = x.batch_dim
+        dims.append(d)
+        if d is not None:
+          mapped = True
+      else:
+        vals.append(x)
+        dims.append(None)
+    ctx = core.trace_ctx
+    prev = ctx.trace
+    collective = prim.batch_collective
+    ctx.trace = self.parent
+    try:
+      if collective is not None:
+        out, out_dim = collective(self.axis_data, vals, dims, **params)
+      elif not mapped:
+        return prim.bind(*vals, **params)
+      else:
+        rule = prim.batch
+        if rule is None:
+          raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
+        out, out_dim = rule(vals, dims, **params)
+    finally:
+      ctx.trace = prev
+    if prim.multiple_results:
+      return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
+    return out if out_dim is None else BatchTracer(self, out, out_dim)
+
+  def __repr__(self):
+    return f"BatchTrace(axis_name={self.axis_data.name!r}, size={self.axis_data.size})"
+
+
+# ---- utilities for rules -----------------------------------------------------------------------
+def _shape_ops():
+  from arrax._src.lax import shape_ops
+  return shape_ops
+
+
+def _ndim(x) -> int:
+  return core.get_aval(x).ndim
+
+
+def moveaxis(x, src, dst):
+  """Move axis `src` of `x` to position `dst` (a transpose; `x` itself when src == dst)."""
+  if src == dst:
+    return x
+  nd = _ndim(x)
+  src, dst = src % nd, dst % nd
+  if src == dst:
+    return x
+  perm = [i for i in range(nd) if i != src]
+  perm.insert(dst, src)
+  return _shape_ops().transpose(x, perm)
+
+
+def broadcast(x, size, axis):
+  """Insert a new axis of `size` at position `axis` of `x`."""
+  so = _shape_ops()
+  x = so.asarray_operand(x)
+  shape = list(core.get_aval(x).shape)
+  shape.insert(axis, size)
+  # NumPy integers, as JAX computes them here (so jaxprs print `np.int64(1)` like JAX's).
+  dims = tuple(np.delete(np.arange(len(shape), dtype=np.int64), axis))
+  return so.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,
+                                    sharding=None)
+
+
+def bdim_at_front(x, bdim, size):
+  """`x` with its batch axis first; an unbatched `x` is broadcast to a leading axis of `size`."""
+  if bdim is None:
+    return broadcast(x, size, 0)
+  return moveaxis(x, bdim, 0)
+
+
+def matchaxis(src_dim, dst_dim, x, size):
+  """`x` (batched at `src_dim`, or unbatched when None) with its batch axis at `dst_dim`."""
+  if src_dim == dst_dim:
+    return x
+  if src_dim is None:
+    return broadcast(x, size, dst_dim % (_ndim(x) + 1))
+  if dst_dim is None:
+    raise ValueError(f"cannot make a value batched at axis {src_dim} unbatched")
+  return moveaxis(x, src_dim, dst_dim)
+
+
+def expand_trailing(x, ndim):
+  """`x` with trailing axes of size 1 added until it has `ndim` axes."""
+  shape = core.get_aval(x).shape
+  if len(shape) >= ndim:
+    return x
+  new_shape = tuple(shape) + (1,) * (ndim - len(shape))
+  return _shape_ops().broadcast_in_dim(x, new_shape, tuple(range(len(shape))))
+
+
+def _vectorized_rule(prim):
+  def rule(args, dims, **params):
+    return prim.bind(*args, **params), dims[0]
+  return rule
+
+
+def defvectorized(prim):
+  """A unary elementwise primitive: the output is batched where the input is."""
+  prim.batch = _vectorized_rule(prim)
+  return prim.batch
+
+
+def _broadcasting_rule(prim):
+  multiple = prim.multiple_results
+
+  def rule(args, dims, **params):
+    avals = [core.get_aval(x) for x in args]
+    shape = dim = None
+    for a, d in zip(avals, dims):
+      if d is not None:
+        shape, dim = a.shape, d
+        break
+    if all((a.shape == shape and d == dim) for a, d in zip(avals, dims) if a.shape):
+      # Only batched operands that agree and scalars: the primitive broadcasts them itself.
+      out = prim.bind(*args, **params)
+      return (out, [dim] * len(out)) if multiple else (out, dim)
+    # Batch axes to the front; unbatched non-scalar operands get a leading axis of size 1 and
+    # batched ones of a lower rank get trailing size-1 axes, so the primitive broadcasts.
+    moved = [bdim_at_front(x, d, 1) if a.shape else x for x, d, a in zip(args, dims, avals)]
+    nd = max(_ndim(x) for x in moved)
+    moved = [x if d is None else expand_trailing(x, nd) for x, d in zip(moved, dims)]
+    out = prim.bind(*moved, **params)
+    return (out, [0] * len(out)) if multiple else (out, 0)
+  return rule
+
+
+def defbroadcasting(prim):
+  """An n-ary elementwise primitive whose operands broadcast (rank 0, or size-1 axes)."""
+  prim.batch = _broadcasting_rule(prim)
+  return prim.batch
+
+
+# ---- batching jaxprs (for primitives holding jaxprs) ------------------------------------------
+_batch_jaxpr_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _normalize_instantiate(out_dims_instantiate, n):
+  if isinstance(out_dims_instantiate, (list, tuple)):
+    return tuple(out_dims_instantiate)
+  return (out_dims_instantiate,) * n
+
+
+def batch_jaxpr(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData, in_dims,
+                out_dims_instantiate=None):
+  """Vectorize a closed jaxpr.
+
+  `in_dims[i]` is the batch axis of input i (None: unbatched). `out_dims_instantiate` (one
+  entry, or one per output) says where each output's batch axis goes: None keeps it where the
+  rules put it (outputs that do not depend on batched inputs stay unbatched); False moves
+  batched outputs to axis 0 and leaves unbatched ones unbatched; True puts every output's batch
+  axis at 0 (broadcasting unbatched ones); an int d puts it at d.
+
+  Returns (batched_closed_jaxpr, out_dims), out_dims[i] an int or None.
+  """
+  from arrax._src import config as _config
+  in_dims = tuple(in_dims)
+  inst = _normalize_instantiate(out_dims_instantiate, len(closed_jaxpr.out_avals))
+  key = (axis_data, in_dims, inst, _config.x64_enabled())
+  per = _batch_jaxpr_cache.get(closed_jaxpr)
+  if per is None:
+    per = _batch_jaxpr_cache[closed_jaxpr] = {}
+  hit = per.get(key)
+  if hit is not None:
+    return hit
+  result = _batch_jaxpr(closed_jaxpr, axis_data, in_dims, inst)
+  per[key] = result
+  return result
+
+
+def _batch_jaxpr(closed, axis_data, in_dims, inst):
+  from arrax._src.tracing import trace_to_jaxpr
+  size = axis_data.size
+  in_avals = []
+  for a, d in zip(closed.in_avals, in_dims):
+    if d is None:
+      in_avals.append(a)
+    else:
+      shape = list(a.shape)
+      shape.insert(d, size)
+      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type))
+  box = []
+
+  def fun(*args):
+    trace = BatchTrace(core.current_trace(), axis_data)
+    tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
+    try:
+      with extend_axis_env(axis_data.name, size), core.set_current_trace(trace):
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+      outs = [trace.to_batch_info(o) for o in outs]
+    finally:
+      trace.invalidate()
+    vals, dims = [], []
+    for (v, d), want in zip(outs, inst):
+      if want is None:
+        pass
+      elif want is False:
+        if d is not None:
+          v, d = moveaxis(v, d, 0), 0
+      else:
+        target = 0 if want is True else want
+        v, d = matchaxis(d, target, v, size), target
+      vals.append(v)
+      dims.append(d)
+    box.append(dims)
+    return vals
+
+  jaxpr, consts = trace_to_jaxpr(fun, in_avals)
+  assert not any(isinstance(c, Tracer) for c in consts), "unexpected outer tracer"
+  return core.ClosedJaxpr(jaxpr, consts), box[0]
+
+
+# ---- vmap --------------------------------------------------------------------------------------
+def _tree():
+  from arrax._src import tree_util
+  return tree_util
+
+
+class _Leaf:
+  def __repr__(self):
+    return "pytree leaf"
+
+
+def _is_none(x):
+  return x is None
+
+
+def flatten_axes(name, treedef, axis_tree, *, kws=False):
+  """One axis spec per leaf of `treedef` from `axis_tree`, a tree prefix of it (None = leaf)."""
+  tu = _tree()
+  dummy = tu.tree_unflatten(treedef, [_Leaf()] * treedef.num_leaves)
+  axis_def = tu.tree_structure(axis_tree, is_leaf=_is_none)
+  axis_leaves = tu.tree_leaves(axis_tree, is_leaf=_is_none)
+  try:
+    subtrees = axis_def.flatten_up_to(dummy)
+  except (ValueError, TypeError):
+    prefix, full = axis_tree, dummy
+    if kws:   # explain the mismatch in terms of the positional arguments only
+      prefix, full = axis_tree[0], dummy[0]
+    err = tu._structure_mismatch((), prefix, full, _is_none)
+    details = err(name).args[0] if err is not None else (
+        f"{name} does not match the structure {treedef}")
+    raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
+                     f"value; \n  Mismatch details (1 found):\n  {details}") from None
+  axes = []
+  for ax, sub in zip(axis_leaves, subtrees):
+    axes.extend([ax] * tu.tree_structure(sub).num_leaves)
+  return axes
+
+
+def _valid_axis_spec(x) -> bool:
+  return x is None or type(x) is int
+
+
+def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
+  if not vals:
+    if axis_size is not None:
+      return axis_size
+    args, kwargs = _tree().tree_unflatten(in_tree, vals)
+    raise ValueError("vmap wrapped function must be passed at least one argument containing "
+                     f"an array or axis_size must be specified, got empty *args={args} and "
+                     f"**kwargs={kwargs}")
+
+  def size_of(x, d):
+    try:
+      shape = core.get_aval(x).shape
+    except TypeError:
+      return None   # not an array: no check here (as in JAX)
+    try:
+      return shape[d]
+    except IndexError:
+      min_rank = d + 1 if d >= 0 else -d
+      raise ValueError(f"vmap was requested to map its argument along axis {d}, which implies "
+                       f"that its rank should be at least {min_rank}, but is only "
+                       f"{len(shape)} (its shape is {shape})") from None
+
+  mapped = [None if d is None else size_of(x, d) for x, d in zip(vals, dims)]
+  sizes = [s for s in mapped if s is not None]
+  if axis_size is not None:
+    sizes.append(axis_size)
+  distinct = set(sizes)
+  if len(distinct) == 1:
+    return sizes[0]
+  if not distinct:
+    raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must "
+                     "be specified")
+  raise ValueError(_inconsistent_sizes_message(fun, in_tree, vals, dims, mapped, axis_size))
+
+
+def _inconsistent_sizes_message(fun, in_tree, vals, dims, mapped, axis_size):
+  tu = _tree()
+  args, kwargs = tu.tree_unflatten(in_tree, vals)
+  try:
+    params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+  except (TypeError, ValueError):
+    params = None
+
+  def type_str(x):
+    try:
+      return core.get_aval(x).str_short()
+    except TypeError:
+      return "unknown"
+
+  def arg_name(path):
+    i = path[0].idx
+    if params is None or i >= len(params):
+      return f"args{tu.keystr(path)}"
+    return f"argument {params[i]}{tu.keystr(path[1:])}"
+
+  names = [f"{arg_name(p)} of type {type_str(x)}"
+           for p, x in tu.tree_flatten_with_path(args)[0]]
+  names += [f"kwargs{tu.keystr(p)} of type {type_str(x)}"
+            for p, x in tu.tree_flatten_with_path(kwargs)[0]]
+  counts = collections.Counter(s for s in mapped if s is not None).most_common()
+
+  def first(sz):
+    return next(i for i, s in enumerate(mapped) if s == sz)
+
+  lines = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+  if axis_size is not None:
+    lines.append(f"  * the `axis_size` argument was {axis_size};\n")
+  for k, (sz, ct) in enumerate(counts):
+    i = first(sz)
+    if ct == 1:
+      lines.append(f"  * one axis had size {sz}: axis {dims[i]} of {names[i]};\n")
+    elif k == 0:
+      lines.append(f"  * most axes ({ct} of them) had size {sz}, e.g. axis {dims[i]} of "
+                   f"{names[i]};\n")
+    else:
+      lines.append(f"  * some axes ({ct} of them) had size {sz}, e.g. axis {dims[i]} of "
+                   f"{names[i]};\n")
+  return "".join(lines)[:-2]
+
+
+def _to_array(x):
+  """A mapped host value (NumPy array) as an arrax Array."""
+  from arrax._src.array import Array, device_put_value
+  if isinstance(x, (Tracer, Array)) or not isinstance(x, (np.ndarray, np.generic)):
+    return x
+  return device_put_value(x)
+
+
+def _user_value(x):
+  if type(x) is core.Literal:
+    from arrax._src.array import device_put_value
+    return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  return x
+
+
+def _out_value(trace, axis_data, x, dst, leaf_path):
+  if not (isinstance(x, Tracer) or core.valid_jaxtype(x)):
+    raise TypeError(f"Output from batched function {x!r} with type {type(x)} is not a valid "
+                    "JAX type")
+  val, src = trace.to_batch_info(x)
+  if src == dst:
+    return _user_value(val)
+  if src is None:
+    nd = _ndim(val)
+    if not -(nd + 1) <= dst <= nd:
+      raise ValueError(f"axis {dst} is out of bounds for array of dimension {nd + 1}")
+    return broadcast(val, axis_data.size, dst % (nd + 1))
+  if dst is None:
+    if axis_data.name is not None:
+      raise ValueError(f"vmap has mapped output (axis_name={axis_data.name}) but out_axes is "
+                       f"{dst}")
+    raise ValueError(f"at vmap out_axes{leaf_path()}, got axis spec {dst} but output was "
+                     f"batched on axis {src}")
+  nd = _ndim(val)
+  if not -nd <= dst < nd:
+    raise ValueError(f"axis {dst} is out of bounds for array of dimension {nd}")
+  return moveaxis(val, src, dst)
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+  """Vectorize `fun` over a new leading (or `in_axes`-given) axis of its arguments.
+
+  `in_axes`/`out_axes` are an int, None, or pytree prefixes of the positional arguments /
+  outputs; keyword arguments are mapped over axis 0. `axis_name` names the mapped axis for
+  collectives (`lax.psum`, ...). `axis_size` is needed when no argument is mapped.
+
+  Example:
+    >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(jnp.ones((5, 3)), jnp.ones(3)).shape
+    (5,)
+  """
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+  if isinstance(in_axes, list):
+    in_axes = tuple(in_axes)
+  tu = _tree()
+  if not (in_axes is None or type(in_axes) in (int, tuple)):
+    raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                    f"the positional arguments passed to the function, but got {in_axes}.")
+  if not all(_valid_axis_spec(a) for a in tu.tree_leaves(in_axes, is_leaf=_is_none)):
+    raise TypeError("vmap in_axes must be an int, None, or (nested) container with those "
+                    f"types as leaves, but got {in_axes}.")
+  if not all(_valid_axis_spec(a) for a in tu.tree_leaves(out_axes, is_leaf=_is_none)):
+    raise TypeError("vmap out_axes must be an int, None, or (nested) container with those "
+                    f"types as leaves, but got {out_axes}.")
+  if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
+    spmd_axis_name = (spmd_axis_name,)
+  simple_out = type(out_axes) is int or out_axes is None
+
+  @functools.wraps(fun, updated=())
+  def vmap_f(*args, **kwargs):
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+      raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                       "to the positional arguments passed to the function, but got "
+                       f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+    leaves, in_tree = tu.tree_flatten((args, kwargs))
+    if type(in_axes) is int and not kwargs:
+      in_flat = [in_axes] * len(leaves)
+    else:
+      in_flat = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
+    size = _mapped_axis_size(fun, in_tree, leaves, in_flat, axis_size)
+    axis_data = AxisData(axis_name, size, spmd_axis_name)
+    trace = BatchTrace(core.trace_ctx.trace, axis_data)
+    in_vals = []
+    for x, d in zip(leaves, in_flat):
+      if d is None:
+        in_vals.append(x)
+      else:
+        x = _to_array(x)
+        in_vals.append(BatchTracer(trace, x, d % _ndim(x)))
+    try:
+      f_args, f_kwargs = tu.tree_unflatten(in_tree, in_vals)
+      with extend_axis_env(axis_name, size), core.set_current_trace(trace):
+        out = fun(*f_args, **f_kwargs)
+      out_leaves, out_tree = tu.tree_flatten(out)
+      if simple_out:
+        out_flat = [out_axes] * len(out_leaves)
+      else:
+        out_flat = flatten_axes("vmap out_axes", out_tree, out_axes)
+
+      def path_of(i):
+        return lambda: tu.keystr(tu.tree_flatten_with_path(
+            tu.tree_unflatten(out_tree, out_flat), is_leaf=_is_none)[0][i][0])
+      results = [_out_value(trace, axis_data, x, d, path_of(i))
+                 for i, (x, d) in enumerate(zip(out_leaves, out_flat))]
+    finally:
+      trace.invalidate()
+    return tu.tree_unflatten(out_tree, results)
+
+  name = getattr(fun, "__name__", repr(fun))
+  doc = (f"Vectorized version of {name}. Takes similar arguments as {name} but with "
+         f"additional array axes over which {name} is mapped.")
+  if fun.__doc__:
+    doc += "\n\nOriginal documentation:\n\n" + fun.__doc__
+  vmap_f.__doc__ = doc
+  return vmap_f

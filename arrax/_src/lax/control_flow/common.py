@@ -1,0 +1,332 @@
+"""What the control-flow primitives share: tracing bodies into jaxprs whose closed-over values
+are explicit operands, small jaxpr rewrites, JAX's type checks and messages, lowering helpers.
+
+A traced body is a `ClosedJaxpr` with no consts of its own: the values it closed over (concrete
+arrays and tracers of enclosing traces alike) become its leading inputs and are passed to the
+primitive as operands, as JAX does. Traces are cached on the body function (weakly), so calling
+`lax.cond`/`scan`/... again with the same functions and argument types reuses the jaxprs and
+hence the compiled executable.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+
+import numpy as np
+
+from arrax._src import core, mlir, tracing
+from arrax._src.array import device_put_value
+from arrax._src.config import config, x64_enabled
+from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
+from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
+                                  tree_flatten_with_path, tree_unflatten, treedef_is_leaf)
+
+
+# ---- tracing bodies -------------------------------------------------------------------------
+class Traced:
+  """A traced body: `jaxpr` takes (*consts, *args); `consts` are the closed-over values."""
+  __slots__ = ("jaxpr", "consts", "out_tree")
+
+  def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree):
+    self.jaxpr = jaxpr
+    self.consts = consts
+    self.out_tree = out_tree
+
+  @property
+  def out_avals(self):
+    return self.jaxpr.out_avals
+
+
+_trace_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _weak_key(fun):
+  try:
+    return weakref.ref(fun)
+  except TypeError:
+    return fun
+
+
+def cached(funs, key, build):
+  """`build()`, memoized on the functions `funs` (held weakly) and the hashable `key`.
+
+  Falls back to calling `build()` when a function cannot be weakly referenced or hashed.
+  """
+  full_key = (tuple(_weak_key(f) for f in funs[1:]), key, x64_enabled(),
+              config.jax_default_matmul_precision)
+  try:
+    per_fun = _trace_cache.get(funs[0])
+    hit = None if per_fun is None else per_fun.get(full_key)
+  except TypeError:
+    return build()
+  if hit is not None:
+    return hit
+  result = build()
+  if per_fun is None:
+    per_fun = _trace_cache[funs[0]] = {}
+  per_fun[full_key] = result
+  return result
+
+
+def trace_body(fun, in_tree, in_avals) -> Traced:
+  """Trace `fun(*tree_unflatten(in_tree, args))` for arguments of `in_avals`."""
+  return cached((fun,), (in_tree, tuple(in_avals)), lambda: _trace_body(fun, in_tree, in_avals))
+
+
+def _trace_body(fun, in_tree, in_avals) -> Traced:
+  out_trees = []
+
+  def flat_fun(*leaves):
+    out = fun(*tree_unflatten(in_tree, leaves))
+    out_leaves, out_tree = tree_flatten(out)
+    out_trees.append(out_tree)
+    return out_leaves
+
+  jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(in_avals))
+  lifted = Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info)
+  return Traced(ClosedJaxpr(lifted, []), list(consts), out_trees[0])
+
+
+def merge_consts(traced: list[Traced]):
+  """Give bodies traced separately one shared const list (deduplicated by identity), as the
+  branches of `cond` must: each body takes all consts and ignores the others'.
+
+  Returns (jaxprs, consts). A body traced once but used twice keeps one jaxpr object.
+  """
+  consts, index = [], {}
+  for t in traced:
+    for c in t.consts:
+      if id(c) not in index:
+        index[id(c)] = len(consts)
+        consts.append(c)
+  done: dict[int, ClosedJaxpr] = {}
+  jaxprs = []
+  for t in traced:
+    closed = done.get(id(t.jaxpr))
+    if closed is None:
+      closed = done[id(t.jaxpr)] = _pad_consts(t, consts, index)
+    jaxprs.append(closed)
+  return jaxprs, consts
+
+
+def _pad_consts(t: Traced, consts, index) -> ClosedJaxpr:
+  n = len(t.consts)
+  if [index[id(c)] for c in t.consts] == list(range(len(consts))):
+    return t.jaxpr
+  jaxpr = t.jaxpr.jaxpr
+  new_consts = [Var(core.get_aval(c)) for c in consts]
+  for v, c in zip(jaxpr.invars[:n], t.consts):
+    new_consts[index[id(c)]] = v
+  return ClosedJaxpr(Jaxpr([], new_consts + jaxpr.invars[n:], jaxpr.outvars, jaxpr.eqns,
+                           jaxpr.debug_info), t.jaxpr.consts)
+
+
+# ---- jaxpr rewrites -------------------------------------------------------------------------
+def forwarding(jaxpr: Jaxpr) -> list:
+  """For each output, the index of the input it returns unchanged, or None."""
+  pos = {v: i for i, v in enumerate(jaxpr.invars)}
+  return [None if isinstance(v, Literal) else pos.get(v) for v in jaxpr.outvars]
+
+
+def prune_outputs(closed: ClosedJaxpr, keep) -> ClosedJaxpr:
+  if all(keep):
+    return closed
+  j = closed.jaxpr
+  outvars = [v for v, k in zip(j.outvars, keep) if k]
+  return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns, j.debug_info), closed.consts)
+
+
+def move_binders_to_front(closed: ClosedJaxpr, to_move) -> ClosedJaxpr:
+  if not any(to_move):
+    return closed
+  j = closed.jaxpr
+  invars = ([v for v, m in zip(j.invars, to_move) if m]
+            + [v for v, m in zip(j.invars, to_move) if not m])
+  return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns, j.debug_info), closed.consts)
+
+
+def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs):
+  """Drop equations whose results are unused (equations without results are kept: they are
+  effects such as debug callbacks) and unused inputs not in `keep_inputs`.
+
+  Returns (jaxpr, used_inputs).
+  """
+  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+  live = {v for v in outvars if isinstance(v, Var)}
+  eqns = []
+  for eqn in reversed(jaxpr.eqns):
+    if not eqn.outvars or any(v in live for v in eqn.outvars):
+      eqns.append(eqn)
+      live.update(v for v in eqn.invars if isinstance(v, Var))
+  used = [v in live or k for v, k in zip(jaxpr.invars, keep_inputs)]
+  invars = [v for v, u in zip(jaxpr.invars, used) if u]
+  return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used
+
+
+def merge_lists(which, falses, trues):
+  """Interleave: position i takes the next of `trues` where which[i], else of `falses`."""
+  f_it, t_it = iter(falses), iter(trues)
+  return [next(t_it) if w else next(f_it) for w in which]
+
+
+def as_array(x):
+  """A forwarded input returned to the user: host values become Arrays (as JAX's asarray)."""
+  if isinstance(x, Tracer) or hasattr(x, "_buf"):
+    return x
+  if isinstance(x, Literal):
+    return device_put_value(x.val, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  return device_put_value(x)
+
+
+# ---- checks and messages --------------------------------------------------------------------
+def typematch(a, b) -> bool:
+  """Equal types up to weak typing (what control flow requires of carries and branches)."""
+  return a.shape == b.shape and a.dtype == b.dtype
+
+
+def all_typematch(avals1, avals2) -> bool:
+  return len(avals1) == len(avals2) and all(typematch(a, b) for a, b in zip(avals1, avals2))
+
+
+def avals_str(avals) -> str:
+  return ", ".join(a.str_short() for a in avals)
+
+
+def mismatch_extra(a, b) -> str:
+  parts = []
+  if a.dtype != b.dtype:
+    parts.append("the dtypes do not match")
+  if a.shape != b.shape:
+    parts.append("the shapes do not match")
+  if not parts:
+    return ""
+  return ", so " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1])
+
+
+def fun_sourceinfo(fun) -> str:
+  """`name at file:line` of a Python function (as JAX shows functions in errors)."""
+  while hasattr(fun, "func") and hasattr(fun, "args"):   # functools.partial
+    fun = fun.func
+  fun = inspect.unwrap(fun)
+  code = getattr(fun, "__code__", None)
+  if code is None:
+    return getattr(fun, "__name__", "<unknown>")
+  return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def capitalize(s: str) -> str:
+  return s[:1].upper() + s[1:]
+
+
+class _LeafName:
+  def __repr__(self):
+    return "pytree leaf"
+
+
+def structure_differences(tree1, tree2, path=()):
+  """Yield (path, thing1, thing2, explanation) for each place two pytrees differ in structure."""
+  leaf1 = treedef_is_leaf(registry.flatten(tree1)[1])
+  leaf2 = treedef_is_leaf(registry.flatten(tree2)[1])
+  if leaf1 and leaf2:
+    return
+  if type(tree1) is not type(tree2):
+    yield path, _thing(tree1), _thing(tree2), "their Python types differ"
+    return
+  if isinstance(tree1, (list, tuple)) and len(tree1) != len(tree2):
+    name = type(tree1).__name__
+    yield (path, f"{name} of length {len(tree1)}", f"{name} of length {len(tree2)}",
+           "the lengths do not match")
+    return
+  kids1, aux1 = flatten_one_level_with_keys(tree1)
+  kids2, aux2 = flatten_one_level_with_keys(tree2)
+  kids1, kids2 = list(kids1), list(kids2)
+  keys1, keys2 = [k for k, _ in kids1], [k for k, _ in kids2]
+  if keys1 != keys2:
+    diff = " ".join(str(k) for k in keys1 if k not in keys2) or " ".join(
+        str(k) for k in keys2 if k not in keys1)
+    yield (path, f"{_thing(tree1)} with keys {keys1}", f"{_thing(tree2)} with keys {keys2}",
+           f"the keys do not match ({diff})")
+    return
+  if aux1 != aux2:
+    yield (path, f"{_thing(tree1)} with auxiliary data {aux1}",
+           f"{_thing(tree2)} with auxiliary data {aux2}", "the auxiliary data differ")
+    return
+  for (k, c1), (_, c2) in zip(kids1, kids2):
+    yield from structure_differences(c1, c2, (*path, k))
+
+
+def _thing(x):
+  return "pytree leaf" if isinstance(x, _LeafName) else str(type(x))
+
+
+def leaves_like(tree):
+  """The structure `tree` (a treedef) with placeholder leaves, for structure messages."""
+  return tree_unflatten(tree, [_LeafName() for _ in range(tree.num_leaves)])
+
+
+def leaf_paths(tree):
+  return [p for p, _ in tree_flatten_with_path(leaves_like(tree))[0]]
+
+
+def bullet_list(diffs, end=".", capital=True):
+  if len(diffs) == 1:
+    return (capitalize(diffs[0]) if capital else diffs[0]) + end + "\n"
+  return "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}{end}\n"
+
+
+def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
+  """TypeError unless a loop body's carry output has its input's structure and types."""
+  try:
+    params = list(inspect.signature(body_fun).parameters)
+    carry_name = params[0] if params else None
+  except (TypeError, ValueError):
+    carry_name = None
+
+  def component(path):
+    if carry_name:
+      return (f"the input carry component {carry_name}{keystr(path)}" if path
+              else f"the input carry {carry_name}")
+    return f"the input carry at path {keystr(path)}" if path else "the input carry"
+
+  if in_tree != out_tree:
+    diffs = [f"{component(p)} is a {t1} but the corresponding component of the carry output "
+             f"is a {t2}, so {why}" for p, t1, t2, why in
+             structure_differences(tree_unflatten(in_tree, in_avals),
+                                   tree_unflatten(out_tree, out_avals)
+                                   if out_tree.num_leaves == len(out_avals) else
+                                   leaves_like(out_tree))]
+    if not diffs:
+      diffs = [f"the input tree structure is {in_tree} but the output tree structure is "
+               f"{out_tree}"]
+    raise TypeError(
+        f"{name} function carry input and carry output must have the same pytree structure, "
+        f"but they differ:\n\n{bullet_list(diffs)}\nRevise the function so that the carry "
+        "output has the same pytree structure as the carry input.")
+  paths = leaf_paths(in_tree)
+  diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+           f"component has type {b.str_short()}{mismatch_extra(a, b)}"
+           for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)]
+  if diffs:
+    raise TypeError(
+        f"{name} function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{bullet_list(diffs)}\nRevise the function so that all output types "
+        "match the corresponding input types.")
+
+
+# ---- lowering -------------------------------------------------------------------------------
+def lower_closed(mctx, closed: ClosedJaxpr, args):
+  """Emit the equations of `closed` at the current insertion point; return its outputs."""
+  consts = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
+            for v, c in zip(closed.jaxpr.constvars, closed.consts)]
+  return mlir.jaxpr_subcomp(mctx, closed.jaxpr, consts, list(args))
+
+
+def lower_fun(fun):
+  """A lowering rule that traces `fun(*operands, **params)` (flat in, flat out, written with lax
+  operations) for the operand types and emits the result."""
+  def rule(ctx, *args, **params):
+    jaxpr, consts = tracing.trace_to_jaxpr(lambda *xs: fun(*xs, **params), ctx.avals_in)
+    const_irs = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
+                 for v, c in zip(jaxpr.constvars, consts)]
+    return mlir.jaxpr_subcomp(ctx.module_context, jaxpr, const_irs, list(args))
+  return rule

@@ -1,0 +1,616 @@
+"""Collective primitives over named axes: psum, pmax, pmin, ppermute, all_gather, reduce_scatter
+(psum_scatter), all_to_all and axis_index.
+
+A named axis is introduced by `vmap(..., axis_name=...)` (later also by pmap). Under vmap each
+collective is batched away by its axis-aware rule (`prim.batch_collective`): when the trace's
+axis is one of the collective's names the rule computes the collective across the batch axis;
+otherwise it passes the collective on to the parent trace, adjusting its positional parameters
+for the batch axis, so an outer vmap (or, later, pmap) handles it. Lowering to device
+collectives needs pmap/shard_map, which arrax does not implement yet; reductions over
+positional axes (what a psum becomes under vmap) lower to ordinary reductions.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from arrax._src import ad, batching, core
+from arrax._src.core import ShapedArray, Tracer
+from arrax._src.lax import reductions, shape_ops, utils
+from arrax._src.lax.lax import asarray_operand
+from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+
+__all__ = [
+    "all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+    "pshuffle", "psum", "psum_scatter", "pswapaxes",
+]
+
+
+# ---- helpers --------------------------------------------------------------------------------
+def _names(axis_name) -> tuple:
+  return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _check_axis_names(axes, api_name):
+  for name in axes:
+    if not isinstance(name, int) and not batching.axis_exists(name):
+      raise NameError(f"Found an unbound axis name: {name}. To fix this, call {api_name} "
+                      "inside a function mapped with `vmap(..., axis_name=...)` that names "
+                      "this axis.")
+
+
+def _no_device_collectives(name):
+  def lowering(ctx, *args, **params):
+    raise NotImplementedError(
+        f"{name} over a named axis needs pmap or shard_map, which arrax does not implement yet; "
+        "use it inside vmap(..., axis_name=...).")
+  return lowering
+
+
+def _validate_groups(axis_index_groups):
+  if axis_index_groups is None:
+    return None
+  space = range(sum(len(g) for g in axis_index_groups))
+  if {i for g in axis_index_groups for i in g} != set(space):
+    raise ValueError("axis_index_groups must cover all indices exactly once")
+  return tuple(map(tuple, axis_index_groups))
+
+
+def _no_groups_under_vmap(axis_index_groups):
+  if axis_index_groups is not None:
+    raise NotImplementedError("axis_index_groups is not supported by collectives under vmap.")
+
+
+def _moveaxis(x, src, dst):
+  return batching.moveaxis(x, src, dst)
+
+
+def _split_axis(x, axis, factor):
+  """Split axis `axis` of `x` into (factor, size // factor)."""
+  shape = list(core.get_aval(x).shape)
+  shape[axis:axis + 1] = [factor, shape[axis] // factor]
+  return shape_ops.reshape(x, tuple(shape))
+
+
+def _fold_axis(x, axis):
+  """Merge axes `axis` and `axis + 1` of `x`."""
+  shape = list(core.get_aval(x).shape)
+  shape[axis:axis + 2] = [shape[axis] * shape[axis + 1]]
+  return shape_ops.reshape(x, tuple(shape))
+
+
+def _expand(x, axis):
+  """Insert an axis of size 1 at `axis` (a broadcast_in_dim, as lax.expand_dims)."""
+  shape = list(core.get_aval(x).shape)
+  shape.insert(axis, 1)
+  dims = tuple(i for i in range(len(shape)) if i != axis)
+  return shape_ops.broadcast_in_dim(x, tuple(shape), dims)
+
+
+def _mul_by_size(x, size):
+  """`size * x` with x's dtype (an unbatched value summed over `size` examples)."""
+  aval = core.get_aval(x)
+  from arrax._src.lax import lax as lax_api
+  return lax_api.mul(x, lax_api.scalar_literal(size, aval.dtype, aval.weak_type))
+
+
+# ---- psum, pmax, pmin -------------------------------------------------------------------------
+def _allreduce_abstract_eval(name):
+  def abstract_eval(aval, *, axes, axis_index_groups):
+    _check_axis_names(axes, name)
+    pos = [a for a in axes if isinstance(a, int)]
+    if pos and axis_index_groups is not None:
+      raise ValueError(f"axis_index_groups can only be used with reductions over named axes, "
+                       f"but got: {axes}")
+    for a in pos:
+      if not 0 <= a < aval.ndim:
+        raise ValueError(f"axis {a} is out of bounds for array of dimension {aval.ndim}")
+    shape = tuple(d for i, d in enumerate(aval.shape) if i not in pos)
+    return ShapedArray(shape, aval.dtype, aval.weak_type)
+  return abstract_eval
+
+
+def _allreduce_lowering(name, reduce_prim):
+  named = _no_device_collectives(name)
+
+  def lowering(ctx, x, *, axes, axis_index_groups):
+    if any(not isinstance(a, int) for a in axes):
+      return named(ctx, x)
+    if not axes:
+      return [x]
+    return reduce_prim.lowering(ctx, x, axes=tuple(axes))
+  return lowering
+
+
+def _reduction_collective(prim, if_unmapped):
+  """The batching rule of psum/pmax/pmin; `if_unmapped(v, size)` reduces an unbatched value."""
+  def rule(axis_data, args, dims, *, axes, axis_index_groups):
+    (v,), (d,) = args, dims
+    name = axis_data.name
+    if d is None:
+      if name not in axes:
+        return prim.bind(v, axes=axes, axis_index_groups=axis_index_groups), None
+      _no_groups_under_vmap(axis_index_groups)
+      rest = tuple(a for a in axes if a != name)
+      if rest:
+        v = prim.bind(v, axes=rest, axis_index_groups=None)
+      return if_unmapped(v, axis_data.size), None
+    if name not in axes:
+      if not any(isinstance(a, int) for a in axes):
+        return prim.bind(v, axes=axes, axis_index_groups=axis_index_groups), d
+      _no_groups_under_vmap(axis_index_groups)
+      v = _moveaxis(v, d, 0)
+      new = tuple(a + 1 if isinstance(a, int) else a for a in axes)
+      return prim.bind(v, axes=new, axis_index_groups=None), 0
+    # Reduce over the batch axis (as a positional axis) together with the other axes.
+    _no_groups_under_vmap(axis_index_groups)
+    v = _moveaxis(v, d, 0)
+    new = tuple(a + 1 if isinstance(a, int) else 0 if a == name else a for a in axes)
+    return prim.bind(v, axes=new, axis_index_groups=None), None
+  return rule
+
+
+def _make_allreduce(name, reduce_prim, if_unmapped):
+  prim = core.Primitive(name)
+  prim.abstract_eval = _allreduce_abstract_eval(name)
+  prim.lowering = _allreduce_lowering(name, reduce_prim)
+  prim.batch_collective = _reduction_collective(prim, if_unmapped)
+  return prim
+
+
+psum_p = _make_allreduce("psum", reductions.reduce_sum_p, _mul_by_size)
+pmax_p = _make_allreduce("pmax", reductions.reduce_max_p, lambda v, size: v)
+pmin_p = _make_allreduce("pmin", reductions.reduce_min_p, lambda v, size: v)
+
+
+def _psum_transpose(ct, x, *, axes, axis_index_groups):
+  named = tuple(a for a in axes if not isinstance(a, int))
+  pos = tuple(a for a in axes if isinstance(a, int))
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval)]
+  if pos:   # a positional reduction transposes to a broadcast
+    shape = x.aval.shape
+    kept = tuple(i for i in range(len(shape)) if i not in pos)
+    ct = shape_ops.broadcast_in_dim(ct, shape, kept)
+  if not named:
+    return [ct]
+  return [psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)]
+
+
+ad.deflinear2(psum_p, _psum_transpose)
+
+
+def _psum_leaves(x, axes, axis_index_groups):
+  leaves, treedef = tree_flatten(x)
+  leaves = [asarray_operand(v) for v in leaves]
+  leaves = [_to_int32(v) if core.get_aval(v).dtype == np.bool_ else v for v in leaves]
+  if not any(isinstance(v, Tracer) for v in leaves):
+    # Constants are the same in every example: the sum is `size` times the value.
+    named = [a for a in axes if not isinstance(a, int)]
+    pos = [a for a in axes if isinstance(a, int)]
+    if axis_index_groups is not None:
+      size = len(axis_index_groups[0])
+    else:
+      size = math.prod(batching.axis_size(n) for n in named)
+    out = []
+    for v in leaves:
+      if pos:
+        v = reductions.reduce_sum(v, [utils.canonicalize_axis(a, core.get_aval(v).ndim)
+                                      for a in pos])
+      out.append(_const_times(v, size))
+    return tree_unflatten(treedef, out)
+  return tree_unflatten(treedef, [psum_p.bind(v, axes=axes, axis_index_groups=axis_index_groups)
+                                  for v in leaves])
+
+
+def _to_int32(v):
+  from arrax._src.lax import lax as lax_api
+  return lax_api.convert_element_type(v, np.int32)
+
+
+def _const_times(v, size):
+  if isinstance(v, core.Literal):
+    v = v.val
+  if type(v) in (int, float, complex, bool):
+    return type(v)(size) * v
+  import arrax.numpy as anp
+  return anp.multiply(np.array(size, core.get_aval(v).dtype), v)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+  """Sum `x` (a pytree) over the mapped axis (or axes) `axis_name`; bools count as int32."""
+  axes = _names(axis_name)
+  if not axes:
+    return x
+  if any(isinstance(a, int) for a in axes) and axis_index_groups is not None:
+    raise ValueError("axis_index_groups only supported for sums over just named axes")
+  groups = _validate_groups(axis_index_groups)
+  return _psum_leaves(x, axes, groups)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+  """The mean of `x` over the mapped axis `axis_name`."""
+  x = psum(x, axis_name, axis_index_groups=axis_index_groups)
+  n = psum(1, axis_name, axis_index_groups=axis_index_groups)
+  return tree_map(lambda v: v / n, x)
+
+
+def _pminmax(prim, x, axis_name, axis_index_groups):
+  axes = _names(axis_name)
+  if any(isinstance(a, int) for a in axes) and axis_index_groups is not None:
+    raise ValueError("axis_index_groups only supported for sums over just named axes")
+  groups = _validate_groups(axis_index_groups)
+  return tree_map(lambda v: prim.bind(asarray_operand(v), axes=axes, axis_index_groups=groups),
+                  x)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+  """The maximum of `x` over the mapped axis `axis_name`."""
+  return _pminmax(pmax_p, x, axis_name, axis_index_groups)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+  """The minimum of `x` over the mapped axis `axis_name`."""
+  return _pminmax(pmin_p, x, axis_name, axis_index_groups)
+
+
+def axis_size(axis_name):
+  """The size of the mapped axis `axis_name` (the product of sizes for a tuple of names)."""
+  return psum(1, axis_name)
+
+
+# ---- axis_index -------------------------------------------------------------------------------
+axis_index_p = core.Primitive("axis_index")
+
+
+def _axis_index_abstract_eval(*, axis_name):
+  _check_axis_names(_names(axis_name), "axis_index")
+  return ShapedArray((), np.int32)
+
+
+def _axis_index_batch(axis_data, args, dims, *, axis_name):
+  if axis_data.name not in _names(axis_name):
+    return axis_index_p.bind(axis_name=axis_name), None
+  return shape_ops.iota(np.int32, axis_data.size), 0
+
+
+axis_index_p.abstract_eval = _axis_index_abstract_eval
+axis_index_p.lowering = _no_device_collectives("axis_index")
+axis_index_p.batch_collective = _axis_index_batch
+ad.defjvp_zero(axis_index_p)
+
+
+def axis_index(axis_name):
+  """The index of the current example along the mapped axis `axis_name` (int32)."""
+  if not isinstance(axis_name, (tuple, list)):
+    return axis_index_p.bind(axis_name=axis_name)
+  index, inner = 0, 1
+  for name in reversed(axis_name):
+    index = axis_index(name) * inner + index
+    inner *= axis_size(name)
+  return index
+
+
+# ---- ppermute ---------------------------------------------------------------------------------
+ppermute_p = core.Primitive("ppermute")
+
+
+def _ppermute_abstract_eval(x, *, axis_name, perm):
+  _check_axis_names(axis_name, "ppermute")
+  return x
+
+
+def _check_perm(perm, size):
+  srcs = [s for s, _ in perm]
+  dsts = [d for _, d in perm]
+  if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+    raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
+  if any(not 0 <= i < size for i in srcs + dsts):
+    raise ValueError(f"ppermute indices must lie in [0, {size}) for an axis of size {size}, "
+                     f"got {perm}.")
+
+
+def _ppermute_batch(axis_data, args, dims, *, axis_name, perm):
+  (v,), (d,) = args, dims
+  name, size = axis_data.name, axis_data.size
+  if name not in axis_name:
+    return ppermute_p.bind(v, axis_name=axis_name, perm=perm), d
+  rest = tuple(a for a in axis_name if a != name)
+  if rest:
+    return ppermute_p.bind(v, axis_name=rest, perm=perm), d
+  _check_perm(perm, size)
+  if d is None:
+    v, d = batching.broadcast(v, size, 0), 0
+  src_of = dict((dst, src) for src, dst in perm)
+  import arrax.numpy as anp
+  indices = np.array([src_of.get(i, 0) for i in range(size)], np.int32)
+  out = anp.take(v, indices, axis=d)
+  if len(src_of) < size:   # examples that receive nothing get zeros
+    mask_shape = [1] * core.get_aval(out).ndim
+    mask_shape[d] = size
+    mask = np.array([i in src_of for i in range(size)]).reshape(mask_shape)
+    out = anp.where(mask, out, anp.zeros((), core.get_aval(out).dtype))
+  return out, d
+
+
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+  inverse = tuple((dst, src) for src, dst in perm)
+  return [ppermute_p.bind(ct, axis_name=axis_name, perm=inverse)]
+
+
+ppermute_p.abstract_eval = _ppermute_abstract_eval
+ppermute_p.lowering = _no_device_collectives("ppermute")
+ppermute_p.batch_collective = _ppermute_batch
+ad.deflinear2(ppermute_p, _ppermute_transpose)
+
+
+def ppermute(x, axis_name, perm):
+  """Send `x` from example `src` to example `dst` for each (src, dst) in `perm` along the mapped
+  axis `axis_name`; examples that are no destination receive zeros."""
+  names = _names(axis_name)
+  perm = tuple(tuple(map(operator.index, p)) for p in perm)
+  return tree_map(lambda v: ppermute_p.bind(asarray_operand(v), axis_name=names, perm=perm), x)
+
+
+def pshuffle(x, axis_name, perm):
+  """Example i receives x from example perm[i] along `axis_name`."""
+  if set(perm) != set(range(len(perm))):
+    raise ValueError(f"`perm` does not represent a permutation: {perm}")
+  return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+# ---- all_gather -------------------------------------------------------------------------------
+all_gather_p = core.Primitive("all_gather")
+
+
+def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_index_groups,
+                              axis_size, tiled):
+  _check_axis_names(_names(axis_name), "all_gather")
+  shape = list(x.shape)
+  if tiled:
+    shape[all_gather_dimension] *= axis_size
+  else:
+    shape.insert(all_gather_dimension, axis_size)
+  return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _all_gather_batch(axis_data, args, dims, *, all_gather_dimension, axis_name,
+                      axis_index_groups, axis_size, tiled):
+  (x,), (d,) = args, dims
+  params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, axis_size=axis_size,
+                tiled=tiled)
+  names = _names(axis_name)
+  if axis_data.name not in names:
+    if d is None:
+      return all_gather_p.bind(x, all_gather_dimension=all_gather_dimension, **params), None
+    dim = all_gather_dimension
+    if d <= dim:
+      dim += 1
+    elif not tiled:
+      d += 1
+    return all_gather_p.bind(x, all_gather_dimension=dim, **params), d
+  _no_groups_under_vmap(axis_index_groups)
+  if len(names) > 1:
+    raise NotImplementedError("all_gather over several axis names is not supported under vmap.")
+  dim = all_gather_dimension
+  if d is None:
+    y = batching.broadcast(x, axis_data.size, dim)
+  else:
+    y = _moveaxis(x, d, dim)
+  if tiled:
+    y = _fold_axis(y, dim)
+  return y, None
+
+
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_groups,
+                          axis_size, tiled):
+  return [reduce_scatter_p.bind(ct, scatter_dimension=all_gather_dimension, axis_name=axis_name,
+                                axis_index_groups=axis_index_groups, axis_size=axis_size,
+                                tiled=tiled)]
+
+
+all_gather_p.abstract_eval = _all_gather_abstract_eval
+all_gather_p.lowering = _no_device_collectives("all_gather")
+all_gather_p.batch_collective = _all_gather_batch
+ad.deflinear2(all_gather_p, _all_gather_transpose)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+  """Gather `x` from every example along `axis_name`: stacked in a new axis `axis`, or
+  concatenated along the existing axis `axis` when `tiled`."""
+  allowed = {"varying", "reduced", "invarying"}
+  if to not in allowed:
+    raise ValueError(f"Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values "
+                     f"are: {allowed}")
+  names = _names(axis_name)
+  if not names:
+    return x
+  groups = _validate_groups(axis_index_groups)
+  size = psum(1, names, axis_index_groups=groups)
+
+  def bind(v):
+    v = asarray_operand(v)
+    nd = core.get_aval(v).ndim
+    dim = utils.canonicalize_axis(axis, nd if tiled else nd + 1)
+    return all_gather_p.bind(v, all_gather_dimension=dim, axis_name=names,
+                             axis_index_groups=groups, axis_size=size, tiled=tiled)
+  return tree_map(bind, x)
+
+
+# ---- psum_scatter (reduce_scatter) -------------------------------------------------------------
+reduce_scatter_p = core.Primitive("reduce_scatter")
+
+
+def _reduce_scatter_abstract_eval(x, *, scatter_dimension, axis_name, axis_index_groups,
+                                  axis_size, tiled):
+  _check_axis_names(_names(axis_name), "reduce_scatter")
+  shape = list(x.shape)
+  n = shape[scatter_dimension]
+  if tiled:
+    if n % axis_size:
+      raise ValueError(f"tiled reduce_scatter operand scatter dimension size {n} must be "
+                       f"divisible by shard_count {axis_size}")
+    shape[scatter_dimension] = n // axis_size
+  else:
+    if n != axis_size:
+      raise ValueError(f"reduce_scatter operand scatter dimension size {n} must match shard "
+                       f"count {axis_size}")
+    del shape[scatter_dimension]
+  return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _reduce_scatter_batch(axis_data, args, dims, *, scatter_dimension, axis_name,
+                          axis_index_groups, axis_size, tiled):
+  (x,), (d,) = args, dims
+  params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, axis_size=axis_size,
+                tiled=tiled)
+  names = _names(axis_name)
+  if axis_data.name not in names:
+    if d is None:
+      return reduce_scatter_p.bind(x, scatter_dimension=scatter_dimension, **params), None
+    dim = scatter_dimension
+    if d <= dim:
+      dim += 1
+    elif not tiled:
+      d -= 1
+    return reduce_scatter_p.bind(x, scatter_dimension=dim, **params), d
+  _no_groups_under_vmap(axis_index_groups)
+  if len(names) > 1:
+    raise NotImplementedError("psum_scatter over several axis names is not supported under "
+                              "vmap.")
+  n = core.get_aval(x).shape[scatter_dimension + (d is not None and d <= scatter_dimension)]
+  _reduce_scatter_abstract_eval(ShapedArray((n,), np.float32), scatter_dimension=0,
+                                axis_name=(), axis_index_groups=None, axis_size=axis_data.size,
+                                tiled=tiled)   # the size checks
+  # The sum over examples, whose scatter axis becomes the batch axis (example i keeps piece i).
+  y = _mul_by_size(x, axis_data.size) if d is None else reductions.reduce_sum(x, (d,))
+  if tiled:
+    y = _split_axis(y, scatter_dimension, axis_data.size)
+  return y, scatter_dimension
+
+
+def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index_groups,
+                              axis_size, tiled):
+  return [all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
+                            axis_index_groups=axis_index_groups, axis_size=axis_size,
+                            tiled=tiled)]
+
+
+reduce_scatter_p.abstract_eval = _reduce_scatter_abstract_eval
+reduce_scatter_p.lowering = _no_device_collectives("psum_scatter")
+reduce_scatter_p.batch_collective = _reduce_scatter_batch
+ad.deflinear2(reduce_scatter_p, _reduce_scatter_transpose)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+  """psum(x, axis_name), of which example i keeps only piece i along `scatter_dimension`."""
+  names = _names(axis_name)
+  if not names:
+    return x
+  groups = _validate_groups(axis_index_groups)
+  size = psum(1, names, axis_index_groups=groups)
+  return tree_map(lambda v: reduce_scatter_p.bind(
+      asarray_operand(v), scatter_dimension=scatter_dimension, axis_name=names,
+      axis_index_groups=groups, axis_size=size, tiled=tiled), x)
+
+
+# ---- all_to_all -------------------------------------------------------------------------------
+all_to_all_p = core.Primitive("all_to_all")
+
+
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_index_groups,
+                              tiled):
+  names = _names(axis_name)
+  _check_axis_names(names, "all_to_all")
+  size = len(axis_index_groups[0]) if axis_index_groups is not None else math.prod(
+      batching.axis_size(n) for n in names)
+  shape = list(x.shape)
+  if shape[split_axis] % size:
+    raise ValueError(f"all_to_all split_axis size {shape[split_axis]} must be divisible by the "
+                     f"size {size} of the axis {axis_name}")
+  shape[split_axis] //= size
+  shape[concat_axis] *= size
+  return ShapedArray(shape, x.dtype, False)
+
+
+def _all_to_all_batch(axis_data, args, dims, *, axis_name, split_axis, concat_axis,
+                      axis_index_groups, tiled):
+  (x,), (d,) = args, dims
+  names = _names(axis_name)
+  size = axis_data.size
+  params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, tiled=tiled)
+  if axis_data.name not in names:
+    if d is None:
+      return all_to_all_p.bind(x, split_axis=split_axis, concat_axis=concat_axis,
+                               **params), None
+    return all_to_all_p.bind(x, split_axis=split_axis + (d <= split_axis),
+                             concat_axis=concat_axis + (d <= concat_axis), **params), d
+  _no_groups_under_vmap(axis_index_groups)
+  if len(names) > 1:
+    raise NotImplementedError("all_to_all over several axis names is not supported under vmap.")
+  if d is None:
+    x, d = batching.broadcast(x, size, 0), 0
+  if split_axis == concat_axis:
+    axis = split_axis + (d <= split_axis)
+    d_before = d
+    x = _split_axis(x, axis, size)
+    d += axis <= d
+    perm = list(range(core.get_aval(x).ndim))
+    perm[d], perm[axis] = perm[axis], perm[d]
+    x = shape_ops.transpose(x, perm)
+    return _fold_axis(x, axis), d_before
+  x = _fold_axis(_moveaxis(x, d, concat_axis), concat_axis)
+  return _split_axis(x, split_axis, size), split_axis
+
+
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_index_groups,
+                          tiled):
+  return [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
+                            concat_axis=split_axis, axis_index_groups=axis_index_groups,
+                            tiled=tiled)]
+
+
+all_to_all_p.abstract_eval = _all_to_all_abstract_eval
+all_to_all_p.lowering = _no_device_collectives("all_to_all")
+all_to_all_p.batch_collective = _all_to_all_batch
+ad.deflinear2(all_to_all_p, _all_to_all_transpose)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+  """Split axis `split_axis` of `x` into pieces sent one to each example along `axis_name`;
+  the pieces received are stacked (or, when `tiled`, concatenated) at `concat_axis`."""
+  groups = _validate_groups(axis_index_groups)
+
+  def bind(v, split_axis=split_axis, concat_axis=concat_axis):
+    v = asarray_operand(v)
+    group = psum(1, axis_name, axis_index_groups=groups)
+    shape = core.get_aval(v).shape
+    if tiled:
+      if shape[split_axis] % group != 0:
+        raise ValueError(f"The size of all_to_all split_axis ({shape[split_axis]}) has to be "
+                         f"divisible by the size of the named axis {axis_name} ({group})")
+    else:
+      if group != shape[split_axis]:
+        raise ValueError("all_to_all requires the size of the mapped axis axis_name to equal "
+                         f"x.shape[split_axis], but they are {group} and {shape[split_axis]} "
+                         "respectively.")
+      if split_axis < concat_axis:
+        concat_axis += 1   # a position after split_axis is removed
+        v = _expand(v, concat_axis)
+      elif concat_axis < split_axis:
+        v = _expand(v, concat_axis)
+        split_axis += 1
+    out = all_to_all_p.bind(v, split_axis=split_axis, concat_axis=concat_axis,
+                            axis_name=axis_name, axis_index_groups=groups, tiled=tiled)
+    if not tiled and split_axis != concat_axis:
+      out = shape_ops.squeeze(out, (split_axis,))
+    return out
+  return tree_map(bind, x)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+  """Swap the mapped axis `axis_name` with the positional axis `axis` (an all_to_all)."""
+  return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+

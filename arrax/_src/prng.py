@@ -1,0 +1,468 @@
+"""PRNG keys: the threefry2x32 hash built from lax primitives, JAX's key derivations, key arrays.
+
+Key data is a uint32 array of shape (*batch, 2). Every derivation here (seed, split, fold_in,
+random bits) takes such data with any leading batch shape and treats each key independently,
+by broadcasting the key words against the counters; the result for one key is what JAX computes
+for that key in the same `jax_threefry_partitionable` mode.
+
+Typed keys (`jax.random.key`) are `PRNGKeyArray`s: a pytree node whose single child is the
+uint32 data, so jit, vmap and the other transformations see plain uint32 arrays.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+
+import numpy as np
+
+from arrax._src import core
+from arrax._src.array import Array
+from arrax._src.config import config
+from arrax._src.jit import jit
+from arrax._src.ad import defjvp_zero
+from arrax._src.batching import defbroadcasting
+from arrax._src.lax import lax, shape_ops
+from arrax._src.lax.utils import broadcasting_shape
+from arrax._src.tree_util import register_pytree_node
+
+_partitionable = config.flag("jax_threefry_partitionable")
+_U32 = np.dtype(np.uint32)
+UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32,
+               64: np.dtype(np.uint64)}
+
+
+def mode_jit(fun=None, *, static_argnums=None, static_argnames=None, inline=False):
+  """jit for functions whose trace depends on `jax_threefry_partitionable`: one jitted function
+  (and cache) per mode, chosen when called, so flipping the flag never reuses a stale trace."""
+  if fun is None:
+    return functools.partial(mode_jit, static_argnums=static_argnums,
+                             static_argnames=static_argnames, inline=inline)
+  by_mode = {mode: jit(fun, static_argnums=static_argnums, static_argnames=static_argnames,
+                       inline=inline) for mode in (False, True)}
+
+  @functools.wraps(fun)
+  def call(*args, **kwargs):
+    return by_mode[_partitionable.value](*args, **kwargs)
+  return call
+
+
+# ---- the threefry2x32 hash --------------------------------------------------------------------
+# threefry2x32 is a primitive (as in JAX) so that jaxprs show it as one equation and vmap
+# broadcasts it; it lowers to the lax operations below. Like JAX on CPU, the five key-injection
+# rounds run as a rolled loop: the loop also decides how XLA fuses the float work that follows,
+# and that fusion shows in the last bit of some samples.
+_ROTATIONS = (np.array([13, 15, 26, 6], np.uint32), np.array([17, 29, 16, 24], np.uint32))
+_KS_PARITY = np.uint32(0x1BD11BDA)
+
+threefry2x32_p = core.Primitive("threefry2x32")
+threefry2x32_p.multiple_results = True
+
+
+def _threefry2x32_abstract_eval(k1, k2, x1, x2):
+  avals = (k1, k2, x1, x2)
+  if any(a.dtype != _U32 for a in avals):
+    raise TypeError("Arguments to threefry2x32 must have uint32 type, got "
+                    f"{', '.join(a.str_short() for a in avals)}")
+  aval = core.ShapedArray(broadcasting_shape("threefry2x32", *avals), _U32)
+  return [aval, aval]
+
+
+def _rotate_left(x, d):
+  return lax.bitwise_or(lax.shift_left(x, d), lax.shift_right_logical(x, lax.sub(np.uint32(32), d)))
+
+
+def _apply_round(x1, x2, rot):
+  x1 = lax.add(x1, x2)
+  return x1, lax.bitwise_xor(x1, _rotate_left(x2, rot))
+
+
+def _rolled_step(i, state):
+  (x1, x2), ks, rotations = state
+  for j in range(4):
+    x1, x2 = _apply_round(x1, x2, shape_ops.index_in_dim(rotations[0], j, keepdims=False))
+  step = lax.convert_element_type(lax.add(i, 1), _U32)
+  new_x = (lax.add(x1, ks[0]), lax.add(lax.add(x2, ks[1]), step))
+  return new_x, ks[1:] + ks[:1], rotations[1:] + rotations[:1]
+
+
+def _threefry2x32_lowered(k1, k2, x1, x2):
+  from arrax._src.lax.control_flow import fori_loop
+  shape = broadcasting_shape("threefry2x32", *map(core.get_aval, (k1, k2, x1, x2)))
+  x1, x2 = (_broadcast(x, shape) for x in (x1, x2))
+  ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _KS_PARITY))
+  x = (lax.add(x1, ks[0]), lax.add(x2, ks[1]))
+  x, _, _ = fori_loop(0, 5, _rolled_step, (x, ks[1:] + ks[:1], _ROTATIONS))
+  return list(x)
+
+
+def _threefry2x32_lowering(ctx, *args):
+  from arrax._src.lax.control_flow.common import lower_fun
+  return lower_fun(_threefry2x32_lowered)(ctx, *args)
+
+
+threefry2x32_p.abstract_eval = _threefry2x32_abstract_eval
+threefry2x32_p.lowering = _threefry2x32_lowering
+defbroadcasting(threefry2x32_p)
+defjvp_zero(threefry2x32_p)
+
+
+def threefry2x32(k1, k2, x1, x2):
+  """Threefry-2x32 with 20 rounds (Salmon et al. 2011) on broadcast-compatible uint32 arrays."""
+  return threefry2x32_p.bind(k1, k2, x1, x2)
+
+
+def _hash(k1, k2, x1, x2):
+  """threefry2x32 of keys (rank 0, or with trailing size-1 axes) and counters."""
+  kn, xn = np.ndim(k1), np.ndim(x1)
+  if kn and kn != xn:
+    x1, x2 = (shape_ops.reshape(x, (1,) * (kn - xn) + np.shape(x)) for x in (x1, x2))
+  return threefry2x32(k1, k2, x1, x2)
+
+
+def _broadcast(x, shape):
+  xs = np.shape(x)
+  if xs == shape:
+    return x
+  lead = len(shape) - len(xs)
+  keep = [i for i, d in enumerate(xs) if d == shape[lead + i]]
+  x = shape_ops.reshape(x, tuple(xs[i] for i in keep)) if len(keep) != len(xs) else x
+  return shape_ops.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
+
+
+def _key_words(data, extra_ndim):
+  """The two uint32 words of keys (*batch, 2): scalars for one key, else arrays of shape
+  (*batch, 1, ..., 1) with `extra_ndim` trailing axes to broadcast against counters."""
+  batch = np.shape(data)[:-1]
+  last = len(batch)
+  words = []
+  for i in range(2):
+    w = shape_ops.squeeze(shape_ops.slice_in_dim(data, i, i + 1, axis=last), (last,))
+    words.append(shape_ops.reshape(w, batch + (1,) * extra_ndim) if batch else w)
+  return words
+
+
+def threefry_2x32(data, count):
+  """JAX's counter hashing in legacy mode: the flat counts are cut into halves that are hashed
+  as pairs (padded to even length); returns uint32 of shape batch + count.shape."""
+  batch = np.shape(data)[:-1]
+  cshape = np.shape(count)
+  flat = shape_ops.reshape(count, (math.prod(cshape),))
+  odd = flat.shape[0] % 2
+  if odd:
+    flat = shape_ops.concatenate([flat, np.zeros((1,), _U32)], 0)
+  half = flat.shape[0] // 2
+  x1 = shape_ops.slice_in_dim(flat, 0, half)
+  x2 = shape_ops.slice_in_dim(flat, half, 2 * half)
+  k1, k2 = _key_words(data, 1)
+  y1, y2 = _hash(k1, k2, x1, x2)
+  out = shape_ops.concatenate([y1, y2], len(batch))
+  if odd:
+    out = shape_ops.slice_in_dim(out, 0, 2 * half - 1, axis=len(batch))
+  return shape_ops.reshape(out, batch + cshape)
+
+
+def iota_2x32_shape(shape):
+  """High and low uint32 words of a 64-bit row-major iota of `shape`."""
+  size = math.prod(shape)
+  if size > 2 ** 32:
+    raise NotImplementedError(f"random values for more than 2**32 elements (shape {shape}) "
+                              "are not supported by arrax.")
+  zeros = shape_ops._full(shape, 0, _U32)
+  if not shape:
+    return zeros, zeros
+  lo = shape_ops.reshape(shape_ops.iota(_U32, size), shape)
+  return zeros, lo
+
+
+# ---- key derivations on raw uint32 key data --------------------------------------------------
+def seed_data(seed):
+  """uint32[2] key data from an integer scalar seed: its high and low 32 bits."""
+  seed_dtype = np.dtype(seed.dtype)
+  if np.ndim(seed):
+    raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+  if not np.issubdtype(seed_dtype, np.integer):
+    raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+  return _seed_data(seed)
+
+
+@functools.partial(jit, inline=True)
+def _seed_data(seed):
+  import arrax.numpy as jnp
+  hi = lax.shift_right_logical(seed, np.array(32, seed.dtype))
+  # The low word as JAX computes it: `seed & 0xFFFFFFFF` under standard promotion.
+  lo = jnp.bitwise_and(seed, np.uint32(0xFFFFFFFF))
+  words = [shape_ops.expand_dims(lax.convert_element_type(w, _U32), (0,)) for w in (hi, lo)]
+  return shape_ops.concatenate(words, 0)
+
+
+def _split_partitionable(data, shape):
+  hi, lo = iota_2x32_shape(shape)
+  k1, k2 = _key_words(data, len(shape))
+  b1, b2 = _hash(k1, k2, hi, lo)
+  nd = len(b1.shape)
+  return shape_ops.concatenate([shape_ops.expand_dims(b1, (nd,)),
+                                shape_ops.expand_dims(b2, (nd,))], nd)
+
+
+def _split_legacy(data, shape):
+  batch = np.shape(data)[:-1]
+  counts = shape_ops.iota(_U32, 2 * math.prod(shape))
+  return shape_ops.reshape(threefry_2x32(data, counts), batch + tuple(shape) + (2,))
+
+
+@functools.partial(mode_jit, static_argnums=(1,))
+def split_data(data, shape):
+  """Key data (*batch, *shape, 2) of new keys split from each key in `data`."""
+  if _partitionable.value:
+    return _split_partitionable(data, shape)
+  return _split_legacy(data, shape)
+
+
+@jit
+def fold_in_data(data, msg):
+  """Key data of `data`'s keys with the uint32 scalar `msg` folded in."""
+  zero = np.zeros((1,), _U32)
+  counts = shape_ops.concatenate([zero, shape_ops.reshape(msg, (1,))], 0)
+  return threefry_2x32(data, counts)
+
+
+def _bits_partitionable(data, bit_width, shape):
+  hi, lo = iota_2x32_shape(shape)
+  k1, k2 = _key_words(data, len(shape))
+  b1, b2 = _hash(k1, k2, hi, lo)
+  dtype = UINT_DTYPES[bit_width]
+  if bit_width == 64:
+    b1 = lax.convert_element_type(b1, dtype)
+    b2 = lax.convert_element_type(b2, dtype)
+    return lax.bitwise_or(lax.shift_left(b1, np.array(32, dtype)), b2)
+  bits = lax.bitwise_xor(b1, b2)
+  return bits if bit_width == 32 else lax.convert_element_type(bits, dtype)
+
+
+def _bits_legacy(data, bit_width, shape):
+  batch = np.shape(data)[:-1]
+  nb = len(batch)
+  size = math.prod(shape)
+  max_count = -(-bit_width * size // 32)
+  if max_count >= np.iinfo(np.uint32).max:
+    raise NotImplementedError(f"random values of {bit_width * size} bits (shape {shape}) in "
+                              "legacy threefry mode are not supported by arrax.")
+  bits = threefry_2x32(data, shape_ops.iota(_U32, max_count))
+  dtype = UINT_DTYPES[bit_width]
+  if bit_width == 64:
+    hi = lax.convert_element_type(shape_ops.slice_in_dim(bits, 0, size, axis=nb), dtype)
+    lo = lax.convert_element_type(shape_ops.slice_in_dim(bits, size, 2 * size, axis=nb), dtype)
+    bits = lax.bitwise_or(lax.shift_left(hi, np.array(32, dtype)), lo)
+  elif bit_width in (8, 16):
+    # Each 32-bit word gives 32 // bit_width values, lowest bits first (a little-endian view).
+    per_word = 32 // bit_width
+    shifts = lax.mul(np.uint32(bit_width), shape_ops.iota(_U32, per_word))
+    words = shape_ops.expand_dims(bits, (nb + 1,))
+    shifts = shape_ops.reshape(shifts, (1,) * (nb + 1) + (per_word,))
+    parts = lax.bitwise_and(lax.shift_right_logical(words, shifts),
+                            np.uint32(np.iinfo(dtype).max))
+    parts = shape_ops.reshape(parts, batch + (max_count * per_word,))
+    bits = shape_ops.slice_in_dim(lax.convert_element_type(parts, dtype), 0, size, axis=nb)
+  return shape_ops.reshape(bits, batch + tuple(shape))
+
+
+def random_bits(data, bit_width, shape):
+  """Uniform random unsigned integers of `bit_width` bits, shape (*batch, *shape)."""
+  shape = tuple(shape)
+  if _partitionable.value:
+    return _bits_partitionable(data, bit_width, shape)
+  return _bits_legacy(data, bit_width, shape)
+
+
+# ---- typed key arrays ----------------------------------------------------------------------
+class KeyTy:
+  """The dtype of typed PRNG key arrays; threefry2x32 keys print as `key<fry>`."""
+  __slots__ = ()
+  name = "key<fry>"
+  itemsize = 8
+  kind = "V"
+  impl_name = "threefry2x32"
+
+  def __repr__(self):
+    return self.name
+
+  __str__ = __repr__
+
+  def __eq__(self, other):
+    return type(other) is KeyTy
+
+  def __hash__(self):
+    return hash(KeyTy)
+
+
+key_dtype_fry = KeyTy()
+
+
+def _norm_axes(axes, ndim):
+  return tuple(operator.index(a) % ndim if ndim else operator.index(a) for a in axes)
+
+
+class PRNGKeyArray:
+  """An array of typed PRNG keys (dtype `key<fry>`) over uint32 key data of shape (*shape, 2).
+
+  Keys support indexing and reshaping like arrays, but no arithmetic; extract the bits with
+  `jax.random.key_data`.
+  """
+  __slots__ = ("_base_array", "__weakref__")
+  __array_priority__ = 100
+
+  def __init__(self, base_array):
+    self._base_array = base_array
+
+  shape = property(lambda self: tuple(self._base_array.shape[:-1]))
+  ndim = property(lambda self: len(self._base_array.shape) - 1)
+  size = property(lambda self: math.prod(self.shape))
+  dtype = property(lambda self: key_dtype_fry)
+  itemsize = property(lambda self: key_dtype_fry.itemsize)
+  nbytes = property(lambda self: self.size * key_dtype_fry.itemsize)
+
+  def _wrap(self, data):
+    return PRNGKeyArray(data)
+
+  def __len__(self):
+    if not self.ndim:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __iter__(self):
+    if not self.ndim:
+      raise TypeError("iteration over a 0-d key array")
+    if isinstance(self._base_array, Array):
+      # `k1, k2 = split(key)` is the common case: one executable for all the rows.
+      return iter([PRNGKeyArray(row) for row in _unstack_rows(self._base_array)])
+    return (self[i] for i in range(self.shape[0]))
+
+  def __getitem__(self, idx):
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(i is Ellipsis for i in idx):
+      full = (*idx, slice(None))
+    else:
+      full = (*idx, Ellipsis, slice(None))
+    return self._wrap(self._base_array[full])
+
+  def reshape(self, *shape, order="C"):
+    if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
+      shape = tuple(shape[0])
+    shape = tuple(operator.index(d) for d in shape)
+    return self._wrap(self._base_array.reshape(*shape, 2, order=order))
+
+  def ravel(self, order="C"):
+    return self.reshape(-1, order=order)
+
+  flatten = ravel
+
+  def transpose(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+      axes = axes[0]
+    nd = self.ndim
+    perm = tuple(reversed(range(nd))) if not axes else _norm_axes(axes, nd)
+    return self._wrap(self._base_array.transpose(*perm, nd))
+
+  T = property(lambda self: self.transpose())
+
+  def squeeze(self, axis=None):
+    if axis is None:
+      axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+    axis = (axis,) if isinstance(axis, int) else tuple(axis)
+    return self._wrap(self._base_array.squeeze(_norm_axes(axis, self.ndim)))
+
+  def swapaxes(self, axis1, axis2):
+    a1, a2 = _norm_axes((axis1, axis2), self.ndim)
+    return self._wrap(self._base_array.swapaxes(a1, a2))
+
+  def __eq__(self, other):
+    import arrax.numpy as jnp
+    if not isinstance(other, PRNGKeyArray):
+      return NotImplemented
+    return jnp.all(self._base_array == other._base_array, axis=-1)
+
+  def __ne__(self, other):
+    import arrax.numpy as jnp
+    if not isinstance(other, PRNGKeyArray):
+      return NotImplemented
+    return jnp.any(self._base_array != other._base_array, axis=-1)
+
+  __hash__ = None
+
+  def __bool__(self):
+    raise TypeError("key array cannot be converted to boolean.")
+
+  def __array__(self, dtype=None, copy=None):
+    raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "
+                    "jax.random.key_data(arr) if you wish to extract the underlying integer "
+                    "array.")
+
+  def __repr__(self):
+    if isinstance(self._base_array, Array):
+      return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._base_array}"
+    return f"PRNGKeyArray(shape={self.shape}, dtype={self.dtype.name}) over {self._base_array!r}"
+
+  __str__ = __repr__
+
+  # ---- device and buffer methods, forwarded to the key data ----
+  def block_until_ready(self):
+    self._base_array.block_until_ready()
+    return self
+
+  def is_deleted(self):
+    return self._base_array.is_deleted()
+
+  def delete(self):
+    self._base_array.delete()
+
+  def devices(self):
+    return self._base_array.devices()
+
+  device = property(lambda self: self._base_array.device)
+  sharding = property(lambda self: self._base_array.sharding)
+  committed = property(lambda self: self._base_array.committed)
+
+  def copy(self):
+    import arrax.numpy as jnp
+    return self._wrap(jnp.array(self._base_array))
+
+
+@jit
+def _unstack_rows(x):
+  return [shape_ops.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0])]
+
+
+register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
+                     lambda _, children: PRNGKeyArray(children[0]))
+
+
+def is_key_array(x) -> bool:
+  return isinstance(x, PRNGKeyArray)
+
+
+def check_key_data(data):
+  """TypeError unless `data` is uint32 key data of shape (..., 2)."""
+  how = ("Create a key with jax.random.key(seed) (a typed key) or jax.random.PRNGKey(seed) "
+         "(a raw uint32[2] key).")
+  if not all(hasattr(data, a) for a in ("ndim", "shape", "dtype")):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have ndim, "
+                    f"shape, and dtype attributes. Got {data}. {how}")
+  if data.ndim < 1:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; got "
+                    f"ndim={data.ndim}. {how}")
+  if tuple(data.shape[-1:]) != (2,):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
+                    f"with (2,); got shape={tuple(data.shape)} for impl=threefry2x32. {how}")
+  if np.dtype(data.dtype) != _U32:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
+                    f"got dtype={np.dtype(data.dtype)}. {how}")
+
+
+def as_key_data(x):
+  """Key data as an arrax Array or tracer (NumPy key data is copied to the device)."""
+  if isinstance(x, (Array, core.Tracer)):
+    return x
+  import arrax.numpy as jnp
+  return jnp.asarray(x)
+
