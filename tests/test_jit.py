@@ -304,3 +304,23 @@ def test_eval_shape():
   assert out["s"].shape == (2, 4) and out["s"].dtype == np.float32
   sds = arrax.ShapeDtypeStruct((5,), np.int32)
   assert arrax.eval_shape(lambda x: x + 1, sds).shape == (5,)
+
+
+def test_cache_keys_on_threefry_mode():
+  # Flipping jax_threefry_partitionable must retrace, not reuse the other mode's executable.
+  f = arrax.jit(lambda k: arrax.random.normal(k, (3,)))
+  g = jax.jit(lambda k: jax.random.normal(k, (3,)))
+  try:
+    for mode in (True, False, True):
+      arrax.config.update("jax_threefry_partitionable", mode)
+      jax.config.update("jax_threefry_partitionable", mode)
+      assert_same(f(arrax.random.key(42)), g(jax.random.key(42)))
+  finally:
+    arrax.config.update("jax_threefry_partitionable", True)
+    jax.config.update("jax_threefry_partitionable", True)
+
+
+def test_array_methods_named_like_tracer_fields_work_under_jit():
+  x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+  assert_same(arrax.jit(lambda x: x.var(axis=0) + x.std())(x),
+              jax.jit(lambda x: x.var(axis=0) + x.std())(x))

@@ -85,6 +85,19 @@ def x64_enabled():
   return config._flags["jax_enable_x64"].value
 
 
+_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable")
+
+
+def trace_state() -> tuple:
+  """The values of the flags that change what tracing records (jit caches key on them)."""
+  return tuple(config._flags[name].value for name in _TRACE_FLAGS)
+
+
+def trace_state_change(old: tuple, new: tuple) -> str:
+  """Which trace flag differs between two `trace_state()` values, for cache-miss messages."""
+  return ", ".join(f"{n} changed" for n, a, b in zip(_TRACE_FLAGS, old, new) if a != b)
+
+
 def disable_jit(disable: bool = True):
   """Context manager that runs jitted functions eagerly, op by op (for debugging)."""
   return config._override("jax_disable_jit", disable)

@@ -1,8 +1,9 @@
 """jit: stage a function to a jaxpr, compile it with XLA, and cache the executable.
 
-The cache key is (input pytree structure, input avals incl. weak types, static arguments,
-x64 mode, device), as ARCHITECTURE.md decision 8 says. Under another trace (make_jaxpr, a
-transformation, an outer jit) a jitted call becomes one `jit` equation holding its jaxpr.
+The cache key is (input pytree structure, input avals incl. weak types, static arguments, the
+flags that change tracing (x64, threefry mode), device), as ARCHITECTURE.md decision 8 says.
+Under another trace (make_jaxpr, a transformation, an outer jit) a jitted call becomes one `jit`
+equation holding its jaxpr.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import weakref
 
 from arrax._src import ad, backend, batching, core, dispatch, mlir, tracing
 from arrax._src.array import Array
-from arrax._src.config import config, x64_enabled
+from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_unflatten
 
@@ -22,7 +23,6 @@ _flatten = _registry.flatten
 
 logger = logging.getLogger("arrax")
 _disable_jit = config.flag("jax_disable_jit")
-_x64 = config.flag("jax_enable_x64")
 _debug_nans = config.flag("jax_debug_nans")
 _eval_trace = core.eval_trace
 _default_device = backend.default_device
@@ -360,7 +360,7 @@ class JitWrapped:
         avals.append(_arg_aval(x))
     if device is None:
       device = _default_device()
-    key = (in_tree, tuple(avals), statics, _x64.value, device)
+    key = (in_tree, tuple(avals), statics, trace_state(), device)
     entry = self._cache.get(key)
     if entry is None:
       entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, key[1], device)
@@ -387,7 +387,7 @@ class JitWrapped:
 
   def _staged(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, statics):
     # Named axes in scope (vmap axis_name) can be baked into the trace (psum(1, 'i'), ...).
-    key = (in_tree, avals, statics, x64_enabled(), batching.axis_env_key())
+    key = (in_tree, avals, statics, trace_state(), batching.axis_env_key())
     hit = self._trace_cache.get(key)
     if hit is not None:
       return hit
@@ -417,20 +417,20 @@ class JitWrapped:
     return entry
 
   def _explain_miss(self, key):
-    in_tree, avals, statics, x64, device = key
+    in_tree, avals, statics, flags, device = key
     if not self._cache:
       logger.warning("Compiling %s for the first time with arguments %s", self._name,
                      ", ".join(str(a) for a in avals))
       return
     reasons = []
     for old in self._cache:
-      o_tree, o_avals, o_statics, o_x64, o_dev = old
+      o_tree, o_avals, o_statics, o_flags, o_dev = old
       if o_tree != in_tree:
         reasons.append(f"the input pytree structure changed from {o_tree} to {in_tree}")
       elif o_statics != statics:
         reasons.append(f"a static argument changed from {o_statics} to {statics}")
-      elif o_x64 != x64:
-        reasons.append("jax_enable_x64 changed")
+      elif o_flags != flags:
+        reasons.append(trace_state_change(o_flags, flags))
       elif o_dev != device:
         reasons.append(f"the device changed from {o_dev} to {device}")
       else:
@@ -451,7 +451,7 @@ class JitWrapped:
                                                  list(avals))
     closed = core.ClosedJaxpr(jaxpr, consts)
     module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
-    key = (in_tree, avals, statics, x64_enabled(), device)
+    key = (in_tree, avals, statics, trace_state(), device)
     return Lowered(self, key, closed, out_tree, module, in_tree)
 
   def trace(self, *args, **kwargs):

@@ -32,21 +32,6 @@ UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32,
                64: np.dtype(np.uint64)}
 
 
-def mode_jit(fun=None, *, static_argnums=None, static_argnames=None, inline=False):
-  """jit for functions whose trace depends on `jax_threefry_partitionable`: one jitted function
-  (and cache) per mode, chosen when called, so flipping the flag never reuses a stale trace."""
-  if fun is None:
-    return functools.partial(mode_jit, static_argnums=static_argnums,
-                             static_argnames=static_argnames, inline=inline)
-  by_mode = {mode: jit(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                       inline=inline) for mode in (False, True)}
-
-  @functools.wraps(fun)
-  def call(*args, **kwargs):
-    return by_mode[_partitionable.value](*args, **kwargs)
-  return call
-
-
 # ---- the threefry2x32 hash --------------------------------------------------------------------
 # threefry2x32 is a primitive (as in JAX) so that jaxprs show it as one equation and vmap
 # broadcasts it; it lowers to the lax operations below. Like JAX on CPU, the five key-injection
@@ -211,7 +196,7 @@ def _split_legacy(data, shape):
   return shape_ops.reshape(threefry_2x32(data, counts), batch + tuple(shape) + (2,))
 
 
-@functools.partial(mode_jit, static_argnums=(1,))
+@functools.partial(jit, static_argnums=(1,))
 def split_data(data, shape):
   """Key data (*batch, *shape, 2) of new keys split from each key in `data`."""
   if _partitionable.value:

@@ -24,7 +24,8 @@ from arrax._src.lax import reductions as lax_reductions
 from arrax._src.lax import sort as lax_sort
 from arrax._src.lax.utils import canonicalize_axis
 from arrax._src.numpy.util import check_arraylike, promote_dtypes_inexact
-from arrax._src.prng import PRNGKeyArray, mode_jit, split_data
+from arrax._src.jit import jit
+from arrax._src.prng import PRNGKeyArray, split_data
 from arrax._src.tree_util import tree_flatten, tree_unflatten, treedef_tuple
 
 UINT_DTYPES = prng.UINT_DTYPES
@@ -277,7 +278,7 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
   return _bits(data, dtype.itemsize * 8, shape)
 
 
-@partial(mode_jit, static_argnums=(1, 2))
+@partial(jit, static_argnums=(1, 2))
 def _bits(data, bit_width, shape):
   return _random_bits(data, bit_width, shape)
 
@@ -293,7 +294,7 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
   return _uniform(data, minval, maxval, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _uniform(data, minval, maxval, shape, dtype):
   # Internal callers may pass a batch of keys (*batch, 2): the samples then have shape
   # (*batch, *shape), each row what its key alone gives.
@@ -346,7 +347,7 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   return _randint(data, minval, maxval, shape, sample_dtype).astype(dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _randint(data, minval, maxval, shape, dtype):
   _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
   check_arraylike("randint", minval, maxval)
@@ -403,7 +404,7 @@ def _permutation(data, x, axis, independent):
   return jnp.take(x, ind, axis, unique_indices=True)
 
 
-@partial(mode_jit, static_argnums=(2,))
+@partial(jit, static_argnums=(2,))
 def _shuffle(data, x, axis):
   # Sort by fresh random 32-bit keys, repeated often enough that ties are unlikely.
   exponent = 3
@@ -483,7 +484,7 @@ def normal(key, shape=(), dtype=None, *, out_sharding=None):
   return _normal(data, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(1, 2))
+@partial(jit, static_argnums=(1, 2))
 def _normal(data, shape, dtype):
   if dtypes.issubdtype(dtype, np.complexfloating):
     sqrt2 = np.array(np.sqrt(2), dtype)
@@ -495,7 +496,7 @@ def _normal(data, shape, dtype):
   return _normal_real(data, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(1, 2))
+@partial(jit, static_argnums=(1, 2))
 def _normal_real(data, shape, dtype):
   lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
   u = _uniform(data, lo, np.array(1., dtype), shape, dtype)
@@ -512,7 +513,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
   return _truncated_normal(data, lower, upper, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _truncated_normal(data, lower, upper, shape, dtype):
   if shape is None:
     shape = _broadcast_shapes_or_raise("truncated_normal", np.shape(lower), np.shape(upper))
@@ -548,7 +549,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=
   return _lognormal(data, sigma, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3), inline=True)
+@partial(jit, static_argnums=(2, 3), inline=True)
 def _lognormal(data, sigma, shape, dtype):
   sigma = lax.convert_element_type(sigma, dtype)
   return lax.exp(_normal(data, shape, dtype) * sigma)
@@ -574,7 +575,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
   return _multivariate_normal(data, mean, cov, shape, dtype, method)
 
 
-@partial(mode_jit, static_argnums=(3, 4, 5))
+@partial(jit, static_argnums=(3, 4, 5))
 def _multivariate_normal(data, mean, cov, shape, dtype, method):
   if not np.ndim(mean) >= 1:
     raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
@@ -619,7 +620,7 @@ def _linalg(name):
 # ---- simple transforms of uniform samples -----------------------------------------------------
 def _simple_sampler(name, impl):
   """A sampler `name(key, shape=(), dtype=None)` whose jitted body is `impl(data, shape, dtype)`."""
-  jitted = mode_jit(impl, static_argnums=(1, 2))
+  jitted = jit(impl, static_argnums=(1, 2))
 
   def sampler(key, shape=(), dtype=None, *, out_sharding=None):
     data, _ = _check_prng_key(name, key)
@@ -694,7 +695,7 @@ def _safe_int_to_float(pair):
   return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
 
 
-@partial(mode_jit, static_argnums=(1, 2, 3))
+@partial(jit, static_argnums=(1, 2, 3))
 def _gumbel(data, shape, dtype, mode):
   info = dtypes.finfo(dtype)
   if dtype == np.float32 and mode == "highest":
@@ -762,7 +763,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
   return _bernoulli(data, p, shape, mode)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _bernoulli(data, p, shape, mode):
   if shape is None:
     shape = np.shape(p)
@@ -785,7 +786,7 @@ def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
   return _rademacher(data, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(1, 2))
+@partial(jit, static_argnums=(1, 2))
 def _rademacher(data, shape, dtype):
   p = lax.convert_element_type(0.5, dtypes.default_float_dtype())
   samples = _bernoulli(data, p, shape, "low").astype(dtype)
@@ -802,7 +803,7 @@ def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
   return _pareto(data, b, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _pareto(data, b, shape, dtype):
   b = lax.convert_element_type(b, dtype)
   e = _exponential_jit(data, shape, dtype)
@@ -818,7 +819,7 @@ def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
   return _maxwell(data, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(1, 2))
+@partial(jit, static_argnums=(1, 2))
 def _maxwell(data, shape, dtype):
   rvs = _normal(data, shape + (3,), dtype)
   return jnp.sqrt(jnp.sum(rvs * rvs, axis=-1))
@@ -832,7 +833,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
   return _double_sided_maxwell(data, loc, scale, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _double_sided_maxwell(data, loc, scale, shape, dtype):
   params_shapes = _broadcast_shapes_or_raise("double_sided_maxwell", np.shape(loc),
                                              np.shape(scale))
@@ -853,7 +854,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
   return _weibull_min(data, scale, concentration, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _weibull_min(data, scale, concentration, shape, dtype):
   u = _uniform(data, 0, 1, shape, dtype)
   return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
@@ -869,7 +870,7 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   return _rayleigh(data, scale, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _rayleigh(data, scale, shape, dtype):
   u = _uniform(data, 0., 1., shape, dtype)
   scale = jnp.broadcast_to(jnp.asarray(scale).astype(dtype), shape)
@@ -887,7 +888,7 @@ def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
   return _wald(data, mean, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _wald(data, mean, shape, dtype):
   k1, k2 = _unstack(_split(data))
   mean = jnp.broadcast_to(jnp.asarray(mean).astype(dtype), shape)
@@ -912,7 +913,7 @@ def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   return _geometric(data, p, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _geometric(data, p, shape, dtype):
   check_arraylike("geometric", p)
   p, = promote_dtypes_inexact(p)
@@ -933,7 +934,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
   return _triangular(data, left, mode, right, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(4, 5), inline=True)
+@partial(jit, static_argnums=(4, 5), inline=True)
 def _triangular(data, left, mode, right, shape, dtype):
   left = jnp.broadcast_to(lax.convert_element_type(left, dtype), shape)
   right = jnp.broadcast_to(lax.convert_element_type(right, dtype), shape)
@@ -1068,7 +1069,7 @@ random_gamma_p.batch = _random_gamma_batch
 random_gamma_p.pp_params = lambda params: params
 
 
-@partial(mode_jit, static_argnums=(2, 3, 4))
+@partial(jit, static_argnums=(2, 3, 4))
 def _gamma(data, a, shape, dtype, log_space):
   if shape is None:
     shape = np.shape(a)
@@ -1110,7 +1111,7 @@ def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
   return _beta(data, a, b, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _beta(data, a, b, shape, dtype):
   _check_shape("beta", shape, np.shape(a), np.shape(b))
   a = lax.convert_element_type(a, dtype)
@@ -1137,7 +1138,7 @@ def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
   return _dirichlet(data, alpha, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _dirichlet(data, alpha, shape, dtype):
   if not np.ndim(alpha) >= 1:
     raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {np.ndim(alpha)}")
@@ -1167,7 +1168,7 @@ def t(key, df, shape=None, dtype=None, *, out_sharding=None):
   return _t(data, df, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _t(data, df, shape, dtype):
   _check_shape("t", shape, np.shape(df))
   df = lax.convert_element_type(df, dtype)
@@ -1188,7 +1189,7 @@ def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
   return _chisquare(data, df, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _chisquare(data, df, shape, dtype):
   df = lax.convert_element_type(df, dtype)
   two = _const(df, 2)
@@ -1206,7 +1207,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
   return _f(data, dfnum, dfden, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4))
+@partial(jit, static_argnums=(3, 4))
 def _f(data, dfnum, dfden, shape, dtype):
   dfden = lax.convert_element_type(dfden, dtype)
   dfnum = lax.convert_element_type(dfnum, dtype)
@@ -1225,7 +1226,7 @@ def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
   return _generalized_normal(data, p, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _generalized_normal(data, p, shape, dtype):
   k_gamma, k_sign = _unstack(_split(data))
   g = gamma(k_gamma, 1 / p, shape, dtype)
@@ -1244,7 +1245,7 @@ def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
   return _ball(data, p, d, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3, 4))
+@partial(jit, static_argnums=(2, 3, 4))
 def _ball(data, p, d, shape, dtype):
   k1, k2 = _unstack(_split(data))
   g = generalized_normal(k1, p, (*shape, d), dtype)
@@ -1272,7 +1273,7 @@ def _while_loop(cond_fun, body_fun, init):
   return while_loop(cond_fun, body_fun, init)
 
 
-@partial(mode_jit, static_argnums=(2, 3, 4))
+@partial(jit, static_argnums=(2, 3, 4))
 def _poisson_knuth(data, lam, shape, dtype, max_iters):
   def body_fn(carry):
     i, k, rng, log_prod = carry
@@ -1291,7 +1292,7 @@ def _poisson_knuth(data, lam, shape, dtype, max_iters):
   return (k - 1).astype(dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3, 4))
+@partial(jit, static_argnums=(2, 3, 4))
 def _poisson_rejection(data, lam, shape, dtype, max_iters):
   # Transformed rejection with squeeze (Hormann 1993).
   log_lam = lax.log(lam)
@@ -1328,7 +1329,7 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
   return k.astype(dtype)
 
 
-@partial(mode_jit, static_argnums=(2, 3))
+@partial(jit, static_argnums=(2, 3))
 def _poisson(data, lam, shape, dtype):
   use_knuth = (lam != lam) | (lam < 10)
   lam_knuth = lax.select(use_knuth, lam, jnp.full_like(lam, 0.0))
@@ -1352,7 +1353,7 @@ def _stirling_approx_tail(k):
   return lax.select(use_tail_values, tail_values[jnp.asarray(k, dtype="int32")], approx)
 
 
-@partial(mode_jit, static_argnums=(3, 4, 5), inline=True)
+@partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
   log1minusprob = jnp.log1p(-prob)
   pdtype = core.get_aval(prob).dtype
@@ -1375,7 +1376,7 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
   return (k - 1).astype(dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4, 5), inline=True)
+@partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _btrs(data, count, prob, shape, dtype, max_iters):
   # Transformed rejection for binomials (Hormann 1993).
   stddev = jnp.sqrt(count * prob * (1 - prob))
@@ -1429,7 +1430,7 @@ def binomial(key, n, p, shape=None, dtype=None):
   return _binomial(data, n, p, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(3, 4), inline=True)
+@partial(jit, static_argnums=(3, 4), inline=True)
 def _binomial(data, count, prob, shape, dtype):
   if shape is None:
     shape = _broadcast_shapes_or_raise("binomial", np.shape(count), np.shape(prob))
@@ -1498,7 +1499,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   return _orthogonal(data, n, m_, shape, dtype)
 
 
-@partial(mode_jit, static_argnums=(1, 2, 3, 4))
+@partial(jit, static_argnums=(1, 2, 3, 4))
 def _orthogonal(data, n, m, shape, dtype):
   linalg = _linalg("orthogonal")
   z = _normal(data, (*shape, max(n, m), min(n, m)), dtype)

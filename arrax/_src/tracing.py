@@ -18,12 +18,12 @@ _unroll_threshold = config.flag("arrax_loop_unroll_warning_threshold")
 
 class JitTracer(Tracer):
   """A value being staged into a jaxpr."""
-  __slots__ = ("aval", "var", "_debug_name")
+  __slots__ = ("aval", "_var", "_debug_name")
 
   def __init__(self, trace, aval, var, debug_name=None):
     self._trace = trace
     self.aval = aval
-    self.var = var
+    self._var = var
     self._debug_name = debug_name
 
   def _short_repr(self):
@@ -50,7 +50,7 @@ class JaxprTrace(core.Trace):
 
   def get_var(self, x):
     if isinstance(x, JitTracer) and x._trace is self:
-      return x.var
+      return x._var
     if isinstance(x, Tracer) and not x._trace.valid:
       core._raise_escaped(x)
     if isinstance(x, Literal):
