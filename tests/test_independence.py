@@ -20,6 +20,12 @@ PROGRAM = textwrap.dedent("""
     print(float(f(1.0, 4.0)))
     print(jax.make_jaxpr(lambda x: 2 + jnp.sin(x))(jnp.array(1.0)))
     print((jnp.arange(4) * 2).sum())
+    print(float(jax.jit(jax.grad(lambda x: x**4 + 2**x))(1.0)))
+    print(jax.vmap(jax.grad(lambda x: 2 + jnp.sin(x)))(jnp.array([0.0, 0.0])).tolist())
+    print(jax.random.normal(jax.random.key(42)).dtype)
+    print(int(jax.lax.fori_loop(0, 5, lambda i, c: c + i, 0)))
+    print(float(jax.lax.cond(True, jnp.sin, jnp.cos, 0.0)))
+    import arrax.random, arrax.lax, arrax.test_util, arrax.custom_derivatives, arrax.ad_checkpoint
     assert not any(m == "jax" or m.startswith("jax.") for m in sys.modules), "jax was imported"
 """)
 
@@ -32,6 +38,11 @@ def test_runs_with_jax_unimportable():
   assert abs(float(lines[0]) - (-4 + np.sqrt(12)) / 2) < 1e-6
   assert lines[1] == "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = add 2.0:f32[] b in (c,) }"
   assert lines[2] == "12"
+  assert abs(float(lines[3]) - (4 + 2 * np.log(2))) < 1e-5
+  assert lines[4] == "[1.0, 1.0]"
+  assert lines[5] == "float32"
+  assert lines[6] == "10"
+  assert lines[7] == "0.0"
 
 
 COEXIST = textwrap.dedent("""
