@@ -40,5 +40,32 @@ def assert_same(actual, expected, rtol=None, atol=None, check_weak=True):
     else:
       np.testing.assert_array_equal(a, e)
   else:
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(e, np.float64),
+    big = np.complex128 if e.dtype.kind == "c" else np.float64
+    np.testing.assert_allclose(np.asarray(a, big), np.asarray(e, big),
                                rtol=rtol or 0, atol=atol or 0)
+
+
+def _ad_tol(dtype):
+  if dtype.name == "bfloat16":
+    return 3e-2
+  return 1e-12 if dtype in (np.float64, np.complex128) else 3e-5
+
+
+def assert_tree_same(actual, expected, tol=None):
+  """Like assert_same over (nested) tuples/lists; float0 arrays compare by shape only; `tol`
+  (rtol = atol) defaults by dtype: 3e-5 for 32 bits, 1e-12 for 64, 3e-2 for bfloat16."""
+  if isinstance(expected, (tuple, list)):
+    assert isinstance(actual, (tuple, list)) and len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+      assert_tree_same(a, e, tol)
+    return
+  e = np.asarray(expected)
+  if e.dtype.name == "float0":
+    a = np.asarray(actual)
+    assert (a.shape, a.dtype) == (e.shape, e.dtype), (a.shape, a.dtype, e.shape, e.dtype)
+    return
+  if e.dtype.kind in "fc" or e.dtype.name == "bfloat16":
+    tol = _ad_tol(e.dtype) if tol is None else tol
+    assert_same(actual, expected, rtol=tol, atol=tol)
+  else:
+    assert_same(actual, expected)

@@ -12,6 +12,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
+from conftest import assert_tree_same as _same
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT0 = real_jax.dtypes.float0
@@ -40,36 +41,6 @@ def _tangent_like(rng, x):
   if x.dtype.kind in "iub":
     return np.zeros(x.shape, FLOAT0)
   return _sample(rng, x.shape, x.dtype, "any")
-
-
-def _tol(dtype):
-  dt = np.dtype(dtype)
-  if dt == BF16:
-    return 2e-2
-  return 1e-12 if dt in (np.float64, np.complex128) else 2e-5
-
-
-def _same(actual, expected, tol=None):
-  """Same shape, dtype, weak type and (close) values; float0 arrays compare by shape only."""
-  if isinstance(expected, (tuple, list)):
-    assert isinstance(actual, (tuple, list)) and len(actual) == len(expected)
-    for a, e in zip(actual, expected):
-      _same(a, e, tol)
-    return
-  aw = getattr(getattr(actual, "aval", None), "weak_type", False)
-  ew = getattr(getattr(expected, "aval", None), "weak_type", False)
-  a, e = np.asarray(actual), np.asarray(expected)
-  assert a.shape == e.shape, (a.shape, e.shape)
-  assert a.dtype == e.dtype, (a.dtype, e.dtype)
-  assert aw == ew, f"weak_type: arrax {aw}, jax {ew}"
-  if e.dtype == FLOAT0:
-    return
-  if e.dtype.kind in "fc" or e.dtype == BF16:
-    tol = _tol(e.dtype) if tol is None else tol
-    big = np.complex128 if e.dtype.kind == "c" else np.float64
-    np.testing.assert_allclose(a.astype(big), e.astype(big), rtol=tol, atol=tol)
-  else:
-    np.testing.assert_array_equal(a, e)
 
 
 def _fn(lib, name, **kw):
