@@ -334,7 +334,28 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 
 
-class custom_jvp:
+class _CustomFunction:
+  """What custom_jvp and custom_vjp share: the wrapped function and its non-differentiable
+  argument positions (`nondiff_argnames` resolved to positions)."""
+
+  def __init__(self, fun, nondiff_argnums, nondiff_argnames):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    nums = set(nondiff_argnums)
+    if nondiff_argnames:
+      params = list(inspect.signature(fun).parameters)
+      nums.update(params.index(n) for n in nondiff_argnames if n in params)
+    self.nondiff_argnums = tuple(sorted(nums))
+    self.symbolic_zeros = False
+
+  def __getattr__(self, name):
+    # Attributes of the wrapped function (e.g. for methods defined on a decorated function).
+    if name == "fun":
+      raise AttributeError(name)
+    return getattr(self.fun, name)
+
+
+class custom_jvp(_CustomFunction):
   """A function with a custom JVP rule, used by every differentiation transformation.
 
   Example:
@@ -349,21 +370,8 @@ class custom_jvp:
   """
 
   def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
-    functools.update_wrapper(self, fun)
-    self.fun = fun
-    nums = set(nondiff_argnums)
-    if nondiff_argnames:
-      params = list(inspect.signature(fun).parameters)
-      nums.update(params.index(n) for n in nondiff_argnames if n in params)
-    self.nondiff_argnums = tuple(sorted(nums))
+    super().__init__(fun, nondiff_argnums, nondiff_argnames)
     self.jvp = None
-    self.symbolic_zeros = False
-
-  def __getattr__(self, name):
-    # Attributes of the wrapped function (e.g. for methods defined on a decorated function).
-    if name == "fun":
-      raise AttributeError(name)
-    return getattr(self.fun, name)
 
   def defjvp(self, jvp, symbolic_zeros=False):
     """Define the JVP rule `jvp(primals, tangents) -> (primal_out, tangent_out)` (with
@@ -630,7 +638,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros, i
 custom_lin_p.transpose = _custom_lin_transpose
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
   """A function with a custom VJP (reverse-mode) rule, given by `defvjp(fwd, bwd)`.
 
   Example:
@@ -646,22 +654,10 @@ class custom_vjp:
   """
 
   def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
-    functools.update_wrapper(self, fun)
-    self.fun = fun
-    nums = set(nondiff_argnums)
-    if nondiff_argnames:
-      params = list(inspect.signature(fun).parameters)
-      nums.update(params.index(n) for n in nondiff_argnames if n in params)
-    self.nondiff_argnums = tuple(sorted(nums))
+    super().__init__(fun, nondiff_argnums, nondiff_argnames)
     self.fwd = None
     self.bwd = None
-    self.symbolic_zeros = False
     self.optimize_remat = False
-
-  def __getattr__(self, name):
-    if name == "fun":
-      raise AttributeError(name)
-    return getattr(self.fun, name)
 
   def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
     """Define the rule: `fwd(*args) -> (out, residuals)` and `bwd(residuals, ct_out) ->
