@@ -422,16 +422,24 @@ bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
 
 
 def _bitcast_abstract_eval(x, *, new_dtype):
-  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  old_dt, new_dt = x.dtype, np.dtype(new_dtype)
+  old_bits, new_bits = 8 * old_dt.itemsize, 8 * new_dt.itemsize
   shape = x.shape
-  if old > new:
-    shape = shape + (old // new,)
-  elif old < new:
-    if not shape or shape[-1] != new // old:
-      raise TypeError(f"Attempting to convert array of shape {x.shape} from {x.dtype} to "
-                      f"{np.dtype(new_dtype)}: the last dimension must be {new // old}.")
+  if old_bits > new_bits:   # each element becomes a trailing axis of narrower elements
+    shape = shape + (old_bits // new_bits,)
+  elif old_bits < new_bits:  # the trailing axis is consumed, so it must hold exactly one element
+    last = shape[-1] if shape else 1
+    if last * old_bits != new_bits:
+      raise ValueError(f"Attempting to convert array of shape {x.shape} from {old_dt} of size "
+                       f"{old_bits} bits to {new_dt} of size {new_bits}, bits but {last} * "
+                       f"{old_bits} != {new_bits}: the last axis must have size "
+                       f"{new_bits // old_bits} (reshape the operand first).")
     shape = shape[:-1]
-  return ShapedArray(shape, new_dtype, False)
+  if old_dt != new_dt and any(d == np.bool_ or d.kind == "c" for d in (old_dt, new_dt)):
+    raise TypeError(f"lax.bitcast_convert_type does not support bool or complex values unless "
+                    f"the operand and destination types match. Got operand dtype={old_dt}, "
+                    f"new_dtype={new_dt!r}. Consider using the arr.view() method instead.")
+  return ShapedArray(shape, new_dt, False)
 
 
 bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
@@ -617,7 +625,8 @@ def _full_like(x, value, shape=None):
   shape = aval.shape if shape is None else shape
   fill = _lax().scalar_literal(value, aval.dtype, aval.weak_type)
   if not shape:
-    return fill
+    from arrax._src.tracing import stage_literal
+    return stage_literal(fill)   # a made value, as JAX's full_like (a residual when linearized)
   return _shape_ops().broadcast_in_dim_p.bind(fill, shape=shape, broadcast_dimensions=(),
                                               sharding=None)
 

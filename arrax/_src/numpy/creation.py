@@ -58,9 +58,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     out = device_put_value(object.val, dtype=dtype or object.aval.dtype,
                            weak_type=object.aval.weak_type and dtype is None)
   elif type(object) in dtypes.python_scalar_dtypes:
-    dtypes.check_python_int(object)
-    dt, weak = dtypes.dtype_and_weak_type(object)
-    out = device_put_value(object, dtype=dtype or dt, weak_type=weak and dtype is None)
+    out = _python_scalar_array(object, dtype)
   elif isinstance(object, (np.ndarray, np.generic)):
     target = dtype or dtypes.canonicalize_dtype(object.dtype)
     if object.dtype not in dtypes.supported_dtypes:
@@ -83,6 +81,18 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     shape = (1,) * (ndmin - nd) + util.shape_of(out)
     out = shape_ops.reshape(out, shape)
   return out
+
+
+def _python_scalar_array(x, dtype):
+  """A Python scalar on the device: weakly typed by default, else converted as NumPy does."""
+  if dtype is None:
+    dt, weak = dtypes.dtype_and_weak_type(x)
+    if type(x) is int and not dtypes.iinfo(dt).min <= x <= dtypes.iinfo(dt).max:
+      raise OverflowError(f"Python int {x} too large to convert to {dt}")
+    return device_put_value(x, dtype=dt, weak_type=weak)
+  # np.asarray raises for a value the dtype cannot hold (OverflowError for -1 as uint8 or 2**31
+  # as int32, TypeError for a complex as float), where JAX does; any in-range value is exact.
+  return device_put_value(np.asarray(x, dtype), dtype=dtype, weak_type=False)
 
 
 def _array_copy(x):
@@ -139,19 +149,33 @@ def util_concretization(shape, name):
   return ConcretizationTypeError(tracer, f"The problem arose with the shape argument of {name}.\n")
 
 
+def _is_scalar(x):
+  return type(x) in dtypes.python_scalar_dtypes or util.ndim_of(x) == 0
+
+
+def _fill_scalar(fill_value, dtype, weak_type):
+  """A scalar fill value converted to `dtype`.
+
+  A Python int is converted on the host and wraps as NumPy's astype does, as in JAX, so it need
+  not fit the default integer type: full((2,), 2**40, int32) is zeros.
+  """
+  if type(fill_value) is int and dtype != dtypes.float0:
+    return lax.scalar_literal(np.asarray(fill_value).astype(dtype), dtype, weak_type)
+  return lax._convert_element_type(lax.asarray_operand(fill_value), dtype, weak_type)
+
+
 def full(shape, fill_value, dtype=None, *, device=None):
   """An array of `shape` filled with `fill_value`."""
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full")
   util.check_arraylike("full", fill_value)
-  if util.ndim_of(fill_value) == 0:
+  if _is_scalar(fill_value):
     shape = _canonical_shape(shape, "full")
     if dtype is None:
       dt, weak = dtypes.dtype_and_weak_type(fill_value)
     else:
       dt, weak = dtype, False
-    value = lax._convert_element_type(lax.asarray_operand(fill_value), dt, weak)
-    return shape_ops.broadcast_in_dim(value, shape, ())
+    return shape_ops.broadcast_in_dim(_fill_scalar(fill_value, dt, weak), shape, ())
   from arrax._src.numpy.lax_numpy import broadcast_to
   return broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
@@ -192,8 +216,7 @@ def _like(name, a, fill_value, dtype, shape):
   dt = aval.dtype if dtype is None else dtype
   weak = aval.weak_type if dtype is None else False
   shp = aval.shape if shape is None else shape
-  value = lax._convert_element_type(lax.asarray_operand(fill_value), dt, weak)
-  return shape_ops.broadcast_in_dim(value, shp, ())
+  return shape_ops.broadcast_in_dim(_fill_scalar(fill_value, dt, weak), shp, ())
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
@@ -205,7 +228,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     m = getattr(a, "__jax_array__", None)
     if m is not None:
       a = m()
-  if util.ndim_of(fill_value) == 0:
+  if _is_scalar(fill_value):
     return _like("full_like", a, fill_value, dtype, shape)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full_like")

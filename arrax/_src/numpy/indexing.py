@@ -27,7 +27,8 @@ from arrax._src.lax.lax import asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
 from arrax._src.numpy import creation, lax_numpy, ufuncs, util
 
-__all__ = ["getitem", "take", "IndexUpdateHelper", "IndexUpdateRef"]
+__all__ = ["getitem", "take", "take_along_axis", "put_along_axis", "IndexUpdateHelper",
+           "IndexUpdateRef"]
 
 _PROMISE, _CLIP = GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP
 
@@ -592,6 +593,145 @@ def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value
 
 _take_jit = jit(_take, static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted",
                                         "fill_value"))
+
+
+# ---- take_along_axis and put_along_axis ---------------------------------------------------------
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
+  """arr's elements at `indices` along `axis` (of the flattened array if None): one gather.
+
+  `indices` has arr's rank; its other axes broadcast against arr's. Negative indices count
+  from the end unless `wrap_negative_indices` is False (by default they do, except under
+  mode='promise_in_bounds'). mode: 'fill' (default; out-of-bounds reads give `fill_value`,
+  NaN for inexact types), 'clip', 'promise_in_bounds' or 'one_hot' (a one-hot contraction).
+  """
+  return _take_along_axis_jit(arr, indices, axis, mode, fill_value, wrap_negative_indices)
+
+
+def _take_along_axis(arr, indices, axis, mode, fill_value, wrap_negative_indices):
+  a, indices = util.ensure_arraylike("take_along_axis", arr, indices)
+  idx_dtype, idx_shape = _dtype(indices), _shape(indices)
+  if not dtypes.issubdtype(idx_dtype, np.integer):
+    raise TypeError(f"take_along_axis indices must be of integer type, got {idx_dtype}")
+  if axis is None:
+    if len(idx_shape) != 1:
+      raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape "
+                       f"{idx_shape}")
+    a, axis = lax_numpy.ravel(a), 0
+  a_shape = _shape(a)
+  if len(a_shape) != len(idx_shape):
+    raise ValueError(f"indices and arr must have the same number of dimensions; "
+                     f"{len(idx_shape)} vs. {len(a_shape)}")
+  axis = util.canonicalize_axis(axis, len(a_shape))
+  arr_shape = a_shape[:axis] + (1,) + a_shape[axis + 1:]
+  out_shape = lax_numpy.broadcast_shapes(idx_shape, arr_shape)
+  n = a_shape[axis]
+  if n == 0:
+    return creation.zeros(out_shape, _dtype(a))
+  if wrap_negative_indices is None:   # JAX's legacy default
+    wrap_negative_indices = mode != "promise_in_bounds"
+  if wrap_negative_indices:   # signed and wide enough to add n to a negative index
+    indices = _normalize(lax._convert_element_type(indices, _index_dtype((n,))), n)
+  if mode == "one_hot":
+    return _one_hot_take(a, indices, axis, out_shape)
+  if 0 in out_shape:
+    return _zeros(a, out_shape)
+  return _gather_along_axis(a, indices, axis, out_shape, mode, fill_value)
+
+
+_take_along_axis_jit = jit(_take_along_axis, static_argnames=(
+    "axis", "mode", "fill_value", "wrap_negative_indices"))
+
+
+def _gather_along_axis(a, indices, axis, out_shape, mode, fill_value):
+  """One gather: each axis of `a` other than `axis` is a window (where `indices` has size 1
+  there), a batching dimension (where both have its full size) or squeezed out (where `a` has
+  size 1 and is broadcast)."""
+  a_shape, idx_shape = _shape(a), _shape(indices)
+  kept = [i for i, d in enumerate(idx_shape) if i == axis or d != 1]
+  indices = shape_ops.reshape(indices, tuple(out_shape[i] for i in kept) + (1,))
+  slice_sizes, offset_dims, squeezed = [], [], []
+  operand_batch, indices_batch = [], []
+  a_dim = idx_dim = 0   # positions in the squeezed operand and in the gather indices
+  for i in range(len(a_shape)):
+    if i == axis:
+      slice_sizes.append(1)
+      start_index_map, collapsed = (a_dim,), (a_dim,)
+      a_dim, idx_dim = a_dim + 1, idx_dim + 1
+    elif idx_shape[i] == 1:
+      offset_dims.append(i)
+      slice_sizes.append(a_shape[i])
+      a_dim += 1
+    elif a_shape[i] == 1:
+      squeezed.append(i)
+      idx_dim += 1
+    else:
+      slice_sizes.append(1)
+      operand_batch.append(a_dim)
+      indices_batch.append(idx_dim)
+      a_dim, idx_dim = a_dim + 1, idx_dim + 1
+  if squeezed:
+    a = shape_ops.squeeze(a, tuple(squeezed))
+  dnums = slicing.GatherDimensionNumbers(
+      offset_dims=tuple(offset_dims), collapsed_slice_dims=collapsed,
+      start_index_map=start_index_map, operand_batching_dims=tuple(operand_batch),
+      start_indices_batching_dims=tuple(indices_batch))
+  return slicing.gather(a, indices, dnums, tuple(slice_sizes),
+                        mode="fill" if mode is None else mode, fill_value=fill_value)
+
+
+def _one_hot_take(a, indices, axis, out_shape):
+  """take_along_axis as a contraction with one-hot rows (exact; NaNs and infinities in a row of
+  `a` spread to every result taken from that row, as in JAX)."""
+  from arrax._src.lax import dot as lax_dot
+  a_dtype, n, rank = _dtype(a), _shape(a)[axis], len(out_shape)
+  a = lax_numpy.broadcast_to(a, out_shape[:axis] + (n,) + out_shape[axis + 1:])
+  indices = lax_numpy.broadcast_to(indices, out_shape)
+  positions = shape_ops.broadcasted_iota(_dtype(indices), out_shape + (n,), rank)
+  hot = lax.eq(shape_ops.expand_dims(indices, (rank,)), positions)
+  hot = lax._convert_element_type(hot, a_dtype)
+  batch = tuple(d for d in range(rank) if d != axis)
+  out = lax_dot.dot_general(hot, a, (((rank,), (axis,)), (batch, batch)),
+                            precision=lax_dot.Precision.HIGHEST, preferred_element_type=a_dtype)
+  return lax_numpy.moveaxis(out, -1, axis)   # dot_general puts the batch axes first
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+  """A copy of `arr` with `values` put at `indices` along `axis` (of the flattened array if
+  None); the inverse of take_along_axis. `inplace=False` is required: arrays are immutable."""
+  if inplace:
+    raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because arrays "
+                     "are immutable. Pass inplace=False to instead return an updated array.")
+  return _put_along_axis_jit(arr, indices, values, axis, mode)
+
+
+def _put_along_axis(arr, indices, values, axis, mode):
+  arr, indices, values = util.ensure_arraylike("put_along_axis", arr, indices, values)
+  shape = _shape(arr)
+  if axis is None:
+    arr = lax_numpy.ravel(arr)
+  a_shape, idx_shape = _shape(arr), _shape(indices)
+  if len(a_shape) != len(idx_shape):
+    raise ValueError(f"put_along_axis arguments 'arr' and 'indices' must have same ndim. Got "
+                     f"arr.ndim={len(a_shape)} and indices.ndim={len(idx_shape)}.")
+  try:
+    values = lax_numpy.broadcast_to(values, idx_shape)
+  except ValueError:
+    raise ValueError(f"put_along_axis argument 'values' must be broadcastable to 'indices'. "
+                     f"Got values.shape={_shape(values)} and indices.shape={idx_shape}.") \
+        from None
+  # (JAX fails an internal assertion for an axis out of range; this is a ValueError.)
+  axis = 0 if axis is None else util.canonicalize_axis(axis, len(a_shape))
+  # One index array per axis: `indices` along `axis`, positions (broadcasting) along the others.
+  idx = tuple(indices if d == axis else
+              shape_ops.broadcasted_iota(np.int32, tuple(n if k == d else 1
+                                                         for k, n in enumerate(a_shape)), d)
+              for d in range(len(a_shape)))
+  out = _IndexUpdateRef(arr, idx).set(values, mode=mode)
+  return lax_numpy.reshape(out, shape) if len(shape) != len(a_shape) else out
+
+
+_put_along_axis_jit = jit(_put_along_axis, static_argnames=("axis", "mode"))
 
 
 # ---- updates ----------------------------------------------------------------------------------
