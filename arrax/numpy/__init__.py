@@ -41,17 +41,17 @@ from arrax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, angle, arc
                                      subtract, tan, tanh, true_divide, trunc)
 
 # dtypes and scalar types
-bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float16, float32, float64 = _np.float16, _np.float32, _np.float64
-complex64, complex128 = _np.complex64, _np.complex128
-bfloat16 = _dtypes.bfloat16.type
+from arrax._src.numpy.scalar_types import (bfloat16, bool_, complex64, complex128,  # noqa: E402
+                                           float16, float32, float64, int8, int16, int32,
+                                           int64, uint8, uint16, uint32, uint64)
+
+single, double, csingle, cdouble = float32, float64, complex64, complex128
+float_, int_, uint, complex_ = float64, int64, uint64, complex128
 float0 = _dtypes.float0
 dtype = _np.dtype
 generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
 integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
-complexfloating, bool = _np.complexfloating, _np.bool_  # noqa: A001
+complexfloating, bool = _np.complexfloating, bool_  # noqa: A001
 finfo = _dtypes.finfo
 iinfo = _dtypes.iinfo
 issubdtype = _dtypes.issubdtype
