@@ -72,3 +72,14 @@ def test_short_names():
   assert dtypes.short_dtype_name(np.uint8) == "u8"
   assert dtypes.short_dtype_name(np.bool_) == "bool"
   assert dtypes.short_dtype_name(ml_dtypes.bfloat16) == "bf16"
+
+
+@pytest.mark.parametrize("value", [5, 5.5, True, np.float32(2), np.int8(-3)])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.bool_, np.uint8])
+def test_lax_convert_element_type_of_host_scalars_gives_arrays(value, dtype):
+  import jax
+
+  from conftest import assert_same
+  out = arrax.lax.convert_element_type(value, dtype)
+  assert isinstance(out, arrax.Array)
+  assert_same(out, jax.lax.convert_element_type(value, dtype))

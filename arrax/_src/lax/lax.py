@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from arrax._src import core, dtypes
+from arrax._src.array import device_put_value
 from arrax._src.core import Literal, ShapedArray
 from arrax._src.lax import elementwise as ew
 from arrax._src.lax.elementwise import RoundingMethod  # noqa: F401  (re-exported)
@@ -160,7 +161,10 @@ def clamp(min, x, max):  # noqa: A002
 
 def convert_element_type(operand, new_dtype):
   """Cast `operand` to `new_dtype` (canonicalized under jax_enable_x64)."""
-  return _convert_element_type(operand, new_dtype, weak_type=False)
+  out = _convert_element_type(operand, new_dtype, weak_type=False)
+  if type(out) is Literal and core.trace_ctx.trace is core.eval_trace:
+    return device_put_value(out.val, None, dtype=out.aval.dtype, weak_type=False)
+  return out
 
 
 def _convert_element_type(operand, new_dtype=None, weak_type=False):
