@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from arrax._src import core, dtypes
-from arrax._src.array import device_put_value
+from arrax._src.array import Array, device_put_value
 from arrax._src.core import Literal, ShapedArray
 from arrax._src.lax import elementwise as ew
 from arrax._src.lax.elementwise import RoundingMethod  # noqa: F401  (re-exported)
@@ -162,8 +162,11 @@ def clamp(min, x, max):  # noqa: A002
 def convert_element_type(operand, new_dtype):
   """Cast `operand` to `new_dtype` (canonicalized under jax_enable_x64)."""
   out = _convert_element_type(operand, new_dtype, weak_type=False)
-  if type(out) is Literal and core.trace_ctx.trace is core.eval_trace:
-    return device_put_value(out.val, None, dtype=out.aval.dtype, weak_type=False)
+  if core.trace_ctx.trace is core.eval_trace and not isinstance(out, Array):
+    # A host scalar (or the Literal made of it) becomes an Array, as JAX returns.
+    aval = core.get_aval(out)
+    return device_put_value(out.val if type(out) is Literal else out, None, dtype=aval.dtype,
+                            weak_type=False)
   return out
 
 
