@@ -473,14 +473,16 @@ def test_linalg_samplers(fn):
   run_both(fn)
 
 
-def test_gamma_grad_not_implemented():
-  """JAX differentiates gamma via lax.random_gamma_grad, which arrax lacks: a clear error."""
-  k = arrax.random.key(0)
-  with pytest.raises(NotImplementedError, match="random_gamma_grad"):
-    arrax.grad(lambda a: arrax.random.gamma(k, a))(2.)
-  # Without a gradient for `a` (stop_gradient), differentiating other inputs works.
-  g = arrax.grad(lambda s: s * arrax.random.gamma(k, arrax.lax.stop_gradient(s)))(2.)
-  assert np.isfinite(float(g))
+def test_gamma_grad_matches_jax():
+  """Gradients of gamma samples flow through lax.random_gamma_grad as in JAX (more cases in
+  tests/lax/test_special.py)."""
+  ka, kj = arrax.random.key(0), jax.random.key(0)
+  ga = arrax.grad(lambda a: arrax.random.gamma(ka, a, (4,)).sum())(2.)
+  gj = jax.grad(lambda a: jax.random.gamma(kj, a, (4,)).sum())(2.)
+  np.testing.assert_allclose(float(ga), float(gj), rtol=1e-4)
+  ga = arrax.grad(lambda s: s * arrax.random.gamma(ka, arrax.lax.stop_gradient(s)))(2.)
+  gj = jax.grad(lambda s: s * jax.random.gamma(kj, jax.lax.stop_gradient(s)))(2.)
+  np.testing.assert_allclose(float(ga), float(gj), rtol=1e-5)
 
 
 # ---- moments ---------------------------------------------------------------------------------

@@ -1029,8 +1029,7 @@ def _gamma_impl(data, a, *, log_space):
 
 
 # The sampler is one primitive, as in JAX, so that vmap moves key and parameter batches into it
-# and differentiation has one place to go (JAX differentiates it implicitly through
-# lax.random_gamma_grad, which arrax does not have yet).
+# and differentiation has one place to go (the implicit gradient, lax.random_gamma_grad).
 random_gamma_p = core.Primitive("random_gamma")
 
 
@@ -1046,11 +1045,24 @@ def _random_gamma_lowering(ctx, key, a, *, log_space):
 
 
 def _random_gamma_jvp(primals, tangents, *, log_space):
-  raise NotImplementedError(
-      "Differentiating jax.random.gamma (and loggamma, beta, dirichlet, t, chisquare, f, "
-      "generalized_normal, ball) with respect to its shape parameter needs "
-      "lax.random_gamma_grad, which arrax does not implement yet. Wrap the parameter in "
-      "jax.lax.stop_gradient if its gradient is not needed.")
+  # Implicit reparameterization, as JAX: a sample moves with `a` along its fixed quantile, at
+  # rate lax.random_gamma_grad(a, sample); for log-space samples that rate is divided by the
+  # sample (a sample that underflowed to 0 counts as the smallest normal float).
+  from arrax._src import ad
+  from arrax._src.lax.special import random_gamma_grad
+  key, a = primals
+  out = random_gamma_p.bind(key, a, log_space=log_space)
+  t_a = tangents[1]
+  if type(t_a) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  if log_space:
+    sample = lax.exp(out)
+    tiny = jnp.full_like(sample, dtypes.finfo(core.get_aval(out).dtype).tiny)
+    sample = lax.select(lax.eq(sample, _const(sample, 0)), tiny, sample)
+    rate = lax.div(random_gamma_grad(a, sample), sample)
+  else:
+    rate = random_gamma_grad(a, out)
+  return out, lax.mul(t_a, rate)
 
 
 def _random_gamma_batch(args, dims, *, log_space):

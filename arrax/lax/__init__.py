@@ -10,3 +10,6 @@ from arrax._src.lax.parallel import *  # noqa: F401,F403
 from arrax._src.ad import stop_gradient  # noqa: F401
 from arrax._src.lax.control_flow import (associative_scan, cond, cond_p, fori_loop,  # noqa: F401
                                          map, scan, scan_p, switch, while_loop, while_p)
+from arrax._src.lax.special import (igamma, igamma_grad_a, igamma_grad_a_p, igamma_p,  # noqa: F401
+                                    igammac, igammac_p, random_gamma_grad,
+                                    random_gamma_grad_p)
