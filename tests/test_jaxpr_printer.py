@@ -475,3 +475,12 @@ def test_pretty_printer_basics():
   assert d.format(10) == "f(\n  aaaa,\n  aaaa,\n  aaaa,\n  aaaa,\n  aaaa)"
   assert str(pp.text("a") + pp.brk() + pp.text("b")) == "a\nb"
   assert pp.join(pp.text(","), []).format() == ""
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all", "mean"])
+def test_reductions_of_rank0_print_like_jax(name):
+  import arrax
+  import arrax.numpy as anp
+  x = np.float32(1.5)
+  assert (str(arrax.make_jaxpr(getattr(anp, name))(x))
+          == str(jax.make_jaxpr(getattr(jnp, name))(x)))

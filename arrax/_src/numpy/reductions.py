@@ -139,7 +139,7 @@ def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=No
   if where is not None:
     from arrax._src.numpy.lax_numpy import _where
     a = _where(where, a, init)
-  result = reduce_fn(a, dims) if dims else a
+  result = reduce_fn(a, dims)
   if initial is not None:
     initial_arr = lax.convert_element_type(initial, computation_dtype)
     if _aval(initial_arr).shape != ():
