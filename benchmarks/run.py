@@ -273,6 +273,27 @@ def bench_scan_rnn():
   return out
 
 
+def _rnn_grad(np_mod, lax_mod, top):
+  run, args = _rnn(np_mod, lax_mod, lambda f: f)
+
+  def loss(w, u, h0, xs):
+    h, ys = run(w, u, h0, xs)
+    return (h * h).sum() + ys.sum()
+  return top.jit(top.grad(loss, argnums=(0, 1))), args
+
+
+def bench_scan_rnn_grad():
+  """Steady-state jit(grad) of a loss over the scan_rnn RNN (1000 steps), w.r.t. both weight
+  matrices: the forward scan saves residuals, the transposed scan runs backwards."""
+  out = {}
+  fa, args_a = _rnn_grad(anp, arrax.lax, arrax)
+  out["arrax"] = _median_time(lambda: arrax.block_until_ready(fa(*args_a)), 10)
+  if jax:
+    fj, args_j = _rnn_grad(jnp, jax.lax, jax)
+    out["jax"] = _median_time(lambda: jax.block_until_ready(fj(*args_j)), 10)
+  return out
+
+
 def _vmap_example(np_mod, jax_mod, seed=2):
   rng = np.random.default_rng(seed)
   w = np_mod.asarray(rng.standard_normal((32, 32), np.float32) / 6)
@@ -338,6 +359,7 @@ BENCHMARKS = {
     "per_example_grads": (bench_per_example_grads, 1.05),
     "fori_first_call": (bench_fori_first_call, 1.2),
     "scan_rnn": (bench_scan_rnn, 1.05),
+    "scan_rnn_grad": (bench_scan_rnn_grad, 1.05),
     "vmap_jit": (bench_vmap_jit, 1.05),
     "random_normal": (bench_random_normal, 1.05),
 }

@@ -84,6 +84,9 @@ def _debug_callback_batch(args, dims, *, callback, effect):
 
 
 debug_callback_p.batch = _debug_callback_batch
+# Under differentiation the callback sees the primal values only (as in JAX).
+debug_callback_p.jvp = lambda primals, tangents, **params: (
+    debug_callback_p.bind(*primals, **params), [])
 
 
 def callback(callback, *args, ordered=False, **kwargs):

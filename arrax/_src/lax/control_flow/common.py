@@ -9,12 +9,13 @@ hence the compiled executable.
 """
 from __future__ import annotations
 
+import enum
 import inspect
 import weakref
 
 import numpy as np
 
-from arrax._src import core, mlir, tracing
+from arrax._src import core, dtypes, mlir, tracing
 from arrax._src.array import device_put_value
 from arrax._src.config import config, x64_enabled
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
@@ -330,3 +331,51 @@ def lower_fun(fun):
                  for v, c in zip(jaxpr.constvars, consts)]
     return mlir.jaxpr_subcomp(ctx.module_context, jaxpr, const_irs, list(args))
   return rule
+
+
+# ---- for the transformation rules of control-flow primitives ------------------------------
+_derived_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def memo_derived(jaxprs, key, build):
+  """`build()`, memoized on the jaxprs it derives from (held weakly) and the hashable `key`.
+
+  Rules that rebuild a primitive's jaxprs (its JVP, partial evaluation, transpose) then return
+  the same jaxpr objects for the same inputs, so repeated eager calls reuse executables.
+  """
+  first, rest = jaxprs[0], tuple(jaxprs[1:])
+  full_key = (tuple(id(j) for j in rest), key, x64_enabled(),
+              config.jax_default_matmul_precision)
+  per = _derived_cache.get(first)
+  if per is None:
+    per = _derived_cache[first] = {}
+  hit = per.get(full_key)
+  if hit is not None and all(r() is j for r, j in zip(hit[0], rest)):
+    return hit[1]
+  result = build()
+  per[full_key] = (tuple(weakref.ref(j) for j in rest), result)
+  return result
+
+
+class MemorySpace(enum.Enum):
+  """Where an `empty2` buffer lives (printed as JAX prints its param)."""
+  Device = "device"
+
+
+# An uninitialized scalar (XLA gets zeros): fills residual slots a cond branch does not use.
+empty2_p = core.Primitive("empty2")
+empty2_p.abstract_eval = lambda *, dtype, memory_space: core.ShapedArray((), dtype)
+empty2_p.lowering = lambda ctx, *, dtype, memory_space: [
+    mlir.ir_constant(np.zeros((), dtype))]
+
+
+def empty_like_aval(aval):
+  """A value of type `aval` whose contents do not matter (zeros, as JAX's `empty2`)."""
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.float0)
+  out = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
+  if not aval.shape:
+    return out
+  from arrax._src.lax import shape_ops
+  return shape_ops.broadcast_in_dim_p.bind(out, shape=aval.shape, broadcast_dimensions=(),
+                                           sharding=None)

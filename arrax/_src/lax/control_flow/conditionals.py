@@ -3,6 +3,10 @@
 `cond_p` takes the int32 branch index first, then the operands every branch receives (the
 branches' closed-over values first, then the user's operands); its param `branches` is a tuple
 of ClosedJaxprs that all have the same input and output types. It lowers to `stablehlo.case`.
+
+Its rules (JVP, partial evaluation, transpose, batching) transform every branch alike and then
+make the branches agree on one signature. Under vmap a batched index turns the cond into a
+`select_n` over the results of all branches, as in JAX.
 """
 from __future__ import annotations
 
@@ -12,11 +16,12 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
+from arrax._src import ad, batching, core, dtypes, mlir, tracing
 from arrax._src.config import config
 from arrax._src.core import Tracer
-from arrax._src.lax import lax
+from arrax._src.lax import lax, shape_ops
 from arrax._src.lax.control_flow import common
+from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import keystr, tree_flatten, tree_unflatten
 
 __all__ = ["cond", "switch", "cond_p"]
@@ -57,6 +62,211 @@ def _cond_lowering(ctx, index, *args, branches):
 
 cond_p.abstract_eval = _cond_abstract_eval
 cond_p.lowering = _cond_lowering
+
+
+# ---- autodiff -----------------------------------------------------------------------------
+# The index never has a tangent. Every rule transforms all branches alike and then makes them
+# agree on their outputs (the union of what any branch needs), since a cond's branches must have
+# one type.
+def _nonzero(t):
+  return type(t) is not ad.Zero and not ad.is_float0(core.get_aval(t))
+
+
+def _cond_jvp(primals, tangents, *, branches):
+  index, *ops = primals
+  nonzeros = tuple(_nonzero(t) for t in tangents[1:])
+  jvps, out_nz = common.memo_derived(branches, ("jvp", nonzeros),
+                                     lambda: _jvp_branches(branches, nonzeros))
+  dots = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
+  outs = cond_p.bind(index, *ops, *dots, branches=jvps)
+  n = len(out_nz)
+  dots_out = iter(outs[n:])
+  return outs[:n], [next(dots_out) if nz else ad.Zero(ad.tangent_aval(a))
+                    for a, nz in zip(branches[0].out_avals, out_nz)]
+
+
+def _jvp_branches(branches, nonzeros):
+  per_branch = _per_distinct(branches, lambda b: ad.jvp_jaxpr(b, nonzeros)[1])
+  out_nz = [any(nz) and not ad.is_float0(ad.tangent_aval(a))
+            for nz, a in zip(zip(*per_branch), branches[0].out_avals)]
+  jvps = _per_distinct(branches, lambda b: ad.jvp_jaxpr(b, nonzeros, instantiate=out_nz)[0])
+  return tuple(jvps), out_nz
+
+
+def _per_distinct(branches, fn):
+  """`fn` of each branch, computed once per distinct jaxpr (switch may repeat a branch)."""
+  done: dict[int, object] = {}
+  for b in branches:
+    if id(b) not in done:
+      done[id(b)] = fn(b)
+  return [done[id(b)] for b in branches]
+
+
+def _cond_partial_eval(trace, args, params):
+  branches = params["branches"]
+  index, *ops = args
+  if trace.is_unknown(index):
+    # An unknown index makes everything unknown: stage the whole cond.
+    return JaxprTrace.process_primitive(trace, cond_p, args, params)
+  ops_uk = tuple(trace.is_unknown(x) for x in ops)
+  known, unknown, out_uk, res_src = common.memo_derived(
+      branches, ("partial_eval", ops_uk), lambda: _split_branches(branches, ops_uk))
+  known_ops = [x for x, u in zip(ops, ops_uk) if not u]
+  known_outs = []
+  if known[0].out_avals or any(k.eqns for k in known):
+    with core.set_current_trace(trace.parent):
+      known_outs = cond_p.bind(index, *known_ops, branches=known)
+  n_known = len(out_uk) - sum(out_uk)
+  computed = iter(known_outs[n_known:])
+  residuals = [next(computed) if src is None else known_ops[src] for src in res_src]
+  unk_ops = [x for x, u in zip(ops, ops_uk) if u]
+  unk_outs = iter(())
+  if any(out_uk):
+    unk_outs = iter(JaxprTrace.process_primitive(
+        trace, cond_p, [index, *residuals, *unk_ops], {"branches": unknown}))
+  known_it = iter(known_outs[:n_known])
+  return [next(unk_outs) if u else next(known_it) for u in out_uk]
+
+
+def _split_branches(branches, ops_uk):
+  """Split each branch into a known and an unknown part with common signatures.
+
+  Known branches take the known operands and return (known outputs, residuals); unknown ones
+  take (residuals, unknown operands). The residual list is the union of the branches'
+  residuals matched by type; a branch leaves the slots of others' residuals empty. A slot that
+  every branch fills with the same known operand is that operand, not a cond output:
+  `res_src[i]` is its index among the known operands, or None.
+  """
+  per_branch = _per_distinct(branches, lambda b: ad.partial_eval_jaxpr(b, list(ops_uk))[2])
+  out_uk = [any(u) for u in zip(*per_branch)]
+  splits = _per_distinct(branches,
+                         lambda b: ad.partial_eval_jaxpr(b, list(ops_uk), instantiate=out_uk))
+  res_avals = [unk.in_avals[:len(fwd)] for _, unk, _, fwd in splits]
+  all_res, slots = _merge_residuals(res_avals)
+  res_src = []
+  for i in range(len(all_res)):
+    srcs = {fwd[sl.index(i)] if i in sl else None for (_, _, _, fwd), sl in zip(splits, slots)}
+    res_src.append(srcs.pop() if len(srcs) == 1 else None)
+  n_known_out = len(out_uk) - sum(out_uk)
+  known = tuple(_known_with_residuals(k, fwd, all_res, sl, n_known_out, res_src)
+                for (k, _, _, fwd), sl in zip(splits, slots))
+  unknown = tuple(_unknown_with_residuals(u, all_res, sl)
+                  for (_, u, _, _), sl in zip(splits, slots))
+  return known, unknown, out_uk, res_src
+
+
+def _merge_residuals(res_avals):
+  """One residual list for all branches: the i-th residual of a type in a branch shares the
+  slot of the i-th residual of that type in every other branch. Returns (avals, slots), with
+  slots[b][i] the slot of branch b's residual i."""
+  all_avals, slot_of, slots = [], {}, []
+  for avals in res_avals:
+    seen: dict = {}
+    mine = []
+    for a in avals:
+      key = (a.shape, a.dtype, a.weak_type)
+      tag = (key, seen.get(key, 0))
+      seen[key] = tag[1] + 1
+      if tag not in slot_of:
+        slot_of[tag] = len(all_avals)
+        all_avals.append(a)
+      mine.append(slot_of[tag])
+    slots.append(mine)
+  return all_avals, slots
+
+
+def _known_with_residuals(known, res_fwd, all_res, slots, n_out, res_src):
+  def fun(*args):
+    outs = core.eval_jaxpr(known.jaxpr, known.consts, *args)
+    computed = iter(outs[n_out:])
+    mine = [args[f] if f is not None else next(computed) for f in res_fwd]
+    res = [common.empty_like_aval(a) if src is None else None
+           for a, src in zip(all_res, res_src)]
+    for s, r in zip(slots, mine):
+      res[s] = r
+    return list(outs[:n_out]) + [r for r, src in zip(res, res_src) if src is None]
+  return _trace_closed(fun, known.in_avals)
+
+
+def _unknown_with_residuals(unknown, all_res, slots):
+  j = unknown.jaxpr
+  res_vars = [core.Var(a) for a in all_res]
+  for s, v in zip(slots, j.invars):
+    res_vars[s] = v
+  invars = res_vars + j.invars[len(slots):]
+  return core.ClosedJaxpr(core.Jaxpr(j.constvars, invars, j.outvars, j.eqns, j.debug_info),
+                          unknown.consts)
+
+
+def _trace_closed(fun, in_avals):
+  jaxpr, consts = tracing.trace_to_jaxpr(fun, list(in_avals))
+  return core.ClosedJaxpr(jaxpr, consts)
+
+
+def _cond_transpose(cts, index, *ops, branches):
+  if ad.is_undefined(index):
+    raise ValueError("cond: cannot transpose with respect to the branch index")
+  linear = tuple(ad.is_undefined(x) for x in ops)
+  ct_nz = tuple(_nonzero(ct) for ct in cts)
+  transposed = common.memo_derived(
+      branches, ("transpose", linear, ct_nz),
+      lambda: tuple(_per_distinct(branches, lambda b: ad.transpose_jaxpr(b, list(linear),
+                                                                         list(ct_nz)))))
+  res = [x for x, lin in zip(ops, linear) if not lin]
+  outs = iter(cond_p.bind(index, *res, *[ct for ct, nz in zip(cts, ct_nz) if nz],
+                          branches=transposed))
+  return [None] + [next(outs) if lin else None for lin in linear]
+
+
+cond_p.jvp = _cond_jvp
+cond_p.partial_eval = _cond_partial_eval
+cond_p.transpose = _cond_transpose
+
+
+# ---- batching -----------------------------------------------------------------------------
+def _cond_batch(axis_data, args, dims, *, branches):
+  index, *ops = args
+  index_dim, *op_dims = dims
+  if index_dim is not None:
+    return _cond_batch_select(axis_data, args, dims, branches)
+  # One index for all examples: batch the branches (their batched outputs at axis 0).
+  ops = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(ops, op_dims)]
+  in_dims = tuple(None if d is None else 0 for d in op_dims)
+  per_branch = _per_distinct(
+      branches, lambda b: batching.batch_jaxpr(b, axis_data, in_dims, False)[1])
+  out_bat = [any(d is not None for d in ds) for ds in zip(*per_branch)]
+  batched = tuple(_per_distinct(
+      branches, lambda b: batching.batch_jaxpr(b, axis_data, in_dims, out_bat)[0]))
+  outs = cond_p.bind(index, *ops, branches=batched)
+  return outs, [0 if b else None for b in out_bat]
+
+
+def _cond_batch_select(axis_data, args, dims, branches):
+  # One index per example: every branch runs on every example and a select_n picks the results
+  # (as JAX does). Each branch sees the operands of the examples it does not serve through
+  # stop_gradient, so that their (unselected) derivatives cannot reach the operands.
+  size = axis_data.size
+  index, *ops = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+  in_dims = (0,) * len(ops)
+  batched = _per_distinct(branches, lambda b: batching.batch_jaxpr(b, axis_data, in_dims,
+                                                                   True)[0])
+  branch_outs = []
+  for i, b in enumerate(batched):
+    pred = lax.eq(index, np.int32(i))
+    ops_i = [_bcast_select_n(pred, ad.stop_gradient(x), x) for x in ops]
+    branch_outs.append(core.eval_jaxpr(b.jaxpr, b.consts, *ops_i))
+  outs = [_bcast_select_n(index, *cases) for cases in zip(*branch_outs)]
+  return outs, [0] * len(outs)
+
+
+def _bcast_select_n(which, *cases):
+  shape = core.get_aval(cases[0]).shape
+  if core.get_aval(which).ndim != len(shape):
+    which = shape_ops.broadcast_in_dim(which, shape, tuple(range(core.get_aval(which).ndim)))
+  return lax.select_n(which, *cases)
+
+
+cond_p.batch_collective = _cond_batch
 
 
 # ---- the API ----------------------------------------------------------------------------------

@@ -4,6 +4,13 @@ associative_scan).
 `scan_p` operands are (*consts, *carry, *xs); params `jaxpr` (consts, carry, x slices ->
 carry, y slices), `length`, `reverse`, `unroll`, `num_consts`, `num_carry`. It lowers, like
 JAX's, to a `while` written with lax operations (`_scan_impl`), unrolled `unroll` times.
+
+Its transformation rules follow JAX's: the JVP is a scan of the body's JVP (tangents of consts,
+carries and xs become extra consts, carries and xs); partial evaluation splits it into a known
+scan, which also stacks the per-step residuals as extra ys (loop-invariant ones are hoisted out
+of the loop instead), and an unknown scan reading them as extra xs; the transpose is a scan of
+the transposed body run in the other direction, accumulating the cotangents of the linear
+consts in its carry; batching is a scan of the batched body (xs batched at axis 1).
 """
 from __future__ import annotations
 
@@ -11,13 +18,14 @@ import weakref
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import ad, batching, core, dtypes
 from arrax._src.config import config
-from arrax._src.core import ShapedArray, Tracer
+from arrax._src.core import ClosedJaxpr, Jaxpr, ShapedArray, Tracer
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.lax import lax, shape_ops
 from arrax._src.lax.control_flow import common
 from arrax._src.lax.control_flow.while_loop import _split, _weak_promotions, while_loop, while_p
+from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "associative_scan", "while_p", "scan_p"]
@@ -190,6 +198,423 @@ def _update(buf, y, idx):
 
 scan_p.abstract_eval = _scan_abstract_eval
 scan_p.lowering = common.lower_fun(_scan_impl)
+
+
+# ---- scan: transformation rules ---------------------------------------------------------------
+def _permute(closed, in_order, out_order=None) -> ClosedJaxpr:
+  """`closed` with its binders (and outputs) reordered: new binder i is old `in_order[i]`."""
+  j = closed.jaxpr
+  outvars = j.outvars if out_order is None else [j.outvars[i] for i in out_order]
+  return ClosedJaxpr(Jaxpr(j.constvars, [j.invars[i] for i in in_order], outvars, j.eqns,
+                           j.debug_info), closed.consts)
+
+
+def _or(xs, ys):
+  return [x or y for x, y in zip(xs, ys)]
+
+
+def _fixpoint(n_carry, carry_in, step):
+  """Grow the flags of the carries (nonzero / unknown / batched) until the body maps them to
+  themselves; `step(carry_flags)` returns (result, carry_out_flags). At most n_carry rounds."""
+  for _ in range(n_carry + 1):
+    result, carry_out = step(carry_in)
+    if list(carry_out) == list(carry_in):
+      return result, carry_in
+    carry_in = _or(carry_in, carry_out)
+  raise AssertionError("scan: carry fixed point not reached")
+
+
+# JVP: the scan of the body's JVP, tangents after their primals in each group.
+def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  nz = tuple(type(t) is not ad.Zero for t in tangents)
+  # Derived jaxprs are memoized, so transforming the same scan again (eager grad in a Python
+  # loop) reuses them and their compiled executables.
+  body, carry_nz, out_nz = common.memo_derived(
+      (jaxpr,), ("jvp", num_consts, num_carry, nz),
+      lambda: _jvp_body(jaxpr, num_consts, num_carry, nz))
+  consts, init, xs = _split(primals, [num_consts, num_carry])
+  c_dot, i_dot, x_dot = _split(tangents, [num_consts, num_carry])
+  c_dot = [t for t in c_dot if type(t) is not ad.Zero]
+  x_dot = [t for t in x_dot if type(t) is not ad.Zero]
+  # A carry whose tangent the body makes nonzero starts from an instantiated zero.
+  i_dot = [_zero_tangent(t.aval) if type(t) is ad.Zero else t
+           for t, n in zip(i_dot, carry_nz) if n]
+  outs = scan_p.bind(*consts, *c_dot, *init, *i_dot, *xs, *x_dot, reverse=reverse,
+                     length=length, jaxpr=body, num_consts=num_consts + len(c_dot),
+                     num_carry=num_carry + len(i_dot), unroll=unroll)
+  n_ys = len(jaxpr.out_avals) - num_carry
+  carry, carry_dot, ys, ys_dot = _split(outs, [num_carry, len(i_dot), n_ys])
+  p_out = carry + ys
+  t_it = iter(carry_dot + ys_dot)
+  return p_out, [next(t_it) if n else ad.Zero(ad.tangent_aval(core.get_aval(p)))
+                 for p, n in zip(p_out, out_nz)]
+
+
+def _zero_tangent(aval):
+  trace = core.current_trace()
+  if aval.shape and isinstance(trace, ad.PartialEvalTrace):
+    # Being linearized: as in JAX, the zeros belong to the tangent computation (staged with
+    # the linear scan, whose carry they start), not to the primal one.
+    zero = lax.scalar_literal(0, aval.dtype, aval.weak_type)
+    return JaxprTrace.process_primitive(
+        trace, shape_ops.broadcast_in_dim_p, [zero],
+        {"shape": aval.shape, "broadcast_dimensions": (), "sharding": None})
+  return ad.zeros_like_aval(aval)
+
+
+def _jvp_body(jaxpr, num_consts, num_carry, nz):
+  """(jvp body in scan layout, carry_nonzero, out_nonzero)."""
+  const_nz, init_nz, xs_nz = _split(list(nz), [num_consts, num_carry])
+  n_ys = len(jaxpr.out_avals) - num_carry
+
+  def step(carry_nz):
+    closed, out_nz = ad.jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz,
+                                  instantiate=carry_nz + [False] * n_ys)
+    return (closed, out_nz), out_nz[:num_carry]
+  (closed, out_nz), carry_nz = _fixpoint(num_carry, init_nz, step)
+  # jvp_jaxpr's layout: (consts, carry, xs, tangents...) -> (carry, ys, tangents...); scan's
+  # puts each group's tangents right after its primals.
+  n_in, n_out = len(jaxpr.in_avals), len(jaxpr.out_avals)
+  p_c, p_k, p_x = _split(list(range(n_in)), [num_consts, num_carry])
+  t_c, t_k, t_x = _split(list(range(n_in, n_in + sum(const_nz + carry_nz + xs_nz))),
+                         [sum(const_nz), sum(carry_nz)])
+  p_kout, p_y = _split(list(range(n_out)), [num_carry])
+  t_kout, t_y = _split(list(range(n_out, n_out + sum(out_nz))), [sum(carry_nz)])
+  in_order = p_c + t_c + p_k + t_k + p_x + t_x
+  out_order = p_kout + t_kout + p_y + t_y
+  return _permute(closed, in_order, out_order), carry_nz, out_nz
+
+
+# Partial evaluation (linearize / grad): a known scan run now and an unknown scan recorded.
+class _PePlan:
+  """How a scan with given unknown operands splits (depends only on types, so memoized).
+
+  known:   the known scan's body: (consts, known carry, known xs) -> (known carry, known ys,
+           stacked residuals); its consts are the known ones, or what `hoist` makes of them
+  hoist:   None, or a jaxpr run once before the loop: (known consts) -> (hoisted residuals,
+           values the known body reads as consts); `hoist_fwd` says which of the latter are
+           known consts themselves (their index) rather than its outputs
+  unknown: the unknown scan's body: (intensive residuals, unknown consts, unknown carry,
+           unknown xs, extensive residuals) -> (unknown carry, unknown ys)
+  int_src / ext_src: where each intensive / extensive residual comes from: ("const", i),
+           ("hoist", i), ("xs", i) or ("ext", i) (the i-th stacked residual of the known scan).
+  """
+  __slots__ = ("known", "hoist", "hoist_fwd", "unknown", "int_src", "ext_src", "carry_uk",
+               "out_uk", "n_known_out")
+
+
+def _pe_plan(jaxpr, num_consts, num_carry, unknowns):
+  const_uk, init_uk, xs_uk = _split(list(unknowns), [num_consts, num_carry])
+  n_ys = len(jaxpr.out_avals) - num_carry
+
+  def step(carry_uk):
+    split = ad.partial_eval_jaxpr(jaxpr, const_uk + carry_uk + xs_uk,
+                                  instantiate=carry_uk + [False] * n_ys)
+    return split, split[2][:num_carry]
+  (known, unknown, out_uk, res_fwd), carry_uk = _fixpoint(num_carry, init_uk, step)
+  n_kc, n_kk = num_consts - sum(const_uk), num_carry - sum(carry_uk)
+  n_kout = len(out_uk) - sum(out_uk)
+  known, unknown, res_fwd = _dce_split(known, unknown, res_fwd, n_kout)
+  kj = known.jaxpr
+  # Residuals forwarded from known consts or xs are passed as they are; one forwarded from a
+  # known carry changes every step, so the known scan stacks it like the others.
+  res_it = iter(kj.outvars[n_kout:])
+  res_out, src = [], []
+  for f in res_fwd:
+    if f is None or n_kc <= f < n_kc + n_kk:
+      src.append(("out", len(res_out)))
+      res_out.append(next(res_it) if f is None else kj.invars[f])
+    elif f < n_kc:
+      src.append(("const", f))
+    else:
+      src.append(("xs", f - n_kc - n_kk))
+  known = ClosedJaxpr(Jaxpr(kj.constvars, kj.invars, kj.outvars[:n_kout] + res_out, kj.eqns,
+                            kj.debug_info), known.consts)
+  plan = _PePlan()
+  plan.carry_uk, plan.out_uk, plan.n_known_out = carry_uk, out_uk, n_kout
+  plan.hoist = plan.hoist_fwd = None
+  if n_kc and not _effectful(known.jaxpr):
+    known, src = _hoist(plan, known, n_kc, n_kout, src)
+  else:
+    src = [("ext", i) if kind == "out" else (kind, i) for kind, i in src]
+  plan.known = known
+  # The unknown body takes (residuals in `src` order, unknown inputs); scan's layout wants
+  # the intensive residuals first and the extensive ones last.
+  n_res = len(src)
+  ext = [s[0] in ("xs", "ext") for s in src]
+  n_unk_in = len(unknown.in_avals) - n_res
+  order = ([i for i in range(n_res) if not ext[i]] + list(range(n_res, n_res + n_unk_in))
+           + [i for i in range(n_res) if ext[i]])
+  plan.unknown = _permute(unknown, order)
+  plan.int_src = [s for s, e in zip(src, ext) if not e]
+  plan.ext_src = [s for s, e in zip(src, ext) if e]
+  return plan
+
+
+def _dce_split(known, unknown, res_fwd, n_kout):
+  """Drop the work no output needs from both sides of a split (unused ys of nested scans, and
+  the residuals only they read), as JAX's dead-code elimination does."""
+  n_res = len(res_fwd)
+  uj = unknown.jaxpr
+  uj, used = _dce_jaxpr(uj, [True] * len(uj.outvars), [False] * n_res + [True] * (
+      len(uj.invars) - n_res))
+  unknown = ClosedJaxpr(uj, unknown.consts)
+  res_used = used[:n_res]
+  kj = known.jaxpr
+  out_it = iter(kj.outvars[n_kout:])
+  res_out = [next(out_it) for f in res_fwd if f is None]
+  keep_out = [u for f, u in zip(res_fwd, res_used) if f is None]
+  outvars = kj.outvars[:n_kout] + [v for v, u in zip(res_out, keep_out) if u]
+  kj, _ = _dce_jaxpr(Jaxpr(kj.constvars, kj.invars, outvars, kj.eqns, kj.debug_info),
+                    [True] * len(outvars), [True] * len(kj.invars))
+  res_fwd = [f for f, u in zip(res_fwd, res_used) if u]
+  return ClosedJaxpr(kj, known.consts), unknown, res_fwd
+
+
+def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs):
+  """Like common.dce_jaxpr (drop equations whose results are unused, and unused inputs not in
+  `keep_inputs`), also pruning the unused outputs of nested scans and the work behind them.
+
+  Returns (jaxpr, used_inputs).
+  """
+  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+  live = {v for v in outvars if type(v) is core.Var}
+  eqns = []
+  for eqn in reversed(jaxpr.eqns):
+    used = [v in live for v in eqn.outvars]
+    if eqn.outvars and not all(used):
+      if eqn.primitive is scan_p:
+        eqn = _dce_scan_eqn(eqn, used)
+      elif not any(used) and not _eqn_effectful(eqn):
+        eqn = None
+    if eqn is not None:
+      eqns.append(eqn)
+      live.update(v for v in eqn.invars if type(v) is core.Var)
+  used_in = [v in live or k for v, k in zip(jaxpr.invars, keep_inputs)]
+  invars = [v for v, u in zip(jaxpr.invars, used_in) if u]
+  return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
+
+
+def _dce_scan_eqn(eqn, used):
+  """The scan equation `eqn` computing only its `used` outputs (None when it can go), with a
+  fixed point on the carries: a carry is kept when a kept output reads it."""
+  params = eqn.params
+  body, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+  if not any(used) and not _effectful(body.jaxpr):
+    return None
+  n_xs = len(body.in_avals) - nc - nk
+  used_ys = used[nk:]
+
+  def step(used_carry):
+    j, used_in = _dce_jaxpr(body.jaxpr, used_carry + used_ys,
+                           [False] * nc + used_carry + [False] * n_xs)
+    return (j, used_in), used_in[nc:nc + nk]
+  (j, used_in), used_carry = _fixpoint(nk, used[:nk], step)
+  new_params = dict(params, jaxpr=ClosedJaxpr(j, body.consts), num_consts=sum(used_in[:nc]),
+                    num_carry=sum(used_carry))
+  return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
+                       [v for v, u in zip(eqn.outvars, used_carry + used_ys) if u],
+                       scan_p, new_params, eqn.source_info)
+
+
+def _effectful(jaxpr) -> bool:
+  """Whether `jaxpr` has side effects (equations without results, such as debug callbacks,
+  here or in a nested jaxpr): those must keep running once per step, not be hoisted."""
+  return any(_eqn_effectful(eqn) for eqn in jaxpr.eqns)
+
+
+def _eqn_effectful(eqn) -> bool:
+  if not eqn.outvars:
+    return True
+  for v in eqn.params.values():
+    for j in (v if isinstance(v, (tuple, list)) else (v,)):
+      if isinstance(j, ClosedJaxpr):
+        j = j.jaxpr
+      if isinstance(j, Jaxpr) and _effectful(j):
+        return True
+  return False
+
+
+def _hoist(plan, known, n_kc, n_kout, src):
+  """Move the work of the known body that depends on its consts only out of the loop (as JAX
+  does): residuals computed that way are hoisted (intensive), not stacked `length` times."""
+  n_in = len(known.in_avals)
+  n_res_out = len(known.out_avals) - n_kout
+  hoist, body, out_uk, fwd = ad.partial_eval_jaxpr(
+      known, [False] * n_kc + [True] * (n_in - n_kc),
+      instantiate=[True] * n_kout + [False] * n_res_out)
+  # Residual output k is now the i-th hoisted value, or the i-th still computed per step.
+  counts, where = {"hoist": 0, "ext": 0}, []
+  for uk in out_uk[n_kout:]:
+    kind = "ext" if uk else "hoist"
+    where.append((kind, counts[kind]))
+    counts[kind] += 1
+  plan.hoist, plan.hoist_fwd = hoist, fwd
+  return body, [where[i] if kind == "out" else (kind, i) for kind, i in src]
+
+
+def _scan_partial_eval(trace, args, params):
+  jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+  unknowns = tuple(trace.is_unknown(a) for a in args)
+  plan = common.memo_derived((jaxpr,), ("pe", nc, nk, unknowns),
+                             lambda: _pe_plan(jaxpr, nc, nk, unknowns))
+  consts, init, xs = _split(args, [nc, nk])
+  const_uk, _, xs_uk = _split(list(unknowns), [nc, nk])
+  k_consts = [c for c, u in zip(consts, const_uk) if not u]
+  k_init = [c for c, u in zip(init, plan.carry_uk) if not u]
+  k_xs = [x for x, u in zip(xs, xs_uk) if not u]
+  scan_params = {k: params[k] for k in ("reverse", "length", "unroll")}
+  with core.set_current_trace(trace.parent):
+    hoisted, body_consts = [], k_consts
+    if plan.hoist is not None:
+      h_outs = core.eval_jaxpr(plan.hoist.jaxpr, plan.hoist.consts, *k_consts)
+      n_h = len(plan.hoist.out_avals) - sum(f is None for f in plan.hoist_fwd)
+      hoisted, h_it = h_outs[:n_h], iter(h_outs[n_h:])
+      body_consts = [next(h_it) if f is None else k_consts[f] for f in plan.hoist_fwd]
+    known_outs = []
+    if plan.known.out_avals:
+      known_outs = scan_p.bind(*body_consts, *k_init, *k_xs, jaxpr=plan.known,
+                               num_consts=len(body_consts), num_carry=len(k_init),
+                               **scan_params)
+  k_out, ext_res = known_outs[:plan.n_known_out], known_outs[plan.n_known_out:]
+  pick = {"const": k_consts, "hoist": hoisted, "xs": k_xs, "ext": ext_res}
+  int_res = [pick[s][i] for s, i in plan.int_src]
+  ext_res = [pick[s][i] for s, i in plan.ext_src]
+  u_consts = [c for c, u in zip(consts, const_uk) if u]
+  u_init = [c for c, u in zip(init, plan.carry_uk) if u]
+  u_xs = [x for x, u in zip(xs, xs_uk) if u]
+  u_params = dict(scan_params, jaxpr=plan.unknown, num_consts=len(int_res) + len(u_consts),
+                  num_carry=len(u_init))
+  u_out = []
+  if plan.unknown.out_avals:
+    u_out = JaxprTrace.process_primitive(trace, scan_p,
+                                         [*int_res, *u_consts, *u_init, *u_xs, *ext_res],
+                                         u_params)
+  k_it, u_it = iter(k_out), iter(u_out)
+  return [next(u_it) if u else next(k_it) for u in plan.out_uk]
+
+
+# Transpose: the scan of the transposed body, run in the other direction. Its consts are the
+# non-linear consts (residuals); its carry the cotangents of the linear consts (accumulated
+# from zeros) and of the carry; its xs the cotangents of the ys and the non-linear xs.
+def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  consts, init, xs = _split(args, [num_consts, num_carry])
+  const_lin = tuple(ad.is_undefined(c) for c in consts)
+  xs_lin = tuple(ad.is_undefined(x) for x in xs)
+  ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
+  ys_nz = tuple(type(ct) is not ad.Zero for ct in ct_ys)
+  body = common.memo_derived(
+      (jaxpr,), ("transpose", num_consts, num_carry, const_lin, xs_lin, ys_nz),
+      lambda: _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz))
+  ires = [c for c, lin in zip(consts, const_lin) if not lin]
+  eres = [x for x, lin in zip(xs, xs_lin) if not lin]
+  ct_consts = [ad.zeros_like_aval(ad.tangent_aval(c.aval)) for c, lin in zip(consts, const_lin)
+               if lin]
+  # Carry cotangents are carried values: symbolic zeros become real ones.
+  ct_carry = [_instantiate_as(ct, ad.tangent_aval(a))
+              for ct, a in zip(ct_carry, jaxpr.out_avals[:num_carry])]
+  ct_ys = [ct for ct in ct_ys if type(ct) is not ad.Zero]
+  outs = scan_p.bind(*ires, *ct_consts, *ct_carry, *ct_ys, *eres, reverse=not reverse,
+                     length=length, jaxpr=body,
+                     num_consts=len(ires), num_carry=len(ct_consts) + num_carry, unroll=unroll)
+  ct_c, ct_init, ct_x = _split(outs, [len(ct_consts), num_carry])
+  c_it, x_it = iter(ct_c), iter(ct_x)
+  return ([next(c_it) if lin else None for lin in const_lin]
+          + [ct if ad.is_undefined(a) else None for a, ct in zip(init, ct_init)]
+          + [next(x_it) if lin else None for lin in xs_lin])
+
+
+def _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz):
+  c_avals, k_avals, x_avals = _split(jaxpr.in_avals, [num_consts, num_carry])
+  y_avals = jaxpr.out_avals[num_carry:]
+  tan = ad.tangent_aval
+  groups = [[a for a, lin in zip(c_avals, const_lin) if not lin],
+            [tan(a) for a, lin in zip(c_avals, const_lin) if lin],
+            [tan(a) for a in jaxpr.out_avals[:num_carry]],   # typed as JAX: by the carry out
+            [tan(a) for a, nz in zip(y_avals, ys_nz) if nz],
+            [a for a, lin in zip(x_avals, xs_lin) if not lin]]
+
+  # As in JAX, the linear carry inputs take the type of their cotangents (the carry outputs'):
+  # a carry whose weak type the body drops then needs no conversion back.
+  j = _retype_invars(jaxpr.jaxpr, dict(zip(range(num_consts, num_consts + num_carry),
+                                           groups[2])))
+  k_avals = [v.aval for v in j.invars[num_consts:num_consts + num_carry]]
+  with_consts_out = Jaxpr(j.constvars, j.invars, [v for v, lin in zip(j.invars, const_lin) if lin]
+                          + j.outvars, j.eqns, j.debug_info)
+
+  def transposed(*args):
+    ires, ct_consts, ct_carry, ct_ys, eres = _split(args, [len(g) for g in groups[:4]])
+    ires_it, eres_it, ys_it = iter(ires), iter(eres), iter(ct_ys)
+    # Carries are linear: every carry of a linear scan is a tangent (an instantiated zero
+    # passed as a known value included).
+    primals = ([ad.UndefinedPrimal(a) if lin else next(ires_it)
+                for a, lin in zip(c_avals, const_lin)]
+               + [ad.UndefinedPrimal(a) for a in k_avals]
+               + [ad.UndefinedPrimal(a) if lin else next(eres_it)
+                  for a, lin in zip(x_avals, xs_lin)])
+    cts_out = list(ct_carry) + [next(ys_it) if nz else ad.Zero(tan(a))
+                                for a, nz in zip(y_avals, ys_nz)]
+    # The accumulators enter as cotangents of extra outputs that return the linear consts
+    # themselves, so each contribution is added to them as it is found (as JAX does).
+    cts_in = ad.backward_pass(with_consts_out, jaxpr.consts, primals, list(ct_consts) + cts_out)
+    ct_c, ct_k, ct_x = _split(cts_in, [num_consts, num_carry])
+    return ([ct for ct, lin in zip(ct_c, const_lin) if lin]
+            + [_instantiate_as(ct, tan(a)) for ct, a in zip(ct_k, k_avals)]
+            + [_instantiate_as(ct, tan(a)) for ct, a, lin in zip(ct_x, x_avals, xs_lin) if lin])
+  return ad._trace_closed(transposed, [a for g in groups for a in g])
+
+
+def _retype_invars(jaxpr, new_avals):
+  """`jaxpr` with invar i (for i in `new_avals`) replaced by a variable of type new_avals[i]
+  (the types may differ in weak type only)."""
+  sub = {}
+  for i, aval in new_avals.items():
+    v = jaxpr.invars[i]
+    if v.aval != aval:
+      sub[v] = core.Var(aval)
+  if not sub:
+    return jaxpr
+  eqns = [core.JaxprEqn([sub.get(v, v) if type(v) is core.Var else v for v in e.invars],
+                        e.outvars, e.primitive, e.params, e.source_info) for e in jaxpr.eqns]
+  return Jaxpr(jaxpr.constvars, [sub.get(v, v) for v in jaxpr.invars],
+               [sub.get(v, v) if type(v) is core.Var else v for v in jaxpr.outvars], eqns,
+               jaxpr.debug_info)
+
+
+def _instantiate_as(ct, aval):
+  return ad.zeros_like_aval(aval) if type(ct) is ad.Zero else ct
+
+
+# Batching: the scan of the batched body; the carries batched in or out are batched in both.
+def _scan_batch(axis_data, args, dims, *, reverse, length, jaxpr, num_consts, num_carry,
+                unroll):
+  const_b, init_b, xs_b = _split([d is not None for d in dims], [num_consts, num_carry])
+  n_ys = len(jaxpr.out_avals) - num_carry
+
+  def step(carry_b):
+    in_dims = [0 if b else None for b in const_b + carry_b + xs_b]
+    batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, in_dims,
+                                             list(carry_b) + [False] * n_ys)
+    out_b = [d is not None for d in out_dims]
+    return (batched, out_b), out_b[:num_carry]
+  (body, out_b), carry_b = _fixpoint(num_carry, init_b, step)
+  consts, init, xs = _split(args, [num_consts, num_carry])
+  c_dims, i_dims, x_dims = _split(list(dims), [num_consts, num_carry])
+  consts = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(consts, c_dims)]
+  init = [batching.matchaxis(d, 0, x, axis_data.size) if b else x
+          for x, d, b in zip(init, i_dims, carry_b)]
+  # Dimension 0 of xs is the scanned one: their batch axis goes right after it.
+  xs = [x if d is None else batching.moveaxis(x, d, 1) for x, d in zip(xs, x_dims)]
+  outs = scan_p.bind(*consts, *init, *xs, reverse=reverse, length=length, jaxpr=body,
+                     num_consts=num_consts, num_carry=num_carry, unroll=unroll)
+  return outs, ([0 if b else None for b in carry_b]
+                + [1 if b else None for b in out_b[num_carry:]])
+
+
+scan_p.jvp = _scan_jvp
+scan_p.partial_eval = _scan_partial_eval
+scan_p.transpose = _scan_transpose
+scan_p.batch_collective = _scan_batch
 
 
 # ---- scan -------------------------------------------------------------------------------------

@@ -4,6 +4,10 @@
 (ClosedJaxprs taking their consts then the carry), `cond_nconsts`, `body_nconsts`. It lowers to
 `stablehlo.while`. A predicate with a shape (under vmap, one per example) runs the loop while any
 example's predicate holds; finished examples keep their carry.
+
+Forward mode carries the tangents along with the carry; reverse mode raises JAX's error (a
+while loop keeps no per-iteration residuals). Under vmap a batched predicate batches every
+carry at axis 0.
 """
 from __future__ import annotations
 
@@ -11,12 +15,13 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
+from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.config import config
 from arrax._src.core import ShapedArray
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.lax import lax
 from arrax._src.lax.control_flow import common
+from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten, treedef_tuple
 
 __all__ = ["while_loop", "while_p"]
@@ -97,6 +102,177 @@ def _select_prefix(pred, pred_aval, on_true, on_false, aval):
 
 while_p.abstract_eval = _while_abstract_eval
 while_p.lowering = _while_lowering
+
+
+# ---- autodiff -----------------------------------------------------------------------------
+def _nonzero(t):
+  return type(t) is not ad.Zero and not ad.is_float0(core.get_aval(t))
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  # Carry tangents join the carry and body-const tangents the body consts; the predicate
+  # ignores tangents. A carry whose tangent starts as zero may get a nonzero one from the body:
+  # iterate to a fixed point.
+  nonzeros = [_nonzero(t) for t in tangents]
+  _, bconst_nz, init_nz = _split(nonzeros, [cond_nconsts, body_nconsts])
+  body_jvp, cond_aug, carry_nz = common.memo_derived(
+      (cond_jaxpr, body_jaxpr), ("jvp", tuple(bconst_nz), tuple(init_nz)),
+      lambda: _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz))
+  cconsts, bconsts, init = _split(primals, [cond_nconsts, body_nconsts])
+  _, bconst_dot, init_dot = _split(tangents, [cond_nconsts, body_nconsts])
+  bconst_dot = [t for t, nz in zip(bconst_dot, bconst_nz) if nz]
+  init_dot = [ad.instantiate(t) for t, nz in zip(init_dot, carry_nz) if nz]
+  outs = while_p.bind(*cconsts, *bconsts, *bconst_dot, *init, *init_dot,
+                      cond_jaxpr=cond_aug, body_jaxpr=body_jvp, cond_nconsts=cond_nconsts,
+                      body_nconsts=len(bconsts) + len(bconst_dot))
+  n = len(init)
+  dots = iter(outs[n:])
+  return outs[:n], [next(dots) if nz else ad.Zero(ad.tangent_aval(a))
+                    for a, nz in zip(body_jaxpr.out_avals, carry_nz)]
+
+
+def _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz):
+  differentiable = [not ad.is_float0(ad.tangent_aval(a)) for a in body_jaxpr.out_avals]
+  carry_nz = [nz and d for nz, d in zip(init_nz, differentiable)]
+  for _ in range(len(carry_nz) + 1):
+    _, out_nz = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, instantiate=carry_nz)
+    new = [(c or o) and d for c, o, d in zip(carry_nz, out_nz, differentiable)]
+    if new == carry_nz:
+      break
+    carry_nz = new
+  body_jvp, _ = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, instantiate=carry_nz)
+  # (consts, carry, const dots, carry dots) -> (consts, const dots, carry, carry dots)
+  nb, n = len(bconst_nz), len(carry_nz)
+  n_bdot = sum(bconst_nz)
+  j = body_jvp.jaxpr
+  consts, carry, bdots, cdots = _split(j.invars, [nb, n, n_bdot])
+  body_jvp = core.ClosedJaxpr(core.Jaxpr(j.constvars, consts + bdots + carry + cdots,
+                                         j.outvars, j.eqns, j.debug_info), body_jvp.consts)
+  c = cond_jaxpr.jaxpr
+  extra = [core.Var(ad.tangent_aval(a))
+           for a, nz in zip(body_jaxpr.out_avals, carry_nz) if nz]
+  cond_aug = core.ClosedJaxpr(core.Jaxpr(c.constvars, c.invars + extra, c.outvars, c.eqns,
+                                         c.debug_info), cond_jaxpr.consts)
+  return body_jvp, cond_aug, carry_nz
+
+
+def _while_partial_eval(trace, args, params):
+  # Known carries that the predicate and the known part of the body determine are computed by a
+  # known loop; the unknown outputs come from the whole loop, staged (it recomputes the known
+  # carries: a while loop cannot save per-iteration residuals). So `linearize` and `jvp` work,
+  # and transposition reports that reverse mode is unsupported.
+  cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+  nc, nb = params["cond_nconsts"], params["body_nconsts"]
+  unknowns = [trace.is_unknown(x) for x in args]
+  cconst_uk, bconst_uk, init_uk = _split(unknowns, [nc, nb])
+  if all(unknowns):
+    return JaxprTrace.process_primitive(trace, while_p, args, params)
+  split = common.memo_derived(
+      (cond_jaxpr, body_jaxpr), ("partial_eval", tuple(unknowns)),
+      lambda: _known_loop(cond_jaxpr, body_jaxpr, cconst_uk, bconst_uk, init_uk))
+  if split is None:
+    return JaxprTrace.process_primitive(trace, while_p, args, params)
+  cond_known, body_known, carry_uk = split
+  cconsts, bconsts, init = _split(args, [nc, nb])
+  known = ([x for x, u in zip(cconsts, cconst_uk) if not u],
+           [x for x, u in zip(bconsts, bconst_uk) if not u],
+           [x for x, u in zip(init, carry_uk) if not u])
+  with core.set_current_trace(trace.parent):
+    known_outs = while_p.bind(*known[0], *known[1], *known[2], cond_jaxpr=cond_known,
+                              body_jaxpr=body_known, cond_nconsts=len(known[0]),
+                              body_nconsts=len(known[1]))
+  all_outs = JaxprTrace.process_primitive(trace, while_p, args, params)
+  known_it = iter(known_outs)
+  return [o if u else next(known_it) for o, u in zip(all_outs, carry_uk)]
+
+
+def _known_loop(cond_jaxpr, body_jaxpr, cconst_uk, bconst_uk, init_uk):
+  """The loop over the known carries: (cond_known, body_known, carry_unknowns), or None when it
+  computes nothing (the predicate is unknown, or every carry is)."""
+  carry_uk = list(init_uk)
+  for _ in range(len(carry_uk) + 1):
+    out_uk = ad.partial_eval_jaxpr(body_jaxpr, bconst_uk + carry_uk, instantiate=carry_uk)[2]
+    new = [c or o for c, o in zip(carry_uk, out_uk)]
+    if new == carry_uk:
+      break
+    carry_uk = new
+  if all(carry_uk):
+    return None
+  cond_known, _, (pred_uk,), _ = ad.partial_eval_jaxpr(cond_jaxpr, cconst_uk + carry_uk)
+  if pred_uk:
+    return None
+  body_known = ad.partial_eval_jaxpr(body_jaxpr, bconst_uk + carry_uk, instantiate=carry_uk)[0]
+  n_known = len(carry_uk) - sum(carry_uk)
+  return _only_outputs(cond_known, 1), _only_outputs(body_known, n_known), carry_uk
+
+
+def _only_outputs(closed, n):
+  """`closed` returning just its first `n` outputs (dropping residuals and their work)."""
+  j = closed.jaxpr
+  used = [True] * n + [False] * (len(j.outvars) - n)
+  dced, _ = common.dce_jaxpr(j, used, [True] * len(j.invars))
+  return core.ClosedJaxpr(dced, closed.consts)
+
+
+def _while_transpose(cts, *args, **params):
+  raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
+                   "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or using "
+                   "fori_loop with static start/stop.")
+
+
+while_p.jvp = _while_jvp
+while_p.partial_eval = _while_partial_eval
+while_p.transpose = _while_transpose
+
+
+# ---- batching -----------------------------------------------------------------------------
+def _while_batch(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  cconst_dims, bconst_dims, init_dims = _split(list(dims), [cond_nconsts, body_nconsts])
+  cond_b, body_b, carry_dims = common.memo_derived(
+      (cond_jaxpr, body_jaxpr), ("batch", axis_data, tuple(dims)),
+      lambda: _batch_jaxprs(axis_data, cond_jaxpr, body_jaxpr, cconst_dims, bconst_dims,
+                            init_dims))
+  cconsts, bconsts, init = _split(args, [cond_nconsts, body_nconsts])
+  init = [batching.matchaxis(d, new, x, axis_data.size) if new is not None else x
+          for x, d, new in zip(init, init_dims, carry_dims)]
+  outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
+                      cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+  return outs, carry_dims
+
+
+def _batch_jaxprs(axis_data, cond_jaxpr, body_jaxpr, cconst_dims, bconst_dims, init_dims):
+  """Batched (cond, body) and the carries' batch axes (None: unbatched).
+
+  A carry is batched if it starts batched or the body makes it batched (a fixed point). If the
+  predicate is then batched (one per example), every carry is, at axis 0, the layout the
+  lowering expects; otherwise batched carries go right after the predicate's axes (a
+  predicate batched by an inner vmap must stay a prefix of every carry's shape).
+  """
+  carry_bat = [d is not None for d in init_dims]
+  for _ in range(len(carry_bat) + 1):
+    in_dims = bconst_dims + [0 if b else None for b in carry_bat]
+    _, out_dims = batching.batch_jaxpr(body_jaxpr, axis_data, in_dims, carry_bat)
+    new = [b or d is not None for b, d in zip(carry_bat, out_dims)]
+    if new == carry_bat:
+      break
+    carry_bat = new
+  cond_in = cconst_dims + [0 if b else None for b in carry_bat]
+  _, (pred_dim,) = batching.batch_jaxpr(cond_jaxpr, axis_data, cond_in, False)
+  if pred_dim is not None:
+    carry_dims = [0] * len(carry_bat)
+    pred_out = 0
+  else:
+    rank = len(cond_jaxpr.out_avals[0].shape)
+    carry_dims = [rank if b else None for b in carry_bat]
+    pred_out = None
+  body_b, _ = batching.batch_jaxpr(body_jaxpr, axis_data, bconst_dims + carry_dims,
+                                   [False if d is None else d for d in carry_dims])
+  cond_b, _ = batching.batch_jaxpr(cond_jaxpr, axis_data, cconst_dims + carry_dims,
+                                   [False if pred_out is None else pred_out])
+  return cond_b, body_b, carry_dims
+
+
+while_p.batch_collective = _while_batch
 
 
 # ---- while_loop -------------------------------------------------------------------------------
