@@ -57,3 +57,4 @@ iinfo = _dtypes.iinfo
 issubdtype = _dtypes.issubdtype
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
+from arrax.numpy import linalg  # noqa: E402,F401

@@ -1,0 +1,686 @@
+"""Linear algebra primitives, computed on CPU by jaxlib's LAPACK FFI kernels.
+
+Every primitive takes a stack of matrices: the last two axes are the matrix, any leading axes
+are batch axes, which the LAPACK kernels loop over (`num_batch_dims`). Matrices are passed to
+LAPACK in column-major layout; XLA transposes for us. A factorization that fails (LAPACK's
+`info` code) gives NaNs for that batch element, as in JAX.
+"""
+from __future__ import annotations
+
+import enum
+import threading
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import chlo, stablehlo as hlo
+
+from arrax._src import ad, core, mlir
+from arrax._src.core import ShapedArray
+from arrax._src.lax import dot as lax_dot
+from arrax._src.lax import lax, reductions, shape_ops, utils
+from arrax._src.lax.lax import asarray_operand
+
+__all__ = ["EigImplementation", "cholesky", "eig", "lu", "lu_pivots_to_permutation",
+           "triangular_solve"]
+
+
+class EigImplementation(enum.Enum):
+  """Which library computes a nonsymmetric eigendecomposition (only LAPACK exists on CPU)."""
+  LAPACK = "lapack"
+  MAGMA = "magma"
+  CUSOLVER = "cusolver"
+
+
+# ---- LAPACK custom calls ----------------------------------------------------------------------
+_lapack_lock = threading.Lock()
+_lapack_ready = []
+
+
+def _ensure_lapack():
+  """Register jaxlib's LAPACK kernels with XLA and bind them to SciPy's LAPACK, once.
+
+  Registering a target jax registered too is harmless (same name, same handler); and
+  `initialize` must run before any kernel executes, or the kernel calls a null pointer.
+  """
+  if _lapack_ready:
+    return
+  with _lapack_lock:
+    if _lapack_ready:
+      return
+    from jaxlib import xla_client
+    from jaxlib.cpu import _lapack
+    for name, capsule in _lapack.registrations().items():
+      xla_client.register_custom_call_target(name, capsule, platform="cpu",
+                                             api_version=int(name.endswith("_ffi")))
+    _lapack.initialize()
+    _lapack_ready.append(True)
+
+
+_LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+                  np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def _lapack_target(fn_base, dtype):
+  _ensure_lapack()
+  return f"lapack_{_LAPACK_PREFIX[np.dtype(dtype)]}{fn_base}_ffi"
+
+
+def _u8(value):
+  return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), value)
+
+
+def _char(c):
+  return _u8(ord(c))
+
+
+def _layout(ndim, column_major):
+  if column_major:   # the two matrix axes minor-most, Fortran order; then the batch axes
+    return (ndim - 2, ndim - 1) + tuple(range(ndim - 3, -1, -1))
+  return tuple(range(ndim - 1, -1, -1))
+
+
+def _layouts_attr(layouts):
+  return ir.ArrayAttr.get([
+      ir.DenseIntElementsAttr.get(np.asarray(lay, np.int64).reshape(len(lay)),
+                                  type=ir.IndexType.get()) for lay in layouts])
+
+
+def _lapack_call(target, operands, avals_in, avals_out, aliases=None, **config):
+  """A typed-FFI custom call to `target`; `config` becomes the kernel's attributes.
+
+  Arrays of the largest rank are matrices (column-major); lower-rank ones are vectors and
+  info codes over the same batch axes (row-major).
+  """
+  top = max(a.ndim for a in avals_in)
+  attrs = {
+      "call_target_name": ir.StringAttr.get(target),
+      "has_side_effect": ir.BoolAttr.get(False),
+      "backend_config": ir.StringAttr.get(""),
+      "api_version": mlir.i32_attr(1),
+      "called_computations": ir.ArrayAttr.get([]),
+      "operand_layouts": _layouts_attr([_layout(a.ndim, a.ndim == top) for a in avals_in]),
+      "result_layouts": _layouts_attr([_layout(a.ndim, a.ndim == top) for a in avals_out]),
+      "mhlo.frontend_attributes": ir.DictAttr.get(
+          {"num_batch_dims": ir.StringAttr.get(str(top - 2))}),
+  }
+  if aliases:
+    attrs["output_operand_aliases"] = ir.ArrayAttr.get([
+        hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(avals_out) > 1 else [],
+                                   operand_index=i, operand_tuple_indices=[])
+        for i, o in aliases.items()])
+  op = hlo.CustomCallOp.build_generic(
+      results=[mlir.aval_to_ir_type(a) for a in avals_out], operands=list(operands),
+      attributes=attrs)
+  op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(config)
+  return list(op.results)
+
+
+def _info_ok(info, batch_dims, direction="EQ"):
+  zero = mlir.full_like_aval(0, ShapedArray(batch_dims, np.int32))
+  return mlir.compare(info, zero, direction, np.int32)
+
+
+def _nan_unless(ok, x, aval):
+  """x where `ok` (one flag per batch element), NaN elsewhere."""
+  flags_t = ir.RankedTensorType.get(aval.shape, ir.IntegerType.get_signless(1))
+  flags = hlo.broadcast_in_dim(flags_t, ok, mlir.dense_i64(range(len(ok.type.shape))))
+  return hlo.select(flags, x, mlir.full_like_aval(np.nan, aval))
+
+
+def _lower_fun(ctx, fun, avals_in, args):
+  """Emit the ops of arrax function `fun` (traced at `avals_in`) inside a lowering."""
+  from arrax._src import tracing
+  jaxpr, consts = tracing.trace_to_jaxpr(fun, avals_in)
+  const_vals = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
+                for v, c in zip(jaxpr.constvars, consts)]
+  return mlir.jaxpr_subcomp(ctx.module_context, jaxpr, const_vals, list(args))
+
+
+# ---- shape and dtype rules shared by the primitives -------------------------------------------
+def _check_inexact(name, aval, position=None):
+  if utils.dtype_class(aval.dtype) not in (utils.FLOAT, utils.COMPLEX):
+    where = f" at position {position}" if position is not None else ""
+    raise TypeError(f"{name} does not accept dtype {aval.dtype.name}{where}. Accepted dtypes "
+                    "are subtypes of floating, complexfloating. Convert the input with "
+                    "astype(float) first.")
+  if aval.dtype not in _LAPACK_PREFIX:
+    raise NotImplementedError(f"{name} on CPU supports float32, float64, complex64 and "
+                              f"complex128 inputs, got {aval.dtype.name}; cast the input to "
+                              "one of those.")
+
+
+def _check_rank(name, aval, i=0):
+  if aval.ndim < 2:
+    raise TypeError(f"Input {i} to {name} must have rank at least 2, but got "
+                    f"shape={aval.shape}")
+
+
+def _check_square(name, aval):
+  _check_rank(name, aval)
+  if aval.shape[-1] != aval.shape[-2]:
+    raise ValueError(f"The input to {name} must be a square matrix. Got shape "
+                     f"{aval.shape[-2:]}.")
+
+
+def _complex_dtype(dtype):
+  return np.dtype(np.complex64 if np.dtype(dtype).itemsize <= 4 or dtype == np.complex64
+                  else np.complex128)
+
+
+# ---- small array helpers for the rules (on the last two axes, any leading batch axes) ----------
+def _ndim(x):
+  return core.get_aval(x).ndim
+
+
+def _shape(x):
+  return core.get_aval(x).shape
+
+
+def _dtype(x):
+  return core.get_aval(x).dtype
+
+
+def _T(x):
+  n = _ndim(x)
+  return shape_ops.transpose(x, (*range(n - 2), n - 1, n - 2))
+
+
+def _conj(x):
+  return lax.conj(x) if _dtype(x).kind == "c" else x
+
+
+def _H(x):
+  return _conj(_T(x))
+
+
+def _mm(a, b):
+  """Matrix product over the last two axes; the leading axes of a and b must be equal."""
+  nb = _ndim(a) - 2
+  batch = tuple(range(nb))
+  return lax_dot.dot_general(a, b, (((nb + 1,), (nb,)), (batch, batch)),
+                             precision=lax_dot.Precision.HIGHEST)
+
+
+def _tri_mask(shape, k, lower):
+  rows = shape_ops.broadcasted_iota(np.int32, shape, len(shape) - 2)
+  cols = shape_ops.broadcasted_iota(np.int32, shape, len(shape) - 1)
+  if k:
+    rows = lax.add(rows, lax.scalar_literal(k, np.int32))
+  return lax.ge(rows, cols) if lower else lax.le(rows, cols)
+
+
+def _tril(x, k=0):
+  """The lower triangle of the matrices of x (on and below diagonal k), zeros above."""
+  mask = _tri_mask(_shape(x), k, lower=True)
+  return lax.select(mask, x, _zeros_like(x))
+
+
+def _triu(x, k=0):
+  mask = _tri_mask(_shape(x), k, lower=False)
+  return lax.select(mask, x, _zeros_like(x))
+
+
+def _zeros_like(x):
+  aval = core.get_aval(x)
+  return shape_ops.broadcast_in_dim(lax.scalar_literal(0, aval.dtype), aval.shape, ())
+
+
+def _full(shape, value, dtype):
+  return shape_ops.broadcast_in_dim(lax.scalar_literal(value, dtype), tuple(shape), ())
+
+
+def _eye(n, m, dtype, batch=()):
+  shape = (*batch, n, m)
+  eq = lax.eq(shape_ops.broadcasted_iota(np.int32, shape, len(batch)),
+              shape_ops.broadcasted_iota(np.int32, shape, len(batch) + 1))
+  return lax.convert_element_type(eq, dtype)
+
+
+def _diagonal(x):
+  """The main diagonals of square matrices x, shape [..., n]."""
+  eye = _eye(_shape(x)[-1], _shape(x)[-1], np.bool_, _shape(x)[:-2])
+  return reductions.reduce_sum(lax.select(eye, x, _zeros_like(x)), (_ndim(x) - 1,))
+
+
+def _astype(x, dtype):
+  return x if _dtype(x) == np.dtype(dtype) else lax.convert_element_type(x, dtype)
+
+
+def _batch_to_front(prim):
+  """A batching rule for single-operand primitives whose leading axes are batch axes."""
+  def rule(args, dims, **params):
+    from arrax._src import batching
+    (x,), (bd,) = args, dims
+    outs = prim.bind(batching.moveaxis(x, bd, 0), **params)
+    if prim.multiple_results:
+      return outs, [0] * len(outs)
+    return outs, 0
+  return rule
+
+
+# ---- eig: nonsymmetric eigendecomposition (geev) ------------------------------------------------
+eig_p = core.Primitive("eig")
+eig_p.multiple_results = True
+
+
+@eig_p.def_abstract_eval
+def _eig_abstract_eval(aval, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                       enable_eigvec_derivs, implementation):
+  _check_inexact("eig", aval)
+  _check_square("eig", aval)
+  dtype = _complex_dtype(aval.dtype)
+  count = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+  return [ShapedArray(aval.shape[:-1], dtype)] + [ShapedArray(aval.shape, dtype)] * count
+
+
+@eig_p.def_lowering
+def _eig_lower(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+               enable_eigvec_derivs, implementation):
+  if implementation not in (None, EigImplementation.LAPACK):
+    raise ValueError("Only the lapack implementation is supported on CPU.")
+  aval, = ctx.avals_in
+  batch = aval.shape[:-2]
+  real = aval.dtype.kind == "f"
+  w_aval = ShapedArray(aval.shape[:-1], aval.dtype)
+  v_aval = ShapedArray(aval.shape, _complex_dtype(aval.dtype))
+  avals_out = [w_aval] * (2 if real else 1) + [v_aval, v_aval, ShapedArray(batch, np.int32)]
+  *w, vl, vr, info = _lapack_call(
+      _lapack_target("geev", aval.dtype), [x], [aval], avals_out,
+      compute_left=_char("V" if compute_left_eigenvectors else "N"),
+      compute_right=_char("V" if compute_right_eigenvectors else "N"))
+  w = hlo.complex(w[0], w[1]) if real else w[0]
+  ok = _info_ok(info, batch)
+  outs = [_nan_unless(ok, w, ctx.avals_out[0])]
+  if compute_left_eigenvectors:
+    outs.append(_nan_unless(ok, vl, v_aval))
+  if compute_right_eigenvectors:
+    outs.append(_nan_unless(ok, vr, v_aval))
+  return outs
+
+
+eig_p.batch = _batch_to_front(eig_p)
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=False, implementation=None, use_magma=None):
+  """Eigendecomposition of general square matrices `x` of shape [..., n, n].
+
+  Returns `[w]` followed by the left eigenvectors `vl` and the right eigenvectors `vr` if
+  asked for (columns, unit 2-norm). Failed decompositions give NaNs.
+  """
+  if use_magma is not None:
+    implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
+  return eig_p.bind(asarray_operand(x),
+                    compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                    compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                    enable_eigvec_derivs=bool(enable_eigvec_derivs),
+                    implementation=implementation)
+
+
+def _eigvec_jvp(w, v, da):
+  """Tangents of eigenvalues w and eigenvectors v (geev's normalisation) along da.
+
+  First-order perturbation theory for distinct eigenvalues: with P = v⁻¹ da v, dw = diag(P)
+  and dv = v (F ∘ P) + v diag(c), where F_ij = 1 / (w_j - w_i) off the diagonal and c fixes
+  the free scale of each vector: unit norm and a real largest-magnitude component.
+  """
+  n = _shape(w)[-1]
+  batch = _shape(w)[:-1]
+  eye = _eye(n, n, _dtype(w), batch)
+  nb = len(batch)
+  wj = shape_ops.broadcast_in_dim(w, (*batch, n, n), (*range(nb), nb + 1))
+  wi = shape_ops.broadcast_in_dim(w, (*batch, n, n), tuple(range(nb + 1)))
+  f = lax.sub(lax.div(_full((*batch, n, n), 1, _dtype(w)), lax.add(eye, lax.sub(wj, wi))),
+              eye)
+  p = _mm(_solve(v, da), v)
+  dw = _diagonal(p)
+  u = _mm(v, lax.mul(f, p))
+  k = reductions.argmax(lax.abs(v), _ndim(v) - 2, np.int32)
+  at_k = lax.eq(shape_ops.broadcasted_iota(np.int32, _shape(v), _ndim(v) - 2),
+                shape_ops.expand_dims(k, (_ndim(v) - 2,)))
+  pick = lambda m: reductions.reduce_sum(  # noqa: E731
+      lax.select(at_k, m, _zeros_like(m)), (_ndim(v) - 2,))
+  axis = (_ndim(v) - 2,)
+  c = lax.complex(lax.neg(lax.real(reductions.reduce_sum(lax.mul(lax.conj(v), u), axis))),
+                  lax.neg(lax.div(lax.imag(pick(u)), lax.real(pick(v)))))
+  dv = lax.add(u, lax.mul(v, shape_ops.broadcast_in_dim(
+      c, _shape(v), (*range(nb), nb + 1))))
+  return dw, dv
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs, implementation):
+  (a,), (da,) = primals, tangents
+  if (compute_left_eigenvectors or compute_right_eigenvectors) and not enable_eigvec_derivs:
+    raise NotImplementedError(
+        "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the "
+        "input that JAX cannot check (see the enable_eigvec_derivs argument to "
+        "jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to opt "
+        "in. See https://github.com/jax-ml/jax/issues/2748 for discussion.")
+  outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
+                    compute_right_eigenvectors=True,
+                    enable_eigvec_derivs=enable_eigvec_derivs,
+                    implementation=implementation)
+  w, vr = outs[0], outs[-1]
+  da = _astype(ad.instantiate(da), _dtype(vr))
+  if not (compute_left_eigenvectors or compute_right_eigenvectors):
+    # dw_i = (v⁻¹ da v)_ii, without forming the product.
+    dw = reductions.reduce_sum(lax.mul(_solve(vr, da), _T(vr)), (_ndim(vr) - 1,))
+    return [w], [dw]
+  dw, dvr = _eigvec_jvp(w, vr, da)
+  primal_out, tangent_out = [w], [dw]
+  if compute_left_eigenvectors:
+    _, dvl = _eigvec_jvp(lax.conj(w), outs[1], _H(da))
+    primal_out.append(outs[1])
+    tangent_out.append(dvl)
+  if compute_right_eigenvectors:
+    primal_out.append(vr)
+    tangent_out.append(dvr)
+  return primal_out, tangent_out
+
+
+eig_p.jvp = _eig_jvp
+
+
+# ---- cholesky (potrf) ---------------------------------------------------------------------------
+cholesky_p = core.Primitive("cholesky")
+
+
+@cholesky_p.def_abstract_eval
+def _cholesky_abstract_eval(aval):
+  _check_inexact("cholesky", aval)
+  _check_square("cholesky", aval)
+  return aval.strip_weak_type()
+
+
+@cholesky_p.def_lowering
+def _cholesky_lower(ctx, x):
+  aval, = ctx.avals_in
+  batch = aval.shape[:-2]
+  factor, info = _lapack_call(_lapack_target("potrf", aval.dtype), [x], [aval],
+                              [aval, ShapedArray(batch, np.int32)], aliases={0: 0},
+                              uplo=_char("L"))
+  return [_nan_unless(_info_ok(info, batch), factor, ctx.avals_out[0])]
+
+
+def _cholesky_jvp(primals, tangents):
+  (x,), (sigma_dot,) = primals, tangents
+  factor = _tril(cholesky_p.bind(x))
+  sigma_dot = ad.instantiate(sigma_dot)
+  # L̇ = L Φ(L⁻¹ Σ̇ L⁻ᴴ), where Φ takes the lower triangle and halves the diagonal.
+  tmp = triangular_solve(factor, sigma_dot, left_side=False, transpose_a=True,
+                         conjugate_a=True, lower=True)
+  inner = triangular_solve(factor, tmp, left_side=True, transpose_a=False, lower=True)
+  n = _shape(x)[-1]
+  halve = lax.add(_full(_shape(x), 1, _dtype(x)), _eye(n, n, _dtype(x), _shape(x)[:-2]))
+  return factor, _mm(factor, lax.div(_tril(inner), halve))
+
+
+cholesky_p.jvp = _cholesky_jvp
+cholesky_p.batch = _batch_to_front(cholesky_p)
+
+
+def _symmetrize(x):
+  return lax.div(lax.add(x, _H(x)), lax.scalar_literal(2, _dtype(x)))
+
+
+def cholesky(x, *, symmetrize_input=True):
+  """Lower-triangular L with L Lᴴ = x, for Hermitian positive-definite x of shape [..., n, n].
+
+  With `symmetrize_input`, (x + xᴴ)/2 is factored; otherwise only the lower triangle is read.
+  Failure (x not positive definite) gives NaNs.
+  """
+  x = asarray_operand(x)
+  shape = core.get_aval(x).shape
+  if symmetrize_input and (len(shape) < 2 or shape[-1] != shape[-2]):
+    # JAX fails here in the symmetrizing addition, with a TypeError: keep the class.
+    raise TypeError(f"The input to cholesky must be a square matrix, got shape {shape}.")
+  if symmetrize_input:
+    x = _symmetrize(x)
+  return _tril(cholesky_p.bind(x))
+
+
+# ---- triangular_solve (trsm) ---------------------------------------------------------------------
+triangular_solve_p = core.Primitive("triangular_solve")
+
+
+@triangular_solve_p.def_abstract_eval
+def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                    unit_diagonal):
+  _check_inexact("triangular_solve", a, 0)
+  _check_inexact("triangular_solve", b, 1)
+  _check_rank("triangular_solve", a, 0)
+  _check_rank("triangular_solve", b, 1)
+  if a.ndim != b.ndim:
+    raise TypeError("All inputs to triangular_solve must have the same number of batch "
+                    f"dimensions, but got {[a.ndim - 2, b.ndim - 2]} batch dimensions for "
+                    "the inputs.")
+  if a.dtype != b.dtype:
+    raise TypeError("triangular_solve requires arguments to have the same dtypes, got "
+                    f"{a.dtype.name}, {b.dtype.name}.")
+  if a.shape[-1] != a.shape[-2]:
+    raise ValueError("The first input to triangular_solve must be a square matrix. Got "
+                     f"shape {a.shape[-2:]}.")
+  if a.shape[-1] != b.shape[-2 if left_side else -1]:
+    raise ValueError(f"Incompatible shapes for arguments to triangular_solve: "
+                     f"{a.shape[-2:]} and {b.shape[-2:]}.")
+  if a.shape[:-2] != b.shape[:-2]:
+    raise ValueError("triangular_solve needs equal batch dimensions, got "
+                     f"{a.shape} and {b.shape}.")
+  return b.strip_weak_type()
+
+
+@triangular_solve_p.def_lowering
+def _triangular_solve_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+  a_aval, b_aval = ctx.avals_in
+  if conjugate_a and not transpose_a:
+    a = chlo.conj(a)
+    conjugate_a = False
+  trans = ("C" if conjugate_a else "T") if transpose_a else "N"
+  out, = _lapack_call(_lapack_target("trsm", a_aval.dtype), [a, b], [a_aval, b_aval],
+                      [b_aval], aliases={1: 0}, side=_char("L" if left_side else "R"),
+                      uplo=_char("L" if lower else "U"), trans_x=_char(trans),
+                      diag=_char("U" if unit_diagonal else "N"))
+  return [out]
+
+
+def _triangular_solve_jvp(primals, tangents, *, left_side, lower, transpose_a, conjugate_a,
+                          unit_diagonal):
+  (a, b), (da, db) = primals, tangents
+  params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+  out = triangular_solve_p.bind(a, b, **params)
+  t_out = ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  if type(db) is not ad.Zero:
+    t_out = ad.add_tangents(t_out, triangular_solve_p.bind(a, db, **params))
+  if type(da) is not ad.Zero:
+    # d(A⁻¹ B) = -A⁻¹ dA A⁻¹ B, with dA restricted to the triangle the solve reads.
+    k = 1 if unit_diagonal else 0
+    g = _tril(da, -k) if lower else _triu(da, k)
+    g = lax.neg(g)
+    g = _T(g) if transpose_a else g
+    g = _conj(g) if conjugate_a else g
+    if left_side:
+      contrib = triangular_solve_p.bind(a, _mm(g, out), **params)
+    else:
+      contrib = triangular_solve_p.bind(a, _mm(out, g), **params)
+    t_out = ad.add_tangents(t_out, contrib)
+  return out, t_out
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal):
+  # Linear in b only (like div in its numerator).
+  assert not ad.is_undefined(a) and ad.is_undefined(b)
+  if type(ct) is ad.Zero:
+    return [None, ad.Zero(b.aval)]
+  ct_b = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
+                                 transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                 unit_diagonal=unit_diagonal)
+  return [None, ct_b]
+
+
+def _triangular_solve_batch(args, dims, **params):
+  from arrax._src import batching
+  (a, b), (da, db) = args, dims
+  size = _shape(a)[da] if da is not None else _shape(b)[db]
+  a = batching.bdim_at_front(a, da, size)
+  b = batching.bdim_at_front(b, db, size)
+  return triangular_solve_p.bind(a, b, **params), 0
+
+
+triangular_solve_p.jvp = _triangular_solve_jvp
+triangular_solve_p.transpose = _triangular_solve_transpose
+triangular_solve_p.batch = _triangular_solve_batch
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):
+  """Solve op(a) x = b (left side) or x op(a) = b for x, with a triangular.
+
+  op(a) is a, aᵀ or aᴴ per `transpose_a`/`conjugate_a`; only the triangle named by `lower` is
+  read, and its diagonal is taken as ones if `unit_diagonal`.
+  """
+  a, b = asarray_operand(a), asarray_operand(b)
+  conjugate_a = conjugate_a and _dtype(a).kind == "c"
+  singleton = _ndim(b) == _ndim(a) - 1
+  if singleton:   # b given as a vector (or a batch of them)
+    b = shape_ops.expand_dims(b, (_ndim(b) if left_side else _ndim(b) - 1,))
+  out = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                                unit_diagonal=bool(unit_diagonal))
+  if singleton:
+    out = shape_ops.squeeze(out, (_ndim(out) - 1 if left_side else _ndim(out) - 2,))
+  return out
+
+
+# ---- lu (getrf) ----------------------------------------------------------------------------------
+lu_p = core.Primitive("lu")
+lu_p.multiple_results = True
+
+
+@lu_p.def_abstract_eval
+def _lu_abstract_eval(aval):
+  _check_inexact("lu", aval)
+  _check_rank("lu", aval)
+  *batch, m, n = aval.shape
+  return [aval.strip_weak_type(), ShapedArray((*batch, min(m, n)), np.int32),
+          ShapedArray((*batch, m), np.int32)]
+
+
+def _pivots_to_permutation(pivots, m):
+  """The row permutation that the row swaps i <-> pivots[i] (in order) make of range(m)."""
+  from arrax._src.lax.control_flow import fori_loop
+  shape = (*_shape(pivots)[:-1], m)
+  axis = len(shape) - 1
+  iota = shape_ops.broadcasted_iota(np.int32, shape, axis)
+  zeros = _full(shape, 0, np.int32)
+
+  def body(i, perm):
+    i = _astype(i, np.int32)
+    p = shape_ops.dynamic_index_in_dim(pivots, i, axis, keepdims=True)
+    at_i = lax.eq(iota, shape_ops.broadcast_in_dim(i, shape, ()))
+    at_p = lax.eq(iota, shape_ops.broadcast_in_dim(p, shape, tuple(range(len(shape)))))
+    v_i = reductions.reduce_sum(lax.select(at_i, perm, zeros), (axis,))
+    v_p = reductions.reduce_sum(lax.select(at_p, perm, zeros), (axis,))
+    bcast = lambda v: shape_ops.broadcast_in_dim(v, shape, tuple(range(axis)))  # noqa: E731
+    return lax.select(at_i, bcast(v_p), lax.select(at_p, bcast(v_i), perm))
+
+  k = _shape(pivots)[-1]
+  return fori_loop(0, k, body, iota) if k else iota
+
+
+@lu_p.def_lowering
+def _lu_lower(ctx, x):
+  aval, = ctx.avals_in
+  out_aval, pivot_aval, perm_aval = ctx.avals_out
+  batch = aval.shape[:-2]
+  factors, pivots, info = _lapack_call(
+      _lapack_target("getrf", aval.dtype), [x], [aval],
+      [out_aval, pivot_aval, ShapedArray(batch, np.int32)], aliases={0: 0})
+  pivots = hlo.subtract(pivots, mlir.full_like_aval(1, pivot_aval))   # 1-based -> 0-based
+  # info > 0 means an exactly singular U, which is still a valid factorization.
+  factors = _nan_unless(_info_ok(info, batch, "GE"), factors, out_aval)
+  m = aval.shape[-2]
+  perm, = _lower_fun(ctx, lambda p: [_pivots_to_permutation(p, m)], [pivot_aval], [pivots])
+  return [factors, pivots, perm]
+
+
+def _permutation_matrix(perm, dtype):
+  """P with P[..., i, j] = (perm[..., i] == j): P @ a gathers the rows of a."""
+  m = _shape(perm)[-1]
+  shape = (*_shape(perm), m)
+  nb = len(shape) - 1
+  rows = shape_ops.broadcast_in_dim(perm, shape, tuple(range(nb)))
+  return lax.convert_element_type(
+      lax.eq(rows, shape_ops.broadcasted_iota(np.int32, shape, nb)), dtype)
+
+
+def _lu_jvp(primals, tangents):
+  (a,), (a_dot,) = primals, tangents
+  factors, pivots, perm = lu_p.bind(a)
+  a_dot = ad.instantiate(a_dot)
+  *batch, m, n = _shape(a)
+  k = min(m, n)
+  dtype = _dtype(a)
+  nb = len(batch)
+  zero = lax.scalar_literal(0, dtype)
+  no_pad = [(0, 0, 0)] * nb
+  # L (m x m, unit diagonal) and U (n x n, identity below the k x k block) from the factors.
+  l_part = shape_ops.slice_in_dim(factors, 0, k, axis=nb + 1)
+  l = shape_ops.pad(_tril(l_part, -1), zero, no_pad + [(0, 0, 0), (0, m - k, 0)])
+  l = lax.add(l, _eye(m, m, dtype, batch))
+  u_part = shape_ops.slice_in_dim(factors, 0, k, axis=nb)
+  u = shape_ops.pad(_triu(u_part), zero, no_pad + [(0, n - k, 0), (0, 0, 0)])
+  u_eye = shape_ops.pad(_eye(n - k, n - k, dtype, batch), zero,
+                        no_pad + [(k, 0, 0), (k, 0, 0)])
+  u = lax.add(u, u_eye)
+  # L⁻¹ P dA U⁻¹ = L⁻¹ L̇ + U̇ U⁻¹: split it into its strict lower and upper parts.
+  la = triangular_solve(l, _mm(_permutation_matrix(perm, dtype), a_dot), left_side=True,
+                        lower=True, unit_diagonal=True)
+  lau = triangular_solve(u, la, left_side=False, lower=False)
+  l_dot = _mm(l, _tril(lau, -1))
+  u_dot = _mm(_triu(lau), u)
+  int_zero = lambda x: ad.Zero(ad.tangent_aval(core.get_aval(x)))  # noqa: E731
+  return [factors, pivots, perm], [lax.add(l_dot, u_dot), int_zero(pivots), int_zero(perm)]
+
+
+lu_p.jvp = _lu_jvp
+lu_p.batch = _batch_to_front(lu_p)
+
+
+def lu(x):
+  """LU decomposition with partial pivoting of x [..., m, n]: (lu, pivots, permutation).
+
+  `lu` holds L (unit diagonal, below) and U (on and above the diagonal); rows of x were
+  swapped i <-> pivots[i] in order, and x[permutation] = L @ U.
+  """
+  return tuple(lu_p.bind(asarray_operand(x)))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+  """The permutation made by applying the row swaps `pivots` to range(permutation_size)."""
+  pivots = asarray_operand(pivots)
+  return _pivots_to_permutation(pivots, int(permutation_size))
+
+
+# ---- solving with an LU factorization ------------------------------------------------------------
+def _lu_solve(factors, perm, b, trans=0):
+  """Solve a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from a's LU factors; b [..., m, k]."""
+  if trans == 0:
+    x = _mm(_permutation_matrix(perm, _dtype(b)), b)
+    x = triangular_solve(factors, x, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(factors, x, left_side=True, lower=False)
+  conj = trans == 2
+  x = triangular_solve(factors, b, left_side=True, lower=False, transpose_a=True,
+                       conjugate_a=conj)
+  x = triangular_solve(factors, x, left_side=True, lower=True, transpose_a=True,
+                       conjugate_a=conj, unit_diagonal=True)
+  return _mm(_T(_permutation_matrix(perm, _dtype(b))), x)
+
+
+def _solve(a, b):
+  """a⁻¹ b for square a [..., n, n] and b [..., n, k] with equal leading axes."""
+  factors, _, perm = lu_p.bind(a)
+  return _lu_solve(factors, perm, b)
