@@ -76,13 +76,18 @@ def _view(self, dtype=None, type=None):  # noqa: A002
   raise NotImplementedError("view with a different itemsize is not implemented yet")
 
 
+def _clip(self, min=None, max=None):
+  # Bounds by keyword, as JAX's method passes them: the jit's arguments are (x, max, min).
+  return lnp.clip(self, min=min, max=max)
+
+
 _METHODS = {
     "astype": _astype, "reshape": _reshape, "transpose": _transpose,
     "sum": red.sum, "prod": red.prod, "max": red.max, "min": red.min, "mean": red.mean,
     "var": red.var, "std": red.std, "all": red.all, "any": red.any, "argmax": red.argmax,
     "argmin": red.argmin, "cumsum": red.cumsum, "cumprod": red.cumprod,
     "ravel": lnp.ravel, "flatten": lnp.ravel, "squeeze": lnp.squeeze,
-    "swapaxes": lnp.swapaxes, "clip": lnp.clip, "round": uf.round, "dot": lnp.dot,
+    "swapaxes": lnp.swapaxes, "clip": _clip, "round": uf.round, "dot": lnp.dot,
     "sort": lnp.sort, "argsort": lnp.argsort, "take": lnp.take, "conj": uf.conjugate,
     "conjugate": uf.conjugate, "view": _view,
 }

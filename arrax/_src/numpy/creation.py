@@ -8,6 +8,7 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array, device_put_value
+from arrax._src.jit import jit
 from arrax._src.lax import lax, shape_ops
 from arrax._src.numpy import util
 
@@ -78,8 +79,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     out = device_put_value(host, dtype=dtype or dtypes.canonicalize_dtype(host.dtype))
   nd = util.ndim_of(out)
   if ndmin > nd:
-    shape = (1,) * (ndmin - nd) + util.shape_of(out)
-    out = shape_ops.reshape(out, shape)
+    out = shape_ops.expand_dims(out, tuple(range(ndmin - nd)))
   return out
 
 
@@ -175,7 +175,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
       dt, weak = dtypes.dtype_and_weak_type(fill_value)
     else:
       dt, weak = dtype, False
-    return shape_ops.broadcast_in_dim(_fill_scalar(fill_value, dt, weak), shape, ())
+    return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shape)
   from arrax._src.numpy.lax_numpy import broadcast_to
   return broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
@@ -216,7 +216,16 @@ def _like(name, a, fill_value, dtype, shape):
   dt = aval.dtype if dtype is None else dtype
   weak = aval.weak_type if dtype is None else False
   shp = aval.shape if shape is None else shape
-  return shape_ops.broadcast_in_dim(_fill_scalar(fill_value, dt, weak), shp, ())
+  return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shp)
+
+
+def _broadcast_scalar(x, shape):
+  """The scalar `x` broadcast to `shape`; for shape () no equation, as in JAX (a literal)."""
+  if shape:
+    return shape_ops.broadcast_in_dim(x, shape, ())
+  if isinstance(x, core.Literal):
+    return device_put_value(x.val, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  return x
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
@@ -311,6 +320,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
              device=None):
   """`num` evenly spaced values over [start, stop]."""
   num = util.static_int(num, "num argument of jnp.linspace")
+  axis = util.static_int(axis, "axis argument of jnp.linspace")
+  return _linspace(start, stop, num, endpoint, retstep, dtype, axis, device=device)
+
+
+@jit(static_argnames=("num", "endpoint", "retstep", "dtype", "axis", "device"))
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+              device=None):
   if num < 0:
     raise ValueError(f"Number of samples, {num}, must be non-negative.")
   from arrax._src.numpy import lax_numpy as lnp

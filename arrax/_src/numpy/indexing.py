@@ -596,6 +596,7 @@ _take_jit = jit(_take, static_argnames=("axis", "mode", "unique_indices", "indic
 
 
 # ---- take_along_axis and put_along_axis ---------------------------------------------------------
+@jit(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
                     wrap_negative_indices=None):
   """arr's elements at `indices` along `axis` (of the flattened array if None): one gather.
@@ -605,10 +606,6 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
   mode='promise_in_bounds'). mode: 'fill' (default; out-of-bounds reads give `fill_value`,
   NaN for inexact types), 'clip', 'promise_in_bounds' or 'one_hot' (a one-hot contraction).
   """
-  return _take_along_axis_jit(arr, indices, axis, mode, fill_value, wrap_negative_indices)
-
-
-def _take_along_axis(arr, indices, axis, mode, fill_value, wrap_negative_indices):
   a, indices = util.ensure_arraylike("take_along_axis", arr, indices)
   idx_dtype, idx_shape = _dtype(indices), _shape(indices)
   if not dtypes.issubdtype(idx_dtype, np.integer):
@@ -637,10 +634,6 @@ def _take_along_axis(arr, indices, axis, mode, fill_value, wrap_negative_indices
   if 0 in out_shape:
     return _zeros(a, out_shape)
   return _gather_along_axis(a, indices, axis, out_shape, mode, fill_value)
-
-
-_take_along_axis_jit = jit(_take_along_axis, static_argnames=(
-    "axis", "mode", "fill_value", "wrap_negative_indices"))
 
 
 def _gather_along_axis(a, indices, axis, out_shape, mode, fill_value):
@@ -696,16 +689,13 @@ def _one_hot_take(a, indices, axis, out_shape):
   return lax_numpy.moveaxis(out, -1, axis)   # dot_general puts the batch axes first
 
 
+@jit(static_argnames=("axis", "inplace", "mode"))
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
   """A copy of `arr` with `values` put at `indices` along `axis` (of the flattened array if
   None); the inverse of take_along_axis. `inplace=False` is required: arrays are immutable."""
   if inplace:
     raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because arrays "
                      "are immutable. Pass inplace=False to instead return an updated array.")
-  return _put_along_axis_jit(arr, indices, values, axis, mode)
-
-
-def _put_along_axis(arr, indices, values, axis, mode):
   arr, indices, values = util.ensure_arraylike("put_along_axis", arr, indices, values)
   shape = _shape(arr)
   if axis is None:
@@ -722,16 +712,20 @@ def _put_along_axis(arr, indices, values, axis, mode):
         from None
   # (JAX fails an internal assertion for an axis out of range; this is a ValueError.)
   axis = 0 if axis is None else util.canonicalize_axis(axis, len(a_shape))
-  # One index array per axis: `indices` along `axis`, positions (broadcasting) along the others.
-  idx = tuple(indices if d == axis else
-              shape_ops.broadcasted_iota(np.int32, tuple(n if k == d else 1
-                                                         for k, n in enumerate(a_shape)), d)
-              for d in range(len(a_shape)))
-  out = _IndexUpdateRef(arr, idx).set(values, mode=mode)
+  # One index array per axis: positions (broadcasting) along the others, `indices` along
+  # `axis` (its positions are made too, unused, as JAX's sparse jnp.indices does).
+  idx = list(_sparse_indices(a_shape))
+  idx[axis] = indices
+  out = _IndexUpdateRef(arr, tuple(idx)).set(values, mode=mode)
   return lax_numpy.reshape(out, shape) if len(shape) != len(a_shape) else out
 
 
-_put_along_axis_jit = jit(_put_along_axis, static_argnames=("axis", "mode"))
+def _sparse_indices(shape):
+  """Positions along each axis, shaped to broadcast against the others (1 elsewhere)."""
+  dt = dtypes.default_int_dtype()
+  return [shape_ops.broadcast_in_dim(shape_ops.iota(dt, n),
+                                     tuple(n if k == d else 1 for k in range(len(shape))), (d,))
+          for d, n in enumerate(shape)]
 
 
 # ---- updates ----------------------------------------------------------------------------------

@@ -240,17 +240,24 @@ def vstack(tup, dtype=None):
   return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
+def _ndmin(a, n):
+  """`a` with leading size-1 axes added up to rank `n` (as jnp.array's ndmin)."""
+  a = _asarray(a)
+  nd = ndim(a)
+  return shape_ops.expand_dims(a, tuple(range(n - nd))) if nd < n else a
+
+
+@jit
 def atleast_1d(*arys):
-  out = [reshape(a, (1,)) if ndim(a) == 0 else _asarray(a) for a in arys]
+  check_arraylike("atleast_1d", *arys)
+  out = [_ndmin(a, 1) for a in arys]
   return out[0] if len(out) == 1 else out
 
 
+@jit
 def atleast_2d(*arys):
-  out = []
-  for a in arys:
-    a = _asarray(a)
-    nd = ndim(a)
-    out.append(reshape(a, (1,) * (2 - nd) + shape_of(a)) if nd < 2 else a)
+  check_arraylike("atleast_2d", *arys)
+  out = [_ndmin(a, 2) for a in arys]
   return out[0] if len(out) == 1 else out
 
 
@@ -343,9 +350,7 @@ def _dot_dtypes(a, b, preferred_element_type, name):
     pet, weak = dtypes.result_type(a, b, return_weak_type_flag=True)
   else:
     pet, weak = dtypes.check_user_dtype(preferred_element_type, name), False
-  a_dt, b_dt = core.get_aval(a).dtype, core.get_aval(b).dtype
-  if a_dt != b_dt:
-    a, b = promote_dtypes(a, b)
+  # Operands of different dtypes go to dot_general as they are, as in JAX.
   return a, b, pet, weak
 
 
@@ -424,21 +429,31 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
   return lax._convert_element_type(out, pet, weak)
 
 
+@inline_jit(static_argnames=("precision", "preferred_element_type"))
 def vdot(a, b, *, precision=None, preferred_element_type=None):
+  """Dot product of the flattened inputs, the first conjugated."""
   from arrax._src.numpy.ufuncs import conj
-  a = ravel(a)
+  a, b = util.ensure_arraylike("vdot", a, b)
   if dtypes.issubdtype(core.get_aval(a).dtype, np.complexfloating):
     a = conj(a)
-  return dot(a, ravel(b), precision=precision, preferred_element_type=preferred_element_type)
+  return dot(ravel(a), ravel(b), precision=precision,
+             preferred_element_type=preferred_element_type)
 
 
+@inline_jit(static_argnames=("precision", "preferred_element_type"))
 def inner(a, b, *, precision=None, preferred_element_type=None):
+  """Sum of products over the last axes."""
+  a, b = util.ensure_arraylike("inner", a, b)
   if ndim(a) == 0 or ndim(b) == 0:
-    return lax.mul(*promote_dtypes(a, b))
+    if preferred_element_type is not None:
+      a, b = astype(a, preferred_element_type), astype(b, preferred_element_type)
+    from arrax._src.numpy.ufuncs import multiply
+    return multiply(a, b)
   return tensordot(a, b, (-1, -1), precision=precision,
                    preferred_element_type=preferred_element_type)
 
 
+@inline_jit
 def outer(a, b, out=None):
   """Outer product of the flattened inputs."""
   if out is not None:
@@ -451,7 +466,8 @@ def outer(a, b, out=None):
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
   """Sum products over the given axes."""
-  a, b = promote_dtypes(a, b)
+  a, b = util.ensure_arraylike("tensordot", a, b)
+  a, b, pet, weak = _dot_dtypes(a, b, preferred_element_type, "tensordot")
   an, bn = ndim(a), ndim(b)
   if isinstance(axes, int):
     ca, cb = tuple(range(an - axes, an)), tuple(range(axes))
@@ -459,9 +475,9 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     ax_a, ax_b = axes
     ca = tuple(canonicalize_axis(i, an) for i in np.atleast_1d(ax_a).tolist())
     cb = tuple(canonicalize_axis(i, bn) for i in np.atleast_1d(ax_b).tolist())
-  pet = preferred_element_type or core.get_aval(a).dtype
-  return lax_dot.dot_general(a, b, ((ca, cb), ((), ())), precision=precision,
-                             preferred_element_type=pet)
+  out = lax_dot.dot_general(a, b, ((ca, cb), ((), ())), precision=precision,
+                            preferred_element_type=pet)
+  return lax._convert_element_type(out, pet, weak)
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
@@ -508,6 +524,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
                        indices_are_sorted=indices_are_sorted, fill_value=fill_value)
 
 
+@jit(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """A sorted copy (NaNs last)."""
   from arrax._src.lax import sort as lax_sort
@@ -516,11 +533,12 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   if axis is None:
     a, axis = ravel(a), 0
   axis = canonicalize_axis(axis, ndim(a))
-  if descending:
-    return flip(lax_sort.sort(flip(a, axis), dimension=axis, is_stable=stable), axis)
-  return lax_sort.sort(a, dimension=axis, is_stable=stable)
+  out = lax_sort.sort(a, dimension=axis, is_stable=stable)
+  # Descending is the ascending sort reversed (NaNs first), as in JAX.
+  return shape_ops.rev(out, (axis,)) if descending else out
 
 
+@jit(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """Indices that sort the array."""
   from arrax._src.lax import sort as lax_sort
@@ -530,33 +548,36 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     a, axis = ravel(a), 0
   axis = canonicalize_axis(axis, ndim(a))
   iota = shape_ops.broadcasted_iota(dtypes.default_int_dtype(), shape_of(a), axis)
-  if descending:
-    a_rev = flip(a, axis)
-    iota_rev = flip(iota, axis)
-    _, idx = lax_sort.sort((a_rev, iota_rev), dimension=axis, is_stable=stable, num_keys=1)
-    return flip(idx, axis)
+  if descending and stable:
+    # Reversed first, so equal keys keep their original order once the result is reversed.
+    a, iota = shape_ops.rev(a, (axis,)), shape_ops.rev(iota, (axis,))
   _, idx = lax_sort.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)
-  return idx
+  return shape_ops.rev(idx, (axis,)) if descending else idx
 
 
 def flip(m, axis=None):
   """Reverse the order of elements along `axis` (all axes by default)."""
   check_arraylike("flip", m)
-  m = _asarray(m)
+  if axis is not None:
+    axis = tuple(operator.index(i) for i in np.atleast_1d(axis).tolist())
+  return _flip(_asarray(m), axis)
+
+
+@jit(static_argnames=("axis",))
+def _flip(m, axis=None):
   nd = ndim(m)
-  if axis is None:
-    axes = tuple(range(nd))
-  else:
-    axes = tuple(canonicalize_axis(i, nd) for i in np.atleast_1d(axis).tolist())
+  axes = tuple(range(nd)) if axis is None else tuple(canonicalize_axis(i, nd) for i in axis)
   return shape_ops.rev(m, axes)
 
 
 def fliplr(m):
-  return flip(m, 1)
+  check_arraylike("fliplr", m)
+  return _flip(_asarray(m), (1,))
 
 
 def flipud(m):
-  return flip(m, 0)
+  check_arraylike("flipud", m)
+  return _flip(_asarray(m), (0,))
 
 
 def split(ary, indices_or_sections, axis=0):

@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 from arrax._src import core, dtypes
+from arrax._src.jit import jit
 from arrax._src.lax import lax, reductions as lax_red, shape_ops
 from arrax._src.numpy import util
 from arrax._src.numpy.util import check_arraylike, inline_jit
@@ -47,10 +48,6 @@ def _reduction_dims(nd, axis):
   if len(set(canon)) != len(canon):
     raise ValueError(f"duplicate value in 'axis': {axis}")
   return canon
-
-
-def _keepdims_shape(shape, axes):
-  return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
 def _promote_integer_dtype(dt):
@@ -147,7 +144,7 @@ def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=No
                        f"Got array of shape {_aval(initial_arr).shape}")
     result = op(initial_arr, result)
   if keepdims:
-    result = shape_ops.reshape(result, _keepdims_shape(shape, dims))
+    result = shape_ops.expand_dims(result, dims)
   return lax.convert_element_type(result, result_dtype)
 
 
@@ -195,8 +192,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 @inline_jit(static_argnames=("axis", "keepdims"))
 def _reduce_max(a, axis=None, keepdims=False, initial=None, where=None):
   return _reduction(a, "max", lax_red.reduce_max, lax.max, -np.inf, has_identity=False,
-                    bool_reduce=lax_red.reduce_or, bool_op=lax.bitwise_or, axis=axis,
-                    keepdims=keepdims, initial=initial, where=where)
+                    axis=axis, keepdims=keepdims, initial=initial, where=where)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
@@ -209,8 +205,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
 @inline_jit(static_argnames=("axis", "keepdims"))
 def _reduce_min(a, axis=None, keepdims=False, initial=None, where=None):
   return _reduction(a, "min", lax_red.reduce_min, lax.min, np.inf, has_identity=False,
-                    bool_reduce=lax_red.reduce_and, bool_op=lax.bitwise_and, axis=axis,
-                    keepdims=keepdims, initial=initial, where=where)
+                    axis=axis, keepdims=keepdims, initial=initial, where=where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
@@ -309,7 +304,7 @@ def _var_promote_types(a_dtype, dtype):
   return _upcast_f16(computation_dtype), np.dtype(dtype)
 
 
-@inline_jit(static_argnames=("axis", "dtype", "keepdims"))
+@jit(static_argnames=("axis", "dtype", "keepdims"))
 def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, a_mean=None):
   where = _check_where("var", where)
   if dtype is not None:
@@ -359,6 +354,12 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   _no_out(out, "std")
   correction = _ddof(ddof, correction)
   a = _operand("std", a)
+  return _std(a, axis=_static_axes(axis), dtype=dtype, correction=correction,
+              keepdims=keepdims, where=where, mean=mean)
+
+
+@jit(static_argnames=("axis", "dtype", "keepdims"))
+def _std(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, mean=None):
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "std")
     if not _is_inexact(dtype):
@@ -428,21 +429,27 @@ def _cumulative(name, lax_fn, a, axis, dtype, promote_integers=False):
   return lax.convert_element_type(lax_fn(a, axis), result_dtype)
 
 
-@inline_jit(static_argnames=("axis", "dtype"))
+# Not inlined, as in JAX: a `jit[name=cumsum]` equation in jaxprs, one executable eagerly.
+@jit(static_argnames=("axis", "dtype"))
 def cumsum(a, axis=None, dtype=None, out=None):
   """Cumulative sum along an axis (the flattened array if axis is None)."""
   _no_out(out, "cumsum")
   return _cumulative("cumsum", lax_red.cumsum, a, axis, dtype)
 
 
-@inline_jit(static_argnames=("axis", "dtype"))
+@jit(static_argnames=("axis", "dtype"))
 def cumprod(a, axis=None, dtype=None, out=None):
   """Cumulative product along an axis (the flattened array if axis is None)."""
   _no_out(out, "cumprod")
   return _cumulative("cumprod", lax_red.cumprod, a, axis, dtype)
 
 
-def _cumulative_api(name, lax_fn, identity, x, axis, dtype, include_initial, promote):
+@jit(static_argnames=("axis", "dtype"))
+def _cumsum_with_promotion(a, axis=None, dtype=None):
+  return _cumulative("cumulative_sum", lax_red.cumsum, a, axis, dtype, promote_integers=True)
+
+
+def _cumulative_api(name, cumulative, identity, x, axis, dtype, include_initial):
   x = _operand(name, x)
   nd = len(_aval(x).shape)
   what = "sum" if name == "cumulative_sum" else "product"
@@ -458,34 +465,25 @@ def _cumulative_api(name, lax_fn, identity, x, axis, dtype, include_initial, pro
   axis = util.canonicalize_axis(axis, nd)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, name)
-  out = _cumulative(name, lax_fn, x, axis, dtype, promote_integers=promote)
+  out = cumulative(x, axis, dtype)
   if include_initial:
     init_shape = list(_aval(x).shape)
     init_shape[axis] = 1
-    out_dt = _aval(out).dtype
-    init = shape_ops.broadcast_in_dim(lax.scalar_literal(identity, out_dt), tuple(init_shape), ())
+    init = shape_ops.broadcast_in_dim(lax.scalar_literal(identity, _aval(out).dtype),
+                                      tuple(init_shape), ())
     out = shape_ops.concatenate([init, out], axis)
   return out
 
 
-@inline_jit(static_argnames=("axis", "dtype", "include_initial"))
-def _cumulative_sum(x, axis, dtype, include_initial):
-  return _cumulative_api("cumulative_sum", lax_red.cumsum, 0, x, axis, dtype, include_initial,
-                         True)
-
-
-@inline_jit(static_argnames=("axis", "dtype", "include_initial"))
-def _cumulative_prod(x, axis, dtype, include_initial):
-  return _cumulative_api("cumulative_prod", lax_red.cumprod, 1, x, axis, dtype,
-                         include_initial, False)
-
-
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
   """Cumulative sum along an axis (array API; `axis` is required for rank > 1)."""
-  return _cumulative_sum(x, axis, dtype, include_initial)
+  return _cumulative_api("cumulative_sum", lambda a, ax, dt: _cumsum_with_promotion(a, ax, dt),
+                         0, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
   """Cumulative product along an axis (array API; `axis` is required for rank > 1)."""
-  return _cumulative_prod(x, axis, dtype, include_initial)
-
+  return _cumulative_api(
+      "cumulative_prod",
+      lambda a, ax, dt: _cumulative("cumulative_prod", lax_red.cumprod, a, ax, dt),
+      1, x, axis, dtype, include_initial)

@@ -306,7 +306,10 @@ def round(a, decimals=0, out=None):  # noqa: A001
   return round_float(a)
 
 
-around = round
+@jit(static_argnames=("decimals",))
+def around(a, decimals=0, out=None):
+  """Alias of round (its own `jit` equation, as in JAX)."""
+  return round(a, decimals, out)
 
 
 @jit
