@@ -14,12 +14,14 @@ Rule conventions (set on the primitive, in its own module):
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import core, dtypes
 from arrax._src.core import ShapedArray, Tracer
-from arrax._src.tracing import JaxprTrace, JitTracer
+from arrax._src.tracing import JaxprTrace, JitTracer, stage_literal
 
 
 # ---- symbolic zeros and tangent types -------------------------------------------------------
@@ -55,7 +57,9 @@ def zeros_like_aval(aval: ShapedArray):
   from arrax._src.lax import lax as _lax, shape_ops
   zero = _lax.scalar_literal(0, aval.dtype, aval.weak_type)
   if not aval.shape:
-    return zero   # a literal (API functions turn literals they return into Arrays)
+    # A literal (API functions turn literals they return into Arrays); while staging, a tracer
+    # holding it, so linearization keeps it as a residual as JAX does.
+    return stage_literal(zero)
   return shape_ops.broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=(),
                                            sharding=None)
 
@@ -279,11 +283,12 @@ class LinearFunction:
     outs = iter(core.eval_jaxpr(self.jaxpr, self.consts, *map(instantiate, tangents)))
     return [Zero(a) if z else next(outs) for a, z in zip(self.out_avals, self.out_zeros)]
 
-  def transpose(self, cts):
-    """Cotangents of the inputs (Zero where none) for output cotangents `cts`."""
+  def transpose(self, cts, consts=None):
+    """Cotangents of the inputs (Zero where none) for output cotangents `cts`; `consts`
+    replaces the residuals (when they went through a transformation, e.g. a jit boundary)."""
     lin_cts = [ct for ct, z in zip(cts, self.out_zeros) if not z]
     args = [UndefinedPrimal(a) for a in self.in_avals]
-    return backward_pass(self.jaxpr, self.consts, args, lin_cts)
+    return backward_pass(self.jaxpr, self.consts if consts is None else consts, args, lin_cts)
 
 
 def linearize_flat(fun, primals):
@@ -489,6 +494,104 @@ def partial_eval_jaxpr(closed: core.ClosedJaxpr, unknowns, instantiate=False):
   known_closed = _trace_closed(known_fun, known_avals)
   unk_closed, out_unk, res_fwd = box["out"]
   return known_closed, unk_closed, out_unk, res_fwd
+
+
+def linearize_jaxpr(closed: core.ClosedJaxpr, nonzeros):
+  """Linearize `closed` (tangents for the inputs where `nonzeros`) as JAX's linearize of a jit
+  does: the JVP runs under partial evaluation inside the trace of the primal jaxpr, so values
+  the tangent computation reads become residuals; both parts are then dead-code eliminated.
+
+  primal:  (primals) -> (primal outputs, residuals not forwarded)
+  tangent: (residuals, nonzero tangents) -> (nonzero output tangents)
+  Returns (primal, tangent, out_nonzeros, res_fwd): res_fwd[i] is the index into (consts of
+  `closed`, primal inputs) that residual i repeats, or None when the primal jaxpr outputs it.
+  """
+  in_avals = closed.in_avals
+  box = {}
+
+  def primal_fun(*primals):
+    pe = PartialEvalTrace(core.current_trace())
+    jvp_trace = JVPTrace(pe)
+    tracers = []
+    for p, a, nz in zip(primals, in_avals, nonzeros):
+      t_aval = tangent_aval(a)
+      t = pe.new_arg(t_aval) if nz else None
+      tracers.append(p if t is None or is_float0(t_aval) else JVPTracer(jvp_trace, p, t))
+    try:
+      with core.set_current_trace(jvp_trace):
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+      pairs = [jvp_trace.to_primal_tangent(o) for o in outs]
+      out_nz = [type(t) is not Zero for _, t in pairs]
+      lin, res = pe.to_jaxpr([t for _, t in pairs if type(t) is not Zero])
+    finally:
+      jvp_trace.invalidate()
+      pe.invalidate()
+    tangent = core.Jaxpr([], lin.constvars + lin.invars, lin.outvars, lin.eqns)
+    n_res = len(res)
+    tangent, used = dce_jaxpr(tangent, [True] * len(tangent.outvars),
+                              [False] * n_res + [True] * len(lin.invars))
+    res = [r for r, u in zip(res, used[:n_res]) if u]
+    pos = {id(x): i for i, x in enumerate([*closed.consts, *primals])}
+    res_fwd = [pos.get(id(r)) for r in res]
+    box["out"] = (core.ClosedJaxpr(tangent, []), out_nz, res_fwd)
+    return [p for p, _ in pairs] + [r for r, f in zip(res, res_fwd) if f is None]
+
+  primal = _trace_closed(primal_fun, list(in_avals))
+  dced, _ = dce_jaxpr(primal.jaxpr, [True] * len(primal.jaxpr.outvars),
+                      [True] * len(primal.jaxpr.invars))
+  tangent, out_nz, res_fwd = box["out"]
+  return core.ClosedJaxpr(dced, primal.consts), tangent, out_nz, res_fwd
+
+
+def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, keep_inputs):
+  """Drop the equations whose results nothing uses (equations without results are effects,
+  such as debug callbacks, and stay) and the inputs nothing uses unless `keep_inputs` says so;
+  nested `jit`s are pruned the same way, as JAX does. Returns (jaxpr, used_inputs)."""
+  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+  live = {v for v in outvars if type(v) is core.Var}
+  eqns = []
+  for eqn in reversed(jaxpr.eqns):
+    used = [v in live for v in eqn.outvars]
+    if eqn.outvars and not any(used):
+      if not _has_effects(eqn):
+        continue
+    elif eqn.primitive.name == "jit":
+      eqn = _dce_jit_eqn(eqn, used)
+    eqns.append(eqn)
+    live.update(v for v in eqn.invars if type(v) is core.Var)
+  used_in = [v in live or k for v, k in zip(jaxpr.invars, keep_inputs)]
+  invars = [v for v, u in zip(jaxpr.invars, used_in) if u]
+  return core.Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
+
+
+def _has_effects(eqn) -> bool:
+  """Whether `eqn` or a jaxpr in its params has an equation without results (an effect)."""
+  if not eqn.outvars:
+    return True
+  for val in eqn.params.values():
+    for j in (val if isinstance(val, (tuple, list)) else (val,)):
+      j = j.jaxpr if isinstance(j, core.ClosedJaxpr) else j
+      if isinstance(j, core.Jaxpr) and any(_has_effects(e) for e in j.eqns):
+        return True
+  return False
+
+
+_dce_jit_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _dce_jit_eqn(eqn, used):
+  """The `jit` equation `eqn` computing only its `used` outputs and taking only the inputs
+  they need; one pruned jaxpr per (jaxpr, used), so a jaxpr used twice stays shared."""
+  closed = eqn.params["jaxpr"]
+  per = _dce_jit_cache.setdefault(closed, {})
+  hit = per.get(tuple(used))
+  if hit is None:
+    j, used_in = dce_jaxpr(closed.jaxpr, used, [False] * len(closed.jaxpr.invars))
+    hit = per[tuple(used)] = (core.ClosedJaxpr(j, closed.consts), used_in)
+  new_closed, used_in = hit
+  return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
+                       [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
+                       dict(eqn.params, jaxpr=new_closed), eqn.source_info)
 
 
 def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros):

@@ -148,30 +148,59 @@ def _linearize(flat, p_leaves, store, has_aux):
 
 # ---- reverse mode ---------------------------------------------------------------------------
 def vjp(fun, *primals, has_aux=False):
-  """Evaluate `fun` at `primals`; return (out, vjp_fn) with vjp_fn(ct) -> input cotangents."""
+  """Evaluate `fun` at `primals`; return (out, vjp_fn) with vjp_fn(ct) -> input cotangents.
+
+  As in JAX, `vjp_fn` is a pytree whose leaves are the residuals: first the primal inputs it
+  needs (in input order), then the other residuals (so it can be returned from a jit).
+  """
   p_leaves, p_tree = tree_flatten(primals)
   flat, store = _flat_fun(fun, p_tree, has_aux)
   out_p, lin = _linearize(flat, p_leaves, store, has_aux)
   out_tree = store["out_tree"]
   out_avals = [core.get_aval(x) for x in out_p]
-
-  def vjp_fn(*cts):
-    if len(cts) != 1:
-      raise TypeError(f"The function returned by `jax.vjp` applied to {fun} takes one "
-                      f"argument (a pytree like the function's output), got {len(cts)}.")
-    ct_leaves, ct_tree = tree_flatten(cts[0])
-    if ct_tree != out_tree:
-      raise ValueError(f"unexpected tree structure of argument to vjp function: got "
-                       f"{ct_tree}, but expected to match {out_tree}")
-    checked = [_check_ct(ct, aval) for ct, aval in zip(ct_leaves, out_avals)]
-    in_cts = lin.transpose(checked)
-    return tree_unflatten(p_tree, [_user_value(ct) for ct in in_cts])
-
+  spec, args_res, opaque = _split_residuals(lin.consts, p_leaves, p_tree)
+  lin = ad.LinearFunction(lin.jaxpr, None, lin.in_avals, lin.out_avals, lin.out_zeros)
+  bwd = functools.partial(_vjp_bwd, fun, lin, spec, p_tree, out_tree, out_avals)
+  pullback = Partial(bwd, args_res, opaque)
   out = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
-  pullback = Partial(vjp_fn)
   if has_aux:
     return out, pullback, store["aux"]
   return out, pullback
+
+
+def _split_residuals(residuals, p_leaves, p_tree):
+  """Residuals that are primal inputs are kept in a tree like the inputs (None where unused);
+  the rest are listed in order. spec[i] = (is_input, index) locates residual i."""
+  pos = {id(x): i for i, x in enumerate(p_leaves)}
+  used = {pos[id(r)] for r in residuals if id(r) in pos}
+  used_rank = {i: k for k, i in enumerate(sorted(used))}
+  spec, opaque = [], []
+  for r in residuals:
+    i = pos.get(id(r))
+    if i is None:
+      spec.append((False, len(opaque)))
+      opaque.append(r)
+    else:
+      spec.append((True, used_rank[i]))
+  args_res = tree_unflatten(p_tree, [x if i in used else None for i, x in enumerate(p_leaves)])
+  return spec, args_res, opaque
+
+
+def _vjp_bwd(fun, lin, spec, p_tree, out_tree, out_avals, args_res, opaque, *cts):
+  """The vjp function: `lin` (without residuals) transposed, with the residuals the pytree
+  leaves `args_res` and `opaque` hold."""
+  if len(cts) != 1:
+    raise TypeError(f"The function returned by `jax.vjp` applied to {fun} takes one "
+                    f"argument (a pytree like the function's output), got {len(cts)}.")
+  ct_leaves, ct_tree = tree_flatten(cts[0])
+  if ct_tree != out_tree:
+    raise ValueError(f"unexpected tree structure of argument to vjp function: got "
+                     f"{ct_tree}, but expected to match {out_tree}")
+  checked = [_check_ct(ct, aval) for ct, aval in zip(ct_leaves, out_avals)]
+  inputs = tree_flatten(args_res)[0]
+  residuals = [inputs[k] if is_input else opaque[k] for is_input, k in spec]
+  in_cts = lin.transpose(checked, residuals)
+  return tree_unflatten(p_tree, [_user_value(ct) for ct in in_cts])
 
 
 def _check_ct(ct, primal_aval):

@@ -5,10 +5,12 @@ arrax and jax can live in one process. Operators and methods are attached by arr
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, dtypes
+from arrax._src import backend, core, dtypes
 from arrax._src.config import x64_enabled
 from arrax._src.core import ShapedArray, get_aval
 from arrax._src.errors import ConcretizationTypeError
@@ -227,7 +229,17 @@ def device_put_value(x, device=None, *, dtype=None, weak_type=None, copy=True,
     return Array(buf, aval, committed)
   buf = _jax.batched_device_put(aval, backend.device_sharding(device), [host], [device],
                                 committed, copy, enable_x64=x64_enabled())
-  return Array(buf, aval, committed)
+  arr = Array(buf, aval, committed)
+  if not aval.shape and core.trace_ctx.trace is not core.eval_trace:
+    arr._npy = np.array(host)
+    made_while_tracing[id(arr)] = arr
+  return arr
+
+
+# Scalars made from host values while a transformation runs (`jnp.array(3)` inside a jitted
+# function). JAX stages those as literals, so tracing does too; scalar arrays made before
+# (closed over) stay constvars, as in JAX.
+made_while_tracing: "weakref.WeakValueDictionary[int, Array]" = weakref.WeakValueDictionary()
 
 
 def is_array(x) -> bool:

@@ -68,6 +68,9 @@ jit_p.pp_params = lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]}
 # into a known jit (run now) and an unknown one (recorded); its transpose is a jit of the
 # transposed jaxpr.
 def _jit_jvp(primals, tangents, *, jaxpr, name):
+  trace = core.current_trace()
+  if type(trace) is ad.PartialEvalTrace and _linearizing(trace, primals, tangents):
+    return _jit_linearize(trace, primals, tangents, jaxpr, name)
   nonzeros = [type(t) is not ad.Zero for t in tangents]
   jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
   outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not ad.Zero],
@@ -77,6 +80,73 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
   t_out = [next(t_it) if nz else ad.Zero(ad.tangent_aval(a))
            for a, nz in zip(jaxpr.out_avals, out_nz)]
   return outs[:n], t_out
+
+
+def _linearizing(trace, primals, tangents) -> bool:
+  """Whether this JVP is linearization: known primals, tangents unknown (or zero)."""
+  return (not any(trace.is_unknown(p) for p in primals)
+          and all(type(t) is ad.Zero or trace.is_unknown(t) for t in tangents))
+
+
+# Derived jaxprs are cached on the jaxpr they come from, so repeated differentiation of a jit
+# reuses them (and their compiled executables).
+_derived: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _cached(jaxpr, key, build):
+  per = _derived.setdefault(jaxpr, {})
+  key = (key, trace_state())
+  hit = per.get(key)
+  if hit is None:
+    hit = per[key] = build()
+  return hit
+
+
+def _linearize_split(jaxpr, nonzeros):
+  primal, tangent, out_nz, res_fwd = ad.linearize_jaxpr(jaxpr, nonzeros)
+  primal, out_fwd = ad.forward_inputs(primal, len(jaxpr.out_avals))
+  n_kept = sum(f is None for f in out_fwd)
+  primal, res_dup = _dedupe_residuals(primal, n_kept)
+  return primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup
+
+
+def _jit_linearize(trace, primals, tangents, jaxpr, name):
+  """JVP of a jit under partial evaluation, done as JAX linearizes a jit: a known jit computing
+  the primal outputs and the residuals runs now; a jit of the tangent computation is recorded."""
+  nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
+  primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup = _cached(
+      jaxpr, ("linearize", nonzeros), lambda: _linearize_split(jaxpr, nonzeros))
+  with core.set_current_trace(trace.parent):
+    outs = jit_p.bind(*primals, jaxpr=primal, name=name)
+  kept = outs[:n_kept]
+  res_it = iter(outs[n_kept:])
+  res_new = [next(res_it) if d is None else kept[d] for d in res_dup]
+  new_it, fwd_from = iter(res_new), [*jaxpr.consts, *primals]
+  residuals = [next(new_it) if f is None else fwd_from[f] for f in res_fwd]
+  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+  t_outs = iter(tracing.JaxprTrace.process_primitive(
+      trace, jit_p, residuals + nz_tangents, {"jaxpr": tangent, "name": name}))
+  kept_it = iter(kept)
+  primal_out = [next(kept_it) if f is None else primals[f] for f in out_fwd]
+  t_out = [next(t_outs) if nz else ad.Zero(ad.tangent_aval(a))
+           for a, nz in zip(jaxpr.out_avals, out_nz)]
+  return primal_out, t_out
+
+
+def _dedupe_residuals(closed, n_out):
+  """Drop residual outputs (after the first `n_out`) that repeat one of the first `n_out`
+  outputs: dup[i] is the index of the output residual i repeats, or None if kept."""
+  jaxpr = closed.jaxpr
+  first = {}
+  for i, v in enumerate(jaxpr.outvars[:n_out]):
+    if type(v) is core.Var:
+      first.setdefault(v, i)
+  dup = [first.get(v) if type(v) is core.Var else None for v in jaxpr.outvars[n_out:]]
+  if all(d is None for d in dup):
+    return closed, dup
+  outvars = jaxpr.outvars[:n_out] + [v for v, d in zip(jaxpr.outvars[n_out:], dup) if d is None]
+  new = core.Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, jaxpr.eqns, jaxpr.debug_info)
+  return core.ClosedJaxpr(new, closed.consts), dup
 
 
 def _jit_partial_eval(trace, args, params):
@@ -100,9 +170,10 @@ def _jit_partial_eval(trace, args, params):
 
 
 def _jit_transpose(cts, *args, jaxpr, name):
-  linear = [ad.is_undefined(a) for a in args]
-  ct_nz = [type(ct) is not ad.Zero for ct in cts]
-  t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+  linear = tuple(ad.is_undefined(a) for a in args)
+  ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
+  t_closed = _cached(jaxpr, ("transpose", linear, ct_nz),
+                     lambda: ad.transpose_jaxpr(jaxpr, linear, ct_nz))
   res = [a for a, lin in zip(args, linear) if not lin]
   outs = iter(jit_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
                          jaxpr=t_closed, name=name))
@@ -255,6 +326,27 @@ class Compiled:
 
 
 # ---- the jitted function ---------------------------------------------------------------------
+# As in JAX, every jit wrapper of one function (with the same static arguments) shares its
+# traces and executables: `jit(f)` made twice, or `make_jaxpr` of a jitted function already
+# called, does not trace `f` again (so its Python side effects happen once).
+_caches_by_fun: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun, options):
+  """(executable cache, trace cache) shared by the jit wrappers of `fun` with `options`;
+  private ones when `fun` cannot be weakly referenced or hashed."""
+  try:
+    per_fun = _caches_by_fun.get(fun)
+    if per_fun is None:
+      per_fun = _caches_by_fun[fun] = {}
+  except TypeError:
+    return {}, {}
+  caches = per_fun.get(options)
+  if caches is None:
+    caches = per_fun[options] = ({}, {})
+  return caches
+
+
 class JitWrapped:
   """A function compiled with XLA on first call for each new input signature."""
 
@@ -278,8 +370,8 @@ class JitWrapped:
     self._inline = inline
     self._device = device
     self._name = getattr(fun, "__name__", type(fun).__name__)
-    self._cache: dict = {}
-    self._trace_cache: dict = {}
+    self._cache, self._trace_cache = _shared_caches(
+        fun, (self._static_argnums, self._static_argnames, bool(inline)))
 
   def __get__(self, obj, objtype=None):
     if obj is None:
@@ -363,7 +455,7 @@ class JitWrapped:
     key = (in_tree, tuple(avals), statics, trace_state(), device)
     entry = self._cache.get(key)
     if entry is None:
-      entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, key[1], device)
+      entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
     exe = entry.exe
     bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
@@ -380,32 +472,41 @@ class JitWrapped:
       return self._fun(*args, **kwargs)
     # Under another trace: stage one `jit` equation.
     avals = tuple(_arg_aval(x) for x in leaves)
-    closed, outer, out_tree = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree, avals,
-                                           statics)
+    closed, outer, out_tree, _ = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                              avals, statics)
     outs = jit_p.bind(*outer, *leaves, jaxpr=closed, name=self._name)
     return tree_unflatten(out_tree, outs)
 
   def _staged(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, statics):
+    """(closed jaxpr, outer tracers it takes first, out tree, arg names), traced once per
+    signature: the eager call, staging under another trace and `lower` share it."""
     # Named axes in scope (vmap axis_name) can be baked into the trace (psum(1, 'i'), ...).
     key = (in_tree, avals, statics, trace_state(), batching.axis_env_key())
     hit = self._trace_cache.get(key)
     if hit is not None:
       return hit
-    jaxpr, consts, out_tree, _ = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                             list(avals))
+    jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                 list(avals))
     closed, outer = closed_with_host_consts(jaxpr, consts)
-    result = (closed, outer, out_tree)
+    result = (closed, outer, out_tree, names)
     if not outer:
       self._trace_cache[key] = result
     return result
 
-  def _compile(self, key, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, device):
+  def _staged_closed(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, statics):
+    """The trace for a top-level use (eager call, lower): it may not close over tracers."""
+    closed, outer, out_tree, names = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                  avals, statics)
+    if outer:
+      core._raise_escaped(outer[0])
+    return closed, out_tree, names
+
+  def _compile(self, key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device):
     if config.jax_log_compiles or config.jax_explain_cache_misses:
       self._explain_miss(key)
     start = time.perf_counter()
-    jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                                 list(avals))
-    closed = core.ClosedJaxpr(jaxpr, consts)
+    closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                  key[1], statics)
     if config.jax_log_compiles:
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
@@ -447,9 +548,8 @@ class JitWrapped:
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple(_arg_aval(x) for x in leaves)
     device = self._device or backend.default_device()
-    jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                                 list(avals))
-    closed = core.ClosedJaxpr(jaxpr, consts)
+    closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                  avals, statics)
     module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
     key = (in_tree, avals, statics, trace_state(), device)
     return Lowered(self, key, closed, out_tree, module, in_tree)

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from arrax._src import core
+from arrax._src.array import made_while_tracing
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
 
@@ -32,7 +33,8 @@ class JitTracer(Tracer):
 
 class JaxprTrace(core.Trace):
   """Records every primitive applied to its tracers as an equation of a new jaxpr."""
-  literalize_arrays = True   # rank-0 concrete Arrays become literals (host copy) when used
+  # Rank-0 Arrays made while tracing (array.made_while_tracing) become literals, as in JAX.
+  literalize_arrays = True
   _loop_watch = None         # a _LoopWatch while trace_to_jaxpr runs the traced function
 
   def __init__(self):
@@ -57,7 +59,8 @@ class JaxprTrace(core.Trace):
       return x
     if not isinstance(x, Tracer):
       aval = core.get_aval(x)
-      if aval.shape == () and (self.literalize_arrays or not hasattr(x, "_buf")):
+      if aval.shape == () and (not hasattr(x, "_buf") or (
+          self.literalize_arrays and made_while_tracing.get(id(x)) is x)):
         return Literal(_host_scalar(x, aval), aval)
     var = self._const_ids.get(id(x))
     if var is None:
@@ -89,6 +92,20 @@ class JaxprTrace(core.Trace):
 
   def __repr__(self):
     return "DynamicJaxprTrace"
+
+
+def stage_literal(lit: Literal):
+  """A rank-0 constant made by an operation (`full_like`, zeros), as JAX has it: a tracer of
+  the innermost staging trace holding the literal. It still prints inline where it is used,
+  but partial evaluation sees a known value made by the primal computation, so linearization
+  passes it as a residual (as JAX does) instead of inlining it. Without a staging trace it is
+  the Literal itself."""
+  trace = core.current_trace()
+  while type(trace) is not JaxprTrace:
+    trace = getattr(trace, "parent", None)   # JVP, batching, partial eval: known values go up
+    if trace is None:
+      return lit
+  return JitTracer(trace, lit.aval, lit)
 
 
 def _host_scalar(x, aval):
