@@ -601,19 +601,25 @@ def _multivariate_normal(data, mean, cov, shape, dtype, method):
   else:
     factor = linalg.cholesky(cov)
   samples = _normal(data, shape + mean.shape[-1:], dtype)
-  return mean + jnp.einsum("...ij,...j->...i", factor, samples)
+  return mean + _matvec(factor, samples)
+
+
+def _matvec(a, x):
+  """a [..., n, n] times the vectors x [..., n], batch axes broadcast (einsum '...ij,...j')."""
+  from arrax._src.lax import dot as lax_dot
+  if a.ndim == 2:   # one matrix: contract x's last axis with it, as einsum does
+    return lax_dot.dot_general(x, a, (((x.ndim - 1,), (1,)), ((), ())))
+  batch = np.broadcast_shapes(a.shape[:-2], x.shape[:-1])
+  a = jnp.broadcast_to(a, (*batch, *a.shape[-2:]))
+  x = jnp.broadcast_to(x, (*batch, x.shape[-1]))
+  nb = len(batch)
+  return lax_dot.dot_general(a, x, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
 
 
 def _linalg(name):
-  try:
-    from arrax.numpy import linalg
-  except ImportError:
-    linalg = None
-  needs = {"multivariate_normal": ("einsum",), "orthogonal": ("diagonal",)}[name]
-  if linalg is None or not all(hasattr(jnp, n) for n in needs):
-    raise NotImplementedError(f"jax.random.{name} needs jax.numpy.linalg (and "
-                              f"{', '.join('jnp.' + n for n in needs)}), which arrax does not "
-                              "implement yet.")
+  """jnp.linalg, imported late: arrax.numpy.linalg imports this module's package."""
+  del name
+  from arrax.numpy import linalg
   return linalg
 
 
@@ -1516,6 +1522,7 @@ def _orthogonal(data, n, m, shape, dtype):
   linalg = _linalg("orthogonal")
   z = _normal(data, (*shape, max(n, m), min(n, m)), dtype)
   q, r = linalg.qr(z)
-  d = jnp.diagonal(r, axis1=-2, axis2=-1)
+  from arrax._src.lax import linalg as lax_linalg
+  d = lax_linalg._diagonal(r)   # r is square: the reduced QR of a tall or square z
   x = q * jnp.expand_dims(jnp.sign(d), -2)
   return jnp.swapaxes(x, -1, -2) if n < m else x

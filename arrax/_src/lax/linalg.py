@@ -20,8 +20,9 @@ from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import lax, reductions, shape_ops, utils
 from arrax._src.lax.lax import asarray_operand
 
-__all__ = ["EigImplementation", "cholesky", "eig", "lu", "lu_pivots_to_permutation",
-           "triangular_solve"]
+__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "eig", "eigh",
+           "geqp3", "geqrf", "householder_product", "lu", "lu_pivots_to_permutation", "qr",
+           "svd", "triangular_solve"]
 
 
 class EigImplementation(enum.Enum):
@@ -684,3 +685,514 @@ def _solve(a, b):
   """a⁻¹ b for square a [..., n, n] and b [..., n, k] with equal leading axes."""
   factors, _, perm = lu_p.bind(a)
   return _lu_solve(factors, perm, b)
+
+
+def _real_dtype(dtype):
+  return np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else
+                  np.float64 if np.dtype(dtype) == np.complex128 else dtype)
+
+
+def _diag_matrix(d, dtype=None):
+  """Square matrices [..., n, n] with the vectors d [..., n] on their diagonals."""
+  dtype = dtype or _dtype(d)
+  *batch, n = _shape(d)
+  full = shape_ops.broadcast_in_dim(_astype(d, dtype), (*batch, n, n), (*range(len(batch)),
+                                                                      len(batch) + 1))
+  return lax.select(_eye(n, n, np.bool_, tuple(batch)), full, _zeros_like(full))
+
+
+def _row(v):
+  """Vectors [..., n] as rows [..., 1, n], to broadcast over the rows of a matrix."""
+  return shape_ops.expand_dims(v, (_ndim(v) - 1,))
+
+
+# ---- eigh: Hermitian eigendecomposition (syevd / heevd) -----------------------------------------
+class EighImplementation(enum.Enum):
+  """Which algorithm computes a Hermitian eigendecomposition (CPU has only QR)."""
+  QR = "qr"
+  JACOBI = "jacobi"
+  QDWH = "qdwh"
+
+
+eigh_p = core.Primitive("eigh")
+eigh_p.multiple_results = True
+
+
+@eigh_p.def_abstract_eval
+def _eigh_abstract_eval(aval, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+  _check_inexact("eigh", aval)
+  _check_rank("eigh", aval)
+  if aval.shape[-1] != aval.shape[-2]:
+    raise ValueError("Argument to symmetric eigendecomposition must have shape [..., n, n], "
+                     f"got shape {aval.shape}")
+  n = aval.shape[-1]
+  d = n if subset_by_index is None else subset_by_index[1] - subset_by_index[0]
+  batch = aval.shape[:-2]
+  return [ShapedArray((*batch, n, d), aval.dtype),
+          ShapedArray((*batch, d), _real_dtype(aval.dtype))]
+
+
+@eigh_p.def_lowering
+def _eigh_lower(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+  aval, = ctx.avals_in
+  v_aval, w_aval = ctx.avals_out
+  n = aval.shape[-1]
+  if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
+    raise NotImplementedError("subset_by_index not supported on CPU and GPU")
+  if algorithm == EighImplementation.QDWH:
+    raise NotImplementedError("QDWH implementation is only supported on TPU")
+  if algorithm == EighImplementation.JACOBI:
+    raise NotImplementedError("Jacobi implementation is not supported on CPU")
+  batch = aval.shape[:-2]
+  fn = "heevd" if aval.dtype.kind == "c" else "syevd"
+  v, w, info = _lapack_call(_lapack_target(fn, aval.dtype), [x], [aval],
+                            [v_aval, w_aval, ShapedArray(batch, np.int32)], aliases={0: 0},
+                            mode=_char("V"), uplo=_char("L" if lower else "U"))
+  ok = _info_ok(info, batch)
+  return [_nan_unless(ok, v, v_aval), _nan_unless(ok, w, w_aval)]
+
+
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+  (a,), (a_dot,) = primals, tangents
+  n = _shape(a)[-1]
+  if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
+    raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
+  v, w_real = eigh_p.bind(_symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
+                          subset_by_index=subset_by_index, algorithm=algorithm)
+  # Nondegenerate perturbation theory: with P = vᴴ ȧ v, ẇ = diag(P) and v̇ = v (F ∘ P),
+  # F_ij = 1 / (w_j - w_i) off the diagonal (the identity keeps the diagonal finite).
+  dtype = _dtype(a)
+  batch = _shape(a)[:-2]
+  w = _astype(w_real, dtype)
+  eye = _eye(n, n, dtype, batch)
+  nb = len(batch)
+  wj = shape_ops.broadcast_in_dim(w, (*batch, n, n), (*range(nb), nb + 1))
+  wi = shape_ops.broadcast_in_dim(w, (*batch, n, n), tuple(range(nb + 1)))
+  f = lax.sub(lax.integer_pow(lax.sub(lax.add(eye, wj), wi), -1), eye)
+  p = _mm(_mm(_H(v), ad.instantiate(a_dot)), v)
+  dv = _mm(v, lax.mul(f, p))
+  dw = _diagonal(lax.real(p) if dtype.kind == "c" else p)
+  return [v, w_real], [dv, dw]
+
+
+eigh_p.jvp = _eigh_jvp
+eigh_p.batch = _batch_to_front(eigh_p)
+
+
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
+         subset_by_index=None, implementation=None):
+  """Eigendecomposition (v, w) of Hermitian matrices x [..., n, n]: x v = v diag(w).
+
+  w is real and ascending; the columns of v are orthonormal. With `symmetrize_input`,
+  (x + xᴴ)/2 is decomposed; otherwise only the triangle named by `lower` is read.
+  """
+  x = asarray_operand(x)
+  if symmetrize_input:
+    shape = _shape(x)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+      # JAX fails here in the symmetrizing addition, with a TypeError: keep the class.
+      raise TypeError(f"The input to eigh must be a square matrix, got shape {shape}.")
+    x = _symmetrize(x)
+  if subset_by_index is not None:
+    subset_by_index = tuple(int(i) for i in subset_by_index)
+  v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                     subset_by_index=subset_by_index, algorithm=implementation)
+  return v, w
+
+
+# ---- qr: geqrf / geqp3 + householder_product (orgqr / ungqr) -----------------------------------
+def _batch_all_to_front(prim):
+  """A batching rule for primitives whose operands all share the same leading batch axes."""
+  def rule(args, dims, **params):
+    from arrax._src import batching
+    size = next(_shape(x)[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
+    args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    outs = prim.bind(*args, **params)
+    if prim.multiple_results:
+      return outs, [0] * len(outs)
+    return outs, 0
+  return rule
+
+
+def _check_batch(name, *avals):
+  if len({a.ndim - r for a, r in zip(avals, (2, 1))}) > 1:
+    raise TypeError(f"All inputs to {name} must have the same number of batch dimensions, but "
+                    f"got {[a.ndim - r for a, r in zip(avals, (2, 1))]} batch dimensions for "
+                    "the inputs.")
+
+
+geqrf_p = core.Primitive("geqrf")
+geqrf_p.multiple_results = True
+
+
+@geqrf_p.def_abstract_eval
+def _geqrf_abstract_eval(aval):
+  _check_inexact("geqrf", aval)
+  _check_rank("geqrf", aval)
+  *batch, m, n = aval.shape
+  return [aval.strip_weak_type(), ShapedArray((*batch, min(m, n)), aval.dtype)]
+
+
+@geqrf_p.def_lowering
+def _geqrf_lower(ctx, x):
+  aval, = ctx.avals_in
+  return _lapack_call(_lapack_target("geqrf", aval.dtype), [x], [aval], ctx.avals_out,
+                      aliases={0: 0})
+
+
+geqrf_p.batch = _batch_to_front(geqrf_p)
+
+
+def geqrf(a):
+  """QR factors of a [..., m, n] in LAPACK's form: (r with reflectors below, taus)."""
+  return tuple(geqrf_p.bind(asarray_operand(a)))
+
+
+geqp3_p = core.Primitive("geqp3")
+geqp3_p.multiple_results = True
+
+
+@geqp3_p.def_abstract_eval
+def _geqp3_abstract_eval(aval, jpvt, *, use_magma):
+  _check_inexact("geqp3", aval, 0)
+  _check_rank("geqp3", aval)
+  if utils.dtype_class(jpvt.dtype) != utils.INT:
+    raise TypeError(f"geqp3 does not accept dtype {jpvt.dtype.name} at position 1. Accepted "
+                    "dtypes at position 1 are subtypes of integer.")
+  _check_batch("geqp3", aval, jpvt)
+  *batch, m, n = aval.shape
+  return [aval.strip_weak_type(), jpvt.strip_weak_type(),
+          ShapedArray((*batch, min(m, n)), aval.dtype)]
+
+
+@geqp3_p.def_lowering
+def _geqp3_lower(ctx, a, jpvt, *, use_magma):
+  a_aval, _ = ctx.avals_in
+  return _lapack_call(_lapack_target("geqp3", a_aval.dtype), [a, jpvt], ctx.avals_in,
+                      ctx.avals_out, aliases={0: 0, 1: 1})
+
+
+geqp3_p.batch = _batch_all_to_front(geqp3_p)
+
+
+def geqp3(a, jpvt, *, use_magma=None):
+  """Column-pivoted QR factors of a: (r with reflectors below, pivots (1-based), taus)."""
+  return tuple(geqp3_p.bind(asarray_operand(a), asarray_operand(jpvt), use_magma=use_magma))
+
+
+householder_product_p = core.Primitive("householder_product")
+
+
+@householder_product_p.def_abstract_eval
+def _householder_product_abstract_eval(a, taus):
+  _check_inexact("householder_product", a, 0)
+  _check_inexact("householder_product", taus, 1)
+  _check_rank("householder_product", a, 0)
+  if taus.ndim < 1:
+    raise TypeError(f"Input 1 to householder_product must have rank at least 1, but got "
+                    f"shape={taus.shape}")
+  _check_batch("householder_product", a, taus)
+  if a.dtype != taus.dtype:
+    raise TypeError("householder_product requires arguments to have the same dtypes, got "
+                    f"{a.dtype.name}, {taus.dtype.name}.")
+  m, n = a.shape[-2:]
+  if m < n:
+    raise ValueError("The first argument to householder_product must have at least as many "
+                     f"rows as columns, got shape {a.shape[-2:]}")
+  if taus.shape[-1] > min(m, n):
+    raise ValueError("The second argument to householder_product must not have more rows "
+                     "than the minimum of the first argument's rows and columns.")
+  return a.strip_weak_type()
+
+
+@householder_product_p.def_lowering
+def _householder_product_lower(ctx, a, taus):
+  a_aval, _ = ctx.avals_in
+  fn = "ungqr" if a_aval.dtype.kind == "c" else "orgqr"
+  return _lapack_call(_lapack_target(fn, a_aval.dtype), [a, taus], ctx.avals_in,
+                      ctx.avals_out, aliases={0: 0})
+
+
+householder_product_p.batch = _batch_all_to_front(householder_product_p)
+
+
+def householder_product(a, taus):
+  """The unitary matrix [..., m, n] made by the Householder reflectors below a's diagonal."""
+  return householder_product_p.bind(asarray_operand(a), asarray_operand(taus))
+
+
+qr_p = core.Primitive("qr")
+qr_p.multiple_results = True
+
+
+@qr_p.def_abstract_eval
+def _qr_abstract_eval(aval, *, pivoting, full_matrices, use_magma):
+  _check_inexact("qr", aval)
+  _check_rank("qr", aval)
+  *batch, m, n = aval.shape
+  k = m if full_matrices else min(m, n)
+  outs = [ShapedArray((*batch, m, k), aval.dtype), ShapedArray((*batch, k, n), aval.dtype)]
+  if pivoting:
+    outs.append(ShapedArray((*batch, n), np.int32))
+  return outs
+
+
+def _qr_impl(a, *, pivoting, full_matrices):
+  """QR from geqrf (or geqp3) and householder_product: the function qr_p lowers to."""
+  *batch, m, n = _shape(a)
+  dtype = _dtype(a)
+  nb = len(batch)
+  if m == 0 or n == 0:
+    k = m if full_matrices else min(m, n)
+    q = _eye(m, k, dtype, tuple(batch))
+    r = _full((*batch, k, n), 0, dtype)
+    return [q, r] + ([_full((*batch, n), 0, np.int32)] if pivoting else [])
+  p = None
+  if pivoting:
+    r, p, taus = geqp3_p.bind(a, _full((*batch, n), 0, np.int32), use_magma=None)
+    p = lax.sub(p, _full((*batch, n), 1, np.int32))   # 1-based -> 0-based
+  else:
+    r, taus = geqrf_p.bind(a)
+  if m < n:
+    q = householder_product_p.bind(shape_ops.slice_in_dim(r, 0, m, axis=nb + 1), taus)
+  elif full_matrices:
+    pads = [(0, 0, 0)] * (nb + 1) + [(0, m - n, 0)]
+    q = householder_product_p.bind(shape_ops.pad(r, lax.scalar_literal(0, dtype), pads),
+                                    taus)
+  else:
+    q = householder_product_p.bind(r, taus)
+    r = shape_ops.slice_in_dim(r, 0, n, axis=nb)
+  r = _triu(r)
+  return [q, r] + ([p] if pivoting else [])
+
+
+@qr_p.def_lowering
+def _qr_lower(ctx, a, *, pivoting, full_matrices, use_magma):
+  return _lower_fun(ctx, lambda x: _qr_impl(x, pivoting=pivoting, full_matrices=full_matrices),
+                    ctx.avals_in, [a])
+
+
+def _thin_qr_jvp(q, r, dx):
+  """Tangents (dq, dr) of a thin QR x = q r, x [..., m, n] with m >= n, along dx."""
+  dx_rinv = triangular_solve(r, dx)            # dx r⁻¹ (a right-side solve)
+  qt_dx_rinv = _mm(_H(q), dx_rinv)
+  lower = _tril(qt_dx_rinv, -1)
+  do = lax.sub(lower, _H(lower))               # skew-Hermitian part
+  if _dtype(q).kind == "c":                    # the free imaginary diagonal of a complex QR
+    n = _shape(r)[-1]
+    eye = _eye(n, n, _dtype(q), _shape(q)[:-2])
+    imag = lax.sub(qt_dx_rinv, _astype(lax.real(qt_dx_rinv), _dtype(q)))
+    do = lax.add(do, lax.mul(eye, imag))
+  dq = lax.add(_mm(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
+  dr = _mm(lax.sub(qt_dx_rinv, do), r)
+  return dq, dr
+
+
+def _slice_last2(x, rows=None, cols=None):
+  nb = _ndim(x) - 2
+  if rows is not None:
+    x = shape_ops.slice_in_dim(x, rows[0], rows[1], axis=nb)
+  if cols is not None:
+    x = shape_ops.slice_in_dim(x, cols[0], cols[1], axis=nb + 1)
+  return x
+
+
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
+  (x,), (dx,) = primals, tangents
+  outs = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+  q, r = outs[:2]
+  dx = ad.instantiate(dx)
+  *batch, m, n = _shape(x)
+  nb = len(batch)
+  perm_zero = [ad.Zero(ad.tangent_aval(core.get_aval(outs[2])))] if pivoting else []
+  if pivoting:   # x[..., p] = q r: differentiate with the same column permutation
+    dx = _mm(dx, _T(_permutation_matrix(outs[2], _dtype(x))))
+  if m < n:
+    # x = [x1 x2] = q [r1 r2]: x1 = q r1 is a square QR and r2 = qᴴ x2.
+    dq, dr1 = _thin_qr_jvp(q, _slice_last2(r, cols=(0, m)), _slice_last2(dx, cols=(0, m)))
+    x2 = _slice_last2(x, cols=(m, n))
+    if pivoting:
+      x2 = _slice_last2(_mm(x, _T(_permutation_matrix(outs[2], _dtype(x)))), cols=(m, n))
+    dr2 = lax.add(_mm(_H(dq), x2), _mm(_H(q), _slice_last2(dx, cols=(m, n))))
+    return outs, [dq, shape_ops.concatenate([dr1, dr2], nb + 1)] + perm_zero
+  q_mn = _slice_last2(q, cols=(0, n)) if full_matrices else q
+  r_nn = _slice_last2(r, rows=(0, n)) if full_matrices else r
+  dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
+  if not full_matrices or m == n:
+    return outs, [dq_mn, dr_nn] + perm_zero
+  # The extra columns q_mp of a full Q (Roberts & Roberts, arXiv:2409.13374, eqs. 32-33):
+  # z = q_pn (q_nn - I)⁻¹, dq_mp = dq_mn zᴴ - (q_mn + q_mp z)(dq_pn - z dq_nn)ᴴ.
+  q_nn, q_pn = _slice_last2(q_mn, rows=(0, n)), _slice_last2(q_mn, rows=(n, m))
+  q_mp = _slice_last2(q, cols=(n, m))
+  dq_nn, dq_pn = _slice_last2(dq_mn, rows=(0, n)), _slice_last2(dq_mn, rows=(n, m))
+  factors, _, perm = lu_p.bind(lax.sub(q_nn, _eye(n, n, _dtype(x), tuple(batch))))
+  z_h = _lu_solve(factors, perm, _H(q_pn), trans=2)
+  z = _H(z_h)
+  dq_mp = lax.sub(_mm(dq_mn, z_h), _mm(lax.add(q_mn, _mm(q_mp, z)),
+                                      _H(lax.sub(dq_pn, _mm(z, dq_nn)))))
+  dq = shape_ops.concatenate([dq_mn, dq_mp], nb + 1)
+  dr = shape_ops.concatenate([dr_nn, _full((*batch, m - n, n), 0, _dtype(x))], nb)
+  return outs, [dq, dr] + perm_zero
+
+
+qr_p.jvp = _qr_jvp
+qr_p.batch = _batch_to_front(qr_p)
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+  """QR decomposition x = q r of x [..., m, n]: (q, r), or (q, r, p) with x[..., p] = q r.
+
+  q is [..., m, m] and r [..., m, n] with `full_matrices`, else [..., m, k] and [..., k, n]
+  with k = min(m, n).
+  """
+  outs = qr_p.bind(asarray_operand(x), pivoting=bool(pivoting),
+                   full_matrices=bool(full_matrices), use_magma=use_magma)
+  return tuple(outs)
+
+
+# ---- svd (gesdd / gesvd) ------------------------------------------------------------------------
+class SvdAlgorithm(enum.Enum):
+  """Which algorithm computes an SVD: on CPU, DEFAULT and DIVIDE_AND_CONQUER (gesdd) or QR."""
+  DEFAULT = "default"
+  QR = "QR"
+  JACOBI = "Jacobi"
+  POLAR = "polar"
+  DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+svd_p = core.Primitive("svd")
+svd_p.multiple_results = True
+
+
+def _svd_shapes(shape, full_matrices, subset_by_index):
+  *batch, m, n = shape
+  rank = min(m, n)
+  if subset_by_index is not None:
+    if full_matrices and tuple(subset_by_index) != (0, rank):
+      raise ValueError("full_matrices and subset_by_index cannot both be set")
+    rank = min(rank, subset_by_index[1] - subset_by_index[0])
+  return ((*batch, rank), (*batch, m, m if full_matrices else rank),
+          (*batch, n if full_matrices else rank, n))
+
+
+@svd_p.def_abstract_eval
+def _svd_abstract_eval(aval, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  _check_inexact("svd", aval)
+  _check_rank("svd", aval)
+  s, u, vt = _svd_shapes(aval.shape, full_matrices, subset_by_index)
+  outs = [ShapedArray(s, _real_dtype(aval.dtype))]
+  if compute_uv:
+    outs += [ShapedArray(u, aval.dtype), ShapedArray(vt, aval.dtype)]
+  return outs
+
+
+def _empty_svd(a, *, full_matrices, compute_uv):
+  """The SVD of matrices with no rows or no columns (LAPACK is not called)."""
+  *batch, m, n = _shape(a)
+  batch = tuple(batch)
+  s = _full((*batch, 0), 0, _real_dtype(_dtype(a)))
+  if not compute_uv:
+    return [s]
+  if full_matrices:
+    size = max(m, n)
+    u = _eye(size, size, _dtype(a), batch)
+  else:
+    u = _full((*batch, m, n), 0, _dtype(a))
+  v = _full((*batch, 0, 0), 0, _dtype(a))
+  return [s, v, u] if m < n else [s, u, v]
+
+
+@svd_p.def_lowering
+def _svd_lower(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  aval, = ctx.avals_in
+  *batch, m, n = aval.shape
+  batch = tuple(batch)
+  if not (subset_by_index is None or tuple(subset_by_index) == (0, min(m, n))):
+    raise NotImplementedError("subset_by_index not implemented for CPU and GPU")
+  if m == 0 or n == 0:
+    return _lower_fun(ctx, lambda a: _empty_svd(a, full_matrices=full_matrices,
+                                                compute_uv=compute_uv), [aval], [x])
+  if algorithm in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.DIVIDE_AND_CONQUER):
+    fn = "gesdd"
+  elif algorithm == SvdAlgorithm.QR:
+    fn = "gesvd"
+  else:
+    raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented on CPU.")
+  mode = "N" if not compute_uv else "A" if full_matrices else "S"
+  _, u_shape, vt_shape = _svd_shapes(aval.shape, full_matrices, None)
+  s_aval = ctx.avals_out[0]
+  u_aval, vt_aval = ShapedArray(u_shape, aval.dtype), ShapedArray(vt_shape, aval.dtype)
+  _, s, u, vt, info = _lapack_call(
+      _lapack_target(fn, aval.dtype), [x], [aval],
+      [aval, s_aval, u_aval, vt_aval, ShapedArray(batch, np.int32)], aliases={0: 0},
+      mode=_char(mode))
+  ok = _info_ok(info, batch)
+  outs = [_nan_unless(ok, s, s_aval)]
+  if compute_uv:
+    outs += [_nan_unless(ok, u, u_aval), _nan_unless(ok, vt, vt_aval)]
+  return outs
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  (a,), (da,) = primals, tangents
+  s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True,
+                        subset_by_index=subset_by_index, algorithm=algorithm)
+  *batch, m, n = _shape(a)
+  batch = tuple(batch)
+  if compute_uv and full_matrices and m != n:
+    raise NotImplementedError(
+        "Singular value decomposition JVP not implemented for full matrices: pass "
+        "full_matrices=False (or compute_uv=False) to differentiate a non-square SVD.")
+  dtype = _dtype(a)
+  da = ad.instantiate(da)
+  ut, v = _H(u), _H(vt)
+  ds_mat = _mm(_mm(ut, da), v)                       # uᴴ da v
+  k = _shape(s)[-1]
+  ds = _diagonal(lax.real(ds_mat) if dtype.kind == "c" else ds_mat)
+  if not compute_uv:
+    return [s], [ds]
+  # First-order perturbation of distinct singular values (Townsend's / Giles' formulas).
+  s_row = _row(s)
+  s_col = _T(s_row)
+  eye_s = _eye(k, k, _dtype(s), batch)
+  diffs = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))   # s_j² - s_i²
+  f = lax.sub(lax.div(_full(_shape(diffs), 1, _dtype(s)), lax.add(diffs, eye_s)), eye_s)
+  f = _astype(f, dtype)
+  s_c = _astype(s_row, dtype)
+  dss = lax.mul(s_c, ds_mat)                          # dS diag(s)
+  sds = lax.mul(_T(s_c), ds_mat)                      # diag(s) dS
+  zeros = _astype(lax.eq(s, _full(_shape(s), 0, _dtype(s))), _dtype(s))
+  s_inv = lax.sub(lax.div(_full(_shape(s), 1, _dtype(s)), lax.add(s, zeros)), zeros)
+  half = lax.scalar_literal(0.5, dtype)
+  du_dv_diag = lax.mul(lax.mul(half, lax.sub(ds_mat, _H(ds_mat))),
+                       _diag_matrix(s_inv, dtype))
+  du = _mm(u, lax.add(lax.mul(f, lax.add(dss, _H(dss))), du_dv_diag))
+  dv = _mm(v, lax.mul(f, lax.add(sds, _H(sds))))
+  if m > n:
+    dav = _mm(da, v)
+    du = lax.add(du, lax.div(lax.sub(dav, _mm(u, _mm(ut, dav))), s_c))
+  if n > m:
+    dahu = _mm(_H(da), u)
+    dv = lax.add(dv, lax.div(lax.sub(dahu, _mm(v, _mm(vt, dahu))), s_c))
+  return [s, u, vt], [ds, du, _H(dv)]
+
+
+svd_p.jvp = _svd_jvp
+svd_p.batch = _batch_to_front(svd_p)
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+  """Singular value decomposition of x [..., m, n]: (u, s, vh) with x = u diag(s) vh, or s.
+
+  s is real and descending. u is [..., m, m] and vh [..., n, n] with `full_matrices`, else
+  [..., m, k] and [..., k, n] with k = min(m, n).
+  """
+  if subset_by_index is not None:
+    subset_by_index = tuple(int(i) for i in subset_by_index)
+  outs = svd_p.bind(asarray_operand(x), full_matrices=bool(full_matrices),
+                    compute_uv=bool(compute_uv), subset_by_index=subset_by_index,
+                    algorithm=algorithm)
+  if compute_uv:
+    s, u, vt = outs
+    return u, s, vt
+  return outs[0]
