@@ -86,11 +86,21 @@ def x64_enabled():
 
 
 _TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable")
+_trace_state = [None]   # the current tuple, recomputed when one of those flags changes
+
+
+def _refresh_trace_state(name=None):
+  if name is None or name in _TRACE_FLAGS:
+    _trace_state[0] = tuple(config._flags[n].value for n in _TRACE_FLAGS)
+
+
+_refresh_trace_state()
+config._listeners.append(_refresh_trace_state)
 
 
 def trace_state() -> tuple:
   """The values of the flags that change what tracing records (jit caches key on them)."""
-  return tuple(config._flags[name].value for name in _TRACE_FLAGS)
+  return _trace_state[0]
 
 
 def trace_state_change(old: tuple, new: tuple) -> str:
