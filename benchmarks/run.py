@@ -348,6 +348,27 @@ def bench_random_normal():
   return out
 
 
+def _spectral(np_mod, jax_mod):
+  def spectral_radius(mat):   # the spec's example: the largest |eigenvalue|
+    return np_mod.max(np_mod.abs(np_mod.linalg.eigvals(mat)))
+  mats = np_mod.asarray(np.random.default_rng(3).standard_normal((128, 3, 3), np.float32))
+  return jax_mod.jit(jax_mod.vmap(spectral_radius)), mats
+
+
+def bench_batched_spectral_radius():
+  """The spec's batched spectral radius: jit(vmap) of max |eigvals| over 128 3x3 matrices
+  (NumPy: np.linalg.eigvals, which batches itself)."""
+  out = {}
+  fa, ma = _spectral(anp, arrax)
+  out["arrax"] = _median_time(lambda: fa(ma).block_until_ready(), 300)
+  if jax:
+    fj, mj = _spectral(jnp, jax)
+    out["jax"] = _median_time(lambda: fj(mj).block_until_ready(), 300)
+  mn = np.asarray(ma)
+  out["numpy"] = _median_time(lambda: np.max(np.abs(np.linalg.eigvals(mn)), axis=-1), 300)
+  return out
+
+
 BENCHMARKS = {
     "jit_call_overhead": (bench_jit_call_overhead, 1.3),
     "eager_op": (bench_eager_op, 1.0),
@@ -362,6 +383,7 @@ BENCHMARKS = {
     "scan_rnn_grad": (bench_scan_rnn_grad, 1.05),
     "vmap_jit": (bench_vmap_jit, 1.05),
     "random_normal": (bench_random_normal, 1.05),
+    "batched_spectral_radius": (bench_batched_spectral_radius, 1.05),
 }
 
 
