@@ -16,7 +16,8 @@ from arrax._src.custom_derivatives import closure_convert, custom_gradient, cust
 from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
-from arrax import random
+from arrax import dtypes, random
+from arrax._src.dtypes import float0
 from arrax._src.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __version__ = "0.1.0"
@@ -25,6 +26,6 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
-    "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
+    "dtypes", "errors", "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_jaxpr", "numpy", "process_count", "process_index", "random", "remat", "test_util", "tree", "tree_util", "typeof",
 ]
