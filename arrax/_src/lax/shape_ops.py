@@ -816,7 +816,9 @@ pad_p.batch = _pad_batch
 
 def pad(operand, padding_value, padding_config):
   """Pad each axis by (low, high, interior) copies of `padding_value`; negative edges crop."""
-  config = tuple(tuple(operator.index(p) for p in triple) for triple in padding_config)
+  config = tuple(tuple(triple) for triple in padding_config)
+  for p in (p for triple in config for p in triple):
+    operator.index(p)   # integers only; kept as given (np.int64 prints as such, as in JAX)
   return pad_p.bind(asarray_operand(operand), asarray_operand(padding_value),
                     padding_config=config)
 

@@ -45,7 +45,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
   pad_width = _broadcast_to_pairs(pad_width, nd, "pad_width")
   if not all(_is_int(p) for pair in pad_width for p in pair):
     raise TypeError("`pad_width` must be of integral type.")
-  pad_width = tuple((int(lo), int(hi)) for lo, hi in pad_width)
+  pad_width = tuple((np.int64(lo), np.int64(hi)) for lo, hi in pad_width)   # as JAX: np.int64
   if callable(mode):
     return _pad_func(array, pad_width, mode, **kwargs)
   try:
