@@ -10,18 +10,19 @@ import io
 import textwrap
 
 import jax as real_jax
+import jax.example_libraries.optimizers  # noqa: F401  (binds real_jax.example_libraries)
+import jax.example_libraries.stax  # noqa: F401
 import jax.numpy as real_jnp
 import numpy as np
 import pytest
 
 import arrax
+import arrax.example_libraries  # noqa: F401  (binds arrax.example_libraries)
 import arrax.numpy as anp
 
 # Not yet runnable (what is missing):
 #   * 001 PyTorch and NumPy sides of the spectral-radius comparisons: not JAX code (the JAX side
 #     runs, including the (128, 3, 3) batches).
-#   * 001 `jax.example_libraries.stax` / `optimizers`: not in arrax; `mlp_training` runs the
-#     talk's model and training step with minimal stand-ins for stax.serial/Dense/Relu and adam.
 #   * 001 distributed training with `jax.pmap(..., in_axes=(None, None, 0), out_axes=(None,
 #     None))` and `jax.lax.pmean` over its axis: arrax has no `pmap`.
 #   * 001 multi-node setup (`jax.lib.xla_extension.get_distributed_runtime_*`,
@@ -354,49 +355,10 @@ SNIPPETS = {
         jax.config.update("jax_threefry_partitionable", True)
     """,
     "mlp_training": _SPECTRAL + """
-        # Minimal stand-ins for jax.example_libraries.stax and optimizers (not in arrax).
-        def Dense(out_dim):
-            def init_fun(rng_key, input_shape):
-                k1, k2 = jax.random.split(rng_key)
-                fan_in = input_shape[-1]
-                w = jax.random.normal(k1, (fan_in, out_dim)) * jnp.sqrt(2 / (fan_in + out_dim))
-                b = jax.random.normal(k2, (out_dim,)) * 1e-6
-                return input_shape[:-1] + (out_dim,), (w, b)
-            def apply_fun(params, inputs, **kwargs):
-                w, b = params
-                return inputs @ w + b
-            return init_fun, apply_fun
-        Relu = (lambda rng_key, input_shape: (input_shape, ()),
-                lambda params, inputs, **kwargs: jnp.maximum(inputs, 0))
-        def serial(*layers):
-            init_funs, apply_funs = zip(*layers)
-            def init_fun(rng_key, input_shape):
-                params = []
-                for init in init_funs:
-                    rng_key, subkey = jax.random.split(rng_key)
-                    input_shape, param = init(subkey, input_shape)
-                    params.append(param)
-                return input_shape, params
-            def apply_fun(params, inputs, **kwargs):
-                for fun, param in zip(apply_funs, params):
-                    inputs = fun(param, inputs, **kwargs)
-                return inputs
-            return init_fun, apply_fun
-        def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
-            tree_map = jax.tree_util.tree_map
-            def init(params):
-                zeros = tree_map(jnp.zeros_like, params)
-                return params, zeros, zeros
-            def update(i, g, state):
-                x, m, v = state
-                m = tree_map(lambda m, g: (1 - b1) * g + b1 * m, m, g)
-                v = tree_map(lambda v, g: (1 - b2) * jnp.square(g) + b2 * v, v, g)
-                m_hat = tree_map(lambda m: m / (1 - b1 ** (i + 1)), m)
-                v_hat = tree_map(lambda v: v / (1 - b2 ** (i + 1)), v)
-                x = tree_map(lambda x, m, v: x - step_size * m / (jnp.sqrt(v) + eps),
-                             x, m_hat, v_hat)
-                return x, m, v
-            return init, update, lambda state: state[0]
+        # The talk's `from jax.example_libraries import stax` / `import optimizers` would import
+        # the real module name inside exec, so the snippet reaches them through `jax`.
+        stax = jax.example_libraries.stax
+        optimizers = jax.example_libraries.optimizers
 
         rng_key = jax.random.PRNGKey(0)
         input_shape = (2, 2)
@@ -408,8 +370,9 @@ SNIPPETS = {
                 return inputs.ravel()
             return init_fun, apply_fun
         def build_model(rng_key):
-            model_init, model = serial(
-                flatten(), Dense(64), Relu, Dense(64), Relu, Dense(64), Relu, Dense(1))
+            model_init, model = stax.serial(
+                flatten(), stax.Dense(64), stax.Relu, stax.Dense(64), stax.Relu,
+                stax.Dense(64), stax.Relu, stax.Dense(1))
             # Handle varying batch sizes.
             model = jax.vmap(model, in_axes=(None, 0))
             rng_key, subkey = jax.random.split(rng_key)
@@ -417,7 +380,7 @@ SNIPPETS = {
             assert output_shape == (1,)
             return rng_key, params, model
         def build_opt(params):
-            opt_init, update, get_params = adam(3e-4)
+            opt_init, update, get_params = optimizers.adam(3e-4)
             opt_state = opt_init(params)
             return opt_state, update, get_params
         rng_key, params, model = build_model(rng_key)
