@@ -17,6 +17,8 @@ from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
 from arrax import dtypes, random
+from arrax import scipy
+from arrax import nn
 from arrax._src.dtypes import float0
 from arrax._src.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
@@ -27,5 +29,5 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "errors", "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "numpy", "process_count", "process_index", "random", "remat", "test_util", "tree", "tree_util", "typeof",
+    "make_jaxpr", "nn", "numpy", "process_count", "process_index", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
 ]

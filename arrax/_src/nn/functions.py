@@ -1,0 +1,519 @@
+"""Neural-network activations, softmax family, one_hot and dot_product_attention (jax.nn).
+
+Each function is built from the same jnp/lax operations as JAX's, under the same jit / custom_jvp
+wrappers, so values, dtypes, weak types and jaxprs agree with JAX.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+import arrax.numpy as jnp
+from arrax._src import core, dtypes
+from arrax._src.ad import stop_gradient
+from arrax._src.custom_derivatives import custom_jvp
+from arrax._src.errors import ConcretizationTypeError
+from arrax._src.jit import jit
+import arrax.lax as lax
+from arrax._src.lax import shape_ops
+from arrax._src.numpy import util as np_util
+
+
+def _zeros_like(x):
+  return shape_ops._full_like(x, 0)
+
+
+# ---- activations ------------------------------------------------------------------------------
+
+@jit
+def identity(x):
+  """Identity activation: returns `x` unchanged (as an array)."""
+  return np_util.ensure_arraylike("identity", x)
+
+
+@custom_jvp
+@jit
+def relu(x):
+  """Rectified linear unit, max(x, 0); its derivative at 0 is taken to be 0."""
+  return jnp.maximum(x, 0)
+
+
+# Gradient 0 at x == 0 (see "Numerical influence of ReLU'(0) on backpropagation").
+relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, _zeros_like(g)))
+
+
+@custom_jvp
+@jit
+def relu6(x):
+  """min(max(x, 0), 6); derivative 0 at both kinks (x == 0 and x == 6)."""
+  return jnp.minimum(jnp.maximum(x, 0), 6.)
+
+
+relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, _zeros_like(g)))
+
+
+@jit
+def squareplus(x, b=4):
+  """(x + sqrt(x**2 + b)) / 2, a smooth ReLU (arXiv:2112.11687)."""
+  x, b = np_util.ensure_arraylike("squareplus", x, b)
+  return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+@jit
+def softplus(x):
+  """log(1 + exp(x)), computed stably as logaddexp(x, 0)."""
+  return jnp.logaddexp(x, 0)
+
+
+@jit
+def sparse_plus(x):
+  """0 for x <= -1, (x + 1)**2 / 4 on (-1, 1), x for x >= 1."""
+  x = np_util.ensure_arraylike("sparse_plus", x)
+  return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+@jit
+def soft_sign(x):
+  """x / (|x| + 1)."""
+  x = np_util.ensure_arraylike("soft_sign", x)
+  return x / (jnp.abs(x) + 1)
+
+
+@jit(inline=True)
+def sigmoid(x):
+  """Logistic sigmoid 1 / (1 + exp(-x))."""
+  return lax.logistic(x)
+
+
+@jit
+def sparse_sigmoid(x):
+  """0 for x <= -1, (x + 1) / 2 on (-1, 1), 1 for x >= 1 (the derivative of sparse_plus)."""
+  return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
+
+
+@jit
+def silu(x):
+  """SiLU / swish: x * sigmoid(x)."""
+  x = np_util.ensure_arraylike("silu", x)
+  return x * sigmoid(x)
+
+
+swish = silu
+
+
+@jit
+def mish(x):
+  """x * tanh(softplus(x)) (arXiv:1908.08681)."""
+  x = np_util.ensure_arraylike("mish", x)
+  return x * jnp.tanh(softplus(x))
+
+
+@jit
+def log_sigmoid(x):
+  """log(sigmoid(x)) = -softplus(-x)."""
+  x = np_util.ensure_arraylike("log_sigmoid", x)
+  return -softplus(-x)
+
+
+@jit
+def elu(x, alpha=1.0):
+  """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+  x = np_util.ensure_arraylike("elu", x)
+  # expm1 only sees non-positive values, so the unused branch cannot overflow to inf.
+  return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
+
+
+@jit
+def leaky_relu(x, negative_slope=1e-2):
+  """x for x >= 0, negative_slope * x otherwise."""
+  x = np_util.ensure_arraylike("leaky_relu", x)
+  return jnp.where(x >= 0, x, negative_slope * x)
+
+
+@jit
+def hard_tanh(x):
+  """x clipped to [-1, 1]."""
+  x = np_util.ensure_arraylike("hard_tanh", x)
+  return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
+
+
+@jit
+def celu(x, alpha=1.0):
+  """max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1) (arXiv:1704.07483)."""
+  return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@jit
+def selu(x):
+  """Scaled ELU of self-normalizing networks (arXiv:1706.02515)."""
+  return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def gelu(x, approximate: bool = True):
+  """Gaussian error linear unit; the tanh approximation unless `approximate=False`.
+
+  Not jitted, as in JAX (whose jaxpr for gelu is inline).
+  """
+  [x] = np_util.promote_args_inexact("gelu", x)
+  x = jnp.asarray(x)   # a weak Python scalar becomes an operand with a dtype
+  if approximate:
+    sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
+    cdf = 0.5 * (1.0 + jnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
+    return x * cdf
+  sqrt_half = np.sqrt(0.5).astype(x.dtype)
+  return jnp.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=x.dtype)
+
+
+@jit(static_argnames=("axis",))
+def glu(x, axis: int = -1):
+  """Gated linear unit: first half of `x` along `axis` times sigmoid of the second half."""
+  x = np_util.ensure_arraylike("glu", x)
+  if x.shape[axis] % 2 != 0:
+    raise ValueError(f"glu: the size of axis {axis} must be divisible by 2, got shape "
+                     f"{x.shape}; pad or slice the input first.")
+  x1, x2 = jnp.split(x, 2, axis)
+  return x1 * sigmoid(x2)
+
+
+# ---- log-sum-exp and the softmax family --------------------------------------------------------
+
+def _reduction_dims(ndim, axis):
+  """(positive axes, axes) of a reduction, as JAX's logsumexp computes them."""
+  if axis is None:
+    return tuple(range(ndim)), tuple(range(ndim))
+  axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+  pos = tuple(np_util.canonicalize_axis(a, ndim) for a in axes)
+  if len(set(pos)) != len(pos):
+    raise ValueError(f"duplicate value in 'axis': {axis}")
+  return tuple(sorted(pos)), pos
+
+
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
+              where=None):
+  """log(sum(b * exp(a))) over `axis`, shifted by the max for stability (scipy's logsumexp)."""
+  if where is not None:
+    a = jnp.where(where, a, 0)
+  if b is not None:
+    a, b = np_util.promote_args_inexact("logsumexp", a, b)
+    a = jnp.where(b != 0, a, -np.inf)
+  else:
+    a, = np_util.promote_args_inexact("logsumexp", a)
+  pos_dims, dims = _reduction_dims(a.ndim, axis)
+  amax = jnp.max(a.real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
+  # A non-finite max would turn every shifted term into nan; shift by 0 instead.
+  amax = stop_gradient(lax.select(jnp.isfinite(amax), amax, _zeros_like(amax)))
+  amax_b = amax if keepdims else lax.expand_dims(amax, pos_dims)
+  exp_a = lax.exp(lax.sub(a, amax_b.astype(a.dtype)))
+  if b is not None:
+    exp_a = lax.mul(exp_a, b)
+  sumexp = exp_a.sum(axis=dims, keepdims=keepdims, where=where)
+  sign = lax.sign(sumexp)
+  complex_out = dtypes.issubdtype(a.dtype, np.complexfloating)
+  if return_sign or not complex_out:
+    sumexp = abs(sumexp)
+  out = lax.add(lax.log(sumexp), amax.astype(sumexp.dtype))
+  if return_sign:
+    return out, sign
+  if b is not None and not complex_out:
+    out = jnp.where(sign < 0, jnp.array(np.nan, dtype=out.dtype), out)
+  return out
+
+
+def _count(x, axis, where, keepdims, dtype):
+  """Number of elements reduced over `axis` (those selected by `where`), as `dtype`."""
+  ones = jnp.ones(np.shape(x), dtype=dtype) if where is None else jnp.broadcast_to(
+      jnp.asarray(where).astype(dtype), np.shape(x))
+  return jnp.sum(ones, axis=axis, keepdims=keepdims)
+
+
+@jit(static_argnames=("axis", "keepdims"))
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+  """logsumexp(x) - log(n): the log of the mean of exp(x) over `axis`."""
+  lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+  if where is None:
+    n = np.prod([np.shape(x)[a] for a in _reduction_dims(np.ndim(x), axis)[1]])
+    return lse - jnp.log(jnp.array(n, dtype=lse.dtype))
+  return lse - jnp.log(_count(x, axis, where, keepdims, lse.dtype))
+
+
+@jit(static_argnames=("axis",))
+def log_softmax(x, axis=-1, where=None):
+  """log(softmax(x)) along `axis`, computed stably; masked-out entries are -inf."""
+  x = np_util.ensure_arraylike("log_softmax", x)
+  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, -np.inf)
+  shifted = x_safe - stop_gradient(x_max)
+  shifted_lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
+  result = shifted - shifted_lse
+  if where is not None:
+    return jnp.where(where, result, -np.inf)
+  return result
+
+
+def softmax(x, axis=-1, where=None):
+  """exp(x) / sum(exp(x)) along `axis` (an int, tuple or None); masked-out entries are 0.
+
+  Not jitted, as in JAX. The max subtracted for stability is a stop_gradient constant (JAX's
+  default, `jax_softmax_custom_jvp=False`).
+  """
+  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, -np.inf)
+  unnormalized = jnp.exp(x_safe - stop_gradient(x_max))
+  result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+  if where is not None:
+    result = jnp.where(where, result, 0)
+  return result
+
+
+@jit(static_argnames=("axis", "algorithm"))
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm: str = "fast"):
+  """(x - mean) / sqrt(variance + epsilon), with mean and variance over `axis` by default.
+
+  `algorithm="fast"` takes the variance as mean(x**2) - mean(x)**2 (clipped at 0), "stable"
+  as mean((x - mean)**2).
+  """
+  np_util.check_arraylike("standardize", x)
+  for name, v in (("mean", mean), ("variance", variance), ("where", where)):
+    if v is not None:
+      np_util.check_arraylike(f"standardize {name}", v)
+  if mean is None:
+    mean = jnp.mean(x, axis, keepdims=True, where=where)
+  if variance is None:
+    if algorithm == "stable":
+      variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), axis, keepdims=True, where=where)
+    elif algorithm == "fast":
+      variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where) - jnp.square(mean)
+      # The one-pass formula can round below zero, which rsqrt would turn into nan.
+      variance = jnp.clip(variance, 0)
+    else:
+      raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
+  return jnp.subtract(x, mean) * lax.rsqrt(variance + epsilon)
+
+
+# ---- one_hot ----------------------------------------------------------------------------------
+
+def _concrete_int(n):
+  """`num_classes` as a Python int: tracers raise ConcretizationTypeError, as in JAX."""
+  if isinstance(n, core.Tracer):
+    raise ConcretizationTypeError(n, "The error arose in jax.nn.one_hot argument `num_classes`.")
+  return operator.index(np.asarray(n).item() if hasattr(n, "shape") else n)
+
+
+@jit(static_argnames=("num_classes", "dtype", "axis"))
+def _one_hot(x, num_classes, *, dtype, axis):
+  try:
+    out_axis = np_util.canonicalize_axis(axis, x.ndim + 1)
+  except TypeError:
+    # `axis` names a vmapped axis: compare against this instance's index along it.
+    axis_size = lax.axis_size(axis)
+    if num_classes != axis_size:
+      raise ValueError(f"Expected num_classes to match the size of axis {axis}, "
+                       f"but {num_classes} != {axis_size}") from None
+    return jnp.asarray(x == lax.axis_index(axis), dtype=dtype)
+  lhs = lax.expand_dims(x, (operator.index(axis),))
+  rhs_shape = [1] * x.ndim
+  rhs_shape.insert(out_axis, num_classes)
+  rhs = lax.broadcasted_iota(x.dtype, rhs_shape, out_axis)
+  return (lhs == rhs).astype(dtype)
+
+
+def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
+  """One-hot encode integer indices `x` along a new axis of size `num_classes`.
+
+  Indices outside [0, num_classes) encode as all zeros. `axis` may also name a vmapped axis.
+  """
+  num_classes = _concrete_int(num_classes)
+  x = jnp.asarray(x)
+  if not dtypes.issubdtype(x.dtype, np.integer):
+    warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                  DeprecationWarning, stacklevel=2)
+  dtype = dtypes.default_float_dtype() if dtype is None else dtype
+  return _one_hot(x, num_classes, dtype=dtype, axis=axis)
+
+
+# ---- hard activations built on relu6 -----------------------------------------------------------
+
+@jit
+def hard_sigmoid(x):
+  """relu6(x + 3) / 6."""
+  return relu6(x + 3.) / 6.
+
+
+@jit
+def hard_silu(x):
+  """Hard SiLU / swish: x * hard_sigmoid(x)."""
+  x = np_util.ensure_arraylike("hard_silu", x)
+  return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+@custom_jvp
+@jit
+def log1mexp(x):
+  """log(1 - exp(-x)) for x >= 0, accurate for both small and large x."""
+  x = np_util.ensure_arraylike("log1mexp", x)
+  c = jnp.log(2.0)
+  return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
+
+
+
+# ---- dot_product_attention (XLA implementation) -------------------------------------------------
+
+def _large_negative(dtype):
+  # Finite even after the float32 cast of the softmax (float64's max would overflow to -inf).
+  big = min(float(dtypes.finfo(dtype).max), float(np.finfo(np.float32).max))
+  return jnp.asarray(-0.7 * big, dtype=dtype)
+
+
+def _attention_mask(shape, mask, is_causal, q_seqlen, kv_seqlen, window):
+  """The boolean mask (True = attend) of logits `shape` (B, N, T, S), or None for no mask."""
+  if mask is None and not is_causal and q_seqlen is None and kv_seqlen is None and (
+      window is None):
+    return None
+  t, s = shape[2], shape[3]
+  combined = jnp.ones(shape, dtype=bool)
+  if mask is not None:
+    combined = jnp.logical_and(combined, mask)
+  q_pos = lax.broadcasted_iota(np.int32, (t, s), 0)
+  k_pos = lax.broadcasted_iota(np.int32, (t, s), 1)
+  if is_causal:
+    combined = jnp.logical_and(combined, (k_pos <= q_pos)[None, None])
+  if window is not None:
+    left, right = window
+    in_window = (q_pos <= k_pos + left) & (q_pos >= k_pos - right)
+    combined = jnp.logical_and(combined, in_window[None, None])
+  if q_seqlen is not None:
+    q_ok = jnp.arange(t)[None, :, None] < q_seqlen[:, None, None]
+    combined = jnp.logical_and(combined, q_ok[:, None])
+  if kv_seqlen is not None:
+    kv_ok = jnp.arange(s)[None, None, :] < kv_seqlen[:, None, None]
+    combined = jnp.logical_and(combined, kv_ok[:, None])
+  return combined
+
+
+def _attention_core(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen,
+                    window, return_residual):
+  """Attention of query (B,T,N,H) over key/value (B,S,N,H)."""
+  logits_dtype = jnp.promote_types(query.dtype, np.float32)
+  # logits[b, n, t, s] = sum_h query[b, t, n, h] * key[b, s, n, h]
+  logits = lax.dot_general(query, key, (((3,), (3,)), ((0, 2), (0, 2))),
+                           preferred_element_type=logits_dtype)
+  logits = logits * jnp.array(scale, dtype=logits.dtype)
+  if bias is not None:
+    logits = (logits + bias).astype(logits.dtype)
+  combined = _attention_mask(logits.shape, mask, is_causal, q_seqlen, kv_seqlen, window)
+  if combined is not None:
+    logits = jnp.where(combined, logits, _large_negative(logits.dtype))
+  logits = logits.astype(np.float32)   # the softmax is always computed in float32
+  probs = softmax(logits, axis=-1).astype(key.dtype)
+  # encoded[b, n, t, h] = sum_s probs[b, n, t, s] * value[b, s, n, h], then to (B, T, N, H).
+  encoded = lax.dot_general(probs, value, (((3,), (1,)), ((0, 1), (0, 2))))
+  encoded = jnp.transpose(encoded, (0, 2, 1, 3))
+  if q_seqlen is not None:
+    valid = jnp.arange(encoded.shape[1])[None, :] < q_seqlen[:, None]
+    encoded = encoded * valid[:, :, None, None].astype(encoded.dtype)
+  if return_residual:
+    lse = logsumexp(logits, axis=-1).astype(key.dtype)
+    return encoded, stop_gradient(jnp.transpose(lse, (0, 2, 1)))
+  return encoded
+
+
+def _group(t, k, g):
+  """A (B, N|1, T, S) bias or mask as (B, K, G, T, S), heads grouped per key/value head."""
+  if t is None:
+    return None
+  b, n, tt, s = t.shape
+  if n == 1:
+    return jnp.broadcast_to(t[:, :, None], (b, 1, g, tt, s))
+  if n != k * g:
+    raise ValueError(f"bias/mask must have 1 or {k * g} heads (axis 1), got shape {t.shape}")
+  return jnp.reshape(t, (b, k, g, tt, s))
+
+
+def _attention_xla(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen,
+                   window, return_residual):
+  b, t, n, h = query.shape
+  k = key.shape[2]
+  g = n // k
+  query = jnp.reshape(query, (b, t, k, g, h))
+  bias, mask = _group(bias, k, g), _group(mask, k, g)
+
+  def one_group(q, bias_g, mask_g):
+    return _attention_core(q, key, value, bias_g, mask_g, is_causal, scale, q_seqlen,
+                           kv_seqlen, window, return_residual)
+  from arrax._src.batching import vmap
+  out = vmap(one_group, in_axes=(3, 2 if bias is not None else None,
+                                 2 if mask is not None else None), out_axes=3)(query, bias, mask)
+  if return_residual:
+    encoded, lse = out
+    return jnp.reshape(encoded, (b, t, n, h)), jnp.reshape(lse, (b, t, n))
+  return jnp.reshape(out, (b, t, n, h))
+
+
+def _to_4d(t):
+  t = jnp.asarray(t)
+  return jnp.expand_dims(t, tuple(range(4 - t.ndim))) if t.ndim < 4 else t
+
+
+def _check_attention_arg(t, shape, dtype, name):
+  if t is None:
+    return
+  if t.ndim != len(shape):
+    raise ValueError(f"{name} ndim should be {len(shape)}, but got {t.ndim}")
+  if dtype is not None and t.dtype != dtype:
+    raise ValueError(f"{name} dtype should be {dtype}, but got {t.dtype}")
+  if any(want != -1 and got != want for got, want in zip(t.shape, shape)):
+    raise ValueError(f"{name} shape should be {shape}: but got {t.shape}")
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal: bool = False, query_seq_lengths=None,
+                          key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None, return_residual: bool = False):
+  """softmax(Q K^T * scale + bias) V per head, for query (B?,T,N,H) and key/value (B?,S,K,H).
+
+  N must be a multiple of K (grouped-query attention). `mask` is boolean (True = attend);
+  `is_causal`, `local_window_size` (left, right) and per-batch sequence lengths add masks.
+  Only the "xla" implementation exists here.
+  """
+  if implementation not in (None, "xla"):
+    if implementation == "cudnn":
+      raise NotImplementedError("arrax has no cuDNN attention; use implementation='xla'.")
+    raise ValueError(f"Unsupported implementation option: {implementation}")
+  out_shape = jnp.asarray(query).shape
+  q, k, v = _to_4d(query), _to_4d(key), _to_4d(value)
+  bias = None if bias is None else _to_4d(bias)
+  mask = None if mask is None else _to_4d(mask)
+  q_len = None if query_seq_lengths is None else jnp.asarray(query_seq_lengths)
+  kv_len = None if key_value_seq_lengths is None else jnp.asarray(key_value_seq_lengths)
+  if isinstance(local_window_size, int):
+    local_window_size = (local_window_size, local_window_size)
+  b, s, kh, h = k.shape
+  _check_attention_arg(v, [b, s, kh, h], k.dtype, "value")
+  _check_attention_arg(q, [b, -1, -1, h], k.dtype, "query")
+  _check_attention_arg(mask, [-1] * 4, np.dtype(bool), "mask")
+  _check_attention_arg(bias, [-1] * 4, None, "bias")
+  _check_attention_arg(q_len, [b], np.dtype(np.int32), "query_seq_lengths")
+  _check_attention_arg(kv_len, [b], np.dtype(np.int32), "key_value_seq_lengths")
+  if q.shape[-2] % kh != 0:
+    raise ValueError("The number of query heads must be a multiple of key/value heads, but "
+                     f"got {q.shape[-2]} vs {kh}")
+  scale = (1.0 / np.sqrt(h)) if scale is None else scale
+  out = _attention_xla(q, k, v, bias, mask, is_causal, scale, q_len, kv_len,
+                       local_window_size, return_residual)
+  if return_residual:
+    encoded, lse = out
+    return jnp.reshape(encoded, out_shape), jnp.reshape(lse, out_shape[:-1])
+  return jnp.reshape(out, out_shape)

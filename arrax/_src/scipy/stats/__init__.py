@@ -1,0 +1,1 @@
+"""Implementation of arrax.scipy.stats: one module per distribution, as in JAX."""

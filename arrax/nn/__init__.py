@@ -1,0 +1,17 @@
+"""Common neural-network functions (jax.nn): activations, softmax family, one_hot."""
+from arrax.numpy import tanh as tanh
+from arrax.nn import initializers as initializers
+from arrax._src.nn.functions import (celu, elu, gelu, glu, hard_sigmoid, hard_silu, hard_swish,
+                                     hard_tanh, identity, leaky_relu, log1mexp, log_sigmoid,
+                                     log_softmax, logmeanexp, logsumexp, mish, one_hot, relu,
+                                     relu6, selu, sigmoid, silu, soft_sign, softmax, softplus,
+                                     sparse_plus, sparse_sigmoid, squareplus, standardize, swish,
+                                     dot_product_attention)
+
+__all__ = [
+    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
+    "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
+    "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6",
+    "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
+    "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
+]
