@@ -13,22 +13,9 @@ import math
 
 import arrax.numpy as jnp
 from arrax import random
-from arrax.example_libraries._nn import (
-  elu,
-  gelu,
-  glorot_normal,
-  leaky_relu,
-  log_softmax,
-  normal,
-  ones,
-  relu,
-  selu,
-  sigmoid,
-  softmax,
-  softplus,
-  standardize,
-  zeros,
-)
+from arrax.nn import (elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus,
+                      standardize)
+from arrax.nn.initializers import glorot_normal, normal, ones, zeros
 
 # Old names kept by JAX's stax.
 glorot = glorot_normal

@@ -204,6 +204,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     a = jnp.where(b != 0, a, -np.inf)
   else:
     a, = np_util.promote_args_inexact("logsumexp", a)
+  a = jnp.asarray(a)   # a Python scalar comes back from promotion as a literal
   pos_dims, dims = _reduction_dims(a.ndim, axis)
   amax = jnp.max(a.real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
   # A non-finite max would turn every shifted term into nan; shift by 0 instead.

@@ -15,9 +15,8 @@ import arrax.lax as lax
 import arrax.numpy as jnp
 from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
-from arrax._src.numpy.reductions import _reduction_dims
+from arrax._src.nn import functions as _nn
 from arrax._src.numpy.ufuncs import _const
-from arrax._src.numpy.util import check_arraylike
 from arrax._src.numpy.util import promote_args_inexact as _promote_args_inexact
 
 __all__ = [
@@ -296,82 +295,18 @@ def _boxcox(log_x, lmbda):
 
 
 # ---- logsumexp and softmax --------------------------------------------------------------------
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
-  """log(sum(b * exp(a))) along `axis`, computed stably (the max is shifted out).
-
-  With `return_sign`, returns (log|sum|, sign(sum)); otherwise a negative sum gives nan.
-  """
-  if where is not None:
-    a = jnp.where(where, a, 0)
-  if b is not None:
-    a, b = promote_args_inexact("logsumexp", a, b)
-    a = jnp.where(b != 0, a, -np.inf)
-  else:
-    a, = promote_args_inexact("logsumexp", a)
-  nd = jnp.ndim(a)
-  dims = _reduction_dims(nd, axis)
-  amax = jnp.max(jnp.real(a), axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
-  # The shift is a constant for differentiation: the result does not depend on it.
-  amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, jnp.full_like(amax, 0)))
-  amax_b = amax if keepdims else lax.expand_dims(amax, dims)
-  exp_a = lax.exp(lax.sub(a, amax_b.astype(_dtype(a))))
-  if b is not None:
-    exp_a = lax.mul(exp_a, b)
-  sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
-  sign = lax.sign(sumexp)
-  is_complex = dtypes.issubdtype(_dtype(a), np.complexfloating)
-  if return_sign or not is_complex:
-    sumexp = abs(sumexp)
-  out = lax.add(lax.log(sumexp), amax.astype(_dtype(sumexp)))
-  if return_sign:
-    return out, sign
-  if b is not None and not is_complex:
-    out = jnp.where(sign < 0, jnp.array(np.nan, dtype=_dtype(out)), out)
-  return out
+# One implementation, jax.nn's (as in JAX, where both names come from one module).
+logsumexp = _nn.logsumexp
 
 
 def softmax(x, /, *, axis=None):
   """exp(x) / sum(exp(x)) over `axis` (all axes by default, as SciPy)."""
-  return nn_softmax(x, axis=axis)
+  return _nn.softmax(x, axis=axis)
 
 
 def log_softmax(x, /, *, axis=None):
   """x - logsumexp(x) over `axis` (all axes by default, as SciPy)."""
-  return nn_log_softmax(x, axis=axis)
-
-
-# jax.nn's definitions (axis -1 by default, with `where`), which the SciPy names call.
-def nn_log_softmax(x, axis=-1, where=None):
-  """x - logsumexp(x, axis) (keeping dims), -inf where `where` is False."""
-  check_arraylike("log_softmax", x)
-  x = jnp.asarray(x)
-  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
-  x_safe = x if where is None else jnp.where(where, x, -np.inf)
-  shifted = x_safe - lax.stop_gradient(x_max)
-  shifted_lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
-  out = shifted - shifted_lse
-  return out if where is None else jnp.where(where, out, -np.inf)
-
-
-def nn_softmax(x, axis=-1, where=None):
-  """exp(x) / sum(exp(x), axis), 0 where `where` is False (as jax.nn.softmax)."""
-  return _softmax(x, axis, where, -np.inf)
-
-
-@partial(custom_jvp, nondiff_argnums=(1,))
-def _softmax(x, axis, where, initial):
-  x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
-  x_safe = x if where is None else jnp.where(where, x, initial)
-  unnormalized = jnp.exp(x_safe - x_max)
-  out = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
-  return out if where is None else jnp.where(where, out, 0)
-
-
-@_softmax.defjvp
-def _softmax_jvp(axis, primals, tangents):
-  (x, where, initial), (x_dot, _, _) = primals, tangents
-  y = _softmax(x, axis, where, initial)
-  return y, y * (x_dot - jnp.sum(y * x_dot, axis, where=where, keepdims=True))
+  return _nn.log_softmax(x, axis=axis)
 
 
 # ---- the normal distribution --------------------------------------------------------------------
