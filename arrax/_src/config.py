@@ -85,7 +85,7 @@ def x64_enabled():
   return config._flags["jax_enable_x64"].value
 
 
-_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable")
+_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision")
 _trace_state = [None]   # the current tuple, recomputed when one of those flags changes
 
 

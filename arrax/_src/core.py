@@ -9,11 +9,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import weakref
 from typing import Any, Callable
 
 import numpy as np
 
 from arrax._src import dtypes
+from arrax._src.config import trace_state
 from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,
                                TracerBoolConversionError, TracerIntegerConversionError,
                                UnexpectedTracerError)
@@ -415,3 +417,27 @@ def check_jaxpr(jaxpr: Jaxpr):
         defined.add(v)
   for v in jaxpr.outvars:
     use(v, "outvars")
+
+
+# ---- memoized derived jaxprs ----------------------------------------------------------------
+_derived_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def memo_derived(jaxprs, key, build):
+  """`build()`, memoized on the jaxprs it derives from (held weakly), the hashable `key` and the
+  trace-affecting flags.
+
+  Rules that rebuild a primitive's jaxprs (JVP, partial evaluation, transpose) then return the
+  same jaxpr objects for the same inputs, so repeated eager calls reuse executables.
+  """
+  first, rest = jaxprs[0], tuple(jaxprs[1:])
+  full_key = (tuple(id(j) for j in rest), key, trace_state())
+  per = _derived_cache.get(first)
+  if per is None:
+    per = _derived_cache[first] = {}
+  hit = per.get(full_key)
+  if hit is not None and all(r() is j for r, j in zip(hit[0], rest)):
+    return hit[1]
+  result = build()
+  per[full_key] = (tuple(weakref.ref(j) for j in rest), result)
+  return result

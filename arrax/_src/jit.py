@@ -1,8 +1,8 @@
 """jit: stage a function to a jaxpr, compile it with XLA, and cache the executable.
 
 The cache key is (input pytree structure, input avals incl. weak types, static arguments, the
-flags that change tracing (x64, threefry mode), device), as ARCHITECTURE.md decision 8 says.
-Under another trace (make_jaxpr, a transformation, an outer jit) a jitted call becomes one `jit`
+flags that change tracing (x64, threefry mode, matmul precision), device), as ARCHITECTURE.md
+decision 8 says. Under another trace (make_jaxpr, a transformation, an outer jit) a jitted call becomes one `jit`
 equation holding its jaxpr.
 """
 from __future__ import annotations
@@ -88,20 +88,6 @@ def _linearizing(trace, primals, tangents) -> bool:
           and all(type(t) is ad.Zero or trace.is_unknown(t) for t in tangents))
 
 
-# Derived jaxprs are cached on the jaxpr they come from, so repeated differentiation of a jit
-# reuses them (and their compiled executables).
-_derived: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _cached(jaxpr, key, build):
-  per = _derived.setdefault(jaxpr, {})
-  key = (key, trace_state())
-  hit = per.get(key)
-  if hit is None:
-    hit = per[key] = build()
-  return hit
-
-
 def _linearize_split(jaxpr, nonzeros):
   primal, tangent, out_nz, res_fwd = ad.linearize_jaxpr(jaxpr, nonzeros)
   primal, out_fwd = ad.forward_inputs(primal, len(jaxpr.out_avals))
@@ -114,8 +100,8 @@ def _jit_linearize(trace, primals, tangents, jaxpr, name):
   """JVP of a jit under partial evaluation, done as JAX linearizes a jit: a known jit computing
   the primal outputs and the residuals runs now; a jit of the tangent computation is recorded."""
   nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
-  primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup = _cached(
-      jaxpr, ("linearize", nonzeros), lambda: _linearize_split(jaxpr, nonzeros))
+  primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup = core.memo_derived(
+      [jaxpr], ("linearize", nonzeros), lambda: _linearize_split(jaxpr, nonzeros))
   with core.set_current_trace(trace.parent):
     outs = jit_p.bind(*primals, jaxpr=primal, name=name)
   kept = outs[:n_kept]
@@ -172,8 +158,8 @@ def _jit_partial_eval(trace, args, params):
 def _jit_transpose(cts, *args, jaxpr, name):
   linear = tuple(ad.is_undefined(a) for a in args)
   ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
-  t_closed = _cached(jaxpr, ("transpose", linear, ct_nz),
-                     lambda: ad.transpose_jaxpr(jaxpr, linear, ct_nz))
+  t_closed = core.memo_derived([jaxpr], ("transpose", linear, ct_nz),
+                                lambda: ad.transpose_jaxpr(jaxpr, linear, ct_nz))
   res = [a for a, lin in zip(args, linear) if not lin]
   outs = iter(jit_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
                          jaxpr=t_closed, name=name))
@@ -187,7 +173,6 @@ jit_p.transpose = _jit_transpose
 
 # Batching: a jit of the batched jaxpr (an axis-aware rule, so collectives inside see the axis).
 def _jit_batch(axis_data, args, dims, *, jaxpr, name):
-  from arrax._src import batching
   batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
   return jit_p.bind(*args, jaxpr=batched, name=name), out_dims
 

@@ -624,6 +624,16 @@ def _linalg(name):
 
 
 # ---- simple transforms of uniform samples -----------------------------------------------------
+def _sampler_args(name, key, dtype, shape, out_sharding, *params):
+  """(key data, dtype, shape) of a float sampler with array parameters `params`, checked."""
+  data, _ = _check_prng_key(name, key)
+  dtype = _float_dtype(name, dtype)
+  shape = _check_broadcast_shapes(name, shape, *params)
+  _no_sharding(name, out_sharding)
+  _check_all_safe_to_cast(name, dtype, *params)
+  return data, dtype, shape
+
+
 def _simple_sampler(name, impl):
   """A sampler `name(key, shape=(), dtype=None)` whose jitted body is `impl(data, shape, dtype)`."""
   jitted = jit(impl, static_argnums=(1, 2))
@@ -801,11 +811,7 @@ def _rademacher(data, shape, dtype):
 
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
   """Pareto samples with shape parameter `b`."""
-  data, _ = _check_prng_key("pareto", key)
-  dtype = _float_dtype("pareto", dtype)
-  shape = _check_broadcast_shapes("pareto", shape, b)
-  _check_all_safe_to_cast("pareto", dtype, b)
-  _no_sharding("pareto", out_sharding)
+  data, dtype, shape = _sampler_args("pareto", key, dtype, shape, out_sharding, b)
   return _pareto(data, b, shape, dtype)
 
 
@@ -868,11 +874,7 @@ def _weibull_min(data, scale, concentration, shape, dtype):
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   """Rayleigh samples with the given scale."""
-  data, _ = _check_prng_key("rayleigh", key)
-  dtype = _float_dtype("rayleigh", dtype)
-  shape = _check_broadcast_shapes("rayleigh", shape, scale)
-  _no_sharding("rayleigh", out_sharding)
-  _check_all_safe_to_cast("rayleigh", dtype, scale)
+  data, dtype, shape = _sampler_args("rayleigh", key, dtype, shape, out_sharding, scale)
   return _rayleigh(data, scale, shape, dtype)
 
 
@@ -886,11 +888,7 @@ def _rayleigh(data, scale, shape, dtype):
 
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
   """Wald (inverse Gaussian) samples with the given mean."""
-  data, _ = _check_prng_key("wald", key)
-  dtype = _float_dtype("wald", dtype)
-  shape = _check_broadcast_shapes("wald", shape, mean)
-  _no_sharding("wald", out_sharding)
-  _check_all_safe_to_cast("wald", dtype, mean)
+  data, dtype, shape = _sampler_args("wald", key, dtype, shape, out_sharding, mean)
   return _wald(data, mean, shape, dtype)
 
 
@@ -932,11 +930,7 @@ def _geometric(data, p, shape, dtype):
 
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
   """Triangular samples on [left, right] with peak at `mode`."""
-  data, _ = _check_prng_key("triangular", key)
-  dtype = _float_dtype("triangular", dtype)
-  shape = _check_broadcast_shapes("triangular", shape, left, mode, right)
-  _no_sharding("triangular", out_sharding)
-  _check_all_safe_to_cast("triangular", dtype, left, mode, right)
+  data, dtype, shape = _sampler_args("triangular", key, dtype, shape, out_sharding, left, mode, right)
   return _triangular(data, left, mode, right, shape, dtype)
 
 
@@ -1178,11 +1172,7 @@ def _softmax(x):
 
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Student's t samples with `df` degrees of freedom."""
-  data, _ = _check_prng_key("t", key)
-  dtype = _float_dtype("t", dtype)
-  shape = _check_broadcast_shapes("t", shape, df)
-  _no_sharding("t", out_sharding)
-  _check_all_safe_to_cast("t", dtype, df)
+  data, dtype, shape = _sampler_args("t", key, dtype, shape, out_sharding, df)
   return _t(data, df, shape, dtype)
 
 
@@ -1199,11 +1189,7 @@ def _t(data, df, shape, dtype):
 
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Chi-square samples with `df` degrees of freedom."""
-  data, _ = _check_prng_key("chisquare", key)
-  dtype = _float_dtype("chisquare", dtype)
-  shape = _check_broadcast_shapes("chisquare", shape, df)
-  _check_all_safe_to_cast("chisquare", dtype, df)
-  _no_sharding("chisquare", out_sharding)
+  data, dtype, shape = _sampler_args("chisquare", key, dtype, shape, out_sharding, df)
   return _chisquare(data, df, shape, dtype)
 
 
@@ -1217,11 +1203,7 @@ def _chisquare(data, df, shape, dtype):
 
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
   """F-distribution samples with `dfnum` and `dfden` degrees of freedom."""
-  data, _ = _check_prng_key("f", key)
-  dtype = _float_dtype("f", dtype)
-  shape = _check_broadcast_shapes("f", shape, dfnum, dfden)
-  _no_sharding("f", out_sharding)
-  _check_all_safe_to_cast("f", dtype, dfnum, dfden)
+  data, dtype, shape = _sampler_args("f", key, dtype, shape, out_sharding, dfnum, dfden)
   return _f(data, dfnum, dfden, shape, dtype)
 
 

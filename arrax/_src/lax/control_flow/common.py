@@ -17,7 +17,8 @@ import numpy as np
 
 from arrax._src import core, dtypes, mlir, tracing
 from arrax._src.array import device_put_value
-from arrax._src.config import config, x64_enabled
+from arrax._src.config import trace_state
+from arrax._src.core import memo_derived  # noqa: F401  (the rules call common.memo_derived)
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
 from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
                                   tree_flatten_with_path, tree_unflatten, treedef_is_leaf)
@@ -53,8 +54,7 @@ def cached(funs, key, build):
 
   Falls back to calling `build()` when a function cannot be weakly referenced or hashed.
   """
-  full_key = (tuple(_weak_key(f) for f in funs[1:]), key, x64_enabled(),
-              config.jax_default_matmul_precision)
+  full_key = (tuple(_weak_key(f) for f in funs[1:]), key, trace_state())
   try:
     per_fun = _trace_cache.get(funs[0])
     hit = None if per_fun is None else per_fun.get(full_key)
@@ -334,29 +334,6 @@ def lower_fun(fun):
 
 
 # ---- for the transformation rules of control-flow primitives ------------------------------
-_derived_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def memo_derived(jaxprs, key, build):
-  """`build()`, memoized on the jaxprs it derives from (held weakly) and the hashable `key`.
-
-  Rules that rebuild a primitive's jaxprs (its JVP, partial evaluation, transpose) then return
-  the same jaxpr objects for the same inputs, so repeated eager calls reuse executables.
-  """
-  first, rest = jaxprs[0], tuple(jaxprs[1:])
-  full_key = (tuple(id(j) for j in rest), key, x64_enabled(),
-              config.jax_default_matmul_precision)
-  per = _derived_cache.get(first)
-  if per is None:
-    per = _derived_cache[first] = {}
-  hit = per.get(full_key)
-  if hit is not None and all(r() is j for r, j in zip(hit[0], rest)):
-    return hit[1]
-  result = build()
-  per[full_key] = (tuple(weakref.ref(j) for j in rest), result)
-  return result
-
-
 class MemorySpace(enum.Enum):
   """Where an `empty2` buffer lives (printed as JAX prints its param)."""
   Device = "device"
