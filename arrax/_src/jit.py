@@ -2,8 +2,8 @@
 
 The cache key is (input pytree structure, input avals incl. weak types, static arguments, the
 flags that change tracing (x64, threefry mode, matmul precision), device), as ARCHITECTURE.md
-decision 8 says. Under another trace (make_jaxpr, a transformation, an outer jit) a jitted call becomes one `jit`
-equation holding its jaxpr.
+decision 8 says. Under another trace (make_jaxpr, a transformation, an outer jit) a jitted call
+becomes one `jit` equation holding its jaxpr.
 """
 from __future__ import annotations
 
