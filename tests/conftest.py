@@ -69,3 +69,16 @@ def assert_tree_same(actual, expected, tol=None):
     assert_same(actual, expected, rtol=tol, atol=tol)
   else:
     assert_same(actual, expected)
+
+
+def rand(rng, shape, dtype):
+  """Standard-normal test values of `dtype` (complex: independent real and imaginary draws;
+  integers in [-5, 5]; booleans fair coin flips)."""
+  dt = np.dtype(dtype)
+  if dt.kind == "c":
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+  if dt.kind in "iu":
+    return rng.integers(-5, 6, shape).astype(dt)
+  if dt == np.bool_:
+    return rng.random(shape) < 0.5
+  return rng.standard_normal(shape).astype(dt)

@@ -19,21 +19,13 @@ import arrax.numpy as anp
 from arrax import lax as alax
 from arrax import test_util as atu
 from conftest import assert_tree_same as _same
+from conftest import rand as _rand
 
 FLOAT0 = real_jax.dtypes.float0
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _rand(rng, shape, dtype):
-  dt = np.dtype(dtype)
-  if dt.kind == "c":
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-  if dt.kind in "iu":
-    return rng.integers(-5, 6, shape).astype(dt)
-  return rng.standard_normal(shape).astype(dt)
-
-
 def _tangent(rng, x):
   x = np.asarray(x)
   if x.dtype.kind in "iub":

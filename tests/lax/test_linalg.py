@@ -14,18 +14,12 @@ from conftest import assert_same
 import arrax
 import arrax.numpy as anp
 from arrax.test_util import check_grads
+from conftest import rand as _rand
 
 alax = arrax.lax.linalg
 jlax = real_jax.lax.linalg
 
 DTYPES = [np.float32, np.complex64]
-
-
-def _rand(rng, shape, dtype):
-  x = rng.standard_normal(shape)
-  if np.dtype(dtype).kind == "c":
-    x = x + 1j * rng.standard_normal(shape)
-  return x.astype(dtype)
 
 
 def _spd(rng, shape, dtype):
