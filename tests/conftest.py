@@ -82,3 +82,38 @@ def rand(rng, shape, dtype):
   if dt == np.bool_:
     return rng.random(shape) < 0.5
   return rng.standard_normal(shape).astype(dt)
+
+
+def run_printed(code, scope):
+  """What `code` (dedented) prints when run with the names in `scope`; an exception ends the
+  output with 'raised <class name>' (the error class is part of what is compared)."""
+  import contextlib
+  import io
+  import textwrap
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out):
+    try:
+      exec(textwrap.dedent(code), dict(scope))
+    except Exception as e:  # noqa: BLE001
+      print("raised", type(e).__name__)
+  return out.getvalue()
+
+
+def assert_prints_like_jax(code, prelude="", jax_scope=None, arrax_scope=None):
+  """`prelude + code` prints the same with jax/jnp bound to arrax as to real JAX (also `np` and
+  `functools.partial`, plus the extra names of each scope). Returns JAX's output."""
+  import functools
+  import textwrap
+
+  import jax
+  import jax.numpy as jnp
+
+  import arrax
+  import arrax.numpy as anp
+  code = textwrap.dedent(prelude) + textwrap.dedent(code)
+  common = {"np": np, "partial": functools.partial}
+  want = run_printed(code, {**common, "jax": jax, "jnp": jnp, **(jax_scope or {})})
+  got = run_printed(code, {**common, "jax": arrax, "jnp": anp, **(arrax_scope or {})})
+  assert "raised" not in want or "raised" in got
+  assert got == want
+  return want

@@ -1,13 +1,7 @@
 """checkpoint / remat, differentially against JAX: the same programs run on both libraries and
 must print the same text (remat2 jaxprs of the primal, JVP, linearized and transposed forms for
 each policy, values with dtypes and weak types) and nest with jit, vmap and every AD transform."""
-import contextlib
-import io
-import textwrap
-from functools import partial
 
-import jax as real_jax
-import jax.numpy as real_jnp
 import numpy as np
 import pytest
 from jax.ad_checkpoint import checkpoint_name as real_checkpoint_name
@@ -16,6 +10,7 @@ import arrax
 import arrax.numpy as anp
 from arrax.ad_checkpoint import checkpoint_name as arrax_checkpoint_name
 from arrax.test_util import check_grads
+from conftest import assert_prints_like_jax
 
 PRELUDE = """
 def f(x, w):
@@ -27,23 +22,9 @@ pol = jax.checkpoint_policies
 """
 
 
-def _run(code, jax_mod, jnp_mod, name_fn):
-  out = io.StringIO()
-  with contextlib.redirect_stdout(out):
-    try:
-      exec(textwrap.dedent(PRELUDE) + textwrap.dedent(code),
-           {"jax": jax_mod, "jnp": jnp_mod, "np": np, "partial": partial,
-            "checkpoint_name": name_fn})
-    except Exception as e:  # noqa: BLE001 - the error class is part of the compared output
-      print("raised", type(e).__name__)
-  return out.getvalue()
-
-
 def _same(code):
-  want = _run(code, real_jax, real_jnp, real_checkpoint_name)
-  got = _run(code, arrax, anp, arrax_checkpoint_name)
-  assert "raised" not in want or "raised" in got
-  assert got == want
+  return assert_prints_like_jax(code, PRELUDE, {"checkpoint_name": real_checkpoint_name},
+                         {"checkpoint_name": arrax_checkpoint_name})
 
 
 POLICIES = {
@@ -154,9 +135,7 @@ def test_nesting_values_match_jax(name):
     "jax.checkpoint(lambda x: x, prevent_cse=1)",
 ])
 def test_error_classes_match_jax(code):
-  want = _run(code, real_jax, real_jnp, real_checkpoint_name)
-  assert "raised" in want
-  assert _run(code, arrax, anp, arrax_checkpoint_name) == want
+  assert "raised" in _same(code)
 
 
 def test_check_grads_through_checkpoint():
