@@ -14,14 +14,14 @@ Rule conventions (set on the primitive, in its own module):
 """
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes
+from arrax._src import batching, core, dtypes
 from arrax._src.core import ShapedArray, Tracer
-from arrax._src.tracing import JaxprTrace, JitTracer, stage_literal
+from arrax._src.tracing import (JaxprTrace, JitTracer, closed_with_host_consts, stage_literal,
+                                trace_to_jaxpr)
 
 
 # ---- symbolic zeros and tangent types -------------------------------------------------------
@@ -50,18 +50,43 @@ def is_float0(aval) -> bool:
   return aval.dtype == dtypes.float0
 
 
+class _ZeroMaker:
+  """What zeros are made of: lax registers its `broadcast_in_dim_p` and `scalar_literal` here
+  when it defines them (ad sits below lax and never imports it)."""
+  broadcast_in_dim_p = None
+  scalar_literal = None
+
+
+_zeros = _ZeroMaker()
+
+
+def register_zero_maker(broadcast_in_dim_p, scalar_literal):
+  _zeros.broadcast_in_dim_p = broadcast_in_dim_p
+  _zeros.scalar_literal = scalar_literal
+
+
 def zeros_like_aval(aval: ShapedArray):
   """A concrete (or traced) zero array of type `aval`; float0 zeros are host NumPy arrays."""
   if is_float0(aval):
     return np.zeros(aval.shape, dtypes.float0)
-  from arrax._src.lax import lax as _lax, shape_ops
-  zero = _lax.scalar_literal(0, aval.dtype, aval.weak_type)
+  zero = _zeros.scalar_literal(0, aval.dtype, aval.weak_type)
   if not aval.shape:
     # A literal (API functions turn literals they return into Arrays); while staging, a tracer
     # holding it, so linearization keeps it as a residual as JAX does.
     return stage_literal(zero)
-  return shape_ops.broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=(),
-                                           sharding=None)
+  return _zeros.broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=(),
+                                        sharding=None)
+
+
+def tangent_zeros(aval: ShapedArray):
+  """Zeros that start a tangent computation (a loop's tangent carry, say): while linearizing
+  they are staged with the linear work, as JAX does, not computed with the primal one."""
+  trace = core.current_trace()
+  if aval.shape and type(trace) is PartialEvalTrace:
+    zero = _zeros.scalar_literal(0, aval.dtype, aval.weak_type)
+    return trace.record(_zeros.broadcast_in_dim_p, [zero],
+                        {"shape": aval.shape, "broadcast_dimensions": (), "sharding": None})
+  return zeros_like_aval(aval)
 
 
 def instantiate(t):
@@ -89,11 +114,11 @@ def _add_any_abstract_eval(x, y):
   return ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
 
 
-add_any_p.abstract_eval = _add_any_abstract_eval
-add_any_p.lowering = lambda ctx, x, y: [hlo.add(x, y)]
-add_any_p.jvp = lambda primals, tangents: (add_any_p.bind(*primals),
-                                          add_tangents(*tangents))
-add_any_p.transpose = lambda ct, x, y: [ct, ct]
+add_any_p.def_abstract_eval(_add_any_abstract_eval)
+add_any_p.def_lowering(lambda ctx, x, y: [hlo.add(x, y)])
+add_any_p.def_jvp(lambda primals, tangents: (add_any_p.bind(*primals),
+                                          add_tangents(*tangents)))
+add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 
 
 # ---- forward mode -----------------------------------------------------------------------------
@@ -137,11 +162,13 @@ class JVPTrace(core.Trace):
     if not nonzero:
       with core.set_current_trace(self.parent):
         return prim.bind(*primals, **params)
-    rule = prim.jvp
-    if rule is None:
-      raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
-    with core.set_current_trace(self.parent):
-      p_out, t_out = rule(primals, tangents, **params)
+    parent = self.parent
+    with core.set_current_trace(parent):
+      if (prim.linearize is not None and type(parent) is PartialEvalTrace
+          and parent.linearizing(primals, tangents)):
+        p_out, t_out = prim.linearize(parent, primals, tangents, **params)
+      else:
+        p_out, t_out = prim.jvp(primals, tangents, **params)
     if prim.multiple_results:
       return [self.make(p, t) for p, t in zip(p_out, t_out)]
     return self.make(p_out, t_out)
@@ -172,6 +199,12 @@ class PartialEvalTrace(JaxprTrace):
   def is_unknown(self, x):
     return isinstance(x, JitTracer) and x._trace is self
 
+  def linearizing(self, primals, tangents) -> bool:
+    """Whether a JVP on these values is linearization: known primals, tangents unknown (or
+    symbolic zeros)."""
+    return (not any(self.is_unknown(p) for p in primals)
+            and all(type(t) is Zero or self.is_unknown(t) for t in tangents))
+
   def process_primitive(self, prim, args, params):
     for x in args:
       if isinstance(x, JitTracer) and x._trace is self:
@@ -179,9 +212,14 @@ class PartialEvalTrace(JaxprTrace):
     else:
       with core.set_current_trace(self.parent):
         return prim.bind(*args, **params)
-    rule = getattr(prim, "partial_eval", None)
+    rule = prim.partial_eval
     if rule is not None:
       return rule(self, args, params)
+    return self.record(prim, args, params)
+
+  def record(self, prim, args, params):
+    """Stage `prim` applied to `args` as an equation of the unknown jaxpr (known arguments
+    become residuals); the custom partial-eval rules call this for their unknown parts."""
     return JaxprTrace.process_primitive(self, prim, args, params)
 
   def __repr__(self):
@@ -251,10 +289,6 @@ def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out):
       continue
     cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
     rule = eqn.primitive.transpose
-    if rule is None:
-      raise NotImplementedError(
-          f"Transpose rule (for reverse-mode differentiation) for '{eqn.primitive.name}' "
-          "not implemented")
     invals = [read_primal(v) for v in eqn.invars]
     ct_arg = cts if eqn.primitive.multiple_results else cts[0]
     cts_in = rule(ct_arg, *invals, **eqn.params)
@@ -345,7 +379,7 @@ def defjvp(prim, *jvp_fns):
       if fn is not None and type(t) is not Zero:
         t_out = add_tangents(t_out, fn(t, *primals, **params))
     return out, t_out
-  prim.jvp = rule
+  prim.def_jvp(rule)
   return rule
 
 
@@ -358,7 +392,7 @@ def defjvp2(prim, *jvp_fns):
       if fn is not None and type(t) is not Zero:
         t_out = add_tangents(t_out, fn(t, out, *primals, **params))
     return out, t_out
-  prim.jvp = rule
+  prim.def_jvp(rule)
   return rule
 
 
@@ -369,7 +403,7 @@ def defjvp_zero(prim):
     if prim.multiple_results:
       return out, [Zero(tangent_aval(core.get_aval(o))) for o in out]
     return out, Zero(tangent_aval(core.get_aval(out)))
-  prim.jvp = rule
+  prim.def_jvp(rule)
   return rule
 
 
@@ -379,8 +413,8 @@ def deflinear(prim, transpose_rule):
     out = prim.bind(*primals, **params)
     t_out = prim.bind(*map(instantiate, tangents), **params)
     return out, t_out
-  prim.jvp = rule
-  prim.transpose = transpose_rule
+  prim.def_jvp(rule)
+  prim.def_transpose(transpose_rule)
   return rule
 
 
@@ -391,15 +425,14 @@ def deflinear2(prim, transpose_rule):
 
 # ---- stop_gradient ------------------------------------------------------------------------
 stop_gradient_p = core.Primitive("stop_gradient")
-stop_gradient_p.abstract_eval = lambda x: x
-stop_gradient_p.lowering = lambda ctx, x: [x]
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_lowering(lambda ctx, x: [x])
 defjvp_zero(stop_gradient_p)
-stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(*args), dims[0])
+stop_gradient_p.def_batch(lambda args, dims: (stop_gradient_p.bind(*args), dims[0]))
 
 
 def _add_any_batch(args, dims):
   # Operands of add_any have equal types: line the batch axes up, broadcasting an unbatched one.
-  from arrax._src import batching
   (x, y), (dx, dy) = args, dims
   if dx is None:
     x, y, dx, dy = y, x, dy, dx
@@ -407,25 +440,11 @@ def _add_any_batch(args, dims):
   return add_any_p.bind(x, batching.matchaxis(dy, dx, y, size)), dx
 
 
-add_any_p.batch = _add_any_batch
-
-
-def stop_gradient(x):
-  """The identity, whose derivative is zero: gradients do not flow through `x` (a pytree)."""
-  from arrax._src.lax.lax import asarray_operand
-  from arrax._src.tree_util import tree_map
-
-  def stop(v):
-    v = asarray_operand(v)
-    if dtypes.issubdtype(core.get_aval(v).dtype, np.inexact):
-      return stop_gradient_p.bind(v)
-    return v
-  return tree_map(stop, x)
+add_any_p.def_batch(_add_any_batch)
 
 
 # ---- jaxpr-to-jaxpr transformations (for primitives holding jaxprs: jit, control flow) --------
 def _trace_closed(fun, in_avals):
-  from arrax._src.tracing import trace_to_jaxpr
   jaxpr, consts = trace_to_jaxpr(fun, in_avals)
   assert not any(isinstance(c, Tracer) for c in consts), "unexpected outer tracer"
   return core.ClosedJaxpr(jaxpr, consts)
@@ -467,7 +486,6 @@ def partial_eval_jaxpr(closed: core.ClosedJaxpr, unknowns, instantiate=False):
   of the known input giving residual i, or None when the known jaxpr outputs it.
   Returns (known_closed, unknown_closed, out_unknowns, res_fwd).
   """
-  from arrax._src.tracing import closed_with_host_consts
   in_avals = closed.in_avals
   known_avals = [a for a, u in zip(in_avals, unknowns) if not u]
   box = {}
@@ -528,7 +546,7 @@ def linearize_jaxpr(closed: core.ClosedJaxpr, nonzeros):
       pe.invalidate()
     tangent = core.Jaxpr([], lin.constvars + lin.invars, lin.outvars, lin.eqns)
     n_res = len(res)
-    tangent, used = dce_jaxpr(tangent, [True] * len(tangent.outvars),
+    tangent, used = core.dce_jaxpr(tangent, [True] * len(tangent.outvars),
                               [False] * n_res + [True] * len(lin.invars))
     res = [r for r, u in zip(res, used[:n_res]) if u]
     pos = {id(x): i for i, x in enumerate([*closed.consts, *primals])}
@@ -537,61 +555,10 @@ def linearize_jaxpr(closed: core.ClosedJaxpr, nonzeros):
     return [p for p, _ in pairs] + [r for r, f in zip(res, res_fwd) if f is None]
 
   primal = _trace_closed(primal_fun, list(in_avals))
-  dced, _ = dce_jaxpr(primal.jaxpr, [True] * len(primal.jaxpr.outvars),
+  dced, _ = core.dce_jaxpr(primal.jaxpr, [True] * len(primal.jaxpr.outvars),
                       [True] * len(primal.jaxpr.invars))
   tangent, out_nz, res_fwd = box["out"]
   return core.ClosedJaxpr(dced, primal.consts), tangent, out_nz, res_fwd
-
-
-def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, keep_inputs):
-  """Drop the equations whose results nothing uses (equations without results are effects,
-  such as debug callbacks, and stay) and the inputs nothing uses unless `keep_inputs` says so;
-  nested `jit`s are pruned the same way, as JAX does. Returns (jaxpr, used_inputs)."""
-  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
-  live = {v for v in outvars if type(v) is core.Var}
-  eqns = []
-  for eqn in reversed(jaxpr.eqns):
-    used = [v in live for v in eqn.outvars]
-    if eqn.outvars and not any(used):
-      if not _has_effects(eqn):
-        continue
-    elif eqn.primitive.name == "jit":
-      eqn = _dce_jit_eqn(eqn, used)
-    eqns.append(eqn)
-    live.update(v for v in eqn.invars if type(v) is core.Var)
-  used_in = [v in live or k for v, k in zip(jaxpr.invars, keep_inputs)]
-  invars = [v for v, u in zip(jaxpr.invars, used_in) if u]
-  return core.Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
-
-
-def _has_effects(eqn) -> bool:
-  """Whether `eqn` or a jaxpr in its params has an equation without results (an effect)."""
-  if not eqn.outvars:
-    return True
-  for val in eqn.params.values():
-    for j in (val if isinstance(val, (tuple, list)) else (val,)):
-      j = j.jaxpr if isinstance(j, core.ClosedJaxpr) else j
-      if isinstance(j, core.Jaxpr) and any(_has_effects(e) for e in j.eqns):
-        return True
-  return False
-
-
-_dce_jit_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _dce_jit_eqn(eqn, used):
-  """The `jit` equation `eqn` computing only its `used` outputs and taking only the inputs
-  they need; one pruned jaxpr per (jaxpr, used), so a jaxpr used twice stays shared."""
-  closed = eqn.params["jaxpr"]
-  per = _dce_jit_cache.setdefault(closed, {})
-  hit = per.get(tuple(used))
-  if hit is None:
-    j, used_in = dce_jaxpr(closed.jaxpr, used, [False] * len(closed.jaxpr.invars))
-    hit = per[tuple(used)] = (core.ClosedJaxpr(j, closed.consts), used_in)
-  new_closed, used_in = hit
-  return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
-                       [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
-                       dict(eqn.params, jaxpr=new_closed), eqn.source_info)
 
 
 def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros):

@@ -10,9 +10,14 @@ import operator
 
 import numpy as np
 
-from arrax._src import ad, core, dtypes
+from arrax._src import ad, batching, core, dtypes
 from arrax._src.ad import Zero
 from arrax._src.array import device_put_value
+from arrax._src.lax import elementwise as _lax
+from arrax._src.lax import shape_ops
+from arrax._src.lax.elementwise import convert_element_type_p
+from arrax._src.numpy import creation, ufuncs
+from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
 
 
@@ -294,7 +299,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
       out = tree_unflatten(store["out_tree"], out_p)
       raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out}.")
     aval = _check_scalar_output(out_p[0], holomorphic)
-    from arrax._src.lax.lax import scalar_literal
+    from arrax._src.lax.utils import scalar_literal
     seed = scalar_literal(1, aval.dtype, aval.weak_type)
     cts = lin.transpose([seed])
     grads = tree_unflatten(d_tree, [_user_value(ct) for ct in cts])
@@ -326,15 +331,9 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
   return grad_f
 
 
-def stop_gradient(x):
-  """The identity, but gradients do not flow through it."""
-  return ad.stop_gradient(x)
-
-
 
 # ---- Jacobians, Hessians and linear transposition --------------------------------------------
 def _vmap(fun, **kwargs):
-  from arrax._src import batching
   return batching.vmap(fun, **kwargs)
 
 
@@ -410,9 +409,6 @@ def _cast_like(x, example, force=False):
   `force` stages the conversion even when the type already agrees (JAX does so for the
   constant standard basis, so its jaxprs show it).
   """
-  from arrax._src.lax import lax as _lax
-  from arrax._src.lax.elementwise import convert_element_type_p
-  from arrax._src.numpy import ufuncs
   ex = core.get_aval(example)
   aval = core.get_aval(x)
   if (dtypes.issubdtype(aval.dtype, np.complexfloating)
@@ -427,7 +423,6 @@ def _cast_like(x, example, force=False):
 def _unravel(tree, axis, example, arr, force_cast=False):
   """Split `arr` along `axis` into one piece per leaf of `tree`, each reshaped so that axis
   becomes the leaf's shape and cast like `example` (or like the leaf when `example` is None)."""
-  from arrax._src.lax import shape_ops
   leaves, treedef = tree_flatten(tree)
   shape = tuple(core.get_aval(arr).shape)
   axis = axis % len(shape)
@@ -446,7 +441,6 @@ def _unravel(tree, axis, example, arr, force_cast=False):
 def _std_basis(tree):
   """The standard basis of the space of `tree`: each leaf gets a leading axis of size n (the
   total number of elements), together forming the n x n identity."""
-  from arrax._src.numpy import creation
   leaves = tree_flatten(tree)[0]
   n = sum(core.get_aval(l).size for l in leaves)
   dtype = dtypes.result_type(*leaves)
@@ -519,7 +513,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
   or ShapeDtypeStructs). The result maps output cotangents to a tuple like `primals`."""
   if reduce_axes:
     raise NotImplementedError("reduce_axes argument to transpose is deprecated")
-  from arrax._src.tracing import trace_to_jaxpr
   p_leaves, in_tree = tree_flatten(primals)
   in_avals = [core.ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype),
                                getattr(getattr(x, "aval", None), "weak_type", False))

@@ -12,7 +12,7 @@ from jaxlib import _jax, xla_client as xc
 
 from arrax._src import backend, core, dtypes
 from arrax._src.config import x64_enabled
-from arrax._src.core import ShapedArray, get_aval
+from arrax._src.core import ShapedArray, Tracer, get_aval
 from arrax._src.errors import ConcretizationTypeError
 
 # Dtypes that NumPy's buffer protocol cannot express; they are read back by bitcasting on device.
@@ -181,6 +181,19 @@ class Array:
     return format(self._value if self.ndim else self._value[()], spec)
 
 
+class _HostBitcast:
+  """How bfloat16-like buffers reach the host: the elementwise family registers its
+  `bitcast_convert_type` here (array sits below lax and never imports it)."""
+  fn = None
+
+
+_host_bitcast = _HostBitcast()
+
+
+def register_host_bitcast(fn):
+  _host_bitcast.fn = fn
+
+
 def _reconstruct(value, weak_type):
   arr = device_put_value(value)
   return Array(arr._buf, arr.aval.update(weak_type=weak_type))
@@ -189,12 +202,10 @@ def _reconstruct(value, weak_type):
 def _to_host(arr: Array) -> np.ndarray:
   dt = arr.dtype
   if dt in _BITCAST_FOR_HOST:
-    from arrax._src import core
-    from arrax._src.lax import lax
     # Run the bitcast eagerly even when called while tracing (e.g. reading a concrete bfloat16
     # scalar to make a jaxpr literal); otherwise it would be staged and recurse.
     with core.set_current_trace(core.eval_trace):
-      raw = lax.bitcast_convert_type(arr, _BITCAST_FOR_HOST[dt])
+      raw = _host_bitcast.fn(arr, _BITCAST_FOR_HOST[dt])
     return np.asarray(raw._buf).view(dt)
   if dt == dtypes.float0:
     return np.zeros(arr.shape, dtype=dtypes.float0)
@@ -248,7 +259,6 @@ def is_array(x) -> bool:
 
 def concretize(x, context=""):
   """A host NumPy value for an Array or host value; ConcretizationTypeError for tracers."""
-  from arrax._src.core import Tracer
   if isinstance(x, Tracer):
     raise ConcretizationTypeError(x, context)
   if isinstance(x, Array):
@@ -256,16 +266,21 @@ def concretize(x, context=""):
   return np.asarray(x)
 
 
+# The classes `isinstance(x, arrax.Array)` accepts: arrays, tracers, and those registered by the
+# modules above (typed PRNG keys are arrays too, as in JAX).
+_array_classes = [Array, core.Tracer]
+
+
+def register_array_class(cls):
+  _array_classes.append(cls)
+
+
 class _ArrayTypeMeta(type):
   def __instancecheck__(cls, x):
-    from arrax._src.core import Tracer
-    from arrax._src.prng import PRNGKeyArray   # typed PRNG keys are arrays too, as in JAX
-    return isinstance(x, (Array, Tracer, PRNGKeyArray))
+    return isinstance(x, tuple(_array_classes))
 
   def __subclasscheck__(cls, sub):
-    from arrax._src.core import Tracer
-    from arrax._src.prng import PRNGKeyArray
-    return issubclass(sub, (Array, Tracer, PRNGKeyArray))
+    return issubclass(sub, tuple(_array_classes))
 
 
 class ArrayType(metaclass=_ArrayTypeMeta):

@@ -9,7 +9,7 @@ dims to the primitive's `batch` rule, which works on the parent trace:
 
 Rules are never called when no operand is batched (the primitive is then bound on the parent
 as it is). Axis-aware rules (collectives, primitives holding jaxprs that may contain
-collectives) set `prim.batch_collective(axis_data, args, dims, **params)` instead; that one is
+collectives) set `prim.batch_axis(axis_data, args, dims, **params)` instead; that one is
 always called, with the trace's `AxisData`, and binds the primitive on the parent itself when
 the named axis is not this trace's.
 """
@@ -19,12 +19,13 @@ import collections
 import functools
 import inspect
 import threading
-import weakref
 
 import numpy as np
 
-from arrax._src import core
+from arrax._src import core, tree_util
+from arrax._src.array import Array, device_put_value
 from arrax._src.core import ShapedArray, Tracer
+from arrax._src.tracing import trace_to_jaxpr
 
 not_mapped = None
 
@@ -150,18 +151,15 @@ class BatchTrace(core.Trace):
         dims.append(None)
     ctx = core.trace_ctx
     prev = ctx.trace
-    collective = prim.batch_collective
+    axis_rule = prim.batch_axis
     ctx.trace = self.parent
     try:
-      if collective is not None:
-        out, out_dim = collective(self.axis_data, vals, dims, **params)
+      if axis_rule is not None:
+        out, out_dim = axis_rule(self.axis_data, vals, dims, **params)
       elif not mapped:
         return prim.bind(*vals, **params)
       else:
-        rule = prim.batch
-        if rule is None:
-          raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
-        out, out_dim = rule(vals, dims, **params)
+        out, out_dim = prim.batch(vals, dims, **params)
     finally:
       ctx.trace = prev
     if prim.multiple_results:
@@ -173,9 +171,18 @@ class BatchTrace(core.Trace):
 
 
 # ---- utilities for rules -----------------------------------------------------------------------
-def _shape_ops():
-  from arrax._src.lax import shape_ops
-  return shape_ops
+class _ShapeOps:
+  """The primitives the rule utilities move axes with: lax registers `transpose_p` and
+  `broadcast_in_dim_p` here when it defines them (batching sits below lax, never imports it)."""
+  transpose_p = None
+  broadcast_in_dim_p = None
+
+
+_ops = _ShapeOps()
+
+
+def register_shape_ops(transpose_p, broadcast_in_dim_p):
+  _ops.transpose_p, _ops.broadcast_in_dim_p = transpose_p, broadcast_in_dim_p
 
 
 def _ndim(x) -> int:
@@ -192,19 +199,17 @@ def moveaxis(x, src, dst):
     return x
   perm = [i for i in range(nd) if i != src]
   perm.insert(dst, src)
-  return _shape_ops().transpose(x, perm)
+  return _ops.transpose_p.bind(x, permutation=tuple(perm))
 
 
 def broadcast(x, size, axis):
   """Insert a new axis of `size` at position `axis` of `x`."""
-  so = _shape_ops()
-  x = so.asarray_operand(x)
   shape = list(core.get_aval(x).shape)
   shape.insert(axis, size)
   # NumPy integers, as JAX computes them here (so jaxprs print `np.int64(1)` like JAX's).
   dims = tuple(np.delete(np.arange(len(shape), dtype=np.int64), axis))
-  return so.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,
-                                    sharding=None)
+  return _ops.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,
+                                      sharding=None)
 
 
 def bdim_at_front(x, bdim, size):
@@ -231,7 +236,9 @@ def expand_trailing(x, ndim):
   if len(shape) >= ndim:
     return x
   new_shape = tuple(shape) + (1,) * (ndim - len(shape))
-  return _shape_ops().broadcast_in_dim(x, new_shape, tuple(range(len(shape))))
+  return _ops.broadcast_in_dim_p.bind(x, shape=new_shape,
+                                      broadcast_dimensions=tuple(range(len(shape))),
+                                      sharding=None)
 
 
 def _vectorized_rule(prim):
@@ -242,7 +249,7 @@ def _vectorized_rule(prim):
 
 def defvectorized(prim):
   """A unary elementwise primitive: the output is batched where the input is."""
-  prim.batch = _vectorized_rule(prim)
+  prim.def_batch(_vectorized_rule(prim))
   return prim.batch
 
 
@@ -272,14 +279,11 @@ def _broadcasting_rule(prim):
 
 def defbroadcasting(prim):
   """An n-ary elementwise primitive whose operands broadcast (rank 0, or size-1 axes)."""
-  prim.batch = _broadcasting_rule(prim)
+  prim.def_batch(_broadcasting_rule(prim))
   return prim.batch
 
 
 # ---- batching jaxprs (for primitives holding jaxprs) ------------------------------------------
-_batch_jaxpr_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _normalize_instantiate(out_dims_instantiate, n):
   if isinstance(out_dims_instantiate, (list, tuple)):
     return tuple(out_dims_instantiate)
@@ -298,23 +302,13 @@ def batch_jaxpr(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData, in_dims,
 
   Returns (batched_closed_jaxpr, out_dims), out_dims[i] an int or None.
   """
-  from arrax._src import config as _config
   in_dims = tuple(in_dims)
   inst = _normalize_instantiate(out_dims_instantiate, len(closed_jaxpr.out_avals))
-  key = (axis_data, in_dims, inst, _config.x64_enabled())
-  per = _batch_jaxpr_cache.get(closed_jaxpr)
-  if per is None:
-    per = _batch_jaxpr_cache[closed_jaxpr] = {}
-  hit = per.get(key)
-  if hit is not None:
-    return hit
-  result = _batch_jaxpr(closed_jaxpr, axis_data, in_dims, inst)
-  per[key] = result
-  return result
+  return core.memo_derived([closed_jaxpr], ("batch", axis_data, in_dims, inst),
+                           lambda: _batch_jaxpr(closed_jaxpr, axis_data, in_dims, inst))
 
 
 def _batch_jaxpr(closed, axis_data, in_dims, inst):
-  from arrax._src.tracing import trace_to_jaxpr
   size = axis_data.size
   in_avals = []
   for a, d in zip(closed.in_avals, in_dims):
@@ -356,11 +350,6 @@ def _batch_jaxpr(closed, axis_data, in_dims, inst):
 
 
 # ---- vmap --------------------------------------------------------------------------------------
-def _tree():
-  from arrax._src import tree_util
-  return tree_util
-
-
 class _Leaf:
   def __repr__(self):
     return "pytree leaf"
@@ -372,7 +361,7 @@ def _is_none(x):
 
 def flatten_axes(name, treedef, axis_tree, *, kws=False):
   """One axis spec per leaf of `treedef` from `axis_tree`, a tree prefix of it (None = leaf)."""
-  tu = _tree()
+  tu = tree_util
   dummy = tu.tree_unflatten(treedef, [_Leaf()] * treedef.num_leaves)
   axis_def = tu.tree_structure(axis_tree, is_leaf=_is_none)
   axis_leaves = tu.tree_leaves(axis_tree, is_leaf=_is_none)
@@ -401,7 +390,7 @@ def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
   if not vals:
     if axis_size is not None:
       return axis_size
-    args, kwargs = _tree().tree_unflatten(in_tree, vals)
+    args, kwargs = tree_util.tree_unflatten(in_tree, vals)
     raise ValueError("vmap wrapped function must be passed at least one argument containing "
                      f"an array or axis_size must be specified, got empty *args={args} and "
                      f"**kwargs={kwargs}")
@@ -433,7 +422,7 @@ def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
 
 
 def _inconsistent_sizes_message(fun, in_tree, vals, dims, mapped, axis_size):
-  tu = _tree()
+  tu = tree_util
   args, kwargs = tu.tree_unflatten(in_tree, vals)
   try:
     params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
@@ -479,7 +468,6 @@ def _inconsistent_sizes_message(fun, in_tree, vals, dims, mapped, axis_size):
 
 def _to_array(x):
   """A mapped host value (NumPy array) as an arrax Array."""
-  from arrax._src.array import Array, device_put_value
   if isinstance(x, (Tracer, Array)) or not isinstance(x, (np.ndarray, np.generic)):
     return x
   return device_put_value(x)
@@ -487,7 +475,6 @@ def _to_array(x):
 
 def _user_value(x):
   if type(x) is core.Literal:
-    from arrax._src.array import device_put_value
     return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
   return x
 
@@ -531,7 +518,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     raise TypeError(f"Expected a callable value, got {fun}")
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
-  tu = _tree()
+  tu = tree_util
   if not (in_axes is None or type(in_axes) in (int, tuple)):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to "
                     f"the positional arguments passed to the function, but got {in_axes}.")

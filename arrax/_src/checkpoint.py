@@ -29,6 +29,14 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import ad, core, dtypes, mlir
 from arrax._src.ad import Zero
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+from arrax._src import batching
+from arrax._src.errors import ConcretizationTypeError
+from arrax._src.jit import jit_p
+from arrax._src.lax.dot import dot_general_p
+from arrax._src.lax.elementwise import reduce_precision_p
+from arrax._src.tracing import JaxprTrace
+from arrax._src.tracing import trace_to_jaxpr
+from arrax._src.tree_util import tree_broadcast
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "remat_p",
            "name_p"]
@@ -52,7 +60,6 @@ class DotsSaveable:
   only_if_no_batch_dims: bool
 
   def __call__(self, prim, *args, **params):
-    from arrax._src.lax.dot import dot_general_p
     if self.only_if_no_batch_dims:
       if prim is dot_general_p:
         (_, _), (lhs_b, rhs_b) = params["dimension_numbers"]
@@ -66,11 +73,11 @@ dots_with_no_batch_dims_saveable = DotsSaveable(True)
 
 # `checkpoint_name(x, name)`: the identity, marking `x` for name-based policies.
 name_p = core.Primitive("name")
-name_p.abstract_eval = lambda x, *, name: x
-name_p.impl = lambda x, *, name: x
-name_p.lowering = lambda ctx, x, *, name: [x]
-name_p.jvp = lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0])
-name_p.batch = lambda args, dims, *, name: (name_p.bind(args[0], name=name), dims[0])
+name_p.def_abstract_eval(lambda x, *, name: x)
+name_p.def_impl(lambda x, *, name: x)
+name_p.def_lowering(lambda ctx, x, *, name: [x])
+name_p.def_jvp(lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0]))
+name_p.def_batch(lambda args, dims, *, name: (name_p.bind(args[0], name=name), dims[0]))
 
 
 def checkpoint_name(x, name):
@@ -162,8 +169,8 @@ def _cse_param(prevent_cse, flags):
 # ---- the primitive ------------------------------------------------------------------------------
 remat_p = core.Primitive("remat2")
 remat_p.multiple_results = True
-remat_p.abstract_eval = lambda *avals, jaxpr, **_: [v.aval for v in jaxpr.outvars]
-remat_p.impl = lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr, [], *args)
+remat_p.def_abstract_eval(lambda *avals, jaxpr, **_: [v.aval for v in jaxpr.outvars])
+remat_p.def_impl(lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr, [], *args))
 
 
 def _remat_lowering(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
@@ -177,7 +184,7 @@ def _remat_lowering(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
   return mlir.jaxpr_subcomp(ctx.module_context, jaxpr, [], args)
 
 
-remat_p.lowering = _remat_lowering
+remat_p.def_lowering(_remat_lowering)
 
 
 def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
@@ -197,13 +204,12 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
   return outs[:n], t_out
 
 
-remat_p.jvp = _remat_jvp
+remat_p.def_jvp(_remat_jvp)
 
 
 def _prune_call(eqn, used_outs):
   """A jit / remat equation computing only its used outputs (and reading only what those
   need), or None when the primitive is not such a call."""
-  from arrax._src.jit import jit_p
   prim = eqn.primitive
   if prim is jit_p:
     inner = eqn.params["jaxpr"]
@@ -248,7 +254,6 @@ def _dce(jaxpr: core.Jaxpr, used_outputs):
 def _insert_reduce_precision(jaxpr: core.Jaxpr, res_vars):
   """Route each floating residual that other known equations also read through
   reduce_precision (both the residual and those readers then see the rounded value)."""
-  from arrax._src.lax.elementwise import reduce_precision_p
   read = {v for e in jaxpr.eqns for v in e.invars if type(v) is core.Var}
   invars, eqns = list(jaxpr.invars), list(jaxpr.eqns)
   for v in res_vars:
@@ -289,7 +294,6 @@ def _split_call(eqn, unk, policy, known_eqns, add_staged, unknown, consts, twin)
   (as JAX's rule for calls): a known call computing the known outputs and the residuals, and
   a staged call from the residuals computing the unknown outputs and recomputing the known
   outputs the policy does not save (their staged twins). False for other primitives."""
-  from arrax._src.jit import jit_p
   prim = eqn.primitive
   if prim is jit_p:
     inner = eqn.params["jaxpr"]
@@ -378,7 +382,7 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
     eqn = core.JaxprEqn(invars, eqn.outvars, eqn.primitive, eqn.params, eqn.source_info)
     if not any(unk):
       add_known(eqn)
-    elif all(unk) or getattr(eqn.primitive, "partial_eval", None) is None:
+    elif all(unk) or eqn.primitive.partial_eval is None:
       add_staged(eqn)
     elif _split_call(eqn, unk, policy, known_eqns, add_staged, unknown, consts, twin):
       pass
@@ -455,7 +459,6 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
 
 
 def _remat_partial_eval(trace, args, params):
-  from arrax._src.tracing import JaxprTrace
   jaxpr, prevent_cse = params["jaxpr"], params["prevent_cse"]
   policy = params["policy"] or nothing_saveable
   unknowns = [trace.is_unknown(a) for a in args]
@@ -477,7 +480,7 @@ def _remat_partial_eval(trace, args, params):
   return [next(u_it) if u else next(k_it) for u in out_unk]
 
 
-remat_p.partial_eval = _remat_partial_eval
+remat_p.def_partial_eval(_remat_partial_eval)
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
@@ -529,11 +532,10 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
   return out
 
 
-remat_p.transpose = _remat_transpose
+remat_p.def_transpose(_remat_transpose)
 
 
 def _remat_batch(axis_data, args, dims, *, jaxpr, prevent_cse, differentiated, policy):
-  from arrax._src import batching
   if all(d is None for d in dims):
     outs = remat_p.bind(*args, jaxpr=jaxpr, prevent_cse=prevent_cse,
                         differentiated=differentiated, policy=policy)
@@ -546,7 +548,7 @@ def _remat_batch(axis_data, args, dims, *, jaxpr, prevent_cse, differentiated, p
   return outs, out_dims
 
 
-remat_p.batch_collective = _remat_batch
+remat_p.def_batch_axis(_remat_batch)
 
 
 # ---- the API ------------------------------------------------------------------------------------
@@ -596,7 +598,6 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
     leaves, in_tree = tree_flatten((tuple(dyn_args), kwargs))
     jaxpr, consts, out_tree = _trace(f, in_tree, leaves)
     if isinstance(prevent_cse, tuple):
-      from arrax._src.tree_util import tree_broadcast
       cse_args = (tuple(dyn_args), kwargs) if kwargs else tuple(dyn_args)
       cse = (False,) * len(consts) + tuple(tree_flatten(tree_broadcast(
           prevent_cse, cse_args, is_leaf=lambda x: x is None))[0])
@@ -638,8 +639,6 @@ def _static_argnums(fun, static_argnums, args):
 
 def _trace(fun, in_tree, leaves):
   """Trace `fun` (pytree in/out): (open jaxpr taking the consts first, consts, out_tree)."""
-  from arrax._src.errors import ConcretizationTypeError
-  from arrax._src.tracing import trace_to_jaxpr
   box = []
 
   def flat(*xs):

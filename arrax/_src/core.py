@@ -87,26 +87,56 @@ def valid_jaxtype(x) -> bool:
 
 
 # ---- primitives --------------------------------------------------------------------------------
+# The rule slots every primitive has, with what each transformation calls (the rules themselves
+# are written next to the primitive, in its family module, and registered with `def_<slot>`):
+RULE_SLOTS = {
+    "abstract_eval": "abstract evaluation",     # (*avals, **params) -> aval (list if multiple)
+    "lowering": "lowering to StableHLO",         # (ctx, *ir_values, **params) -> [ir values]
+    "jvp": "differentiation rule",               # (primals, tangents, **params) -> (out, t_out)
+    "transpose": "transpose rule (for reverse-mode differentiation)",  # (ct, *args, **params)
+    "batch": "batching rule",                    # (args, dims, **params) -> (out, out_dim)
+    # Optional slots; None means the transformation's default handles the primitive.
+    "batch_axis": None,     # (axis_data, args, dims, **params): axis-aware batching, called even
+                            # when nothing is batched (collectives, primitives holding jaxprs)
+    "partial_eval": None,   # (trace, args, params): custom known/unknown split (PartialEvalTrace)
+    "linearize": None,      # (trace, primals, tangents, **params): the JVP under linearization
+                            # (known primals, unknown tangents), split as JAX's linearize does
+    "dce": None,            # (eqn, used_outputs) -> eqn or None: prune a primitive's own work
+    "pp_params": None,      # (params) -> params to print
+}
+OPTIONAL_SLOTS = frozenset(k for k, v in RULE_SLOTS.items() if v is None)
+
+
+class _MissingRule:
+  """The value of an unset required slot: calling it says which rule the primitive lacks."""
+  __slots__ = ("prim_name", "what")
+
+  def __init__(self, prim_name, what):
+    self.prim_name = prim_name
+    self.what = what
+
+  def __call__(self, *args, **params):
+    raise NotImplementedError(f"{self.what[0].upper()}{self.what[1:]} for '{self.prim_name}' "
+                              "not implemented")
+
+  def __bool__(self):
+    return False
+
+
 class Primitive:
   """An operation the system knows: `bind` applies it under the current trace.
 
-  Its rules are attributes set next to its definition: `abstract_eval(*avals, **params)`,
-  `lowering(ctx, *operands, **params)`, and (added by later transformations' modules'
-  users) `jvp`, `transpose`, `batch`.
+  Its rules fill the slots of `RULE_SLOTS`, registered next to the primitive's definition with
+  `prim.def_<slot>(rule)` (usable as a decorator). An unset required slot raises
+  NotImplementedError naming the primitive and the rule when a transformation needs it;
+  `prim.has_rule(slot)` tells whether it is set.
   """
   multiple_results = False
-  # An axis-aware batching rule `(axis_data, args, dims, **params) -> (out, out_dim)` that
-  # replaces `batch` (collectives, primitives holding jaxprs); see batching.py.
-  batch_collective: Callable | None = None
 
   def __init__(self, name: str):
     self.name = name
-    self.abstract_eval: Callable | None = None
-    self.lowering: Callable | None = None
-    self.jvp: Callable | None = None
-    self.transpose: Callable | None = None
-    self.batch: Callable | None = None
-    self.pp_params: Callable | None = None   # optional filter of params for printing
+    for slot, what in RULE_SLOTS.items():
+      setattr(self, slot, None if what is None else _MissingRule(name, what))
 
   def __repr__(self):
     return self.name
@@ -115,17 +145,64 @@ class Primitive:
     return current_trace().process_primitive(self, args, params)
 
   def impl(self, *args, **params):
-    from arrax._src import dispatch
-    return dispatch.apply_primitive(self, args, params)
+    """Apply the primitive to concrete values (the eager path registered by dispatch)."""
+    return _eager_impl(self, args, params)
 
-  # Decorator helpers so rules sit right under the primitive in their module.
-  def def_abstract_eval(self, fn):
-    self.abstract_eval = fn
+  def has_rule(self, slot: str) -> bool:
+    return bool(getattr(self, slot))
+
+  def _def(self, slot, fn):
+    setattr(self, slot, fn)
     return fn
+
+  def def_impl(self, fn):
+    self.impl = fn
+    return fn
+
+  def def_abstract_eval(self, fn):
+    return self._def("abstract_eval", fn)
 
   def def_lowering(self, fn):
-    self.lowering = fn
-    return fn
+    return self._def("lowering", fn)
+
+  def def_jvp(self, fn):
+    return self._def("jvp", fn)
+
+  def def_transpose(self, fn):
+    return self._def("transpose", fn)
+
+  def def_batch(self, fn):
+    return self._def("batch", fn)
+
+  def def_batch_axis(self, fn):
+    return self._def("batch_axis", fn)
+
+  def def_partial_eval(self, fn):
+    return self._def("partial_eval", fn)
+
+  def def_linearize(self, fn):
+    return self._def("linearize", fn)
+
+  def def_dce(self, fn):
+    return self._def("dce", fn)
+
+  def def_pp_params(self, fn):
+    return self._def("pp_params", fn)
+
+
+def _no_eager_impl(prim, args, params):
+  raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented (arrax's "
+                            "dispatch module registers the eager path when arrax is imported)")
+
+
+_eager_impl = _no_eager_impl
+
+
+def register_eager_impl(fn):
+  """Set how primitives run on concrete values: `fn(prim, args, params)` (dispatch calls this;
+  core never imports dispatch)."""
+  global _eager_impl
+  _eager_impl = fn
 
 
 # ---- traces ---------------------------------------------------------------------------------
@@ -257,6 +334,14 @@ def is_concrete(x) -> bool:
 
 
 # ---- the jaxpr IR -----------------------------------------------------------------------------
+# How jaxprs and equations print; jaxpr_printer registers itself here (core never imports it).
+_printer = {"jaxpr": lambda j: object.__repr__(j), "eqn": lambda e: object.__repr__(e)}
+
+
+def register_printer(pp_jaxpr, pp_eqn):
+  _printer["jaxpr"], _printer["eqn"] = pp_jaxpr, pp_eqn
+
+
 _var_ids = itertools.count()
 
 
@@ -303,8 +388,7 @@ class JaxprEqn:
     self.source_info = source_info
 
   def __repr__(self):
-    from arrax._src.jaxpr_printer import pp_eqn
-    return pp_eqn(self)
+    return _printer["eqn"](self)
 
 
 class Jaxpr:
@@ -327,8 +411,7 @@ class Jaxpr:
     return [v.aval for v in self.outvars]
 
   def __str__(self):
-    from arrax._src.jaxpr_printer import pp_jaxpr
-    return pp_jaxpr(self)
+    return _printer["jaxpr"](self)
 
   __repr__ = __str__
 
@@ -417,6 +500,52 @@ def check_jaxpr(jaxpr: Jaxpr):
         defined.add(v)
   for v in jaxpr.outvars:
     use(v, "outvars")
+
+
+# ---- effects and dead-code elimination -----------------------------------------------------
+def has_effects(eqn) -> bool:
+  """Whether `eqn` has a side effect: it has no results (a debug callback, say), or a jaxpr in
+  its params has such an equation. Effects are never removed, hoisted or merged."""
+  if not eqn.outvars:
+    return True
+  for val in eqn.params.values():
+    for j in (val if isinstance(val, (tuple, list)) else (val,)):
+      j = j.jaxpr if isinstance(j, ClosedJaxpr) else j
+      if isinstance(j, Jaxpr) and jaxpr_has_effects(j):
+        return True
+  return False
+
+
+def jaxpr_has_effects(jaxpr: Jaxpr) -> bool:
+  return any(has_effects(eqn) for eqn in jaxpr.eqns)
+
+
+def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):
+  """Drop the work nothing uses: equations whose results are unused (unless they have effects)
+  and inputs nothing reads, except where `keep_inputs` (a bool or one per input) says so. A
+  primitive with a `dce` rule decides for its own equations, given which outputs are used
+  (nested jit, scan prune their inner work; None drops the equation).
+
+  Returns (jaxpr, used_inputs).
+  """
+  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+  live = {v for v in outvars if type(v) is Var}
+  eqns = []
+  for eqn in reversed(jaxpr.eqns):
+    used = [v in live for v in eqn.outvars]
+    rule = eqn.primitive.dce
+    if rule is not None:
+      eqn = rule(eqn, used)
+    elif eqn.outvars and not any(used) and not has_effects(eqn):
+      eqn = None
+    if eqn is not None:
+      eqns.append(eqn)
+      live.update(v for v in eqn.invars if type(v) is Var)
+  keep = keep_inputs if isinstance(keep_inputs, (list, tuple)) else [keep_inputs] * len(
+      jaxpr.invars)
+  used_in = [v in live or k for v, k in zip(jaxpr.invars, keep)]
+  invars = [v for v, u in zip(jaxpr.invars, used_in) if u]
+  return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
 
 
 # ---- memoized derived jaxprs ----------------------------------------------------------------

@@ -25,6 +25,12 @@ from arrax._src.ad import Zero
 from arrax._src.errors import UnexpectedTracerError
 from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                                   tree_map, tree_unflatten)
+from arrax._src import batching
+from arrax._src.array import device_put_value
+from arrax._src.lax import reductions
+from arrax._src.lax.elementwise import _convert_element_type
+from arrax._src.tracing import JitTracer
+from arrax._src.tracing import trace_to_jaxpr
 
 __all__ = ["custom_jvp", "custom_vjp", "closure_convert", "SymbolicZero", "zero_from_primal",
            "CustomVJPPrimal", "custom_vjp_primal_tree_values", "custom_gradient"]
@@ -117,7 +123,6 @@ def _resolve_kwargs(fun, args, kwargs, kind, name):
 def _user(x):
   """A value handed to user code: internal scalar Literals become arrays (with their type)."""
   if type(x) is core.Literal:
-    from arrax._src.array import device_put_value
     return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
   return x
 
@@ -167,7 +172,6 @@ def _trace_call(fun, leaves, in_tree):
   Every value the function closes over (outer tracers and concrete arrays alike) becomes a
   leading input, as JAX's `num_consts` inputs.
   """
-  from arrax._src.tracing import trace_to_jaxpr
   box = []
 
   def flat(*xs):
@@ -293,11 +297,11 @@ class _JvpRule:
 custom_jvp_call_p = core.Primitive("custom_jvp_call")
 custom_jvp_call_p.multiple_results = True
 custom_jvp_call_p.pp_name_first = True
-custom_jvp_call_p.abstract_eval = lambda *avals, call_jaxpr, **_: list(call_jaxpr.out_avals)
-custom_jvp_call_p.impl = _call_jaxpr_impl
-custom_jvp_call_p.lowering = _call_jaxpr_lowering
-custom_jvp_call_p.partial_eval = _call_jaxpr_inline_partial_eval
-custom_jvp_call_p.transpose = _call_jaxpr_transpose
+custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: list(call_jaxpr.out_avals))
+custom_jvp_call_p.def_impl(_call_jaxpr_impl)
+custom_jvp_call_p.def_lowering(_call_jaxpr_lowering)
+custom_jvp_call_p.def_partial_eval(_call_jaxpr_inline_partial_eval)
+custom_jvp_call_p.def_transpose(_call_jaxpr_transpose)
 
 
 def _custom_jvp_call_pp(params):
@@ -308,7 +312,7 @@ def _custom_jvp_call_pp(params):
   return out
 
 
-custom_jvp_call_p.pp_params = _custom_jvp_call_pp
+custom_jvp_call_p.def_pp_params(_custom_jvp_call_pp)
 
 
 def _closed_over_tangent_error(kind):
@@ -331,7 +335,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
   return jvp(list(primals), list(tangents))
 
 
-custom_jvp_call_p.jvp = _custom_jvp_call_jvp
+custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 
 
 class _CustomFunction:
@@ -543,7 +547,6 @@ class _BwdRule:
       if not _typematch(got, ct_aval):
         if got.shape == ct_aval.shape and dtypes.issubdtype(ct_aval.dtype, np.inexact):
           # JAX lets a same-shape cotangent of another dtype through; cast it to the input's.
-          from arrax._src.lax.lax import _convert_element_type
           ct = _convert_element_type(ct, ct_aval.dtype, ct_aval.weak_type)
         else:
           raise ValueError(
@@ -573,10 +576,10 @@ class _ResBwd:
 custom_vjp_call_p = core.Primitive("custom_vjp_call")
 custom_vjp_call_p.multiple_results = True
 custom_vjp_call_p.pp_name_first = True
-custom_vjp_call_p.abstract_eval = lambda *avals, call_jaxpr, **_: list(call_jaxpr.out_avals)
-custom_vjp_call_p.impl = _call_jaxpr_impl
-custom_vjp_call_p.lowering = _call_jaxpr_lowering
-custom_vjp_call_p.transpose = _call_jaxpr_transpose
+custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: list(call_jaxpr.out_avals))
+custom_vjp_call_p.def_impl(_call_jaxpr_impl)
+custom_vjp_call_p.def_lowering(_call_jaxpr_lowering)
+custom_vjp_call_p.def_transpose(_call_jaxpr_transpose)
 
 
 def _custom_vjp_call_pp(params):
@@ -587,7 +590,7 @@ def _custom_vjp_call_pp(params):
   return out
 
 
-custom_vjp_call_p.pp_params = _custom_vjp_call_pp
+custom_vjp_call_p.def_pp_params(_custom_vjp_call_pp)
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
@@ -605,24 +608,24 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
   return outs, [Zero(a) if ad.is_float0(a) else t for a, t in zip(out_avals, t_outs)]
 
 
-custom_vjp_call_p.jvp = _custom_vjp_call_jvp
+custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 
 
 # The linear map of a custom_vjp function's tangents: defined only by its transpose (`bwd`).
 custom_lin_p = core.Primitive("custom_lin")
 custom_lin_p.multiple_results = True
-custom_lin_p.abstract_eval = lambda *avals, out_avals, **_: list(out_avals)
+custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 
 
 def _custom_vjp_forward_error(*_, **__):
   raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
-custom_lin_p.impl = _custom_vjp_forward_error
-custom_lin_p.lowering = _custom_vjp_forward_error
-custom_lin_p.jvp = _custom_vjp_forward_error
-custom_lin_p.batch = _custom_vjp_forward_error
-custom_lin_p.pp_params = lambda p: {k: v for k, v in p.items() if k != "out_avals"}
+custom_lin_p.def_impl(_custom_vjp_forward_error)
+custom_lin_p.def_lowering(_custom_vjp_forward_error)
+custom_lin_p.def_jvp(_custom_vjp_forward_error)
+custom_lin_p.def_batch(_custom_vjp_forward_error)
+custom_lin_p.def_pp_params(lambda p: {k: v for k, v in p.items() if k != "out_avals"})
 
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros, in_zeros):
@@ -635,7 +638,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros, i
   return [None] * num_res + [ct for ct, z in zip(cts_in, in_zeros) if not z]
 
 
-custom_lin_p.transpose = _custom_lin_transpose
+custom_lin_p.def_transpose(_custom_lin_transpose)
 
 
 class custom_vjp(_CustomFunction):
@@ -745,7 +748,6 @@ class _BatchScope:
   """Runs a rule under a fresh batching trace; values enter at given axes and leave at 0."""
 
   def __init__(self, axis_data):
-    from arrax._src import batching
     self.b = batching
     self.axis_data = axis_data
     self.trace = batching.BatchTrace(core.current_trace(), axis_data)
@@ -802,7 +804,6 @@ class _BatchedJvp:
 
 def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp, num_consts,
                            symbolic_zeros, fun_name):
-  from arrax._src import batching
   if all(d is None for d in dims):
     outs = custom_jvp_call_p.bind(*args, call_jaxpr=call_jaxpr, jvp=jvp, num_consts=num_consts,
                                   symbolic_zeros=symbolic_zeros, fun_name=fun_name)
@@ -814,7 +815,7 @@ def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp, num_consts
   return outs, [0] * len(outs)
 
 
-custom_jvp_call_p.batch_collective = _custom_jvp_call_batch
+custom_jvp_call_p.def_batch_axis(_custom_jvp_call_batch)
 
 
 class _BatchedFwd:
@@ -860,7 +861,6 @@ class _BatchedBwd:
           continue
         v, e = scope.unwrap(ct)
         if d is None and e is not None:
-          from arrax._src.lax import reductions
           v = reductions.reduce_sum(v, (e,))   # shared input: cotangents of all examples add up
         elif d is not None:
           v = scope.b.matchaxis(e, d, v, self.axis_data.size)
@@ -872,7 +872,6 @@ class _BatchedBwd:
 
 def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
                            symbolic_zeros, fun_name):
-  from arrax._src import batching
   if all(d is None for d in dims):
     outs = custom_vjp_call_p.bind(*args, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
                                   num_consts=num_consts, symbolic_zeros=symbolic_zeros,
@@ -887,13 +886,12 @@ def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_c
   return outs, [0] * len(outs)
 
 
-custom_vjp_call_p.batch_collective = _custom_vjp_call_batch
+custom_vjp_call_p.def_batch_axis(_custom_vjp_call_batch)
 
 
 # ---- closure conversion -------------------------------------------------------------------------
 def _maybe_perturbed(x) -> bool:
   """Whether `x` may carry a nonzero tangent (so it must become an explicit argument)."""
-  from arrax._src.tracing import JitTracer
   if not isinstance(x, core.Tracer):
     return False
   if isinstance(x, ad.JVPTracer):
@@ -909,7 +907,6 @@ def closure_convert(fun, *example_args):
   Returns `(converted_fun, consts)` with `converted_fun(*args, *consts) == fun(*args)`, for use
   with custom_vjp / custom_jvp functions taking functions as non-differentiable arguments.
   """
-  from arrax._src.tracing import trace_to_jaxpr
   leaves, in_tree = tree_flatten(example_args)
   avals = [core.get_aval(x) for x in leaves]
   box = []

@@ -15,6 +15,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import core, mlir
 from arrax._src.tree_util import tree_flatten, tree_unflatten
+from arrax._src.array import Array
+from arrax._src.lax import shape_ops
 
 debug_callback_p = core.Primitive("debug_callback")
 debug_callback_p.multiple_results = True
@@ -41,7 +43,6 @@ def _debug_callback_abstract_eval(*avals, callback, effect):
 
 
 def _debug_callback_impl(*args, callback, effect):
-  from arrax._src.array import Array
   callback(*[np.asarray(a._value) if isinstance(a, Array) else np.asarray(
       a.val if isinstance(a, core.Literal) else a) for a in args])
   return []
@@ -68,14 +69,13 @@ def _debug_callback_lowering(ctx, *args, callback, effect):
   return []
 
 
-debug_callback_p.abstract_eval = _debug_callback_abstract_eval
-debug_callback_p.lowering = _debug_callback_lowering
-debug_callback_p.impl = _debug_callback_impl
+debug_callback_p.def_abstract_eval(_debug_callback_abstract_eval)
+debug_callback_p.def_lowering(_debug_callback_lowering)
+debug_callback_p.def_impl(_debug_callback_impl)
 
 
 def _debug_callback_batch(args, dims, *, callback, effect):
   """Under vmap the callback runs once per example, in order."""
-  from arrax._src.lax import shape_ops
   size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   for i in range(size):
     debug_callback_p.bind(*[x if d is None else shape_ops.index_in_dim(x, i, d, False)
@@ -83,10 +83,10 @@ def _debug_callback_batch(args, dims, *, callback, effect):
   return [], []
 
 
-debug_callback_p.batch = _debug_callback_batch
+debug_callback_p.def_batch(_debug_callback_batch)
 # Under differentiation the callback sees the primal values only (as in JAX).
-debug_callback_p.jvp = lambda primals, tangents, **params: (
-    debug_callback_p.bind(*primals, **params), [])
+debug_callback_p.def_jvp(lambda primals, tangents, **params: (
+    debug_callback_p.bind(*primals, **params), []))
 
 
 def callback(callback, *args, ordered=False, **kwargs):

@@ -8,7 +8,7 @@ import time
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, core
+from arrax._src import backend, core, mlir
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import config, x64_enabled
 
@@ -131,8 +131,10 @@ def apply_primitive(prim, args, params):
   return outs if prim.multiple_results else outs[0]
 
 
+core.register_eager_impl(apply_primitive)
+
+
 def _compile_primitive(prim, avals, params, device):
-  from arrax._src import mlir
   out = prim.abstract_eval(*avals, **params)
   out_avals = list(out) if prim.multiple_results else [out]
   invars = [core.Var(a) for a in avals]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from arrax._src import pretty_printer as pp
+from arrax._src import core, pretty_printer as pp
 from arrax._src.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 
 __all__ = ["pp_jaxpr", "pp_eqn", "pp_jaxpr_doc", "pp_eqn_doc", "PpContext"]
@@ -140,7 +140,7 @@ def _pp_params(items, ctx: PpContext) -> pp.Doc:
 
 # ---- equations ------------------------------------------------------------------------------
 def _printed_params(eqn: JaxprEqn) -> dict:
-  hook = getattr(eqn.primitive, "pp_params", None)
+  hook = eqn.primitive.pp_params
   params = eqn.params if hook is None else hook(dict(eqn.params))
   return dict(params)
 
@@ -273,3 +273,6 @@ def pp_eqn_doc(eqn: JaxprEqn, ctx: PpContext | None = None) -> pp.Doc:
 def pp_eqn(eqn: JaxprEqn, width: int = WIDTH) -> str:
   """The text of one equation on its own (fresh names), as JAX's `repr(eqn)` gives it."""
   return pp_eqn_doc(eqn).format(width).rstrip()
+
+
+core.register_printer(pp_jaxpr, pp_eqn)

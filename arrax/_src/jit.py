@@ -18,6 +18,8 @@ from arrax._src.array import Array
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_unflatten
+from arrax._src.api import eval_shape
+from arrax._src.tree_util import keystr, tree_flatten_with_path
 
 _flatten = _registry.flatten
 
@@ -57,20 +59,41 @@ def _jit_impl(*args, jaxpr, name):
   return exe.execute(bufs)
 
 
-jit_p.abstract_eval = _jit_abstract_eval
-jit_p.lowering = _jit_lowering
-jit_p.impl = lambda *args, **params: _jit_impl(*args, **params)
+jit_p.def_abstract_eval(_jit_abstract_eval)
+jit_p.def_lowering(_jit_lowering)
+jit_p.def_impl(lambda *args, **params: _jit_impl(*args, **params))
 # The nested-jit equation shows these two params, name first (as JAX prints it).
-jit_p.pp_params = lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]}
+jit_p.def_pp_params(lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]})
+
+
+_dce_jit_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _jit_dce(eqn, used):
+  """The `jit` equation `eqn` computing only its `used` outputs and taking only the inputs
+  they need (none used and no effects: no equation); one pruned jaxpr per (jaxpr, used), so a
+  jaxpr used twice stays shared, as JAX does."""
+  if not any(used) and not core.has_effects(eqn):
+    return None
+  closed = eqn.params["jaxpr"]
+  per = _dce_jit_cache.setdefault(closed, {})
+  hit = per.get(tuple(used))
+  if hit is None:
+    j, used_in = core.dce_jaxpr(closed.jaxpr, used, [False] * len(closed.jaxpr.invars))
+    hit = per[tuple(used)] = (core.ClosedJaxpr(j, closed.consts), used_in)
+  new_closed, used_in = hit
+  return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
+                       [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
+                       dict(eqn.params, jaxpr=new_closed), eqn.source_info)
+
+
+jit_p.def_dce(_jit_dce)
 
 
 # Autodiff rules: the JVP of a jit is a jit of the JVP jaxpr; under partial evaluation it splits
 # into a known jit (run now) and an unknown one (recorded); its transpose is a jit of the
 # transposed jaxpr.
 def _jit_jvp(primals, tangents, *, jaxpr, name):
-  trace = core.current_trace()
-  if type(trace) is ad.PartialEvalTrace and _linearizing(trace, primals, tangents):
-    return _jit_linearize(trace, primals, tangents, jaxpr, name)
   nonzeros = [type(t) is not ad.Zero for t in tangents]
   jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
   outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not ad.Zero],
@@ -82,12 +105,6 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
   return outs[:n], t_out
 
 
-def _linearizing(trace, primals, tangents) -> bool:
-  """Whether this JVP is linearization: known primals, tangents unknown (or zero)."""
-  return (not any(trace.is_unknown(p) for p in primals)
-          and all(type(t) is ad.Zero or trace.is_unknown(t) for t in tangents))
-
-
 def _linearize_split(jaxpr, nonzeros):
   primal, tangent, out_nz, res_fwd = ad.linearize_jaxpr(jaxpr, nonzeros)
   primal, out_fwd = ad.forward_inputs(primal, len(jaxpr.out_avals))
@@ -96,7 +113,7 @@ def _linearize_split(jaxpr, nonzeros):
   return primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup
 
 
-def _jit_linearize(trace, primals, tangents, jaxpr, name):
+def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
   """JVP of a jit under partial evaluation, done as JAX linearizes a jit: a known jit computing
   the primal outputs and the residuals runs now; a jit of the tangent computation is recorded."""
   nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
@@ -166,9 +183,9 @@ def _jit_transpose(cts, *args, jaxpr, name):
   return [next(outs) if lin else None for lin in linear]
 
 
-jit_p.jvp = _jit_jvp
-jit_p.partial_eval = _jit_partial_eval
-jit_p.transpose = _jit_transpose
+jit_p.def_jvp(_jit_jvp)
+jit_p.def_partial_eval(_jit_partial_eval)
+jit_p.def_transpose(_jit_transpose)
 
 
 # Batching: a jit of the batched jaxpr (an axis-aware rule, so collectives inside see the axis).
@@ -177,7 +194,7 @@ def _jit_batch(axis_data, args, dims, *, jaxpr, name):
   return jit_p.bind(*args, jaxpr=batched, name=name), out_dims
 
 
-jit_p.batch_collective = _jit_batch
+jit_p.def_batch_axis(_jit_batch)
 
 
 # ---- argument handling --------------------------------------------------------------------------
@@ -543,7 +560,6 @@ class JitWrapped:
     return self.lower(*args, **kwargs)
 
   def eval_shape(self, *args, **kwargs):
-    from arrax._src.api import eval_shape
     return eval_shape(self, *args, **kwargs)
 
   def clear_cache(self):
@@ -581,7 +597,6 @@ def _names_for(base, tree):
   leaves, _ = tree_flatten(tree)
   if len(leaves) == 1 and not isinstance(tree, (tuple, list, dict)):
     return [base]
-  from arrax._src.tree_util import keystr, tree_flatten_with_path
   return [f"{base}{keystr(path)}" for path, _ in tree_flatten_with_path(tree)[0]]
 
 

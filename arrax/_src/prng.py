@@ -17,12 +17,13 @@ import operator
 import numpy as np
 
 from arrax._src import core
+from arrax._src import array
 from arrax._src.array import Array
 from arrax._src.config import config
 from arrax._src.jit import jit
 from arrax._src.ad import defjvp_zero
 from arrax._src.batching import defbroadcasting
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.utils import broadcasting_shape
 from arrax._src.tree_util import register_pytree_node
 
@@ -86,8 +87,8 @@ def _threefry2x32_lowering(ctx, *args):
   return lower_fun(_threefry2x32_lowered)(ctx, *args)
 
 
-threefry2x32_p.abstract_eval = _threefry2x32_abstract_eval
-threefry2x32_p.lowering = _threefry2x32_lowering
+threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
+threefry2x32_p.def_lowering(_threefry2x32_lowering)
 defbroadcasting(threefry2x32_p)
 defjvp_zero(threefry2x32_p)
 
@@ -418,6 +419,7 @@ def _unstack_rows(x):
   return [shape_ops.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0])]
 
 
+array.register_array_class(PRNGKeyArray)
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
                      lambda _, children: PRNGKeyArray(children[0]))
 

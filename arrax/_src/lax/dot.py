@@ -13,11 +13,12 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
+from arrax._src import ad, core, dtypes, mlir
 from arrax._src.config import config
 from arrax._src.core import ShapedArray
-from arrax._src.lax import utils
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax import elementwise as lax_api
+from arrax._src.lax import shape_ops, utils
+from arrax._src.lax.utils import asarray_operand
 
 __all__ = ["Precision", "batch_matmul", "dot", "dot_general"]
 
@@ -174,9 +175,9 @@ def _dot_general_pp(params):
 
 
 dot_general_p = core.Primitive("dot_general")
-dot_general_p.abstract_eval = _dot_general_abstract_eval
-dot_general_p.lowering = _dot_general_lower
-dot_general_p.pp_params = _dot_general_pp
+dot_general_p.def_abstract_eval(_dot_general_abstract_eval)
+dot_general_p.def_lowering(_dot_general_lower)
+dot_general_p.def_pp_params(_dot_general_pp)
 
 
 def _bump(dims, bd):
@@ -208,7 +209,7 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_el
   return out, out_bd
 
 
-dot_general_p.batch = _dot_general_batch
+dot_general_p.def_batch(_dot_general_batch)
 
 
 # ---- wrappers ---------------------------------------------------------------------------------
@@ -260,7 +261,6 @@ def batch_matmul(lhs, rhs, precision=None):
 # dot_general is bilinear: its JVP is dot(t_lhs, rhs) + dot(lhs, t_rhs); the transpose in one
 # operand contracts the cotangent with the other operand, with the dimension numbers JAX
 # computes, then permutes the axes back (and converts to the operand's dtype if needed).
-from arrax._src import ad  # noqa: E402
 
 
 def _dot_jvp_lhs(t, lhs, rhs, **params):
@@ -283,7 +283,6 @@ def _ranges_like(*xs):
 
 def _dot_transpose_lhs(ct, x_aval, y, *, dimension_numbers, precision,
                        preferred_element_type, swap_ans=False):
-  from arrax._src.lax import lax as lax_api, shape_ops
   (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
   x_kept = [i for i in range(x_aval.ndim) if i not in x_contract and i not in x_batch]
   y_kept = [i for i in range(core.get_aval(y).ndim) if i not in y_contract and i not in y_batch]
@@ -319,4 +318,4 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
                                    swap_ans=True)]
 
 
-dot_general_p.transpose = _dot_general_transpose
+dot_general_p.def_transpose(_dot_general_transpose)

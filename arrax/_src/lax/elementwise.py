@@ -5,15 +5,19 @@ scalar literals). Each primitive is defined with its shape/dtype rule and its lo
 """
 from __future__ import annotations
 
+import builtins
 import enum
 
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
-from arrax._src.core import ShapedArray
-from arrax._src.lax import utils
+from arrax._src import ad, array, batching, core, dtypes, mlir, tree_util
+from arrax._src.array import Array, device_put_value
+from arrax._src.core import Literal, ShapedArray
+from arrax._src.lax import broadcasting, utils
+from arrax._src.lax.utils import _host_cast, asarray_operand, scalar_literal
+from arrax._src.tracing import stage_literal
 from arrax._src.lax.utils import (ANY, BOOL, BOOL_OR_INT, COMPLEX, FLOAT, INEXACT, INT, NUM,
                                   ORDERED, SIGNED)
 
@@ -39,8 +43,8 @@ def _naryop(name, arg_classes, emit, *, out_dtype=None, same_dtype=True, weak=No
     args = [utils.broadcast_operand(out, v, a) for v, a in zip(args, ctx.avals_in)]
     return [emit(ctx, *args, **params)]
 
-  prim.abstract_eval = abstract_eval
-  prim.lowering = lowering
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(lowering)
   return prim
 
 
@@ -115,8 +119,8 @@ def _pow_lower(ctx, x, y):
   return [hlo.power(x, y)]
 
 
-pow_p.abstract_eval = _pow_abstract_eval
-pow_p.lowering = _pow_lower
+pow_p.def_abstract_eval(_pow_abstract_eval)
+pow_p.def_lowering(_pow_lower)
 
 
 abs_p = _unop("abs", (SIGNED, FLOAT, COMPLEX), _simple(hlo.abs),
@@ -268,7 +272,7 @@ def _integer_pow_emit(ctx, x, *, y):
   aval = ctx.avals_in[0]
   if y == 0:
     return mlir.full_like_aval(1, aval)
-  acc, base, n = None, x, abs(y)
+  acc, base, n = None, x, builtins.abs(y)
   while n:
     if n & 1:
       acc = base if acc is None else hlo.multiply(acc, base)
@@ -299,7 +303,7 @@ def _integer_pow_abstract_eval(x, *, y):
   return out
 
 
-integer_pow_p.abstract_eval = _integer_pow_abstract_eval
+integer_pow_p.def_abstract_eval(_integer_pow_abstract_eval)
 
 
 # ---- complex -------------------------------------------------------------------------------
@@ -372,8 +376,8 @@ def _select_tree(which, which_aval, cases, offset):
                     _select_tree(which, which_aval, cases[mid:], offset + mid))
 
 
-select_n_p.abstract_eval = _select_n_abstract_eval
-select_n_p.lowering = _select_n_lower
+select_n_p.def_abstract_eval(_select_n_abstract_eval)
+select_n_p.def_lowering(_select_n_lower)
 
 clamp_p = core.Primitive("clamp")
 
@@ -390,8 +394,8 @@ def _clamp_abstract_eval(lo, x, hi):
   return ShapedArray(x.shape, x.dtype, utils.weak_of([lo, x, hi]))
 
 
-clamp_p.abstract_eval = _clamp_abstract_eval
-clamp_p.lowering = lambda ctx, lo, x, hi: [hlo.clamp(lo, x, hi)]
+clamp_p.def_abstract_eval(_clamp_abstract_eval)
+clamp_p.def_lowering(lambda ctx, lo, x, hi: [hlo.clamp(lo, x, hi)])
 
 
 # ---- conversions ---------------------------------------------------------------------------
@@ -414,9 +418,9 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding):
   return [hlo.convert(mlir.aval_to_ir_type(aval_out), x)]
 
 
-convert_element_type_p.abstract_eval = _convert_abstract_eval
-convert_element_type_p.lowering = _convert_lower
-convert_element_type_p.pp_params = lambda p: {k: v for k, v in p.items() if k != "sharding"}
+convert_element_type_p.def_abstract_eval(_convert_abstract_eval)
+convert_element_type_p.def_lowering(_convert_lower)
+convert_element_type_p.def_pp_params(lambda p: {k: v for k, v in p.items() if k != "sharding"})
 
 bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
 
@@ -442,22 +446,195 @@ def _bitcast_abstract_eval(x, *, new_dtype):
   return ShapedArray(shape, new_dt, False)
 
 
-bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
-bitcast_convert_type_p.lowering = lambda ctx, x, *, new_dtype: [
-    hlo.bitcast_convert(mlir.aval_to_ir_type(ctx.avals_out[0]), x)]
+bitcast_convert_type_p.def_abstract_eval(_bitcast_abstract_eval)
+bitcast_convert_type_p.def_lowering(lambda ctx, x, *, new_dtype: [
+    hlo.bitcast_convert(mlir.aval_to_ir_type(ctx.avals_out[0]), x)])
 
 reduce_precision_p = core.Primitive("reduce_precision")
-reduce_precision_p.abstract_eval = lambda x, *, exponent_bits, mantissa_bits: (
-    utils.check_dtype("reduce_precision", x, FLOAT) or x)
-reduce_precision_p.lowering = lambda ctx, x, *, exponent_bits, mantissa_bits: [
-    hlo.reduce_precision(x, mlir.i32_attr(exponent_bits), mlir.i32_attr(mantissa_bits))]
+reduce_precision_p.def_abstract_eval(lambda x, *, exponent_bits, mantissa_bits: (
+    utils.check_dtype("reduce_precision", x, FLOAT) or x))
+reduce_precision_p.def_lowering(lambda ctx, x, *, exponent_bits, mantissa_bits: [
+    hlo.reduce_precision(x, mlir.i32_attr(exponent_bits), mlir.i32_attr(mantissa_bits))])
 
 del ir
 
 
+# ---- lax's wrappers (JAX's signatures; Python scalars become weakly typed literals) ------
+def _unary(prim):
+  def fn(x):
+    return prim.bind(asarray_operand(x))
+  fn.__name__ = prim.name
+  fn.__doc__ = f"Elementwise {prim.name}."
+  return fn
+
+
+def _binary(prim):
+  def fn(x, y):
+    return prim.bind(asarray_operand(x), asarray_operand(y))
+  fn.__name__ = prim.name
+  fn.__doc__ = f"Elementwise {prim.name}."
+  return fn
+
+
+add = _binary(add_p)
+sub = _binary(sub_p)
+mul = _binary(mul_p)
+div = _binary(div_p)
+rem = _binary(rem_p)
+max = _binary(max_p)  # noqa: A001
+min = _binary(min_p)  # noqa: A001
+pow = _binary(pow_p)  # noqa: A001
+atan2 = _binary(atan2_p)
+nextafter = _binary(nextafter_p)
+complex = _binary(complex_p)  # noqa: A001
+eq = _binary(eq_p)
+ne = _binary(ne_p)
+lt = _binary(lt_p)
+le = _binary(le_p)
+gt = _binary(gt_p)
+ge = _binary(ge_p)
+bitwise_and = _binary(and_p)
+bitwise_or = _binary(or_p)
+bitwise_xor = _binary(xor_p)
+shift_left = _binary(shift_left_p)
+shift_right_arithmetic = _binary(shift_right_arithmetic_p)
+shift_right_logical = _binary(shift_right_logical_p)
+
+neg = _unary(neg_p)
+sign = _unary(sign_p)
+floor = _unary(floor_p)
+ceil = _unary(ceil_p)
+is_finite = _unary(is_finite_p)
+abs = _unary(abs_p)  # noqa: A001
+bitwise_not = _unary(not_p)
+population_count = _unary(population_count_p)
+clz = _unary(clz_p)
+exp = _unary(exp_p)
+exp2 = _unary(exp2_p)
+log = _unary(log_p)
+log1p = _unary(log1p_p)
+expm1 = _unary(expm1_p)
+sqrt = _unary(sqrt_p)
+rsqrt = _unary(rsqrt_p)
+cbrt = _unary(cbrt_p)
+tanh = _unary(tanh_p)
+logistic = _unary(logistic_p)
+sin = _unary(sin_p)
+cos = _unary(cos_p)
+tan = _unary(tan_p)
+asin = _unary(asin_p)
+acos = _unary(acos_p)
+atan = _unary(atan_p)
+sinh = _unary(sinh_p)
+cosh = _unary(cosh_p)
+asinh = _unary(asinh_p)
+acosh = _unary(acosh_p)
+atanh = _unary(atanh_p)
+erf = _unary(erf_p)
+erfc = _unary(erfc_p)
+erf_inv = _unary(erf_inv_p)
+lgamma = _unary(lgamma_p)
+digamma = _unary(digamma_p)
+polygamma = _binary(polygamma_p)
+real = _unary(real_p)
+imag = _unary(imag_p)
+
+
+def conj(x):
+  """Elementwise complex conjugate (real inputs become complex, as in JAX)."""
+  x = asarray_operand(x)
+  return conj_p.bind(x, input_dtype=core.get_aval(x).dtype)
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
+  """Round to the nearest integer; ties away from zero unless `rounding_method` says otherwise."""
+  return round_p.bind(asarray_operand(x), rounding_method=RoundingMethod(rounding_method))
+
+
+def integer_pow(x, y: int):
+  """x ** y for a static Python integer y, computed by repeated multiplication."""
+  return integer_pow_p.bind(asarray_operand(x), y=int(y))
+
+
+def square(x):
+  """x * x elementwise."""
+  return square_p.bind(asarray_operand(x))
+
+
+def reciprocal(x):
+  return integer_pow(x, -1)
+
+
+def select_n(which, *cases):
+  """cases[which] elementwise; `which` is bool (2 cases) or int32."""
+  return select_n_p.bind(asarray_operand(which), *map(asarray_operand, cases))
+
+
+def select(pred, on_true, on_false):
+  """on_true where pred, else on_false."""
+  return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):  # noqa: A002
+  """min(max(x, min), max) elementwise."""
+  x = asarray_operand(x)
+  dt, weak = dtypes.dtype_and_weak_type(x)
+  lo, hi = (scalar_literal(v, dt, weak) if type(v) in dtypes.python_scalar_dtypes else v
+            for v in (min, max))
+  return clamp_p.bind(lo, x, hi)
+
+
+def convert_element_type(operand, new_dtype):
+  """Cast `operand` to `new_dtype` (canonicalized under jax_enable_x64)."""
+  out = _convert_element_type(operand, new_dtype, weak_type=False)
+  if core.trace_ctx.trace is core.eval_trace and not isinstance(out, Array):
+    # A host scalar (or the Literal made of it) becomes an Array, as JAX returns.
+    aval = core.get_aval(out)
+    return device_put_value(out.val if type(out) is Literal else out, None, dtype=aval.dtype,
+                            weak_type=False)
+  return out
+
+
+def _convert_element_type(operand, new_dtype=None, weak_type=False):
+  operand = asarray_operand(operand)
+  aval = core.get_aval(operand)
+  new_dtype = aval.dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
+  if aval.dtype == new_dtype and aval.weak_type == weak_type:
+    return operand
+  if not isinstance(operand, core.Tracer) and aval.shape == () and not hasattr(operand, "_buf"):
+    value = operand.val if isinstance(operand, Literal) else operand
+    return scalar_literal(_host_cast(value, new_dtype), new_dtype, weak_type)
+  return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
+                                        sharding=None)
+
+
+def bitcast_convert_type(operand, new_dtype):
+  """Reinterpret the bits of `operand` as `new_dtype`."""
+  return bitcast_convert_type_p.bind(asarray_operand(operand),
+                                        new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+  """Round `operand` to a float format with the given exponent and mantissa widths."""
+  return reduce_precision_p.bind(asarray_operand(operand), exponent_bits=int(exponent_bits),
+                                    mantissa_bits=int(mantissa_bits))
+
+
+array.register_host_bitcast(bitcast_convert_type)
+
+
+def stop_gradient(x):
+  """The identity, whose derivative is zero: gradients do not flow through `x` (a pytree)."""
+  def stop(v):
+    v = asarray_operand(v)
+    if dtypes.issubdtype(core.get_aval(v).dtype, np.inexact):
+      return ad.stop_gradient_p.bind(v)
+    return v
+  return tree_util.tree_map(stop, x)
+
+
 # ---- batching rules --------------------------------------------------------------------------
 # Unary primitives keep the operand's batch axis; n-ary ones broadcast (batching.defbroadcasting).
-from arrax._src import batching  # noqa: E402
 
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, is_finite_p, round_p, not_p,
            population_count_p, clz_p, exp_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p, cbrt_p,
@@ -478,8 +655,7 @@ def _batch_size(args, dims):
 
 
 def _broadcast_to(x, shape, dims):
-  from arrax._src.lax import shape_ops
-  return shape_ops.broadcast_in_dim(x, shape, dims)
+  return broadcasting.broadcast_in_dim(x, shape, dims)
 
 
 def _select_n_batch(args, dims):
@@ -510,7 +686,7 @@ def _select_n_batch(args, dims):
   return select_n_p.bind(which, *cases), 0
 
 
-select_n_p.batch = _select_n_batch
+select_n_p.def_batch(_select_n_batch)
 
 
 def _clamp_batch(args, dims):
@@ -538,7 +714,7 @@ def _clamp_batch(args, dims):
   return clamp_p.bind(bounds[0], x, bounds[1]), 0
 
 
-clamp_p.batch = _clamp_batch
+clamp_p.def_batch(_clamp_batch)
 
 
 def _bitcast_batch(args, dims, *, new_dtype):
@@ -549,42 +725,20 @@ def _bitcast_batch(args, dims, *, new_dtype):
   return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 
 
-bitcast_convert_type_p.batch = _bitcast_batch
+bitcast_convert_type_p.def_batch(_bitcast_batch)
 
 
 # ---- differentiation rules -------------------------------------------------------------------
 # JVPs follow JAX's formulas (same primitives, same operand order), so that grad jaxprs print
 # like JAX's. Transposes of linear primitives sum a cotangent back to an operand that was
 # broadcast (rank 0, or size-1 axes). Non-differentiable primitives give symbolic zeros.
-from arrax._src import ad  # noqa: E402
 
 
-def _lax():
-  from arrax._src.lax import lax
-  return lax
-
-
-def _shape_ops():
-  from arrax._src.lax import shape_ops
-  return shape_ops
-
-
-def _binder(prim, **fixed):
-  def bind(*args):
-    asarray = _lax().asarray_operand
-    return prim.bind(*map(asarray, args), **fixed)
-  return bind
-
-
-_add, _sub, _mul, _div = _binder(add_p), _binder(sub_p), _binder(mul_p), _binder(div_p)
-_neg, _sign, _floor, _abs = _binder(neg_p), _binder(sign_p), _binder(floor_p), _binder(abs_p)
-_eq, _ge, _gt, _lt = _binder(eq_p), _binder(ge_p), _binder(gt_p), _binder(lt_p)
-_and, _square, _pow = _binder(and_p), _binder(square_p), _binder(pow_p)
-_exp, _log, _rsqrt = _binder(exp_p), _binder(log_p), _binder(rsqrt_p)
-_sin, _cos, _sinh, _cosh = _binder(sin_p), _binder(cos_p), _binder(sinh_p), _binder(cosh_p)
-_digamma, _polygamma = _binder(digamma_p), _binder(polygamma_p)
-_real, _imag, _complex, _select_n = _binder(real_p), _binder(imag_p), _binder(complex_p), \
-    _binder(select_n_p)
+_add, _sub, _mul, _div, _neg, _sign, _floor, _abs = add, sub, mul, div, neg, sign, floor, abs
+_eq, _ge, _gt, _lt, _and, _square, _pow = eq, ge, gt, lt, bitwise_and, square, pow
+_exp, _log, _rsqrt, _sin, _cos, _sinh, _cosh = exp, log, rsqrt, sin, cos, sinh, cosh
+_digamma, _polygamma, _real, _imag, _complex, _select_n = (digamma, polygamma, real, imag,
+                                                            complex, select_n)
 
 
 def _integer_pow(x, y):
@@ -596,7 +750,7 @@ def _conj(x):
 
 
 def _convert(x, dtype):
-  return _lax()._convert_element_type(x, dtype, weak_type=False)
+  return _convert_element_type(x, dtype, weak_type=False)
 
 
 def _select(pred, on_true, on_false):
@@ -612,22 +766,21 @@ def _const(x, value):
   aval = core.get_aval(x)
   if aval.weak_type and not aval.shape:
     kind = (bool if aval.dtype == np.bool_ else
-            complex if aval.dtype.kind == "c" else
+            builtins.complex if aval.dtype.kind == "c" else
             float if dtypes.issubdtype(aval.dtype, np.floating) else int)
     if core.get_aval(kind(0)).dtype == aval.dtype:
       return core.Literal(kind(value), aval)   # the Python value, unrounded (printed as such)
-  return _lax().scalar_literal(value, aval.dtype)
+  return scalar_literal(value, aval.dtype)
 
 
 def _full_like(x, value, shape=None):
   """`value` in the dtype (and weak type) of `x`, with `x`'s shape unless `shape` is given."""
   aval = core.get_aval(x)
   shape = aval.shape if shape is None else shape
-  fill = _lax().scalar_literal(value, aval.dtype, aval.weak_type)
+  fill = scalar_literal(value, aval.dtype, aval.weak_type)
   if not shape:
-    from arrax._src.tracing import stage_literal
     return stage_literal(fill)   # a made value, as JAX's full_like (a residual when linearized)
-  return _shape_ops().broadcast_in_dim_p.bind(fill, shape=shape, broadcast_dimensions=(),
+  return broadcasting.broadcast_in_dim_p.bind(fill, shape=shape, broadcast_dimensions=(),
                                               sharding=None)
 
 
@@ -656,7 +809,7 @@ def _maybe_broadcast(shape, t):
   t_shape = core.get_aval(t).shape
   if type(t) is ad.Zero or t_shape == tuple(shape):
     return t
-  so = _shape_ops()
+  so = broadcasting
   dims = ()
   if t_shape:
     dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape)) if a == b)
@@ -672,13 +825,12 @@ def _unbroadcast(aval, ct):
   ct_shape = core.get_aval(ct).shape
   if ct_shape == aval.shape:
     return ct
-  from arrax._src.lax import reductions
   if not aval.shape:
-    return reductions.reduce_sum(ct, tuple(range(len(ct_shape))))
+    return broadcasting.reduce_sum(ct, tuple(range(len(ct_shape))))
   dims = tuple(i for i, (a, b) in enumerate(zip(ct_shape, aval.shape)) if a != b)
   if dims:
-    ct = reductions.reduce_sum(ct, dims)
-  return _shape_ops().reshape(ct, aval.shape)
+    ct = broadcasting.reduce_sum(ct, dims)
+  return broadcasting.reshape(ct, aval.shape)
 
 
 def _zero_tangent(out):
@@ -712,10 +864,10 @@ def _sub_transpose(ct, x, y):
           _unbroadcast(y.aval, _neg(ct)) if ad.is_undefined(y) else None]
 
 
-add_p.jvp = _linear_binop_jvp(add_p, False)
-add_p.transpose = _add_transpose
-sub_p.jvp = _linear_binop_jvp(sub_p, True)
-sub_p.transpose = _sub_transpose
+add_p.def_jvp(_linear_binop_jvp(add_p, False))
+add_p.def_transpose(_add_transpose)
+sub_p.def_jvp(_linear_binop_jvp(sub_p, True))
+sub_p.def_transpose(_sub_transpose)
 
 
 def _mul_transpose(ct, x, y):
@@ -727,7 +879,7 @@ def _mul_transpose(ct, x, y):
 
 
 ad.defjvp(mul_p, lambda tx, x, y: _mul(tx, y), lambda ty, x, y: _mul(x, ty))
-mul_p.transpose = _mul_transpose
+mul_p.def_transpose(_mul_transpose)
 
 
 def _div_transpose(ct, x, y):
@@ -738,7 +890,7 @@ def _div_transpose(ct, x, y):
 
 ad.defjvp(div_p, lambda g, x, y: _div(g, y),
           lambda g, x, y: _mul(_mul(_neg(g), x), _integer_pow(y, -2)))
-div_p.transpose = _div_transpose
+div_p.def_transpose(_div_transpose)
 
 ad.defjvp(rem_p, lambda g, x, y: _maybe_broadcast(_out_shape(x, y), g),
           lambda g, x, y: _mul(_neg(g), _mul(_sign(_div(x, y)), _floor(_abs(_div(x, y))))))
@@ -869,7 +1021,7 @@ def _conj_transpose(ct, x, *, input_dtype):
 
 
 def _part_zero(ct):
-  return _lax().scalar_literal(0, core.get_aval(ct).dtype)
+  return scalar_literal(0, core.get_aval(ct).dtype)
 
 
 ad.deflinear(real_p, lambda ct, x: [_complex(ct, _part_zero(ct))])
@@ -905,8 +1057,8 @@ def _select_n_transpose(ct, which, *cases):
                    if ad.is_undefined(c) else None for i, c in enumerate(cases)]
 
 
-select_n_p.jvp = _select_n_jvp
-select_n_p.transpose = _select_n_transpose
+select_n_p.def_jvp(_select_n_jvp)
+select_n_p.def_transpose(_select_n_transpose)
 
 ad.defjvp(clamp_p,
           lambda g, lo, x, hi: _select(_and(_gt(lo, x), _lt(lo, hi)), g, _zeros(x)),
@@ -924,7 +1076,7 @@ def _convert_bind(x, new_dtype, weak_type, sharding):
     return x
   if isinstance(x, core.Literal) or type(x) in dtypes.python_scalar_dtypes or (
       isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0):
-    return _lax().scalar_literal(_lax()._host_cast(getattr(x, "val", x), new_dtype), new_dtype,
+    return scalar_literal(_host_cast(getattr(x, "val", x), new_dtype), new_dtype,
                                  weak_type)
   return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type,
                                      sharding=sharding)
@@ -946,7 +1098,7 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type, sharding):
   return [_convert_bind(ct, x.aval.dtype, x.aval.weak_type, sharding)]
 
 
-convert_element_type_p.jvp = _convert_jvp
-convert_element_type_p.transpose = _convert_transpose
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.def_transpose(_convert_transpose)
 
 ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])

@@ -17,8 +17,11 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 from arrax._src import ad, core, mlir
 from arrax._src.core import ShapedArray
 from arrax._src.lax import dot as lax_dot
-from arrax._src.lax import lax, reductions, shape_ops, utils
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax import elementwise as lax, reductions, shape_ops, utils
+from arrax._src.lax.utils import asarray_operand
+from arrax._src import batching
+from arrax._src import tracing
+from arrax._src.lax.control_flow import fori_loop
 
 __all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "eig", "eigh",
            "geqp3", "geqrf", "householder_product", "lu", "lu_pivots_to_permutation", "qr",
@@ -130,7 +133,6 @@ def _nan_unless(ok, x, aval):
 
 def _lower_fun(ctx, fun, avals_in, args):
   """Emit the ops of arrax function `fun` (traced at `avals_in`) inside a lowering."""
-  from arrax._src import tracing
   jaxpr, consts = tracing.trace_to_jaxpr(fun, avals_in)
   const_vals = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
                 for v, c in zip(jaxpr.constvars, consts)]
@@ -250,7 +252,6 @@ def _astype(x, dtype):
 def _batch_to_front(prim):
   """A batching rule for single-operand primitives whose leading axes are batch axes."""
   def rule(args, dims, **params):
-    from arrax._src import batching
     (x,), (bd,) = args, dims
     outs = prim.bind(batching.moveaxis(x, bd, 0), **params)
     if prim.multiple_results:
@@ -299,7 +300,7 @@ def _eig_lower(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
   return outs
 
 
-eig_p.batch = _batch_to_front(eig_p)
+eig_p.def_batch(_batch_to_front(eig_p))
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
@@ -380,7 +381,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
   return primal_out, tangent_out
 
 
-eig_p.jvp = _eig_jvp
+eig_p.def_jvp(_eig_jvp)
 
 
 # ---- cholesky (potrf) ---------------------------------------------------------------------------
@@ -417,8 +418,8 @@ def _cholesky_jvp(primals, tangents):
   return factor, _mm(factor, lax.div(_tril(inner), halve))
 
 
-cholesky_p.jvp = _cholesky_jvp
-cholesky_p.batch = _batch_to_front(cholesky_p)
+cholesky_p.def_jvp(_cholesky_jvp)
+cholesky_p.def_batch(_batch_to_front(cholesky_p))
 
 
 def _symmetrize(x):
@@ -523,7 +524,6 @@ def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conj
 
 
 def _triangular_solve_batch(args, dims, **params):
-  from arrax._src import batching
   (a, b), (da, db) = args, dims
   size = _shape(a)[da] if da is not None else _shape(b)[db]
   a = batching.bdim_at_front(a, da, size)
@@ -531,9 +531,9 @@ def _triangular_solve_batch(args, dims, **params):
   return triangular_solve_p.bind(a, b, **params), 0
 
 
-triangular_solve_p.jvp = _triangular_solve_jvp
-triangular_solve_p.transpose = _triangular_solve_transpose
-triangular_solve_p.batch = _triangular_solve_batch
+triangular_solve_p.def_jvp(_triangular_solve_jvp)
+triangular_solve_p.def_transpose(_triangular_solve_transpose)
+triangular_solve_p.def_batch(_triangular_solve_batch)
 
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
@@ -572,7 +572,6 @@ def _lu_abstract_eval(aval):
 
 def _pivots_to_permutation(pivots, m):
   """The row permutation that the row swaps i <-> pivots[i] (in order) make of range(m)."""
-  from arrax._src.lax.control_flow import fori_loop
   shape = (*_shape(pivots)[:-1], m)
   axis = len(shape) - 1
   iota = shape_ops.broadcasted_iota(np.int32, shape, axis)
@@ -647,8 +646,8 @@ def _lu_jvp(primals, tangents):
   return [factors, pivots, perm], [lax.add(l_dot, u_dot), int_zero(pivots), int_zero(perm)]
 
 
-lu_p.jvp = _lu_jvp
-lu_p.batch = _batch_to_front(lu_p)
+lu_p.def_jvp(_lu_jvp)
+lu_p.def_batch(_batch_to_front(lu_p))
 
 
 def lu(x):
@@ -775,8 +774,8 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
   return [v, w_real], [dv, dw]
 
 
-eigh_p.jvp = _eigh_jvp
-eigh_p.batch = _batch_to_front(eigh_p)
+eigh_p.def_jvp(_eigh_jvp)
+eigh_p.def_batch(_batch_to_front(eigh_p))
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
@@ -804,7 +803,6 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
 def _batch_all_to_front(prim):
   """A batching rule for primitives whose operands all share the same leading batch axes."""
   def rule(args, dims, **params):
-    from arrax._src import batching
     size = next(_shape(x)[d] for x, d in zip(args, dims) if d is not batching.not_mapped)
     args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
     outs = prim.bind(*args, **params)
@@ -840,7 +838,7 @@ def _geqrf_lower(ctx, x):
                       aliases={0: 0})
 
 
-geqrf_p.batch = _batch_to_front(geqrf_p)
+geqrf_p.def_batch(_batch_to_front(geqrf_p))
 
 
 def geqrf(a):
@@ -872,7 +870,7 @@ def _geqp3_lower(ctx, a, jpvt, *, use_magma):
                       ctx.avals_out, aliases={0: 0, 1: 1})
 
 
-geqp3_p.batch = _batch_all_to_front(geqp3_p)
+geqp3_p.def_batch(_batch_all_to_front(geqp3_p))
 
 
 def geqp3(a, jpvt, *, use_magma=None):
@@ -913,7 +911,7 @@ def _householder_product_lower(ctx, a, taus):
                       ctx.avals_out, aliases={0: 0})
 
 
-householder_product_p.batch = _batch_all_to_front(householder_product_p)
+householder_product_p.def_batch(_batch_all_to_front(householder_product_p))
 
 
 def householder_product(a, taus):
@@ -1035,8 +1033,8 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
   return outs, [dq, dr] + perm_zero
 
 
-qr_p.jvp = _qr_jvp
-qr_p.batch = _batch_to_front(qr_p)
+qr_p.def_jvp(_qr_jvp)
+qr_p.def_batch(_batch_to_front(qr_p))
 
 
 def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
@@ -1177,8 +1175,8 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
   return [s, u, vt], [ds, du, _H(dv)]
 
 
-svd_p.jvp = _svd_jvp
-svd_p.batch = _batch_to_front(svd_p)
+svd_p.def_jvp(_svd_jvp)
+svd_p.def_batch(_batch_to_front(svd_p))
 
 
 def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):

@@ -2,7 +2,7 @@
 (psum_scatter), all_to_all and axis_index.
 
 A named axis is introduced by `vmap(..., axis_name=...)` (later also by pmap). Under vmap each
-collective is batched away by its axis-aware rule (`prim.batch_collective`): when the trace's
+collective is batched away by its axis-aware rule (`prim.batch_axis`): when the trace's
 axis is one of the collective's names the rule computes the collective across the batch axis;
 otherwise it passes the collective on to the parent trace, adjusting its positional parameters
 for the batch axis, so an outer vmap (or, later, pmap) handles it. Lowering to device
@@ -19,7 +19,7 @@ import numpy as np
 from arrax._src import ad, batching, core
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.lax import reductions, shape_ops, utils
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax.utils import asarray_operand
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -92,7 +92,7 @@ def _expand(x, axis):
 def _mul_by_size(x, size):
   """`size * x` with x's dtype (an unbatched value summed over `size` examples)."""
   aval = core.get_aval(x)
-  from arrax._src.lax import lax as lax_api
+  from arrax._src.lax import elementwise as lax_api
   return lax_api.mul(x, lax_api.scalar_literal(size, aval.dtype, aval.weak_type))
 
 
@@ -154,9 +154,9 @@ def _reduction_collective(prim, if_unmapped):
 
 def _make_allreduce(name, reduce_prim, if_unmapped):
   prim = core.Primitive(name)
-  prim.abstract_eval = _allreduce_abstract_eval(name)
-  prim.lowering = _allreduce_lowering(name, reduce_prim)
-  prim.batch_collective = _reduction_collective(prim, if_unmapped)
+  prim.def_abstract_eval(_allreduce_abstract_eval(name))
+  prim.def_lowering(_allreduce_lowering(name, reduce_prim))
+  prim.def_batch_axis(_reduction_collective(prim, if_unmapped))
   return prim
 
 
@@ -206,7 +206,7 @@ def _psum_leaves(x, axes, axis_index_groups):
 
 
 def _to_int32(v):
-  from arrax._src.lax import lax as lax_api
+  from arrax._src.lax import elementwise as lax_api
   return lax_api.convert_element_type(v, np.int32)
 
 
@@ -276,9 +276,9 @@ def _axis_index_batch(axis_data, args, dims, *, axis_name):
   return shape_ops.iota(np.int32, axis_data.size), 0
 
 
-axis_index_p.abstract_eval = _axis_index_abstract_eval
-axis_index_p.lowering = _no_device_collectives("axis_index")
-axis_index_p.batch_collective = _axis_index_batch
+axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
+axis_index_p.def_lowering(_no_device_collectives("axis_index"))
+axis_index_p.def_batch_axis(_axis_index_batch)
 ad.defjvp_zero(axis_index_p)
 
 
@@ -340,9 +340,9 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
   return [ppermute_p.bind(ct, axis_name=axis_name, perm=inverse)]
 
 
-ppermute_p.abstract_eval = _ppermute_abstract_eval
-ppermute_p.lowering = _no_device_collectives("ppermute")
-ppermute_p.batch_collective = _ppermute_batch
+ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
+ppermute_p.def_lowering(_no_device_collectives("ppermute"))
+ppermute_p.def_batch_axis(_ppermute_batch)
 ad.deflinear2(ppermute_p, _ppermute_transpose)
 
 
@@ -411,9 +411,9 @@ def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_
                                 tiled=tiled)]
 
 
-all_gather_p.abstract_eval = _all_gather_abstract_eval
-all_gather_p.lowering = _no_device_collectives("all_gather")
-all_gather_p.batch_collective = _all_gather_batch
+all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
+all_gather_p.def_lowering(_no_device_collectives("all_gather"))
+all_gather_p.def_batch_axis(_all_gather_batch)
 ad.deflinear2(all_gather_p, _all_gather_transpose)
 
 
@@ -498,9 +498,9 @@ def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index
                             tiled=tiled)]
 
 
-reduce_scatter_p.abstract_eval = _reduce_scatter_abstract_eval
-reduce_scatter_p.lowering = _no_device_collectives("psum_scatter")
-reduce_scatter_p.batch_collective = _reduce_scatter_batch
+reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
+reduce_scatter_p.def_lowering(_no_device_collectives("psum_scatter"))
+reduce_scatter_p.def_batch_axis(_reduce_scatter_batch)
 ad.deflinear2(reduce_scatter_p, _reduce_scatter_transpose)
 
 
@@ -572,9 +572,9 @@ def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_ind
                             tiled=tiled)]
 
 
-all_to_all_p.abstract_eval = _all_to_all_abstract_eval
-all_to_all_p.lowering = _no_device_collectives("all_to_all")
-all_to_all_p.batch_collective = _all_to_all_batch
+all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
+all_to_all_p.def_lowering(_no_device_collectives("all_to_all"))
+all_to_all_p.def_batch_axis(_all_to_all_batch)
 ad.deflinear2(all_to_all_p, _all_to_all_transpose)
 
 

@@ -14,12 +14,17 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir, tree_util
+import math
+
+from arrax._src import ad, batching, core, dtypes, mlir, tracing, tree_util
 from arrax._src.core import ShapedArray
-from arrax._src.lax import elementwise as ew
-from arrax._src.lax import lax as lax_api
+from arrax._src.lax import elementwise as lax_api
+from arrax._src.lax import shape_ops as so
 from arrax._src.lax import utils
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax.broadcasting import reduce_sum, reduce_sum_p  # noqa: F401  (one family)
+from arrax._src.lax.utils import (_all_ones, _axes, _fixed, _number_check, _one, _reduced_shape,
+                                  _reducer_batch, _reduction, _scalar_const, _scalar_type,
+                                  _supports_inf, _zero, asarray_operand)
 
 __all__ = [
     "reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
@@ -29,8 +34,6 @@ __all__ = [
 
 
 # ---- identities -------------------------------------------------------------------------------
-def _supports_inf(dtype):
-  return bool(np.isinf(np.asarray(np.inf, dtype).astype(np.float32)))
 
 
 def _max_identity(dtype):
@@ -55,22 +58,7 @@ def _min_identity(dtype):
   return np.asarray(dtypes.iinfo(dtype).max, dtype)
 
 
-def _const_identity(value):
-  return lambda dtype: np.asarray(value).astype(dtype)
-
-
-_zero = _const_identity(0)
-_one = _const_identity(1)
-_all_ones = _const_identity(-1)    # bitwise-and identity: every bit set (True for bool)
-
-
 # ---- scalar helpers used inside reducer bodies ------------------------------------------------
-def _scalar_type(dtype):
-  return ir.RankedTensorType.get([], mlir.dtype_to_ir_type(dtype))
-
-
-def _scalar_const(value, dtype):
-  return mlir.ir_constant(np.asarray(value).astype(dtype))
 
 
 _cmp = mlir.compare
@@ -81,7 +69,7 @@ def _minmax(direction, dtype):
   if np.dtype(dtype).kind != "c":
     return hlo.maximum if direction == "GT" else hlo.minimum
   part = np.float32 if np.dtype(dtype) == dtypes.complex64 else np.float64
-  return lambda x, y: ew.lexicographic_select(x, y, direction, part)
+  return lambda x, y: lax_api.lexicographic_select(x, y, direction, part)
 
 
 def _logaddexp(dtype):
@@ -111,18 +99,6 @@ def _logaddexp(dtype):
 
 
 # ---- monoid reductions over axes --------------------------------------------------------------
-def _number_check(name, aval):
-  if aval.dtype == np.bool_ or not dtypes.issubdtype(aval.dtype, np.number):
-    raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
-                    "subtypes of number.")
-
-
-def _reduced_shape(aval, axes):
-  if len(axes) != len(set(axes)):
-    raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
-  if not all(0 <= a < aval.ndim for a in axes):
-    raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for {aval}.")
-  return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
 
 
 def _logical_shape(aval, axes):
@@ -138,34 +114,10 @@ def _logical_shape(aval, axes):
   return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
 
 
-def _reduction(name, check, shape_rule, body_for, identity, keep_weak=True):
-  prim = core.Primitive(name)
-
-  def abstract_eval(aval, *, axes, **_):
-    shape = shape_rule(aval, axes)
-    check(name, aval)
-    return ShapedArray(shape, aval.dtype, aval.weak_type and keep_weak)
-
-  def lowering(ctx, x, *, axes, **_):
-    out = ctx.avals_out[0]
-    op = hlo.ReduceOp([mlir.aval_to_ir_type(out)], [x],
-                      [_scalar_const(identity(out.dtype), out.dtype)], mlir.dense_i64(axes))
-    body = body_for(out.dtype)
-    mlir.make_reducer_region(op, out.dtype, lambda acc, xs: [body(acc[0], xs[0])])
-    return [op.result]
-
-  prim.abstract_eval = abstract_eval
-  prim.lowering = lowering
-  return prim
-
-
 def _any_dtype(name, aval):
   """No dtype restriction (max, min; the logical reductions check theirs with the shape)."""
 
 
-_fixed = lambda op: lambda dtype: op  # noqa: E731
-
-reduce_sum_p = _reduction("reduce_sum", _number_check, _reduced_shape, _fixed(hlo.add), _zero)
 reduce_prod_p = _reduction("reduce_prod", _number_check, _reduced_shape, _fixed(hlo.multiply),
                            _one)
 reduce_max_p = _reduction("reduce_max", _any_dtype, _reduced_shape,
@@ -180,34 +132,10 @@ reduce_xor_p = _reduction("reduce_xor", _any_dtype, _logical_shape, _fixed(hlo.x
                           keep_weak=False)
 
 
-def _reducer_batch(prim):
-  """The batching rule of a reduction over `axes`: reduce the same axes of the batched operand;
-  the batch axis keeps its place among the remaining axes."""
-  def rule(args, dims, *, axes, **params):
-    (x,), (bd,) = args, dims
-    out_bd = bd - sum(a < bd for a in axes)
-    # NumPy integers, as JAX's rule makes them (jaxprs print alike).
-    axes = np.asarray(axes, np.int64)
-    axes = tuple(np.where(axes < bd, axes, axes + 1))
-    return prim.bind(x, axes=axes, **params), out_bd
-  return rule
-
-
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+for _p in (reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
            reduce_xor_p):
-  _p.batch = _reducer_batch(_p)
+  _p.def_batch(_reducer_batch(_p))
 del _p
-
-
-def _axes(axes):
-  return tuple(operator.index(a) for a in axes)
-
-
-def reduce_sum(operand, axes, *, out_sharding=None):
-  """Sum of `operand` over `axes` (no upcasting of narrow dtypes)."""
-  if out_sharding is not None:
-    raise NotImplementedError("reduce_sum: out_sharding is not supported")
-  return reduce_sum_p.bind(asarray_operand(operand), axes=_axes(axes), out_sharding=None)
 
 
 def reduce_prod(operand, axes):
@@ -281,15 +209,15 @@ def _argminmax(name, direction, identity):
       hlo.return_([hlo.select(take_v, new_v, acc_v), hlo.select(take_i, new_i, acc_i)])
     return [op.results[1]]
 
-  prim.abstract_eval = abstract_eval
-  prim.lowering = lowering
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(lowering)
   return prim
 
 
 argmax_p = _argminmax("argmax", "GT", _max_identity)
 argmin_p = _argminmax("argmin", "LT", _min_identity)
-argmax_p.batch = _reducer_batch(argmax_p)
-argmin_p.batch = _reducer_batch(argmin_p)
+argmax_p.def_batch(_reducer_batch(argmax_p))
+argmin_p.def_batch(_reducer_batch(argmin_p))
 
 
 def argmax(operand, axis, index_dtype):
@@ -337,8 +265,8 @@ def _cumulative(name, body_for, identity):
     mlir.make_reducer_region(op, aval.dtype, lambda acc, xs: [body(acc[0], xs[0])])
     return [op.result]
 
-  prim.abstract_eval = abstract_eval
-  prim.lowering = lowering
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(lowering)
   return prim
 
 
@@ -364,7 +292,7 @@ def _cumulative_batch(prim):
 
 
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
-  _p.batch = _cumulative_batch(_p)
+  _p.def_batch(_cumulative_batch(_p))
 del _p
 
 
@@ -415,7 +343,6 @@ def _reduce_lower(ctx, *args, computation, jaxpr, dimensions):
 
 
 def _reduce_batch(args, dims, *, computation, jaxpr, dimensions):
-  from arrax._src import batching
   n = len(args) // 2
   if any(d is not None for d in dims[n:]):
     raise NotImplementedError(
@@ -428,7 +355,7 @@ def _reduce_batch(args, dims, *, computation, jaxpr, dimensions):
   return outs, [0] * n
 
 
-reduce_p.batch = _reduce_batch
+reduce_p.def_batch(_reduce_batch)
 
 
 def _concrete_scalar(x):
@@ -472,7 +399,6 @@ def _monoid_reducer(computation, init_values):
 
 @functools.lru_cache(maxsize=256)
 def _reduction_jaxpr(computation, init_avals, tree):
-  from arrax._src import tracing
 
   def flat_comp(*flat):
     xs = tree_util.tree_unflatten(tree, flat[:len(init_avals)])
@@ -521,23 +447,6 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
 # location(s) of the extremum (averaged over ties); reduce_prod and the general reduce are
 # differentiated through a tree of pairwise combinations, and cumprod/cummax/cummin/
 # cumlogsumexp through a parallel prefix scan, so that values (also at ties) match JAX's.
-import math  # noqa: E402
-
-from arrax._src import ad  # noqa: E402
-
-
-def _so():
-  from arrax._src.lax import shape_ops
-  return shape_ops
-
-
-def _reduce_sum_transpose(ct, x, *, axes, out_sharding):
-  shape = x.aval.shape
-  dims = tuple(np.delete(np.arange(len(shape)), axes))
-  return [_so()._broadcast_in_dim_keep(ct, shape, dims)]
-
-
-ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
 def _reduce_tree_jvp(combine, inits, primals, tangents, axes):
@@ -545,7 +454,6 @@ def _reduce_tree_jvp(combine, inits, primals, tangents, axes):
 
   `combine(*xs, *ys)` maps two lists of equally shaped arrays to one list.
   """
-  so = _so()
   shape = core.get_aval(primals[0]).shape
   rest = tuple(i for i in range(len(shape)) if i not in axes)
   n = math.prod(shape[a] for a in axes)
@@ -584,13 +492,13 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
   return outs[0], touts[0]
 
 
-reduce_prod_p.jvp = _reduce_prod_jvp
+reduce_prod_p.def_jvp(_reduce_prod_jvp)
 
 
 def _reduce_chooser_jvp(g, ans, x, *, axes):
   # Equal-to-the-extremum mask, divided by the number of ties.
   shape = [1 if i in axes else d for i, d in enumerate(core.get_aval(x).shape)]
-  where = lax_api.convert_element_type(lax_api.eq(x, _so().reshape(ans, shape)),
+  where = lax_api.convert_element_type(lax_api.eq(x, so.reshape(ans, shape)),
                                        core.get_aval(g).dtype)
   counts = reduce_sum(where, axes)
   return lax_api.div(reduce_sum(lax_api.mul(g, where), axes), counts)
@@ -610,18 +518,17 @@ def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
     raise NotImplementedError(
         "Gradient of general lax.reduce with non-zero tangents for initial values to "
         "reduction not implemented")
-  from arrax._src.batching import vmap
   ndim = core.get_aval(primals[0]).ndim - len(dimensions) + 1
 
   def reducer(*args):
     return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
   for _ in range(ndim):
-    reducer = vmap(reducer)
+    reducer = batching.vmap(reducer)
   return _reduce_tree_jvp(reducer, list(primals[n:]), list(primals[:n]), list(tangents[:n]),
                           dimensions)
 
 
-reduce_p.jvp = _reduce_jvp
+reduce_p.def_jvp(_reduce_jvp)
 
 ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 
@@ -629,7 +536,6 @@ ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not rev
 # -- the parallel prefix scan (JAX's associative_scan) used to differentiate cumulative ops
 def _interleave(a, b, axis):
   """a[0], b[0], a[1], b[1], ... along `axis` (len(a) == len(b) or len(b) + 1)."""
-  so = _so()
   aval_a, aval_b = core.get_aval(a), core.get_aval(b)
   same = aval_a.shape[axis] == aval_b.shape[axis]
   a_config = [(0, 0, 0)] * aval_a.ndim
@@ -644,7 +550,6 @@ def _interleave(a, b, axis):
 def _associative_scan(combine, elems, axis, reverse=False):
   """Inclusive scan of the lists `elems` along `axis` with the associative `combine`, by
   combining adjacent pairs and recursing on the half-size problem."""
-  so = _so()
   if reverse:
     elems = [so.rev(e, (axis,)) for e in elems]
 
@@ -679,16 +584,16 @@ def _scan_jvp(binary):
   return rule
 
 
-cumprod_p.jvp = _scan_jvp(lax_api.mul)
-cummax_p.jvp = _scan_jvp(lax_api.max)
-cummin_p.jvp = _scan_jvp(lax_api.min)
+cumprod_p.def_jvp(_scan_jvp(lax_api.mul))
+cummax_p.def_jvp(_scan_jvp(lax_api.max))
+cummin_p.def_jvp(_scan_jvp(lax_api.min))
 
 
 def _replace_inf(x):
   dt = core.get_aval(x).dtype
   re = lax_api.real(x) if dt.kind == "c" else x
   inf = lax_api.scalar_literal(np.inf, core.get_aval(re).dtype)
-  return lax_api.select(lax_api.eq(re, inf), _so()._full_like(x, 0), x)
+  return lax_api.select(lax_api.eq(re, inf), so._full_like(x, 0), x)
 
 
 def _logaddexp_values(a, b):
@@ -727,4 +632,4 @@ def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
   return out, t_out
 
 
-cumlogsumexp_p.jvp = _cumlogsumexp_jvp
+cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)

@@ -6,337 +6,46 @@ Shape params are tuples of Python ints, as JAX records them, so jaxprs print the
 """
 from __future__ import annotations
 
-import builtins
-import math
 import operator
 from collections.abc import Sequence
 
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
-from arrax._src.array import Array, device_put_value
-from arrax._src.core import Literal, ShapedArray, Tracer
+from arrax._src import ad, batching, dtypes, mlir
+from arrax._src.core import Literal, ShapedArray
 from arrax._src.jit import jit
-from arrax._src.lax import lax as lax_api
-from arrax._src.lax import utils
-from arrax._src.lax.lax import asarray_operand, scalar_literal
-from arrax._src.tracing import JaxprTrace
+from arrax._src.lax import elementwise as lax_api
+from arrax._src.lax import slicing, utils
+# The shape primitives below these ones (the modules above use them through this one too).
+from arrax._src.lax.broadcasting import (_full, _full_like, _zero_scalar, broadcast,  # noqa: F401
+                                         broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank,
+                                         broadcasted_iota, collapse, expand_dims, iota, iota_p,
+                                         reduce_sum, reshape, reshape_p, squeeze, squeeze_p,
+                                         transpose, transpose_p)
+from arrax._src.lax.utils import (_aval, _canonicalize_shape, _check_shapelike, _index_tuple,
+                                  _is_array, _prim, asarray_operand, scalar_literal)
 
 __all__ = [
-    "broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcasted_iota", "collapse",
     "concatenate", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
     "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
-    "expand_dims", "index_in_dim", "iota", "pad", "reshape", "rev", "slice", "slice_in_dim",
-    "split", "squeeze", "transpose",
+    "index_in_dim", "pad", "rev", "slice", "slice_in_dim", "split",
 ]
 
 
 # ---- helpers --------------------------------------------------------------------------------
-def _is_array(x) -> bool:
-  """Whether `x` is an arrax array or tracer (what JAX's `isinstance(x, Array)` accepts)."""
-  return isinstance(x, (Array, Tracer))
-
-
-def _aval(x) -> ShapedArray:
-  return core.get_aval(x)
-
-
-def _asarray(x):
-  """`x` as an arrax array (host values and literals are copied to the device)."""
-  if _is_array(x):
-    return x
-  if isinstance(x, Literal):
-    return device_put_value(x.val, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
-  return device_put_value(x)
-
-
-def _staging() -> bool:
-  return isinstance(core.current_trace(), JaxprTrace)
-
-
-def _canonicalize_shape(shape):
-  """A tuple of Python ints from a shape-like value (an int counts as a 1-d shape)."""
-  if isinstance(shape, int):
-    shape = (shape,)
-  try:
-    return tuple(operator.index(d) for d in shape)
-  except TypeError:
-    raise TypeError(f"Shapes must be 1-d sequences of concrete integers, got {shape}.") from None
-
-
-def _index_tuple(xs):
-  return (operator.index(xs),) if isinstance(xs, int) else tuple(operator.index(x) for x in xs)
-
-
-def _check_shapelike(fun, arg, obj):
-  """`obj` must be a tuple/list/ndarray of nonnegative integers."""
-  if not isinstance(obj, (tuple, list, np.ndarray)):
-    raise TypeError(f"{fun} {arg} must be a tuple, list or ndarray, got {type(obj)}.")
-  if np.ndim(obj) != 1 and len(obj):
-    raise TypeError(f"{fun} {arg} must be one-dimensional, got {obj}.")
-  for d in obj:
-    try:
-      operator.index(d)
-    except TypeError:
-      raise TypeError(f"{fun} {arg} must contain only integers, got {tuple(obj)} with "
-                      f"element types {tuple(type(e).__name__ for e in obj)}.") from None
-  if any(d < 0 for d in obj):
-    raise TypeError(f"{fun} {arg} must contain only nonnegative integers, got {tuple(obj)}.")
-
-
-def _no_sharding(name, sharding):
-  if sharding is not None:
-    raise NotImplementedError(f"{name}: explicit output shardings are not supported by arrax.")
-
-
-def _prim(name, abstract_eval, lowering, pp_params=None, multiple_results=False):
-  prim = core.Primitive(name)
-  prim.abstract_eval = abstract_eval
-  prim.lowering = lowering
-  prim.pp_params = pp_params
-  prim.multiple_results = multiple_results
-  return prim
-
-
-def _out_type(ctx, i=0):
-  return mlir.aval_to_ir_type(ctx.avals_out[i])
 
 
 # ---- broadcast_in_dim -----------------------------------------------------------------------
-def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding):
-  _check_shapelike("broadcast_in_dim", "shape", shape)
-  _check_shapelike("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
-  dims = tuple(broadcast_dimensions)
-  if len(dims) != x.ndim:
-    raise TypeError(f"broadcast_in_dim needs one broadcast dimension per operand axis; got "
-                    f"broadcast_dimensions {dims} for an operand of shape {x.shape}.")
-  if len(shape) < x.ndim:
-    raise TypeError(f"broadcast_in_dim cannot lower the rank: operand shape {x.shape}, target "
-                    f"shape {tuple(shape)}.")
-  if not all(d < len(shape) for d in dims):
-    raise TypeError(f"broadcast_in_dim broadcast_dimensions {dims} name axes outside the "
-                    f"target shape {tuple(shape)} (operand shape {x.shape}).")
-  if not all(x.shape[i] in (1, shape[d]) for i, d in enumerate(dims)):
-    raise TypeError(f"broadcast_in_dim: every operand axis must have size 1 or the size of its "
-                    f"target axis; got operand shape {x.shape}, target shape {tuple(shape)}, "
-                    f"broadcast_dimensions {dims}.")
-  if len(set(dims)) != len(dims):
-    raise TypeError(f"broadcast_in_dim broadcast_dimensions must be distinct, got {dims}.")
-  return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding):
-  return [hlo.broadcast_in_dim(_out_type(ctx), x, mlir.dense_i64(broadcast_dimensions))]
-
-
-def _broadcast_in_dim_pp(params):
-  # The shape and sharding are implied by the result type; empty dimensions are not shown.
-  return {"broadcast_dimensions": params["broadcast_dimensions"]} \
-      if params["broadcast_dimensions"] else {}
-
-
-broadcast_in_dim_p = _prim("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
-                           _broadcast_in_dim_lower, _broadcast_in_dim_pp)
-
-
-def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding):
-  from arrax._src import batching
-  (x,), (bd,) = args, dims
-  x = batching.moveaxis(x, bd, 0)
-  aval = _aval(x)
-  shape = aval.shape[:1] + tuple(shape)
-  # NumPy integers in the shifted dimensions, as JAX's rule makes them (jaxprs print alike).
-  bdims = (0,) + tuple(np.add(1, broadcast_dimensions))
-  if _staging() and aval.shape == shape and list(bdims) == list(range(len(shape))):
-    return x, 0
-  return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None), 0
-
-
-broadcast_in_dim_p.batch = _broadcast_in_dim_batch
-
-
-def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
-  """Broadcast `operand` to `shape`; operand axis i becomes result axis broadcast_dimensions[i]."""
-  _no_sharding("broadcast_in_dim", out_sharding)
-  shape = _canonicalize_shape(shape)
-  dims = _index_tuple(broadcast_dimensions)
-  if not isinstance(broadcast_dimensions, int):
-    dims = tuple(broadcast_dimensions)   # NumPy integers are kept (and print) as in JAX
-  operand = asarray_operand(operand)
-  aval = _aval(operand)
-  if aval.ndim == len(shape) and not dims and _is_array(operand):
-    return operand
-  if (_staging() and _is_array(operand) and aval.shape == shape
-      and dims == tuple(range(len(shape)))):
-    return operand   # an identity broadcast is forwarded while staging, as JAX does
-  return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
-
-
-def broadcast(operand, sizes, *, out_sharding=None):
-  """Add leading axes of the given `sizes` to `operand`."""
-  _no_sharding("broadcast", out_sharding)
-  sizes = _canonicalize_shape(sizes)
-  if not sizes:
-    return _asarray(operand)
-  shape = _aval(operand).shape
-  dims = tuple(range(len(sizes), len(sizes) + len(shape)))
-  return broadcast_in_dim(operand, sizes + shape, dims)
-
-
-def broadcast_to_rank(x, rank):
-  """Add leading axes of size 1 until `x` has `rank` axes."""
-  ndim = _aval(x).ndim
-  if ndim == rank:
-    return _asarray(x)
-  return broadcast(x, (1,) * (rank - ndim))
-
-
-def expand_dims(array, dimensions):
-  """Insert axes of size 1 at `dimensions` (positions in the result)."""
-  if len(set(dimensions)) != len(dimensions):
-    raise ValueError(f"lax.expand_dims got a repeated axis: {dimensions}")
-  shape = list(_aval(array).shape)
-  ndim_out = len(shape) + len(dimensions)
-  dims = [utils.canonicalize_axis(d, ndim_out) for d in dimensions]
-  if len(set(dims)) != len(dims):
-    raise ValueError(f"lax.expand_dims got a repeated axis: {dims}")
-  for d in sorted(dims):
-    shape.insert(d, 1)
-  kept = [i for i in range(ndim_out) if i not in set(dims)]
-  return broadcast_in_dim(array, shape, kept)
 
 
 # ---- reshape ----------------------------------------------------------------------------------
-def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
-  if not all(d >= 0 for d in new_sizes):
-    raise TypeError(f"reshape new_sizes must be nonnegative, got {new_sizes}.")
-  if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
-    raise TypeError(f"reshape dimensions {dimensions} are not a permutation of the axes of "
-                    f"an operand of shape {x.shape}.")
-  if math.prod(new_sizes) != x.size:
-    raise ValueError(f"reshape cannot change the number of elements: operand shape {x.shape} "
-                     f"({x.size} elements), new_sizes {new_sizes} "
-                     f"({math.prod(new_sizes)} elements).")
-  return ShapedArray(new_sizes, x.dtype, x.weak_type)
-
-
-def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding):
-  if dimensions is not None:
-    x = hlo.transpose(x, mlir.dense_i64(dimensions))
-  return [hlo.reshape(_out_type(ctx), x)]
-
-
-reshape_p = _prim("reshape", _reshape_abstract_eval, _reshape_lower)
-
-
-def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
-  from arrax._src import batching
-  (x,), (bd,) = args, dims
-  x = batching.moveaxis(x, bd, 0)
-  if dimensions is not None:
-    dimensions = (0,) + tuple(d + 1 for d in dimensions)
-  return reshape(x, _aval(x).shape[:1] + tuple(new_sizes), dimensions), 0
-
-
-reshape_p.batch = _reshape_batch
-
-
-def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
-  """Reshape `operand` to `new_sizes`, first transposing its axes by `dimensions` if given."""
-  _no_sharding("reshape", out_sharding)
-  new_sizes = _canonicalize_shape(new_sizes)
-  operand = asarray_operand(operand)
-  shape = _aval(operand).shape
-  if dimensions is None:
-    dims, same_dims = None, True
-  else:
-    dims = _index_tuple(dimensions)
-    same_dims = dims == tuple(range(len(shape)))
-  if shape and shape == new_sizes and same_dims and _is_array(operand):
-    return operand
-  return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=None if same_dims else dims,
-                        sharding=None)
-
-
-def collapse(operand, start_dimension, stop_dimension=None):
-  """Merge axes [start_dimension, stop_dimension) of `operand` into one axis."""
-  shape = _aval(operand).shape
-  lo, hi, _ = builtins.slice(start_dimension, stop_dimension).indices(len(shape))
-  if hi < lo:
-    raise ValueError(f"collapse got an empty or reversed axis range "
-                     f"[{start_dimension}:{stop_dimension}] for shape {shape}")
-  return reshape(operand, shape[:lo] + (math.prod(shape[lo:hi]),) + shape[hi:])
 
 
 # ---- squeeze ----------------------------------------------------------------------------------
-def _squeeze_abstract_eval(x, *, dimensions):
-  if len(set(dimensions)) != len(dimensions):
-    raise ValueError(f"squeeze dimensions must be distinct, got {dimensions}")
-  if not all(0 <= d < x.ndim for d in dimensions):
-    raise ValueError(f"squeeze dimensions {dimensions} are out of range for shape {x.shape}")
-  if any(x.shape[d] != 1 for d in dimensions):
-    raise ValueError(f"squeeze can only remove axes of size 1; got shape {x.shape} and "
-                     f"dimensions {dimensions}")
-  shape = tuple(s for i, s in enumerate(x.shape) if i not in set(dimensions))
-  return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-squeeze_p = _prim("squeeze", _squeeze_abstract_eval,
-                  lambda ctx, x, *, dimensions: [hlo.reshape(_out_type(ctx), x)])
-
-
-def _squeeze_batch(args, dims, *, dimensions):
-  from arrax._src import batching
-  (x,), (bd,) = args, dims
-  x = batching.moveaxis(x, bd, 0)
-  return squeeze(x, tuple(d + 1 for d in dimensions)), 0
-
-
-squeeze_p.batch = _squeeze_batch
-
-
-def squeeze(array, dimensions):
-  """Remove the axes `dimensions` (each of size 1) from `array`."""
-  array = asarray_operand(array)
-  ndim = _aval(array).ndim
-  dims = tuple(sorted(utils.canonicalize_axis(d, ndim) for d in dimensions))
-  if not dims and _is_array(array):
-    return array
-  return squeeze_p.bind(array, dimensions=dims)
 
 
 # ---- transpose and rev ------------------------------------------------------------------------
-def _transpose_abstract_eval(x, *, permutation):
-  if not isinstance(permutation, (tuple, list, np.ndarray)):
-    raise TypeError(f"transpose permutation must be a tuple, list or ndarray, got "
-                    f"{type(permutation)}.")
-  if tuple(sorted(permutation)) != tuple(range(x.ndim)):
-    raise TypeError(f"transpose permutation {permutation} is not a permutation of the axes of "
-                    f"an operand of shape {x.shape}.")
-  return ShapedArray(tuple(x.shape[i] for i in permutation), x.dtype, x.weak_type)
-
-
-transpose_p = _prim("transpose", _transpose_abstract_eval,
-                    lambda ctx, x, *, permutation: [hlo.transpose(x, mlir.dense_i64(permutation))])
-
-
-def _transpose_batch(args, dims, *, permutation):
-  (x,), (bd,) = args, dims
-  perm = (bd,) + tuple(p if p < bd else p + 1 for p in permutation)
-  return transpose(x, perm), 0
-
-
-transpose_p.batch = _transpose_batch
-
-
-def transpose(operand, permutation):
-  """Permute the axes of `operand`: result axis i is operand axis permutation[i]."""
-  permutation = tuple(operator.index(d) for d in permutation)
-  operand = asarray_operand(operand)
-  if permutation == tuple(range(_aval(operand).ndim)) and _is_array(operand):
-    return operand
-  return transpose_p.bind(operand, permutation=permutation)
 
 
 def _rev_abstract_eval(x, *, dimensions):
@@ -358,7 +67,7 @@ def _rev_batch(args, dims, *, dimensions):
   return rev(x, tuple(d if d < bd else d + 1 for d in dimensions)), bd
 
 
-rev_p.batch = _rev_batch
+rev_p.def_batch(_rev_batch)
 
 
 def rev(operand, dimensions):
@@ -409,7 +118,7 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
                None if strides is None else ins(strides, 1)), bd
 
 
-slice_p.batch = _slice_batch
+slice_p.def_batch(_slice_batch)
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -512,7 +221,6 @@ def _batch_dynamic_slice_indices(indices, dims):
 
 def _dynamic_slice_batch(args, dims, *, slice_sizes):
   # A dynamic slice is a clamped gather of one window; batch it as that gather.
-  from arrax._src.lax import slicing
   (x, *indices), (x_bd, *index_bds) = args, dims
   axes = tuple(range(len(indices)))
   dnums = slicing.GatherDimensionNumbers(offset_dims=axes, collapsed_slice_dims=(),
@@ -524,12 +232,11 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
       fill_value=None)
 
 
-dynamic_slice_p.batch = _dynamic_slice_batch
+dynamic_slice_p.def_batch(_dynamic_slice_batch)
 
 
 def _dynamic_update_slice_batch(args, dims):
   # A dynamic update slice is a clamped scatter of one window; batch it as that scatter.
-  from arrax._src.lax import slicing
   (x, update, *indices), (x_bd, update_bd, *index_bds) = args, dims
   axes = tuple(range(len(indices)))
   dnums = slicing.ScatterDimensionNumbers(update_window_dims=axes, inserted_window_dims=(),
@@ -541,7 +248,7 @@ def _dynamic_update_slice_batch(args, dims):
       mode=slicing.GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
 
 
-dynamic_update_slice_p.batch = _dynamic_update_slice_batch
+dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
 
 
 def _index_dtype(i):
@@ -704,14 +411,13 @@ concatenate_p = _prim(
 
 
 def _concatenate_batch(args, dims, *, dimension):
-  from arrax._src import batching
   size = next(_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   xs = [broadcast(x, (size,)) if d is None else batching.moveaxis(x, d, 0)
         for x, d in zip(args, dims)]
   return concatenate(xs, dimension + 1), 0
 
 
-concatenate_p.batch = _concatenate_batch
+concatenate_p.def_batch(_concatenate_batch)
 
 
 def concatenate(operands, dimension):
@@ -754,7 +460,7 @@ def _split_batch(args, dims, *, sizes, axis):
   return split(x, sizes, axis + 1 if axis >= bd else axis), [bd] * len(sizes)
 
 
-split_p.batch = _split_batch
+split_p.def_batch(_split_batch)
 
 
 def split(operand, sizes, axis=0):
@@ -811,7 +517,7 @@ def _pad_batch(args, dims, *, padding_config):
   return lax_api.select(mask, padded, fill), x_bd
 
 
-pad_p.batch = _pad_batch
+pad_p.def_batch(_pad_batch)
 
 
 def pad(operand, padding_value, padding_config):
@@ -824,110 +530,14 @@ def pad(operand, padding_value, padding_config):
 
 
 # ---- iota -------------------------------------------------------------------------------------
-def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
-  _check_shapelike("iota", "shape", shape)
-  if utils.dtype_class(dtype) not in utils.NUM:
-    raise TypeError(f"iota does not accept dtype {np.dtype(dtype).name}; it needs an integer, "
-                    "floating or complex dtype.")
-  if not 0 <= dimension < len(shape):
-    raise ValueError(f"iota dimension {dimension} is out of range for shape {shape}")
-  return ShapedArray(shape, dtype, False)
-
-
-iota_p = _prim("iota", _iota_abstract_eval,
-               lambda ctx, *, dtype, shape, dimension, sharding:
-               [hlo.iota(_out_type(ctx), mlir.i64_attr(dimension))])
-
-
-def _iota_batch(args, dims, **params):
-  # iota has no operands, so it is never batched; vmap binds it unchanged.
-  return iota_p.bind(**params), None
-
-
-iota_p.batch = _iota_batch
-
-
-def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
-  """An array of `shape` whose values count 0, 1, ... along axis `dimension`."""
-  _no_sharding("broadcasted_iota", out_sharding)
-  dtype = dtypes.check_user_dtype(dtype, "broadcasted_iota")
-  return iota_p.bind(dtype=dtype, shape=_canonicalize_shape(shape),
-                     dimension=operator.index(dimension), sharding=None)
-
-
-def iota(dtype, size):
-  """The vector [0, 1, ..., size - 1] of `dtype`."""
-  return broadcasted_iota(dtype, (size,), 0)
 
 
 # ---- differentiation rules -------------------------------------------------------------------
 # Every primitive here is linear. JVPs apply the primitive to the tangents; transposes follow
 # JAX's (a reduce_sum for a broadcast, a pad for a slice, a slice for a pad, a split for a
 # concatenate...) with the same parameters, so that grad jaxprs print like JAX's.
-from arrax._src import ad  # noqa: E402
 
 
-def _full(shape, value, dtype, weak_type=False):
-  """`value` broadcast to `shape` (a literal when rank 0), like JAX's lax.full."""
-  fill = scalar_literal(value, dtype, weak_type)
-  if not shape:
-    return fill
-  return broadcast_in_dim_p.bind(fill, shape=tuple(shape), broadcast_dimensions=(),
-                                 sharding=None)
-
-
-def _full_like(x, value, shape=None, dtype=None):
-  """`value` with the dtype (and weak type, unless `dtype` is given) and shape of `x`."""
-  aval = _aval(x)
-  weak = dtype is None and aval.weak_type
-  return _full(aval.shape if shape is None else shape, value,
-               aval.dtype if dtype is None else dtype, weak)
-
-
-def _zero_scalar(x):
-  """A strongly typed rank-0 zero of `x`'s dtype (JAX's `_const(x, 0)`)."""
-  return scalar_literal(0, _aval(x).dtype)
-
-
-def _reduce_sum(x, axes):
-  from arrax._src.lax import reductions
-  return reductions.reduce_sum(x, axes)
-
-
-def _broadcast_in_dim_jvp(primals, tangents, *, shape, broadcast_dimensions, sharding):
-  (x,), (t,) = primals, tangents
-  params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions, sharding=sharding)
-  out = broadcast_in_dim_p.bind(x, **params)
-  if type(t) is ad.Zero:
-    return out, ad.Zero(ad.tangent_aval(_aval(out)))
-  return out, broadcast_in_dim_p.bind(t, **params)
-
-
-def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding):
-  if not ad.is_undefined(x):
-    return [None]
-  # Sum over the new axes and the axes broadcast from size 1 (which are put back).
-  unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
-  kept = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
-  axes = tuple(i for i in range(len(shape)) if i not in kept)
-  return [expand_dims(_reduce_sum(ct, axes), unit_dims)]
-
-
-broadcast_in_dim_p.jvp = _broadcast_in_dim_jvp
-broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
-
-
-def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding):
-  if dimensions is None:
-    return [reshape(ct, x.aval.shape)]
-  out = reshape(ct, tuple(x.aval.shape[d] for d in dimensions))
-  return [transpose(out, np.argsort(dimensions))]
-
-
-ad.deflinear(reshape_p, _reshape_transpose)
-ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
-ad.deflinear(transpose_p,
-             lambda ct, x, *, permutation: [transpose(ct, np.argsort(permutation))])
 ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
@@ -963,8 +573,8 @@ def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
   return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
-dynamic_slice_p.jvp = _dynamic_slice_jvp
-dynamic_slice_p.transpose = _dynamic_slice_transpose
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 
 
 def _dynamic_update_slice_jvp(primals, tangents):
@@ -989,8 +599,8 @@ def _dynamic_update_slice_transpose(ct, x, update, *indices):
   return [ct_x, ct_update] + [None] * len(indices)
 
 
-dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
-dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
 
 
 def _concatenate_transpose(ct, *xs, dimension):
@@ -1027,22 +637,11 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
   if ad.is_undefined(padding_value):
     # Everything that is not the operand came from the padding value.
     inner = operand_ct() if ct_x is None else ct_x
-    ct_pv = lax_api.sub(_reduce_sum(ct, tuple(range(ndim))),
-                        _reduce_sum(inner, tuple(range(ndim))))
+    ct_pv = lax_api.sub(reduce_sum(ct, tuple(range(ndim))),
+                        reduce_sum(inner, tuple(range(ndim))))
   return [ct_x, ct_pv]
 
 
 ad.deflinear(pad_p, _pad_transpose)
 
 
-def _broadcast_in_dim_keep(x, shape, dims):
-  """broadcast_in_dim as lax's wrapper does it, keeping `dims` as given (JAX's transposes pass
-  NumPy integers, which its jaxprs print as such)."""
-  aval = _aval(x)
-  if aval.ndim == len(shape) and not len(dims) and _is_array(x):
-    return x
-  if _staging() and _is_array(x) and aval.shape == tuple(shape) and \
-      list(dims) == list(range(len(shape))):
-    return x
-  return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(dims),
-                                 sharding=None)

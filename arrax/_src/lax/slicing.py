@@ -17,11 +17,14 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
+import math
+
+from arrax._src import ad, batching, core, dtypes, mlir, tracing
 from arrax._src.core import ShapedArray
+from arrax._src.lax import broadcasting
 from arrax._src.lax import elementwise as ew
-from arrax._src.lax import shape_ops
-from arrax._src.lax.lax import asarray_operand, scalar_literal
+from arrax._src.lax import elementwise as lax_api
+from arrax._src.lax.utils import asarray_operand, scalar_literal
 
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
@@ -281,7 +284,6 @@ def _plus1(dims):
 
 def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, unique_indices,
                   indices_are_sorted, mode, fill_value):
-  from arrax._src import batching
   (operand, indices), (op_bd, idx_bd) = args, dims
   dn = dimension_numbers
   if idx_bd is None:
@@ -322,7 +324,7 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, unique_indices,
   return out, 0
 
 
-gather_p.batch = _gather_batch
+gather_p.def_batch(_gather_batch)
 
 
 def _default_fill_value(dtype):
@@ -480,8 +482,8 @@ def _scatter_lowering(ctx, operand, indices, updates, *, dimension_numbers, indi
 
 def _scatter_primitive(name):
   prim = core.Primitive(name)
-  prim.abstract_eval = _scatter_abstract_eval
-  prim.lowering = _scatter_lowering
+  prim.def_abstract_eval(_scatter_abstract_eval)
+  prim.def_lowering(_scatter_lowering)
   return prim
 
 
@@ -495,7 +497,6 @@ scatter_max_p = _scatter_primitive("scatter-max")
 
 def _scatter_batch(prim, args, dims, *, dimension_numbers, indices_are_sorted, unique_indices,
                    mode, update_jaxpr, update_consts):
-  from arrax._src import batching
   (operand, indices, updates), (op_bd, idx_bd, upd_bd) = args, dims
   size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   # The operand always gets a leading batch axis (an unbatched one is broadcast), so that
@@ -528,7 +529,7 @@ def _scatter_batch(prim, args, dims, *, dimension_numbers, indices_are_sorted, u
 
 for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
            scatter_max_p):
-  _p.batch = functools.partial(_scatter_batch, _p)
+  _p.def_batch(functools.partial(_scatter_batch, _p))
 del _p
 
 
@@ -579,7 +580,6 @@ _apply_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _apply_jaxpr(func, dtype):
-  from arrax._src import tracing
   try:
     per_func = _apply_cache.setdefault(func, {})
   except TypeError:  # not weakly referenceable
@@ -603,7 +603,7 @@ def scatter_apply(operand, scatter_indices, func: Callable[[Any], Any],
   update_shape = _canonical_shape(update_shape, "update_shape")
   unused = scalar_literal(0, dtype)
   if update_shape:
-    unused = shape_ops.broadcast_in_dim(unused, update_shape, ())
+    unused = broadcasting.broadcast_in_dim(unused, update_shape, ())
   jaxpr, consts = _apply_jaxpr(func, dtype)
   return _scatter_bind(scatter_p, None, operand, scatter_indices, unused, dimension_numbers,
                        indices_are_sorted, unique_indices, mode, jaxpr, consts)
@@ -615,18 +615,14 @@ def scatter_apply(operand, scatter_indices, func: Callable[[Any], Any],
 # unique indices for the updates' derivative; scatter-min/max split the tangent between tied
 # contenders; scatter (replacing) masks out the losing updates with scattered ids and
 # scatter-adds the survivors (a simpler rule when indices are unique).
-import math  # noqa: E402
-
-from arrax._src import ad  # noqa: E402
-from arrax._src.lax import lax as lax_api  # noqa: E402
 
 
 def _zeros_like(x, dtype=None):
-  return shape_ops._full_like(x, 0, dtype=dtype)
+  return broadcasting._full_like(x, 0, dtype=dtype)
 
 
 def _ones_like(x, dtype=None):
-  return shape_ops._full_like(x, 1, dtype=dtype)
+  return broadcasting._full_like(x, 1, dtype=dtype)
 
 
 def _inverse_gather(dnums, operand_ndim, updates_shape):
@@ -663,7 +659,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, u
   if ad.is_undefined(indices):
     raise NotImplementedError("gather cannot be transposed in its indices")
   dn = dimension_numbers
-  zeros = shape_ops._full(operand.aval.shape, 0, core.get_aval(ct).dtype)
+  zeros = broadcasting._full(operand.aval.shape, 0, core.get_aval(ct).dtype)
   scatter_dnums = ScatterDimensionNumbers(
       update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
       scatter_dims_to_operand_dims=dn.start_index_map,
@@ -674,7 +670,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, u
 
 
 ad.defjvp(gather_p, _gather_jvp, None)
-gather_p.transpose = _gather_transpose
+gather_p.def_transpose(_gather_transpose)
 
 
 def _scatter_params(params):
@@ -710,8 +706,8 @@ def _scatter_addsub_transpose(prim, ct, operand, indices, updates, *, dimension_
 
 
 for _p in (scatter_add_p, scatter_sub_p):
-  _p.jvp = functools.partial(_scatter_addsub_jvp, _p)
-  _p.transpose = functools.partial(_scatter_addsub_transpose, _p)
+  _p.def_jvp(functools.partial(_scatter_addsub_jvp, _p))
+  _p.def_transpose(functools.partial(_scatter_addsub_transpose, _p))
 del _p
 
 
@@ -752,7 +748,7 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers,
 
 
 ad.defjvp(scatter_mul_p, _scatter_mul_jvp_operand, None, _scatter_mul_jvp_updates)
-scatter_mul_p.transpose = _scatter_mul_transpose
+scatter_mul_p.def_transpose(_scatter_mul_transpose)
 
 
 # -- scatter-min, scatter-max
@@ -795,7 +791,7 @@ def _scatter_extremal_jvp(prim, primals, tangents, **params):
 
 
 for _p in (scatter_min_p, scatter_max_p):
-  _p.jvp = functools.partial(_scatter_extremal_jvp, _p)
+  _p.def_jvp(functools.partial(_scatter_extremal_jvp, _p))
 del _p
 
 
@@ -827,9 +823,9 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted, un
     ids_shape[d] = 1
   num_ids = math.prod(ids_shape)
   id_dtype = np.dtype(np.uint64 if num_ids > np.iinfo(np.uint32).max else np.uint32)
-  update_ids = lax_api.add(shape_ops.reshape(shape_ops.iota(id_dtype, num_ids), ids_shape),
+  update_ids = lax_api.add(broadcasting.reshape(broadcasting.iota(id_dtype, num_ids), ids_shape),
                            _ones_like(updates, dtype=id_dtype))
-  scattered_ids = scatter(shape_ops._full(core.get_aval(operand).shape, 0, id_dtype), indices,
+  scattered_ids = scatter(broadcasting._full(core.get_aval(operand).shape, 0, id_dtype), indices,
                           update_ids, dn, indices_are_sorted=indices_are_sorted,
                           unique_indices=unique_indices, mode=mode)
   gather_dnums, slice_sizes = _inverse_gather(dn, core.get_aval(operand).ndim, upd_shape)
@@ -859,7 +855,7 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indi
   ct_operand = ct_updates = None
   if ad.is_undefined(operand):
     # The written locations get no cotangent.
-    ct_operand = scatter(ct, indices, shape_ops._full(upd_shape, 0, core.get_aval(ct).dtype),
+    ct_operand = scatter(ct, indices, broadcasting._full(upd_shape, 0, core.get_aval(ct).dtype),
                          dimension_numbers, indices_are_sorted=indices_are_sorted,
                          unique_indices=True, mode=mode)
   if ad.is_undefined(updates):
@@ -869,5 +865,5 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indi
   return [ct_operand, None, ct_updates]
 
 
-scatter_p.jvp = _scatter_jvp
-scatter_p.transpose = _scatter_transpose
+scatter_p.def_jvp(_scatter_jvp)
+scatter_p.def_transpose(_scatter_transpose)

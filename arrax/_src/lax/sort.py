@@ -13,10 +13,10 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 
-from arrax._src import core, dtypes, mlir
+from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.core import ShapedArray
-from arrax._src.lax import utils
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax import shape_ops, slicing, utils
+from arrax._src.lax.utils import asarray_operand
 
 __all__ = ["sort", "sort_key_val", "top_k"]
 
@@ -99,8 +99,6 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
 
 
 def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
-  from arrax._src import batching
-  from arrax._src.lax import shape_ops
   # Every operand gets the batch axis of the first batched one (unbatched ones are broadcast).
   proto, bd = next((x, d) for x, d in zip(args, dims) if d is not None)
   shape = core.get_aval(proto).shape
@@ -112,7 +110,7 @@ def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
   return outs, [bd] * len(outs)
 
 
-sort_p.batch = _sort_batch
+sort_p.def_batch(_sort_batch)
 
 
 def _ndim(x):
@@ -195,7 +193,7 @@ def _top_k_batch(args, dims, *, k, axis):
   return top_k_p.bind(x, k=k, axis=axis + (bd <= axis)), [bd, bd]
 
 
-top_k_p.batch = _top_k_batch
+top_k_p.def_batch(_top_k_batch)
 
 
 def top_k(operand, k, *, axis=-1):
@@ -215,7 +213,6 @@ def top_k(operand, k, *, axis=-1):
 # The sorted tangents are the tangents gathered with the sorting permutation (found by sorting
 # an iota along with the operands); top_k gathers the tangents at its indices. Index outputs
 # have zero (float0) tangents.
-from arrax._src import ad  # noqa: E402
 
 
 def _index_dtype_for(shape):
@@ -224,7 +221,6 @@ def _index_dtype_for(shape):
 
 def _gather_along(t, idx, axis):
   """t[..., idx[...], ...] along `axis`, pairing every other axis of `t` and `idx`."""
-  from arrax._src.lax import slicing
   ndim = core.get_aval(t).ndim
   batch = tuple(i for i in range(ndim) if i != axis)
   dnums = slicing.GatherDimensionNumbers(
@@ -235,7 +231,6 @@ def _gather_along(t, idx, axis):
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
-  from arrax._src.lax import shape_ops
   shape = core.get_aval(primals[0]).shape
   iota = shape_ops.broadcasted_iota(_index_dtype_for(shape), shape, dimension)
   *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
@@ -245,11 +240,10 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
                 for t in tangents]
 
 
-sort_p.jvp = _sort_jvp
+sort_p.def_jvp(_sort_jvp)
 
 
 def _top_k_jvp(primals, tangents, *, k, axis):
-  from arrax._src.lax import shape_ops
   (x,), (t,) = primals, tangents
   values, indices = top_k_p.bind(x, k=k, axis=axis)
   idx_zero = ad.Zero(ad.tangent_aval(core.get_aval(indices)))
@@ -260,4 +254,4 @@ def _top_k_jvp(primals, tangents, *, k, axis):
   return [values, indices], [_gather_along(t, idx, axis), idx_zero]
 
 
-top_k_p.jvp = _top_k_jvp
+top_k_p.def_jvp(_top_k_jvp)

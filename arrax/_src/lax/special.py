@@ -18,9 +18,9 @@ import numpy as np
 
 from arrax._src import ad, batching, core, dtypes
 from arrax._src.lax import elementwise as ew
-from arrax._src.lax import lax, reductions, shape_ops, utils
+from arrax._src.lax import elementwise as lax, reductions, shape_ops, utils
 from arrax._src.lax.control_flow import common, while_loop
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax.utils import asarray_operand
 from arrax._src.lax.utils import FLOAT
 
 __all__ = ["igamma", "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p",
@@ -260,7 +260,7 @@ _random_gamma_grad_fun = _elementwise(_derivative(_Mode.SAMPLE_GRAD))
 
 def _primitive(name, fun):
   prim = ew._naryop(name, [FLOAT, FLOAT], None)
-  prim.lowering = _lowering(fun)
+  prim.def_lowering(_lowering(fun))
   batching.defbroadcasting(prim)
   return prim
 
@@ -315,4 +315,4 @@ def _random_gamma_grad_jvp(primals, tangents):
   return outs[0], t_outs[0]
 
 
-random_gamma_grad_p.jvp = _random_gamma_grad_jvp
+random_gamma_grad_p.def_jvp(_random_gamma_grad_jvp)

@@ -12,7 +12,7 @@ import numpy as np
 
 import arrax.numpy as jnp
 from arrax._src import core, dtypes
-from arrax._src.ad import stop_gradient
+from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit

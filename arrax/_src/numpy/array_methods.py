@@ -5,7 +5,7 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array
-from arrax._src.lax import lax
+from arrax._src.lax import elementwise as lax
 from arrax._src.numpy import creation, lax_numpy as lnp, reductions as red, ufuncs as uf
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array, device_put_value
 from arrax._src.jit import jit
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.numpy import util
 
 

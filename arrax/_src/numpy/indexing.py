@@ -22,8 +22,8 @@ from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from arrax._src.jit import jit
-from arrax._src.lax import lax, shape_ops, slicing
-from arrax._src.lax.lax import asarray_operand, scalar_literal
+from arrax._src.lax import elementwise as lax, shape_ops, slicing
+from arrax._src.lax.utils import asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
 from arrax._src.numpy import creation, lax_numpy, ufuncs, util
 

@@ -10,7 +10,7 @@ from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.numpy import util
 from arrax._src.numpy.creation import asarray
 from arrax._src.numpy.util import (canonicalize_axis, check_arraylike, inline_jit, promote_args,

@@ -13,7 +13,7 @@ import numpy as np
 from arrax._src import batching, core, dtypes
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.sort import sort as lax_sort
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.tree_util import tree_map

@@ -8,7 +8,7 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.jit import jit
-from arrax._src.lax import lax, reductions as lax_red, shape_ops
+from arrax._src.lax import elementwise as lax, reductions as lax_red, shape_ops
 from arrax._src.numpy import util
 from arrax._src.numpy.util import check_arraylike, inline_jit
 

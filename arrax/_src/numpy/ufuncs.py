@@ -16,7 +16,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.jit import jit
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit, promote_args,
                                    promote_args_inexact, promote_args_numeric,
                                    promote_dtypes_inexact, promote_dtypes_numeric,

@@ -6,7 +6,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.jit import jit
-from arrax._src.lax import lax
+from arrax._src.lax import elementwise as lax
 from arrax._src.lax import shape_ops
 
 

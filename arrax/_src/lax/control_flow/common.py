@@ -22,6 +22,7 @@ from arrax._src.core import memo_derived  # noqa: F401  (the rules call common.m
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
 from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
                                   tree_flatten_with_path, tree_unflatten, treedef_is_leaf)
+from arrax._src.lax import shape_ops
 
 
 # ---- tracing bodies -------------------------------------------------------------------------
@@ -144,24 +145,6 @@ def move_binders_to_front(closed: ClosedJaxpr, to_move) -> ClosedJaxpr:
   invars = ([v for v, m in zip(j.invars, to_move) if m]
             + [v for v, m in zip(j.invars, to_move) if not m])
   return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns, j.debug_info), closed.consts)
-
-
-def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs):
-  """Drop equations whose results are unused (equations without results are kept: they are
-  effects such as debug callbacks) and unused inputs not in `keep_inputs`.
-
-  Returns (jaxpr, used_inputs).
-  """
-  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
-  live = {v for v in outvars if isinstance(v, Var)}
-  eqns = []
-  for eqn in reversed(jaxpr.eqns):
-    if not eqn.outvars or any(v in live for v in eqn.outvars):
-      eqns.append(eqn)
-      live.update(v for v in eqn.invars if isinstance(v, Var))
-  used = [v in live or k for v, k in zip(jaxpr.invars, keep_inputs)]
-  invars = [v for v, u in zip(jaxpr.invars, used) if u]
-  return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used
 
 
 def merge_lists(which, falses, trues):
@@ -341,9 +324,9 @@ class MemorySpace(enum.Enum):
 
 # An uninitialized scalar (XLA gets zeros): fills residual slots a cond branch does not use.
 empty2_p = core.Primitive("empty2")
-empty2_p.abstract_eval = lambda *, dtype, memory_space: core.ShapedArray((), dtype)
-empty2_p.lowering = lambda ctx, *, dtype, memory_space: [
-    mlir.ir_constant(np.zeros((), dtype))]
+empty2_p.def_abstract_eval(lambda *, dtype, memory_space: core.ShapedArray((), dtype))
+empty2_p.def_lowering(lambda ctx, *, dtype, memory_space: [
+    mlir.ir_constant(np.zeros((), dtype))])
 
 
 def empty_like_aval(aval):
@@ -353,6 +336,5 @@ def empty_like_aval(aval):
   out = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
   if not aval.shape:
     return out
-  from arrax._src.lax import shape_ops
   return shape_ops.broadcast_in_dim_p.bind(out, shape=aval.shape, broadcast_dimensions=(),
                                            sharding=None)

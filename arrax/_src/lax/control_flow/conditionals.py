@@ -19,7 +19,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import ad, batching, core, dtypes, mlir, tracing
 from arrax._src.config import config
 from arrax._src.core import Tracer
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common
 from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import keystr, tree_flatten, tree_unflatten
@@ -60,8 +60,8 @@ def _cond_lowering(ctx, index, *args, branches):
   return list(case.results)
 
 
-cond_p.abstract_eval = _cond_abstract_eval
-cond_p.lowering = _cond_lowering
+cond_p.def_abstract_eval(_cond_abstract_eval)
+cond_p.def_lowering(_cond_lowering)
 
 
 # ---- autodiff -----------------------------------------------------------------------------
@@ -218,9 +218,9 @@ def _cond_transpose(cts, index, *ops, branches):
   return [None] + [next(outs) if lin else None for lin in linear]
 
 
-cond_p.jvp = _cond_jvp
-cond_p.partial_eval = _cond_partial_eval
-cond_p.transpose = _cond_transpose
+cond_p.def_jvp(_cond_jvp)
+cond_p.def_partial_eval(_cond_partial_eval)
+cond_p.def_transpose(_cond_transpose)
 
 
 # ---- batching -----------------------------------------------------------------------------
@@ -253,7 +253,7 @@ def _cond_batch_select(axis_data, args, dims, branches):
   branch_outs = []
   for i, b in enumerate(batched):
     pred = lax.eq(index, np.int32(i))
-    ops_i = [_bcast_select_n(pred, ad.stop_gradient(x), x) for x in ops]
+    ops_i = [_bcast_select_n(pred, lax.stop_gradient(x), x) for x in ops]
     branch_outs.append(core.eval_jaxpr(b.jaxpr, b.consts, *ops_i))
   outs = [_bcast_select_n(index, *cases) for cases in zip(*branch_outs)]
   return outs, [0] * len(outs)
@@ -266,7 +266,7 @@ def _bcast_select_n(which, *cases):
   return lax.select_n(which, *cases)
 
 
-cond_p.batch_collective = _cond_batch
+cond_p.def_batch_axis(_cond_batch)
 
 
 # ---- the API ----------------------------------------------------------------------------------

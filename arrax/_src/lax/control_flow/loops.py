@@ -22,7 +22,7 @@ from arrax._src import ad, batching, core, dtypes
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, ShapedArray, Tracer
 from arrax._src.errors import ConcretizationTypeError
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common
 from arrax._src.lax.control_flow.while_loop import _split, _weak_promotions, while_loop, while_p
 from arrax._src.tracing import JaxprTrace
@@ -196,8 +196,8 @@ def _update(buf, y, idx):
   return shape_ops.dynamic_update_slice(buf, y, starts, allow_negative_indices=False)
 
 
-scan_p.abstract_eval = _scan_abstract_eval
-scan_p.lowering = common.lower_fun(_scan_impl)
+scan_p.def_abstract_eval(_scan_abstract_eval)
+scan_p.def_lowering(common.lower_fun(_scan_impl))
 
 
 # ---- scan: transformation rules ---------------------------------------------------------------
@@ -237,7 +237,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   c_dot = [t for t in c_dot if type(t) is not ad.Zero]
   x_dot = [t for t in x_dot if type(t) is not ad.Zero]
   # A carry whose tangent the body makes nonzero starts from an instantiated zero.
-  i_dot = [_zero_tangent(t.aval) if type(t) is ad.Zero else t
+  i_dot = [ad.tangent_zeros(t.aval) if type(t) is ad.Zero else t
            for t, n in zip(i_dot, carry_nz) if n]
   outs = scan_p.bind(*consts, *c_dot, *init, *i_dot, *xs, *x_dot, reverse=reverse,
                      length=length, jaxpr=body, num_consts=num_consts + len(c_dot),
@@ -248,18 +248,6 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   t_it = iter(carry_dot + ys_dot)
   return p_out, [next(t_it) if n else ad.Zero(ad.tangent_aval(core.get_aval(p)))
                  for p, n in zip(p_out, out_nz)]
-
-
-def _zero_tangent(aval):
-  trace = core.current_trace()
-  if aval.shape and isinstance(trace, ad.PartialEvalTrace):
-    # Being linearized: as in JAX, the zeros belong to the tangent computation (staged with
-    # the linear scan, whose carry they start), not to the primal one.
-    zero = lax.scalar_literal(0, aval.dtype, aval.weak_type)
-    return JaxprTrace.process_primitive(
-        trace, shape_ops.broadcast_in_dim_p, [zero],
-        {"shape": aval.shape, "broadcast_dimensions": (), "sharding": None})
-  return ad.zeros_like_aval(aval)
 
 
 def _jvp_body(jaxpr, num_consts, num_carry, nz):
@@ -333,7 +321,7 @@ def _pe_plan(jaxpr, num_consts, num_carry, unknowns):
   plan = _PePlan()
   plan.carry_uk, plan.out_uk, plan.n_known_out = carry_uk, out_uk, n_kout
   plan.hoist = plan.hoist_fwd = None
-  if n_kc and not _effectful(known.jaxpr):
+  if n_kc and not core.jaxpr_has_effects(known.jaxpr):
     known, src = _hoist(plan, known, n_kc, n_kout, src)
   else:
     src = [("ext", i) if kind == "out" else (kind, i) for kind, i in src]
@@ -356,7 +344,7 @@ def _dce_split(known, unknown, res_fwd, n_kout):
   the residuals only they read), as JAX's dead-code elimination does."""
   n_res = len(res_fwd)
   uj = unknown.jaxpr
-  uj, used = _dce_jaxpr(uj, [True] * len(uj.outvars), [False] * n_res + [True] * (
+  uj, used = core.dce_jaxpr(uj, [True] * len(uj.outvars), [False] * n_res + [True] * (
       len(uj.invars) - n_res))
   unknown = ClosedJaxpr(uj, unknown.consts)
   res_used = used[:n_res]
@@ -365,48 +353,26 @@ def _dce_split(known, unknown, res_fwd, n_kout):
   res_out = [next(out_it) for f in res_fwd if f is None]
   keep_out = [u for f, u in zip(res_fwd, res_used) if f is None]
   outvars = kj.outvars[:n_kout] + [v for v, u in zip(res_out, keep_out) if u]
-  kj, _ = _dce_jaxpr(Jaxpr(kj.constvars, kj.invars, outvars, kj.eqns, kj.debug_info),
+  kj, _ = core.dce_jaxpr(Jaxpr(kj.constvars, kj.invars, outvars, kj.eqns, kj.debug_info),
                     [True] * len(outvars), [True] * len(kj.invars))
   res_fwd = [f for f, u in zip(res_fwd, res_used) if u]
   return ClosedJaxpr(kj, known.consts), unknown, res_fwd
 
 
-def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs):
-  """Like common.dce_jaxpr (drop equations whose results are unused, and unused inputs not in
-  `keep_inputs`), also pruning the unused outputs of nested scans and the work behind them.
-
-  Returns (jaxpr, used_inputs).
-  """
-  outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
-  live = {v for v in outvars if type(v) is core.Var}
-  eqns = []
-  for eqn in reversed(jaxpr.eqns):
-    used = [v in live for v in eqn.outvars]
-    if eqn.outvars and not all(used):
-      if eqn.primitive is scan_p:
-        eqn = _dce_scan_eqn(eqn, used)
-      elif not any(used) and not _eqn_effectful(eqn):
-        eqn = None
-    if eqn is not None:
-      eqns.append(eqn)
-      live.update(v for v in eqn.invars if type(v) is core.Var)
-  used_in = [v in live or k for v, k in zip(jaxpr.invars, keep_inputs)]
-  invars = [v for v, u in zip(jaxpr.invars, used_in) if u]
-  return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
-
-
-def _dce_scan_eqn(eqn, used):
+def _scan_dce(eqn, used):
   """The scan equation `eqn` computing only its `used` outputs (None when it can go), with a
   fixed point on the carries: a carry is kept when a kept output reads it."""
+  if all(used):
+    return eqn
   params = eqn.params
   body, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
-  if not any(used) and not _effectful(body.jaxpr):
+  if not any(used) and not core.jaxpr_has_effects(body.jaxpr):
     return None
   n_xs = len(body.in_avals) - nc - nk
   used_ys = used[nk:]
 
   def step(used_carry):
-    j, used_in = _dce_jaxpr(body.jaxpr, used_carry + used_ys,
+    j, used_in = core.dce_jaxpr(body.jaxpr, used_carry + used_ys,
                            [False] * nc + used_carry + [False] * n_xs)
     return (j, used_in), used_in[nc:nc + nk]
   (j, used_in), used_carry = _fixpoint(nk, used[:nk], step)
@@ -415,24 +381,6 @@ def _dce_scan_eqn(eqn, used):
   return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
                        [v for v, u in zip(eqn.outvars, used_carry + used_ys) if u],
                        scan_p, new_params, eqn.source_info)
-
-
-def _effectful(jaxpr) -> bool:
-  """Whether `jaxpr` has side effects (equations without results, such as debug callbacks,
-  here or in a nested jaxpr): those must keep running once per step, not be hoisted."""
-  return any(_eqn_effectful(eqn) for eqn in jaxpr.eqns)
-
-
-def _eqn_effectful(eqn) -> bool:
-  if not eqn.outvars:
-    return True
-  for v in eqn.params.values():
-    for j in (v if isinstance(v, (tuple, list)) else (v,)):
-      if isinstance(j, ClosedJaxpr):
-        j = j.jaxpr
-      if isinstance(j, Jaxpr) and _effectful(j):
-        return True
-  return False
 
 
 def _hoist(plan, known, n_kc, n_kout, src):
@@ -611,10 +559,11 @@ def _scan_batch(axis_data, args, dims, *, reverse, length, jaxpr, num_consts, nu
                 + [1 if b else None for b in out_b[num_carry:]])
 
 
-scan_p.jvp = _scan_jvp
-scan_p.partial_eval = _scan_partial_eval
-scan_p.transpose = _scan_transpose
-scan_p.batch_collective = _scan_batch
+scan_p.def_jvp(_scan_jvp)
+scan_p.def_partial_eval(_scan_partial_eval)
+scan_p.def_transpose(_scan_transpose)
+scan_p.def_batch_axis(_scan_batch)
+scan_p.def_dce(_scan_dce)
 
 
 # ---- scan -------------------------------------------------------------------------------------

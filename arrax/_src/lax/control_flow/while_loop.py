@@ -19,7 +19,7 @@ from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.config import config
 from arrax._src.core import ShapedArray
 from arrax._src.errors import ConcretizationTypeError
-from arrax._src.lax import lax
+from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import common
 from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten, treedef_tuple
@@ -100,8 +100,8 @@ def _select_prefix(pred, pred_aval, on_true, on_false, aval):
   return hlo.select(pred, on_true, on_false)
 
 
-while_p.abstract_eval = _while_abstract_eval
-while_p.lowering = _while_lowering
+while_p.def_abstract_eval(_while_abstract_eval)
+while_p.def_lowering(_while_lowering)
 
 
 # ---- autodiff -----------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def _only_outputs(closed, n):
   """`closed` returning just its first `n` outputs (dropping residuals and their work)."""
   j = closed.jaxpr
   used = [True] * n + [False] * (len(j.outvars) - n)
-  dced, _ = common.dce_jaxpr(j, used, [True] * len(j.invars))
+  dced, _ = core.dce_jaxpr(j, used, [True] * len(j.invars))
   return core.ClosedJaxpr(dced, closed.consts)
 
 
@@ -220,9 +220,9 @@ def _while_transpose(cts, *args, **params):
                    "fori_loop with static start/stop.")
 
 
-while_p.jvp = _while_jvp
-while_p.partial_eval = _while_partial_eval
-while_p.transpose = _while_transpose
+while_p.def_jvp(_while_jvp)
+while_p.def_partial_eval(_while_partial_eval)
+while_p.def_transpose(_while_transpose)
 
 
 # ---- batching -----------------------------------------------------------------------------
@@ -272,7 +272,7 @@ def _batch_jaxprs(axis_data, cond_jaxpr, body_jaxpr, cconst_dims, bconst_dims, i
   return cond_b, body_b, carry_dims
 
 
-while_p.batch_collective = _while_batch
+while_p.def_batch_axis(_while_batch)
 
 
 # ---- while_loop -------------------------------------------------------------------------------
@@ -336,7 +336,7 @@ def _while_plan(cond_fun, body_fun, in_tree, avals):
   # A carry the body returns unchanged and the predicate ignores is a body const.
   body_fwd = common.forwarding(body_jaxpr.jaxpr)
   not_fwd = [n_bc + i != f for i, f in enumerate(body_fwd)]
-  dced, used = common.dce_jaxpr(cond_jaxpr.jaxpr, [True], [True] * n_cc + not_fwd)
+  dced, used = core.dce_jaxpr(cond_jaxpr.jaxpr, [True], [True] * n_cc + not_fwd)
   move = [not u for u in used[n_cc:]]
   if any(move):
     cond_jaxpr = core.ClosedJaxpr(dced, cond_jaxpr.consts)
