@@ -18,7 +18,9 @@ from arrax._src.lax import shape_ops
 from arrax._src.lax.elementwise import convert_element_type_p
 from arrax._src.numpy import creation, ufuncs
 from arrax._src.tracing import trace_to_jaxpr
-from arrax._src.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
+from arrax._src.lax.utils import scalar_literal
+from arrax._src.tree_util import (Partial, tree_flatten, tree_map, tree_structure, tree_transpose,
+                                  tree_unflatten)
 
 
 # ---- values crossing the API boundary --------------------------------------------------------
@@ -299,7 +301,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
       out = tree_unflatten(store["out_tree"], out_p)
       raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out}.")
     aval = _check_scalar_output(out_p[0], holomorphic)
-    from arrax._src.lax.utils import scalar_literal
     seed = scalar_literal(1, aval.dtype, aval.weak_type)
     cts = lin.transpose([seed])
     grads = tree_unflatten(d_tree, [_user_value(ct) for ct in cts])
@@ -478,7 +479,6 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
   @functools.wraps(fun, updated=())
   def jacfun(*args, **kwargs):
-    from arrax._src.tree_util import tree_structure, tree_transpose
     f_dyn, dyn = _argnums_partial(fun, argnums, args, kwargs)
     tree_map(functools.partial(_jac_input_check, "jacrev", holomorphic, allow_int), dyn)
     if has_aux:

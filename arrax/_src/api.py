@@ -5,7 +5,8 @@ import functools
 
 import numpy as np
 
-from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401  (registers how jaxprs print)
+# jaxpr_printer registers how jaxprs print with core when imported.
+from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401
 from arrax._src.array import Array, device_put_value
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten

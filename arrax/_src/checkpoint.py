@@ -34,7 +34,6 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit_p
 from arrax._src.lax.dot import dot_general_p
 from arrax._src.lax.elementwise import reduce_precision_p
-from arrax._src.tracing import JaxprTrace
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_broadcast
 
@@ -475,7 +474,7 @@ def _remat_partial_eval(trace, args, params):
                + [f for f, used in zip(flags, staged_in_used) if used])
   new_params = dict(params, jaxpr=staged_jaxpr, differentiated=True,
                     prevent_cse=_cse_param(prevent_cse, new_flags))
-  unk_outs = JaxprTrace.process_primitive(trace, remat_p, staged_args, new_params)
+  unk_outs = trace.record(remat_p, staged_args, new_params)
   k_it, u_it = iter(known_outs[:n_known_out]), iter(unk_outs)
   return [next(u_it) if u else next(k_it) for u in out_unk]
 

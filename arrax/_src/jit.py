@@ -11,9 +11,10 @@ import functools
 import inspect
 import logging
 import time
+import warnings
 import weakref
 
-from arrax._src import ad, backend, batching, core, dispatch, mlir, tracing
+from arrax._src import ad, backend, batching, core, dispatch, mlir
 from arrax._src.array import Array
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
@@ -127,8 +128,7 @@ def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
   new_it, fwd_from = iter(res_new), [*jaxpr.consts, *primals]
   residuals = [next(new_it) if f is None else fwd_from[f] for f in res_fwd]
   nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-  t_outs = iter(tracing.JaxprTrace.process_primitive(
-      trace, jit_p, residuals + nz_tangents, {"jaxpr": tangent, "name": name}))
+  t_outs = iter(trace.record(jit_p, residuals + nz_tangents, {"jaxpr": tangent, "name": name}))
   kept_it = iter(kept)
   primal_out = [next(kept_it) if f is None else primals[f] for f in out_fwd]
   t_out = [next(t_outs) if nz else ad.Zero(ad.tangent_aval(a))
@@ -164,7 +164,7 @@ def _jit_partial_eval(trace, args, params):
   res_it = iter(known_outs[n_known:])
   res = [next(res_it) if f is None else known_args[f] for f in res_fwd]
   unk_args = res + [a for a, u in zip(args, unknowns) if u]
-  unk_outs = tracing.JaxprTrace.process_primitive(trace, jit_p, unk_args,
+  unk_outs = trace.record(jit_p, unk_args,
                                                   {"jaxpr": unknown, "name": name})
   k_it, u_it = iter(known_outs[:n_known]), iter(unk_outs)
   known_vals = [next(k_it) if f is None else known_args[f] for f in out_fwd]
@@ -184,6 +184,7 @@ def _jit_transpose(cts, *args, jaxpr, name):
 
 
 jit_p.def_jvp(_jit_jvp)
+jit_p.def_linearize(_jit_linearize)
 jit_p.def_partial_eval(_jit_partial_eval)
 jit_p.def_transpose(_jit_transpose)
 
@@ -352,9 +353,8 @@ def _shared_caches(fun, options):
 class JitWrapped:
   """A function compiled with XLA on first call for each new input signature."""
 
-  def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=None,
-               donate_argnames=None, keep_unused=False, inline=False, device=None,
-               backend=None):
+  def __init__(self, fun, static_argnums=None, static_argnames=None, keep_unused=False,
+               inline=False, device=None, backend=None):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun}")
     functools.update_wrapper(self, fun, updated=())   # names and docs, not fun's __dict__
@@ -366,9 +366,6 @@ class JitWrapped:
     self._static_argnums, self._static_argnames = _normalize_argnums(
         static_argnums, self._sig, static_argnames)
     self._has_static = bool(self._static_argnums or self._static_argnames)
-    self._donate_argnums = donate_argnums
-    self._donate_argnames = donate_argnames
-    self._keep_unused = keep_unused
     self._inline = inline
     self._device = device
     self._name = getattr(fun, "__name__", type(fun).__name__)
@@ -600,19 +597,38 @@ def _names_for(base, tree):
   return [f"{base}{keystr(path)}" for path, _ in tree_flatten_with_path(tree)[0]]
 
 
-def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
-        donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False,
-        **kwargs):
+class _Unspecified:
+  def __repr__(self):
+    return "UnspecifiedValue"
+
+
+_UNSPECIFIED = _Unspecified()
+
+
+def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
+        static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
+        keep_unused=False, device=None, backend=None, inline=False, compiler_options=None):
   """Compile `fun` with XLA; calls with new shapes/dtypes/static values retrace and recompile.
+
+  JAX's signature; an unknown keyword is a TypeError. Shardings and compiler options are not
+  supported yet (NotImplementedError); donated buffers are not reused (a warning says so).
 
   Example:
     >>> f = jit(lambda x: x * 2)
     >>> f(jnp.arange(3))
     Array([0, 2, 4], dtype=int32)
   """
+  if in_shardings is not _UNSPECIFIED or out_shardings is not _UNSPECIFIED:
+    raise NotImplementedError("jit: in_shardings/out_shardings are not supported by arrax yet; "
+                              "leave them unspecified (arrays stay on their device).")
+  if compiler_options:
+    raise NotImplementedError("jit: compiler_options are not supported by arrax yet.")
+  if donate_argnums is not None or donate_argnames is not None:
+    warnings.warn("Some donated buffers were not usable: arrax does not implement buffer "
+                  "donation yet, so donate_argnums/donate_argnames only cost memory, never "
+                  "correctness.", stacklevel=2)
   if fun is None:
     return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                          keep_unused=keep_unused, device=device, backend=backend, inline=inline)
-  return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                    keep_unused, inline, device, backend)
+  # keep_unused: arrax never prunes a jitted function's inputs, so every value is honoured.
+  return JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend)

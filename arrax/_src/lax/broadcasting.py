@@ -65,7 +65,6 @@ broadcast_in_dim_p = _prim("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
 
 
 def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding):
-  from arrax._src import batching
   (x,), (bd,) = args, dims
   x = batching.moveaxis(x, bd, 0)
   aval = _aval(x)
@@ -154,7 +153,6 @@ reshape_p = _prim("reshape", _reshape_abstract_eval, _reshape_lower)
 
 
 def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
-  from arrax._src import batching
   (x,), (bd,) = args, dims
   x = batching.moveaxis(x, bd, 0)
   if dimensions is not None:
@@ -209,7 +207,6 @@ squeeze_p = _prim("squeeze", _squeeze_abstract_eval,
 
 
 def _squeeze_batch(args, dims, *, dimensions):
-  from arrax._src import batching
   (x,), (bd,) = args, dims
   x = batching.moveaxis(x, bd, 0)
   return squeeze(x, tuple(d + 1 for d in dimensions)), 0

@@ -18,8 +18,10 @@ import numpy as np
 
 from arrax._src import ad, batching, core
 from arrax._src.core import ShapedArray, Tracer
+from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import reductions, shape_ops, utils
 from arrax._src.lax.utils import asarray_operand
+from arrax._src.numpy import lax_numpy, ufuncs  # host-side helpers of the vmap rules
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -92,7 +94,6 @@ def _expand(x, axis):
 def _mul_by_size(x, size):
   """`size * x` with x's dtype (an unbatched value summed over `size` examples)."""
   aval = core.get_aval(x)
-  from arrax._src.lax import elementwise as lax_api
   return lax_api.mul(x, lax_api.scalar_literal(size, aval.dtype, aval.weak_type))
 
 
@@ -206,7 +207,6 @@ def _psum_leaves(x, axes, axis_index_groups):
 
 
 def _to_int32(v):
-  from arrax._src.lax import elementwise as lax_api
   return lax_api.convert_element_type(v, np.int32)
 
 
@@ -215,8 +215,7 @@ def _const_times(v, size):
     v = v.val
   if type(v) in (int, float, complex, bool):
     return type(v)(size) * v
-  import arrax.numpy as anp
-  return anp.multiply(np.array(size, core.get_aval(v).dtype), v)
+  return ufuncs.multiply(np.array(size, core.get_aval(v).dtype), v)
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
@@ -324,14 +323,13 @@ def _ppermute_batch(axis_data, args, dims, *, axis_name, perm):
   if d is None:
     v, d = batching.broadcast(v, size, 0), 0
   src_of = dict((dst, src) for src, dst in perm)
-  import arrax.numpy as anp
   indices = np.array([src_of.get(i, 0) for i in range(size)], np.int32)
-  out = anp.take(v, indices, axis=d)
+  out = lax_numpy.take(v, indices, axis=d)
   if len(src_of) < size:   # examples that receive nothing get zeros
     mask_shape = [1] * core.get_aval(out).ndim
     mask_shape[d] = size
     mask = np.array([i in src_of for i in range(size)]).reshape(mask_shape)
-    out = anp.where(mask, out, anp.zeros((), core.get_aval(out).dtype))
+    out = lax_numpy.where(mask, out, np.zeros((), core.get_aval(out).dtype))
   return out, d
 
 

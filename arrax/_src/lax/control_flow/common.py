@@ -18,7 +18,6 @@ import numpy as np
 from arrax._src import core, dtypes, mlir, tracing
 from arrax._src.array import device_put_value
 from arrax._src.config import trace_state
-from arrax._src.core import memo_derived  # noqa: F401  (the rules call common.memo_derived)
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
 from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
                                   tree_flatten_with_path, tree_unflatten, treedef_is_leaf)

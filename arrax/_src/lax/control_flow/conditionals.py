@@ -21,7 +21,6 @@ from arrax._src.config import config
 from arrax._src.core import Tracer
 from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common
-from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import keystr, tree_flatten, tree_unflatten
 
 __all__ = ["cond", "switch", "cond_p"]
@@ -75,7 +74,7 @@ def _nonzero(t):
 def _cond_jvp(primals, tangents, *, branches):
   index, *ops = primals
   nonzeros = tuple(_nonzero(t) for t in tangents[1:])
-  jvps, out_nz = common.memo_derived(branches, ("jvp", nonzeros),
+  jvps, out_nz = core.memo_derived(branches, ("jvp", nonzeros),
                                      lambda: _jvp_branches(branches, nonzeros))
   dots = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
   outs = cond_p.bind(index, *ops, *dots, branches=jvps)
@@ -107,9 +106,9 @@ def _cond_partial_eval(trace, args, params):
   index, *ops = args
   if trace.is_unknown(index):
     # An unknown index makes everything unknown: stage the whole cond.
-    return JaxprTrace.process_primitive(trace, cond_p, args, params)
+    return trace.record(cond_p, args, params)
   ops_uk = tuple(trace.is_unknown(x) for x in ops)
-  known, unknown, out_uk, res_src = common.memo_derived(
+  known, unknown, out_uk, res_src = core.memo_derived(
       branches, ("partial_eval", ops_uk), lambda: _split_branches(branches, ops_uk))
   known_ops = [x for x, u in zip(ops, ops_uk) if not u]
   known_outs = []
@@ -122,8 +121,7 @@ def _cond_partial_eval(trace, args, params):
   unk_ops = [x for x, u in zip(ops, ops_uk) if u]
   unk_outs = iter(())
   if any(out_uk):
-    unk_outs = iter(JaxprTrace.process_primitive(
-        trace, cond_p, [index, *residuals, *unk_ops], {"branches": unknown}))
+    unk_outs = iter(trace.record(cond_p, [index, *residuals, *unk_ops], {"branches": unknown}))
   known_it = iter(known_outs[:n_known])
   return [next(unk_outs) if u else next(known_it) for u in out_uk]
 
@@ -208,7 +206,7 @@ def _cond_transpose(cts, index, *ops, branches):
     raise ValueError("cond: cannot transpose with respect to the branch index")
   linear = tuple(ad.is_undefined(x) for x in ops)
   ct_nz = tuple(_nonzero(ct) for ct in cts)
-  transposed = common.memo_derived(
+  transposed = core.memo_derived(
       branches, ("transpose", linear, ct_nz),
       lambda: tuple(_per_distinct(branches, lambda b: ad.transpose_jaxpr(b, list(linear),
                                                                          list(ct_nz)))))

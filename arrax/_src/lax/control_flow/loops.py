@@ -25,7 +25,6 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common
 from arrax._src.lax.control_flow.while_loop import _split, _weak_promotions, while_loop, while_p
-from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "associative_scan", "while_p", "scan_p"]
@@ -229,7 +228,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   nz = tuple(type(t) is not ad.Zero for t in tangents)
   # Derived jaxprs are memoized, so transforming the same scan again (eager grad in a Python
   # loop) reuses them and their compiled executables.
-  body, carry_nz, out_nz = common.memo_derived(
+  body, carry_nz, out_nz = core.memo_derived(
       (jaxpr,), ("jvp", num_consts, num_carry, nz),
       lambda: _jvp_body(jaxpr, num_consts, num_carry, nz))
   consts, init, xs = _split(primals, [num_consts, num_carry])
@@ -404,7 +403,7 @@ def _hoist(plan, known, n_kc, n_kout, src):
 def _scan_partial_eval(trace, args, params):
   jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
   unknowns = tuple(trace.is_unknown(a) for a in args)
-  plan = common.memo_derived((jaxpr,), ("pe", nc, nk, unknowns),
+  plan = core.memo_derived((jaxpr,), ("pe", nc, nk, unknowns),
                              lambda: _pe_plan(jaxpr, nc, nk, unknowns))
   consts, init, xs = _split(args, [nc, nk])
   const_uk, _, xs_uk = _split(list(unknowns), [nc, nk])
@@ -435,7 +434,7 @@ def _scan_partial_eval(trace, args, params):
                   num_carry=len(u_init))
   u_out = []
   if plan.unknown.out_avals:
-    u_out = JaxprTrace.process_primitive(trace, scan_p,
+    u_out = trace.record(scan_p,
                                          [*int_res, *u_consts, *u_init, *u_xs, *ext_res],
                                          u_params)
   k_it, u_it = iter(k_out), iter(u_out)
@@ -451,7 +450,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
   xs_lin = tuple(ad.is_undefined(x) for x in xs)
   ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
   ys_nz = tuple(type(ct) is not ad.Zero for ct in ct_ys)
-  body = common.memo_derived(
+  body = core.memo_derived(
       (jaxpr,), ("transpose", num_consts, num_carry, const_lin, xs_lin, ys_nz),
       lambda: _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz))
   ires = [c for c, lin in zip(consts, const_lin) if not lin]
@@ -728,10 +727,9 @@ def map(f, xs, *, batch_size=None):  # noqa: A001
   if batch_size is None:
     _, ys = scan(_wrapper(_map_bodies, f, _make_map_body), (), xs)
     return ys
-  from arrax._src.batching import vmap
   batch_size = int(batch_size)
   leaves, tree = tree_flatten(xs)
-  batched = vmap(f)
+  batched = batching.vmap(f)
   if not leaves:
     return batched(xs)
   n = core.get_aval(leaves[0]).shape[0]

@@ -21,7 +21,6 @@ from arrax._src.core import ShapedArray
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import common
-from arrax._src.tracing import JaxprTrace
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten, treedef_tuple
 
 __all__ = ["while_loop", "while_p"]
@@ -115,7 +114,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
   # iterate to a fixed point.
   nonzeros = [_nonzero(t) for t in tangents]
   _, bconst_nz, init_nz = _split(nonzeros, [cond_nconsts, body_nconsts])
-  body_jvp, cond_aug, carry_nz = common.memo_derived(
+  body_jvp, cond_aug, carry_nz = core.memo_derived(
       (cond_jaxpr, body_jaxpr), ("jvp", tuple(bconst_nz), tuple(init_nz)),
       lambda: _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz))
   cconsts, bconsts, init = _split(primals, [cond_nconsts, body_nconsts])
@@ -166,12 +165,12 @@ def _while_partial_eval(trace, args, params):
   unknowns = [trace.is_unknown(x) for x in args]
   cconst_uk, bconst_uk, init_uk = _split(unknowns, [nc, nb])
   if all(unknowns):
-    return JaxprTrace.process_primitive(trace, while_p, args, params)
-  split = common.memo_derived(
+    return trace.record(while_p, args, params)
+  split = core.memo_derived(
       (cond_jaxpr, body_jaxpr), ("partial_eval", tuple(unknowns)),
       lambda: _known_loop(cond_jaxpr, body_jaxpr, cconst_uk, bconst_uk, init_uk))
   if split is None:
-    return JaxprTrace.process_primitive(trace, while_p, args, params)
+    return trace.record(while_p, args, params)
   cond_known, body_known, carry_uk = split
   cconsts, bconsts, init = _split(args, [nc, nb])
   known = ([x for x, u in zip(cconsts, cconst_uk) if not u],
@@ -181,7 +180,7 @@ def _while_partial_eval(trace, args, params):
     known_outs = while_p.bind(*known[0], *known[1], *known[2], cond_jaxpr=cond_known,
                               body_jaxpr=body_known, cond_nconsts=len(known[0]),
                               body_nconsts=len(known[1]))
-  all_outs = JaxprTrace.process_primitive(trace, while_p, args, params)
+  all_outs = trace.record(while_p, args, params)
   known_it = iter(known_outs)
   return [o if u else next(known_it) for o, u in zip(all_outs, carry_uk)]
 
@@ -228,7 +227,7 @@ while_p.def_transpose(_while_transpose)
 # ---- batching -----------------------------------------------------------------------------
 def _while_batch(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cconst_dims, bconst_dims, init_dims = _split(list(dims), [cond_nconsts, body_nconsts])
-  cond_b, body_b, carry_dims = common.memo_derived(
+  cond_b, body_b, carry_dims = core.memo_derived(
       (cond_jaxpr, body_jaxpr), ("batch", axis_data, tuple(dims)),
       lambda: _batch_jaxprs(axis_data, cond_jaxpr, body_jaxpr, cconst_dims, bconst_dims,
                             init_dims))
