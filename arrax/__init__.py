@@ -20,7 +20,6 @@ from arrax import dtypes, random
 from arrax import scipy
 from arrax import nn
 from arrax._src.dtypes import float0
-from arrax._src.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __version__ = "0.1.0"
 

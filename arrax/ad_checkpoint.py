@@ -1,7 +1,6 @@
-"""Rematerialization (as `jax.ad_checkpoint`): checkpoint/remat, names and policies."""
+"""Rematerialization helpers (as `jax.ad_checkpoint`): names and policies; `jax.checkpoint` /
+`jax.remat` themselves are top-level, as in JAX."""
 from arrax._src.checkpoint import (
-    checkpoint as checkpoint,
     checkpoint_name as checkpoint_name,
     checkpoint_policies as checkpoint_policies,
-    remat as remat,
 )

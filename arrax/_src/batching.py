@@ -304,7 +304,7 @@ def batch_jaxpr(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData, in_dims,
   """
   in_dims = tuple(in_dims)
   inst = _normalize_instantiate(out_dims_instantiate, len(closed_jaxpr.out_avals))
-  return core.memo_derived([closed_jaxpr], ("batch", axis_data, in_dims, inst),
+  return core.memo([closed_jaxpr], ("batch", axis_data, in_dims, inst),
                            lambda: _batch_jaxpr(closed_jaxpr, axis_data, in_dims, inst))
 
 

@@ -10,7 +10,7 @@ import contextlib
 import itertools
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -548,25 +548,38 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):
   return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
 
 
-# ---- memoized derived jaxprs ----------------------------------------------------------------
-_derived_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# ---- memoization keyed on the trace state --------------------------------------------------
+_memo_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def memo_derived(jaxprs, key, build):
-  """`build()`, memoized on the jaxprs it derives from (held weakly), the hashable `key` and the
-  trace-affecting flags.
+def _ref(x):
+  try:
+    return weakref.ref(x)
+  except TypeError:
+    return lambda: x
 
-  Rules that rebuild a primitive's jaxprs (JVP, partial evaluation, transpose) then return the
-  same jaxpr objects for the same inputs, so repeated eager calls reuse executables.
+
+def memo(objs, key, build):
+  """`build()`, memoized on the objects it derives from (jaxprs, user functions; held weakly),
+  the hashable `key` and the complete trace state (`config.trace_state()`: x64, threefry mode,
+  matmul precision, ...). Falls back to calling `build()` when the first object cannot be held
+  weakly or the key is unhashable.
+
+  Rules that rebuild a primitive's jaxprs (JVP, partial evaluation, transpose, batching) and
+  the control-flow primitives tracing user functions then return the same objects for the same
+  inputs, so repeated eager calls reuse compiled executables.
   """
-  first, rest = jaxprs[0], tuple(jaxprs[1:])
-  full_key = (tuple(id(j) for j in rest), key, trace_state())
-  per = _derived_cache.get(first)
-  if per is None:
-    per = _derived_cache[first] = {}
-  hit = per.get(full_key)
-  if hit is not None and all(r() is j for r, j in zip(hit[0], rest)):
+  first, rest = objs[0], tuple(objs[1:])
+  try:
+    full_key = (tuple(id(o) for o in rest), key, trace_state())
+    per = _memo_cache.get(first)
+    hit = None if per is None else per.get(full_key)
+  except TypeError:
+    return build()
+  if hit is not None and all(r() is o for r, o in zip(hit[0], rest)):
     return hit[1]
   result = build()
-  per[full_key] = (tuple(weakref.ref(j) for j in rest), result)
+  if per is None:
+    per = _memo_cache[first] = {}
+  per[full_key] = (tuple(_ref(o) for o in rest), result)
   return result

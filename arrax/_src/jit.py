@@ -118,7 +118,7 @@ def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
   """JVP of a jit under partial evaluation, done as JAX linearizes a jit: a known jit computing
   the primal outputs and the residuals runs now; a jit of the tangent computation is recorded."""
   nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
-  primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup = core.memo_derived(
+  primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup = core.memo(
       [jaxpr], ("linearize", nonzeros), lambda: _linearize_split(jaxpr, nonzeros))
   with core.set_current_trace(trace.parent):
     outs = jit_p.bind(*primals, jaxpr=primal, name=name)
@@ -175,7 +175,7 @@ def _jit_partial_eval(trace, args, params):
 def _jit_transpose(cts, *args, jaxpr, name):
   linear = tuple(ad.is_undefined(a) for a in args)
   ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
-  t_closed = core.memo_derived([jaxpr], ("transpose", linear, ct_nz),
+  t_closed = core.memo([jaxpr], ("transpose", linear, ct_nz),
                                 lambda: ad.transpose_jaxpr(jaxpr, linear, ct_nz))
   res = [a for a, lin in zip(args, linear) if not lin]
   outs = iter(jit_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],

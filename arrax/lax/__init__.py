@@ -107,5 +107,4 @@ from arrax._src.lax.control_flow.loops import (
 from arrax._src.ad import (
     stop_gradient_p as stop_gradient_p,
 )
-from arrax._src.lax.special import random_gamma_grad_p as random_gamma_grad_p
 from arrax.lax import linalg as linalg

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import enum
 import inspect
-import weakref
 
 import numpy as np
 
-from arrax._src import core, dtypes, mlir, tracing
+from arrax._src import ad, core, dtypes, mlir, tracing
 from arrax._src.array import device_put_value
-from arrax._src.config import trace_state
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
 from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
                                   tree_flatten_with_path, tree_unflatten, treedef_is_leaf)
@@ -39,39 +37,10 @@ class Traced:
     return self.jaxpr.out_avals
 
 
-_trace_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _weak_key(fun):
-  try:
-    return weakref.ref(fun)
-  except TypeError:
-    return fun
-
-
-def cached(funs, key, build):
-  """`build()`, memoized on the functions `funs` (held weakly) and the hashable `key`.
-
-  Falls back to calling `build()` when a function cannot be weakly referenced or hashed.
-  """
-  full_key = (tuple(_weak_key(f) for f in funs[1:]), key, trace_state())
-  try:
-    per_fun = _trace_cache.get(funs[0])
-    hit = None if per_fun is None else per_fun.get(full_key)
-  except TypeError:
-    return build()
-  if hit is not None:
-    return hit
-  result = build()
-  if per_fun is None:
-    per_fun = _trace_cache[funs[0]] = {}
-  per_fun[full_key] = result
-  return result
-
-
 def trace_body(fun, in_tree, in_avals) -> Traced:
   """Trace `fun(*tree_unflatten(in_tree, args))` for arguments of `in_avals`."""
-  return cached((fun,), (in_tree, tuple(in_avals)), lambda: _trace_body(fun, in_tree, in_avals))
+  return core.memo((fun,), (in_tree, tuple(in_avals)),
+                   lambda: _trace_body(fun, in_tree, in_avals))
 
 
 def _trace_body(fun, in_tree, in_avals) -> Traced:
@@ -326,6 +295,9 @@ empty2_p = core.Primitive("empty2")
 empty2_p.def_abstract_eval(lambda *, dtype, memory_space: core.ShapedArray((), dtype))
 empty2_p.def_lowering(lambda ctx, *, dtype, memory_space: [
     mlir.ir_constant(np.zeros((), dtype))])
+# Nullary: no operand can carry a tangent or a batch axis.
+ad.defjvp_zero(empty2_p)
+empty2_p.def_batch(lambda args, dims, **params: (empty2_p.bind(**params), None))
 
 
 def empty_like_aval(aval):

@@ -74,7 +74,7 @@ def _nonzero(t):
 def _cond_jvp(primals, tangents, *, branches):
   index, *ops = primals
   nonzeros = tuple(_nonzero(t) for t in tangents[1:])
-  jvps, out_nz = core.memo_derived(branches, ("jvp", nonzeros),
+  jvps, out_nz = core.memo(branches, ("jvp", nonzeros),
                                      lambda: _jvp_branches(branches, nonzeros))
   dots = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
   outs = cond_p.bind(index, *ops, *dots, branches=jvps)
@@ -108,7 +108,7 @@ def _cond_partial_eval(trace, args, params):
     # An unknown index makes everything unknown: stage the whole cond.
     return trace.record(cond_p, args, params)
   ops_uk = tuple(trace.is_unknown(x) for x in ops)
-  known, unknown, out_uk, res_src = core.memo_derived(
+  known, unknown, out_uk, res_src = core.memo(
       branches, ("partial_eval", ops_uk), lambda: _split_branches(branches, ops_uk))
   known_ops = [x for x, u in zip(ops, ops_uk) if not u]
   known_outs = []
@@ -206,7 +206,7 @@ def _cond_transpose(cts, index, *ops, branches):
     raise ValueError("cond: cannot transpose with respect to the branch index")
   linear = tuple(ad.is_undefined(x) for x in ops)
   ct_nz = tuple(_nonzero(ct) for ct in cts)
-  transposed = core.memo_derived(
+  transposed = core.memo(
       branches, ("transpose", linear, ct_nz),
       lambda: tuple(_per_distinct(branches, lambda b: ad.transpose_jaxpr(b, list(linear),
                                                                          list(ct_nz)))))

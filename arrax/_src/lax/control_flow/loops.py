@@ -228,7 +228,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   nz = tuple(type(t) is not ad.Zero for t in tangents)
   # Derived jaxprs are memoized, so transforming the same scan again (eager grad in a Python
   # loop) reuses them and their compiled executables.
-  body, carry_nz, out_nz = core.memo_derived(
+  body, carry_nz, out_nz = core.memo(
       (jaxpr,), ("jvp", num_consts, num_carry, nz),
       lambda: _jvp_body(jaxpr, num_consts, num_carry, nz))
   consts, init, xs = _split(primals, [num_consts, num_carry])
@@ -403,7 +403,7 @@ def _hoist(plan, known, n_kc, n_kout, src):
 def _scan_partial_eval(trace, args, params):
   jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
   unknowns = tuple(trace.is_unknown(a) for a in args)
-  plan = core.memo_derived((jaxpr,), ("pe", nc, nk, unknowns),
+  plan = core.memo((jaxpr,), ("pe", nc, nk, unknowns),
                              lambda: _pe_plan(jaxpr, nc, nk, unknowns))
   consts, init, xs = _split(args, [nc, nk])
   const_uk, _, xs_uk = _split(list(unknowns), [nc, nk])
@@ -450,7 +450,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
   xs_lin = tuple(ad.is_undefined(x) for x in xs)
   ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
   ys_nz = tuple(type(ct) is not ad.Zero for ct in ct_ys)
-  body = core.memo_derived(
+  body = core.memo(
       (jaxpr,), ("transpose", num_consts, num_carry, const_lin, xs_lin, ys_nz),
       lambda: _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz))
   ires = [c for c, lin in zip(consts, const_lin) if not lin]
@@ -587,7 +587,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
   in_tree = tree_flatten((init, xs))[1]
   init_avals = tuple(core.get_aval(x) for x in init_flat)
   xs_avals = tuple(core.get_aval(x) for x in xs_flat)
-  plan = common.cached((f,), ("scan", in_tree, init_tree, init_avals, xs_avals, length),
+  plan = core.memo((f,), ("scan", in_tree, init_tree, init_avals, xs_avals, length),
                        lambda: _scan_plan(f, in_tree, init_tree, init_avals, xs_avals))
   init_flat = [lax.convert_element_type(x, dt) if dt is not None else x
                for x, dt in zip(init_flat, plan.promote)]

@@ -114,7 +114,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
   # iterate to a fixed point.
   nonzeros = [_nonzero(t) for t in tangents]
   _, bconst_nz, init_nz = _split(nonzeros, [cond_nconsts, body_nconsts])
-  body_jvp, cond_aug, carry_nz = core.memo_derived(
+  body_jvp, cond_aug, carry_nz = core.memo(
       (cond_jaxpr, body_jaxpr), ("jvp", tuple(bconst_nz), tuple(init_nz)),
       lambda: _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz))
   cconsts, bconsts, init = _split(primals, [cond_nconsts, body_nconsts])
@@ -166,7 +166,7 @@ def _while_partial_eval(trace, args, params):
   cconst_uk, bconst_uk, init_uk = _split(unknowns, [nc, nb])
   if all(unknowns):
     return trace.record(while_p, args, params)
-  split = core.memo_derived(
+  split = core.memo(
       (cond_jaxpr, body_jaxpr), ("partial_eval", tuple(unknowns)),
       lambda: _known_loop(cond_jaxpr, body_jaxpr, cconst_uk, bconst_uk, init_uk))
   if split is None:
@@ -227,7 +227,7 @@ while_p.def_transpose(_while_transpose)
 # ---- batching -----------------------------------------------------------------------------
 def _while_batch(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cconst_dims, bconst_dims, init_dims = _split(list(dims), [cond_nconsts, body_nconsts])
-  cond_b, body_b, carry_dims = core.memo_derived(
+  cond_b, body_b, carry_dims = core.memo(
       (cond_jaxpr, body_jaxpr), ("batch", axis_data, tuple(dims)),
       lambda: _batch_jaxprs(axis_data, cond_jaxpr, body_jaxpr, cconst_dims, bconst_dims,
                             init_dims))
@@ -297,7 +297,7 @@ def while_loop(cond_fun, body_fun, init_val):
       pass   # a traced predicate: stage the loop after all
   init, in_tree = tree_flatten(init_val)
   avals = tuple(core.get_aval(x) for x in init)
-  plan = common.cached((cond_fun, body_fun), ("while", in_tree, avals),
+  plan = core.memo((cond_fun, body_fun), ("while", in_tree, avals),
                        lambda: _while_plan(cond_fun, body_fun, in_tree, avals))
   init = [lax.convert_element_type(x, dt) if dt is not None else x
           for x, dt in zip(init, plan.promote)]
