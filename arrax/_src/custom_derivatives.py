@@ -22,7 +22,7 @@ import numpy as np
 
 from arrax._src import ad, core, dtypes, mlir
 from arrax._src.ad import Zero
-from arrax._src.errors import UnexpectedTracerError
+from arrax._src.errors import UnexpectedTracerError, type_mismatch_details
 from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                                   tree_map, tree_unflatten)
 from arrax._src import batching
@@ -129,17 +129,6 @@ def _user(x):
 
 def _users(xs):
   return [_user(x) for x in xs]
-
-
-def _mismatch_extra(a, b):
-  what = []
-  if a.dtype != b.dtype:
-    what.append("the dtypes do not match")
-  if a.shape != b.shape:
-    what.append("the shapes do not match")
-  if not what:
-    return ""
-  return ", so " + (what[0] if len(what) == 1 else ", ".join(what[:-1]) + ", and " + what[-1])
 
 
 def _stop_gradient_tracers(x):
@@ -553,7 +542,7 @@ class _BwdRule:
               "Custom VJP bwd rule must produce an output with the same type as the args tuple "
               f"of the primal function, but at output{keystr(path)} the bwd rule produced an "
               f"output of type {got.str_short()} corresponding to an input of type "
-              f"{aval.str_short()}{_mismatch_extra(ct_aval, got)}")
+              f"{aval.str_short()}{type_mismatch_details(ct_aval, got)}")
       results.append(ct)
     return results
 

@@ -80,3 +80,15 @@ class UnexpectedTracerError(JAXTypeError):
     super().__init__(msg)
 
 
+
+
+def type_mismatch_details(a, b) -> str:
+  """', so the dtypes do not match' (and/or shapes) for two avals, for type-error messages."""
+  parts = []
+  if a.dtype != b.dtype:
+    parts.append("the dtypes do not match")
+  if a.shape != b.shape:
+    parts.append("the shapes do not match")
+  if not parts:
+    return ""
+  return ", so " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1])

@@ -15,6 +15,7 @@ import inspect
 import numpy as np
 
 from arrax._src import ad, core, dtypes, mlir, tracing
+from arrax._src.errors import type_mismatch_details
 from arrax._src.array import device_put_value
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
 from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
@@ -144,17 +145,6 @@ def avals_str(avals) -> str:
   return ", ".join(a.str_short() for a in avals)
 
 
-def mismatch_extra(a, b) -> str:
-  parts = []
-  if a.dtype != b.dtype:
-    parts.append("the dtypes do not match")
-  if a.shape != b.shape:
-    parts.append("the shapes do not match")
-  if not parts:
-    return ""
-  return ", so " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1])
-
-
 def fun_sourceinfo(fun) -> str:
   """`name at file:line` of a Python function (as JAX shows functions in errors)."""
   while hasattr(fun, "func") and hasattr(fun, "args"):   # functools.partial
@@ -256,7 +246,7 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
         "output has the same pytree structure as the carry input.")
   paths = leaf_paths(in_tree)
   diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
-           f"component has type {b.str_short()}{mismatch_extra(a, b)}"
+           f"component has type {b.str_short()}{type_mismatch_details(a, b)}"
            for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)]
   if diffs:
     raise TypeError(

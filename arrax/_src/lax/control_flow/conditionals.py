@@ -18,6 +18,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import ad, batching, core, dtypes, mlir, tracing
 from arrax._src.config import config
+from arrax._src.errors import type_mismatch_details
 from arrax._src.core import Tracer
 from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common
@@ -386,7 +387,7 @@ def _check_branch_outputs(api, name1, name2, f1, f2, t1, t2):
         "that they have the same pytree structure.")
   paths = common.leaf_paths(t1.out_tree)
   diffs = [f"the output of {name1}{_at(p)} has type {a.str_short()} but the corresponding "
-           f"output of {name2} has type {b.str_short()}{common.mismatch_extra(a, b)}"
+           f"output of {name2} has type {b.str_short()}{type_mismatch_details(a, b)}"
            for p, a, b in zip(paths, t1.out_avals, t2.out_avals) if not common.typematch(a, b)]
   if diffs:
     raise TypeError(
