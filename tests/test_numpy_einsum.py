@@ -313,3 +313,13 @@ def test_x64(x64):
       ("f32 * 2.0", lambda: check(anp.einsum, jnp.einsum, "jk,->jk", b, 2.0)),
       ("jaxpr", lambda: _same_jaxpr("ii,jk->ik", [i.astype(np.float64), b])),
   ])
+
+
+def test_signatures():
+  import inspect
+  for name in ["einsum", "einsum_path"]:
+    params = [[(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()
+               if p.name != "_dot_general"]
+              for f in (getattr(anp, name), getattr(jnp, name))]
+    assert params[0] == params[1], name
+  assert "_dot_general" in inspect.signature(anp.einsum).parameters

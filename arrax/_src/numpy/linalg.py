@@ -668,9 +668,10 @@ def outer(x1, x2, /):
   >>> jnp.linalg.outer(jnp.array([1, 2]), jnp.array([1, 10, 100]))
   """
   x1, x2 = ensure_arraylike("jnp.linalg.outer", x1, x2)
-  if x1.ndim != 1 or x2.ndim != 1:
-    raise ValueError("Input arrays must be one-dimensional, but they are "
-                     f"x1.ndim={x1.ndim} x2.ndim={x2.ndim}")
+  n1, n2 = len(_shape(x1)), len(_shape(x2))
+  if n1 != 1 or n2 != 1:
+    raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} "
+                     f"x2.ndim={n2}")
   return ufuncs.multiply(x1[:, None], x2[None, :])
 
 
@@ -855,7 +856,7 @@ def tensorinv(a, ind=2):
     raise ValueError("tensorinv is only possible when the product of the first `ind` "
                      "dimensions equals that of the remaining dimensions. got "
                      f"arr.shape={shape} with ind={ind}.")
-  return inv(arr.reshape(rows, cols)).reshape(*rest, *contracted)
+  return lax_numpy.reshape(inv(lax_numpy.reshape(arr, (rows, cols))), (*rest, *contracted))
 
 
 def tensorsolve(a, b, axes=None):
@@ -865,7 +866,7 @@ def tensorsolve(a, b, axes=None):
   """
   a, b = ensure_arraylike("tensorsolve", a, b)
   if axes is not None:
-    a = lax_numpy.moveaxis(a, axes, len(axes) * (a.ndim - 1,))
+    a = lax_numpy.moveaxis(a, axes, len(axes) * (len(_shape(a)) - 1,))
   b_shape = _shape(b)
   out_shape = _shape(a)[len(b_shape):]
   if _shape(a)[:len(b_shape)] != b_shape:
@@ -875,5 +876,5 @@ def tensorsolve(a, b, axes=None):
   if b_size != math.prod(out_shape):
     raise ValueError("Input arrays must have prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]);"
                      f" got a.shape={_shape(a)}, b.ndim={len(b_shape)}.")
-  a = a.reshape(b_size, math.prod(out_shape))
-  return solve(a, b.ravel()).reshape(out_shape)
+  a = lax_numpy.reshape(a, (b_size, math.prod(out_shape)))
+  return lax_numpy.reshape(solve(a, lax_numpy.ravel(b)), out_shape)
