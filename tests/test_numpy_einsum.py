@@ -6,11 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import rand
+from numpy_oracle import BF16, check, check_all
 
 import arrax
 import arrax.numpy as anp
-from conftest import rand
-from numpy_oracle import BF16, check, check_all
 
 F32 = np.float32
 
@@ -266,13 +266,13 @@ def test_jit_grad_vmap():
     n = len(args)
 
     def grads(lib, ad, spec=spec, n=n):
-      def loss(*xs):
-        out = lib.einsum(spec, *xs)
+      def loss(*operands):
+        out = lib.einsum(spec, *operands)
         return out if out.ndim == 0 else (out * out).sum()
       return ad.grad(loss, argnums=tuple(range(n)))
 
     def mapped(lib, ad, spec=spec):
-      return ad.vmap(lambda *xs: lib.einsum(spec, *xs))
+      return ad.vmap(lambda *operands: lib.einsum(spec, *operands))
 
     jitted = (arrax.jit(lambda *xs, spec=spec: anp.einsum(spec, *xs)),
               jax.jit(lambda *xs, spec=spec: jnp.einsum(spec, *xs)))
@@ -323,3 +323,33 @@ def test_signatures():
               for f in (getattr(anp, name), getattr(jnp, name))]
     assert params[0] == params[1], name
   assert "_dot_general" in inspect.signature(anp.einsum).parameters
+
+
+def test_dot_general_override_and_jax_array_operands():
+  rng = np.random.default_rng(9)
+  x, y = rand(rng, (3, 4), F32), rand(rng, (4, 5), F32)
+  calls = []
+
+  def doubling(lax):
+    def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+      calls.append(dimension_numbers)
+      return 2 * lax.dot_general(lhs, rhs, dimension_numbers, precision,
+                                 preferred_element_type=preferred_element_type)
+    return dot_general
+
+  da, dj = doubling(arrax.lax), doubling(jax.lax)
+  check(lambda a, b: anp.einsum("ij,jk,kl", a, b, b.T, _dot_general=da),
+        lambda a, b: jnp.einsum("ij,jk,kl", a, b, b.T, _dot_general=dj), x, y, tol=1e-4)
+  assert len(calls) == 4 and calls[:2] == calls[2:]
+
+  class Wrapped:
+    def __init__(self, value):
+      self.value = value
+
+    def __jax_array__(self):
+      return self.value
+
+  check(lambda a, b: anp.einsum("ij,jk", Wrapped(a), Wrapped(b)),
+        lambda a, b: jnp.einsum("ij,jk", Wrapped(a), Wrapped(b)), x, y, tol=1e-5)
+  check(lambda a: anp.einsum(Wrapped(a), [0, 1], [1]),
+        lambda a: jnp.einsum(Wrapped(a), [0, 1], [1]), x, tol=1e-5)

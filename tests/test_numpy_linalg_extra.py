@@ -6,11 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import rand
+from numpy_oracle import BF16, check, check_all
 
 import arrax
 import arrax.numpy as anp
-from conftest import rand
-from numpy_oracle import BF16, check, check_all
 
 F32 = np.float32
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.float16, BF16, F32, np.complex64]
@@ -147,8 +147,8 @@ def test_shapes_and_options():
 def test_multi_dot():
   rng = np.random.default_rng(3)
   r = functools.partial(rand, rng, dtype=F32)
-  fa = lambda *xs, **kw: anp.linalg.multi_dot(xs, **kw)  # noqa: E731
-  fj = lambda *xs, **kw: jnp.linalg.multi_dot(xs, **kw)  # noqa: E731
+  fa = lambda *xs, **kw: anp.linalg.multi_dot(xs, **kw)
+  fj = lambda *xs, **kw: jnp.linalg.multi_dot(xs, **kw)
   chains = [
       [r((3, 4)), r((4, 5))],
       [r((4,)), r((4, 5))],
@@ -281,7 +281,7 @@ def test_jit_grad_vmap():
     n = len(args)
 
     def grads(lib, ad, f, kw=kw, n=n):
-      return ad.grad(lambda *xs: (f(*xs, **kw) ** 2).sum(), argnums=tuple(range(n)))
+      return ad.grad(lambda *ops: (f(*ops, **kw) ** 2).sum(), argnums=tuple(range(n)))
 
     # (lambdas, not functools.partial: arrax's jit names a partial 'partial', JAX by the
     # function it wraps)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 
 import numpy as np
 import opt_einsum
@@ -133,7 +134,7 @@ def _delta(shape, axes):
   sub = tuple(shape[a] for a in axes)
   iotas = [shape_ops.broadcasted_iota(np.uint32, sub, i) for i in range(len(sub))]
   same = functools.reduce(lax_ew.bitwise_and,
-                          [lax_ew.eq(i, j) for i, j in zip(iotas[:-1], iotas[1:])])
+                          [lax_ew.eq(i, j) for i, j in itertools.pairwise(iotas)])
   if sub == tuple(shape):   # the mask already has the operand's shape (axes are all of them)
     return same
   return shape_ops.broadcast_in_dim(same, tuple(shape), tuple(axes))

@@ -13,14 +13,14 @@ from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
+from arrax._src.lax import lax as lax_ew
 from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
-from arrax._src.lax import lax as lax_ew
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
 from arrax._src.numpy import einsum as np_einsum
-from arrax._src.numpy.vectorize import vectorize
 from arrax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_dtypes_inexact
+from arrax._src.numpy.vectorize import vectorize
 
 
 class EigResult(NamedTuple):
@@ -827,7 +827,7 @@ def multi_dot(arrays, *, precision=None):
     raise ValueError("multi_dot: input arrays must all be two-dimensional, except for the "
                      "first and last array which may be 1 or 2 dimensional. Got array shapes "
                      f"{shapes}")
-  if any(s[-1] != t[0] for s, t in zip(shapes[:-1], shapes[1:])):
+  if any(s[-1] != t[0] for s, t in itertools.pairwise(shapes)):
     raise ValueError("multi_dot: last dimension of each array must match first dimension of "
                      f"following array. Got array shapes {shapes}")
   labels = [(i, i + 1) for i in range(len(arrs))]
