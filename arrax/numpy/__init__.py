@@ -58,3 +58,4 @@ issubdtype = _dtypes.issubdtype
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 from arrax.numpy import linalg  # noqa: E402,F401
+from arrax._src.numpy.einsum import (einsum as einsum, einsum_path as einsum_path)  # noqa: E402

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import operator
 from typing import NamedTuple
 
@@ -11,11 +13,14 @@ from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
+from arrax._src.lax import lax as lax_ew
 from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import einsum as np_einsum
 from arrax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_dtypes_inexact
+from arrax._src.numpy.vectorize import vectorize
 
 
 class EigResult(NamedTuple):
@@ -613,3 +618,263 @@ def cond(x, p=None):
   # A NaN from a singular matrix means an infinite condition number (unless x has NaNs).
   return lax_numpy.where(ufuncs.isnan(r) & ~reductions.any(ufuncs.isnan(arr), axis=(-2, -1)),
                          np.inf, r)
+
+
+# ---- array-API names of jnp.linalg (thin layers over the jnp functions of the same names) --------
+def _named(name):
+  """Give a function the name its jit shows in jaxprs (JAX's jnp function of that name)."""
+  def rename(f):
+    f.__name__ = f.__qualname__ = name
+    return f
+  return rename
+
+
+@jit(static_argnames=("axisa", "axisb", "axisc", "axis"))
+@_named("cross")
+def _np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+  # jnp.cross: 3-vector (or 2-vector) cross products along the given axes.
+  if axis is not None:
+    axisa = axisb = axisc = axis
+  a = lax_numpy.moveaxis(a, axisa, -1)
+  b = lax_numpy.moveaxis(b, axisb, -1)
+  if _shape(a)[-1] not in (2, 3) or _shape(b)[-1] not in (2, 3):
+    raise ValueError("Dimension must be either 2 or 3 for cross product")
+  if _shape(a)[-1] == 2 and _shape(b)[-1] == 2:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+  a0, a1 = a[..., 0], a[..., 1]
+  a2 = a[..., 2] if _shape(a)[-1] == 3 else creation.zeros_like(a0)
+  b0, b1 = b[..., 0], b[..., 1]
+  b2 = b[..., 2] if _shape(b)[-1] == 3 else creation.zeros_like(b0)
+  c = creation.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+  return lax_numpy.moveaxis(c, 0, axisc)
+
+
+def cross(x1, x2, /, *, axis=-1):
+  """Cross products of 3-vectors laid along `axis` of x1 and x2 (other axes broadcast).
+
+  >>> jnp.linalg.cross(jnp.array([1., 0., 0.]), jnp.array([0., 1., 0.]))   # [0, 0, 1]
+  """
+  x1, x2 = ensure_arraylike("jnp.linalg.outer", x1, x2)
+  n1, n2 = _shape(x1)[axis], _shape(x2)[axis]
+  if n1 != 3 or n2 != 3:
+    raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they "
+                     f"have x1.shape[axis]={n1} and x2.shape[axis]={n2}")
+  return _np_cross(x1, x2, axis=axis)
+
+
+def outer(x1, x2, /):
+  """The outer product x1[i] * x2[j] of two 1-D arrays (no flattening, unlike jnp.outer).
+
+  >>> jnp.linalg.outer(jnp.array([1, 2]), jnp.array([1, 10, 100]))
+  """
+  x1, x2 = ensure_arraylike("jnp.linalg.outer", x1, x2)
+  n1, n2 = len(_shape(x1)), len(_shape(x2))
+  if n1 != 1 or n2 != 1:
+    raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} "
+                     f"x2.ndim={n2}")
+  return ufuncs.multiply(x1[:, None], x2[None, :])
+
+
+def matrix_transpose(x, /):
+  """Swap the last two axes of x [..., m, n] (no conjugation).
+
+  >>> jnp.linalg.matrix_transpose(jnp.ones((2, 3, 4))).shape   # (2, 4, 3)
+  """
+  x = ensure_arraylike("jnp.linalg.matrix_transpose", x)
+  nd = len(_shape(x))
+  if nd < 2:
+    raise ValueError(f"matrix_transpose requires at least 2 dimensions; got ndim={nd}")
+  return shape_ops.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+  """sum(conj(x1) * x2) along `axis`, with the other axes broadcast (batched vdot).
+
+  >>> jnp.linalg.vecdot(jnp.array([[1., 2.], [3., 4.]]), jnp.array([1., 1.]))   # [3, 7]
+  """
+  x1, x2 = ensure_arraylike("jnp.linalg.vecdot", x1, x2)
+  if _shape(x1)[axis] != _shape(x2)[axis]:
+    raise ValueError(f"axes must match; got shapes {_shape(x1)} and {_shape(x2)} with "
+                     f"axis={axis}")
+  x1 = lax_numpy.moveaxis(x1, axis, -1)
+  x2 = lax_numpy.moveaxis(x2, axis, -1)
+  vdot = functools.partial(lax_numpy.vdot, precision=precision,
+                           preferred_element_type=preferred_element_type)
+  return vectorize(vdot, signature="(n),(n)->()")(x1, x2)
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+  """The matrix product of x1 [..., n] and x2 [n, ...] (NumPy's matmul broadcasting).
+
+  >>> jnp.linalg.matmul(jnp.eye(2), jnp.array([1., 2.]))   # [1, 2]
+  """
+  x1, x2 = ensure_arraylike("jnp.linalg.matmul", x1, x2)
+  return lax_numpy.matmul(x1, x2, precision=precision,
+                          preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
+              out_sharding=None):
+  """Sum of products over axes of x1 and x2: the last `axes` of x1 with the first of x2, or
+  the two axis lists given as ``axes=(x1_axes, x2_axes)``.
+
+  >>> jnp.linalg.tensordot(jnp.ones((2, 3)), jnp.ones((3, 4)), axes=1).shape   # (2, 4)
+  """
+  x1, x2 = ensure_arraylike("jnp.linalg.tensordot", x1, x2)
+  if out_sharding is not None:
+    raise NotImplementedError("jnp.linalg.tensordot: out_sharding is not supported by arrax.")
+  n1, n2 = len(_shape(x1)), len(_shape(x2))
+  if preferred_element_type is None:
+    pet, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
+  else:
+    pet, weak = dtypes.check_user_dtype(preferred_element_type, "tensordot"), False
+  if type(axes) is int:
+    if axes > min(n1, n2):
+      raise TypeError(f"Number of tensordot axes (axes {axes}) exceeds input ranks "
+                      f"({_shape(x1)} and {_shape(x2)})")
+    contract = tuple(range(n1 - axes, n1)), tuple(range(axes))
+  elif isinstance(axes, (tuple, list)) and len(axes) == 2:
+    ax1, ax2 = axes
+    if isinstance(ax1, int) and isinstance(ax2, int):
+      contract = (canonicalize_axis(ax1, n1),), (canonicalize_axis(ax2, n2),)
+    elif isinstance(ax1, (tuple, list)) and isinstance(ax2, (tuple, list)):
+      if len(ax1) != len(ax2):
+        raise TypeError(f"tensordot requires axes lists to have equal length, got {ax1} and "
+                        f"{ax2}.")
+      contract = (tuple(canonicalize_axis(i, n1) for i in ax1),
+                  tuple(canonicalize_axis(i, n2) for i in ax2))
+    else:
+      raise TypeError("tensordot requires both axes lists to be either ints, tuples or lists, "
+                      f"got {ax1} and {ax2}")
+  else:
+    raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
+                    "lists/tuples of ints.")
+  out = lax_dot.dot_general(x1, x2, (contract, ((), ())), precision=precision,
+                            preferred_element_type=pet)
+  return lax_ew._convert_element_type(out, pet, weak)
+
+
+@jit(static_argnames=("offset", "axis1", "axis2"))
+@_named("diagonal")
+def _np_diagonal(a, offset=0, axis1=0, axis2=1):
+  # jnp.diagonal's general path: gather a[..., i, i + offset] (a[..., i - offset, i] below).
+  offset = operator.index(offset)
+  shape = _shape(a)
+  a = lax_numpy.moveaxis(a, (axis1, axis2), (-2, -1))
+  size = max(0, min(shape[axis1] + min(offset, 0), shape[axis2] - max(offset, 0)))
+  int_dtype = dtypes.default_int_dtype()
+  i = shape_ops.iota(int_dtype, size)
+  j = shape_ops.iota(int_dtype, size)
+  if offset:
+    j = lax_ew.add(lax_ew.scalar_literal(abs(offset), int_dtype), j)
+  return a[..., i, j] if offset >= 0 else a[..., j, i]
+
+
+def diagonal(x, /, *, offset=0):
+  """The `offset`-th diagonals of the matrices x [..., m, n] (above the main one for
+  offset > 0), shape [..., k].
+
+  >>> jnp.linalg.diagonal(jnp.array([[1, 2], [3, 4]]))   # [1, 4]
+  """
+  x = ensure_arraylike("jnp.linalg.diagonal", x)
+  return _np_diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+@jit(static_argnames=("axis1", "axis2", "dtype"))
+@_named("trace")
+def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+  # jnp.trace: mask everything but the `offset` diagonal, then sum the last two axes.
+  nd = len(_shape(a))
+  if canonicalize_axis(axis1, nd) == canonicalize_axis(axis2, nd):
+    raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "trace")
+  shape = _shape(a)
+  a = lax_numpy.moveaxis(a, (axis1, axis2), (-2, -1))
+  offset = ensure_arraylike("eye", offset)
+  off_dtype = core.get_aval(offset).dtype
+  n, m = shape[axis1], shape[axis2]
+  rows = shape_ops.broadcasted_iota(off_dtype, (n, m), 0)
+  cols = shape_ops.broadcasted_iota(off_dtype, (n, m), 1)
+  on_diagonal = ufuncs.equal(ufuncs.add(rows, offset), cols)
+  a = lax_numpy.where(on_diagonal, a, creation.zeros_like(a))
+  return reductions.sum(a, axis=(-2, -1), dtype=dtype)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+  """Sums of the `offset`-th diagonals of the matrices x [..., m, n], shape [...].
+
+  >>> jnp.linalg.trace(jnp.array([[1, 2], [3, 4]]))   # 5
+  """
+  x = ensure_arraylike("jnp.linalg.trace", x)
+  return _np_trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def multi_dot(arrays, *, precision=None):
+  """The product arrays[0] @ arrays[1] @ ... in the cheapest order (found by opt_einsum).
+
+  The first array may be 1-D (a row vector) and the last 1-D (a column vector); the others
+  must be 2-D.
+
+  >>> jnp.linalg.multi_dot([jnp.ones(3), jnp.ones((3, 4)), jnp.ones((4, 2))])   # [12, 12]
+  """
+  arrs = [ensure_arraylike("jnp.linalg.multi_dot", a) for a in arrays]
+  if len(arrs) < 2:
+    raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")
+  shapes = [_shape(a) for a in arrs]
+  if not (len(shapes[0]) in (1, 2) and len(shapes[-1]) in (1, 2)
+          and all(len(s) == 2 for s in shapes[1:-1])):
+    raise ValueError("multi_dot: input arrays must all be two-dimensional, except for the "
+                     "first and last array which may be 1 or 2 dimensional. Got array shapes "
+                     f"{shapes}")
+  if any(s[-1] != t[0] for s, t in itertools.pairwise(shapes)):
+    raise ValueError("multi_dot: last dimension of each array must match first dimension of "
+                     f"following array. Got array shapes {shapes}")
+  labels = [(i, i + 1) for i in range(len(arrs))]
+  if len(shapes[0]) == 1:
+    labels[0] = labels[0][1:]
+  if len(shapes[-1]) == 1:
+    labels[-1] = labels[-1][:1]
+  return np_einsum.einsum(*itertools.chain(*zip(arrs, labels)), optimize="auto",
+                          precision=precision)
+
+
+def tensorinv(a, ind=2):
+  """The inverse of `a` under tensordot with `ind` axes: tensordot(tensorinv(a), a, ind) is
+  the identity on the shape a.shape[:ind] (which must have as many elements as the rest).
+
+  >>> jnp.linalg.tensorinv(jnp.eye(4).reshape(4, 2, 2), ind=1).shape   # (2, 2, 4)
+  """
+  arr = ensure_arraylike("tensorinv", a)
+  ind = operator.index(ind)
+  if ind <= 0:
+    raise ValueError(f"ind must be a positive integer; got ind={ind}")
+  shape = _shape(arr)
+  contracted, rest = shape[:ind], shape[ind:]
+  rows, cols = math.prod(contracted), math.prod(rest)
+  if rows != cols:
+    raise ValueError("tensorinv is only possible when the product of the first `ind` "
+                     "dimensions equals that of the remaining dimensions. got "
+                     f"arr.shape={shape} with ind={ind}.")
+  return lax_numpy.reshape(inv(lax_numpy.reshape(arr, (rows, cols))), (*rest, *contracted))
+
+
+def tensorsolve(a, b, axes=None):
+  """x with tensordot(a, x, x.ndim) == b; `axes` of a are first moved to the end.
+
+  >>> jnp.linalg.tensorsolve(jnp.eye(6).reshape(2, 3, 6), jnp.ones((2, 3))).shape   # (6,)
+  """
+  a, b = ensure_arraylike("tensorsolve", a, b)
+  if axes is not None:
+    a = lax_numpy.moveaxis(a, axes, len(axes) * (len(_shape(a)) - 1,))
+  b_shape = _shape(b)
+  out_shape = _shape(a)[len(b_shape):]
+  if _shape(a)[:len(b_shape)] != b_shape:
+    raise ValueError("After moving axes to end, leading shape of a must match shape of b. "
+                     f"got a.shape={_shape(a)}, b.shape={b_shape}")
+  b_size = math.prod(b_shape)
+  if b_size != math.prod(out_shape):
+    raise ValueError("Input arrays must have prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]);"
+                     f" got a.shape={_shape(a)}, b.ndim={len(b_shape)}.")
+  a = lax_numpy.reshape(a, (b_size, math.prod(out_shape)))
+  return lax_numpy.reshape(solve(a, lax_numpy.ravel(b)), out_shape)
