@@ -22,7 +22,7 @@ import opt_einsum
 from arrax._src import core, dtypes
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
-from arrax._src.lax import lax as lax_ew
+from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import reductions as lax_reductions
 from arrax._src.lax import shape_ops
 from arrax._src.numpy import lax_numpy, util

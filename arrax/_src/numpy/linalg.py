@@ -13,7 +13,7 @@ from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
-from arrax._src.lax import lax as lax_ew
+from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
