@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from arrax._src import dtypes
+from arrax._src.ad_api import jvp, linearize, vjp
 from arrax._src.config import x64_enabled
 from arrax._src.tree_util import tree_map, tree_reduce
 
@@ -236,7 +237,6 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
 
 
 def _jvp_from_linearize(f, primals, tangents):
-  from arrax._src.ad_api import linearize
   out, f_lin = linearize(f, *primals)
   return out, f_lin(*tangents)
 
@@ -256,7 +256,6 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
   Raises:
     AssertionError: if the derivatives do not match.
   """
-  from arrax._src.ad_api import jvp, vjp
   args = tuple(args)
   eps = eps or EPS
   jvp_check = functools.partial(check_jvp, atol=atol, rtol=rtol, eps=eps)
