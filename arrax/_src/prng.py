@@ -16,15 +16,17 @@ import operator
 
 import numpy as np
 
-from arrax._src import core
-from arrax._src import array
+from arrax._src import array, core
 from arrax._src.array import Array
 from arrax._src.config import config
 from arrax._src.jit import jit
 from arrax._src.ad import defjvp_zero
 from arrax._src.batching import defbroadcasting
 from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.lax.control_flow import fori_loop
+from arrax._src.lax.control_flow.common import lower_fun
 from arrax._src.lax.utils import broadcasting_shape
+from arrax._src.numpy import creation, reductions, ufuncs
 from arrax._src.tree_util import register_pytree_node
 
 _partitionable = config.flag("jax_threefry_partitionable")
@@ -73,7 +75,6 @@ def _rolled_step(i, state):
 
 
 def _threefry2x32_lowered(k1, k2, x1, x2):
-  from arrax._src.lax.control_flow import fori_loop
   shape = broadcasting_shape("threefry2x32", *map(core.get_aval, (k1, k2, x1, x2)))
   x1, x2 = (_broadcast(x, shape) for x in (x1, x2))
   ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _KS_PARITY))
@@ -83,12 +84,11 @@ def _threefry2x32_lowered(k1, k2, x1, x2):
 
 
 def _threefry2x32_lowering(ctx, *args):
-  from arrax._src.lax.control_flow.common import lower_fun
   return lower_fun(_threefry2x32_lowered)(ctx, *args)
 
 
-threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
-threefry2x32_p.def_lowering(_threefry2x32_lowering)
+threefry2x32_p.abstract_eval = _threefry2x32_abstract_eval
+threefry2x32_p.lowering = _threefry2x32_lowering
 defbroadcasting(threefry2x32_p)
 defjvp_zero(threefry2x32_p)
 
@@ -174,10 +174,9 @@ def seed_data(seed):
 
 @functools.partial(jit, inline=True)
 def _seed_data(seed):
-  import arrax.numpy as jnp
   hi = lax.shift_right_logical(seed, np.array(32, seed.dtype))
   # The low word as JAX computes it: `seed & 0xFFFFFFFF` under standard promotion.
-  lo = jnp.bitwise_and(seed, np.uint32(0xFFFFFFFF))
+  lo = ufuncs.bitwise_and(seed, np.uint32(0xFFFFFFFF))
   words = [shape_ops.expand_dims(lax.convert_element_type(w, _U32), (0,)) for w in (hi, lo)]
   return shape_ops.concatenate(words, 0)
 
@@ -363,16 +362,14 @@ class PRNGKeyArray:
     return self._wrap(self._base_array.swapaxes(a1, a2))
 
   def __eq__(self, other):
-    import arrax.numpy as jnp
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return jnp.all(self._base_array == other._base_array, axis=-1)
+    return reductions.all(self._base_array == other._base_array, axis=-1)
 
   def __ne__(self, other):
-    import arrax.numpy as jnp
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return jnp.any(self._base_array != other._base_array, axis=-1)
+    return reductions.any(self._base_array != other._base_array, axis=-1)
 
   __hash__ = None
 
@@ -410,8 +407,7 @@ class PRNGKeyArray:
   committed = property(lambda self: self._base_array.committed)
 
   def copy(self):
-    import arrax.numpy as jnp
-    return self._wrap(jnp.array(self._base_array))
+    return self._wrap(creation.array(self._base_array))
 
 
 @jit
@@ -450,6 +446,5 @@ def as_key_data(x):
   """Key data as an arrax Array or tracer (NumPy key data is copied to the device)."""
   if isinstance(x, (Array, core.Tracer)):
     return x
-  import arrax.numpy as jnp
-  return jnp.asarray(x)
+  return creation.asarray(x)
 

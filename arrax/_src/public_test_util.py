@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from arrax._src import dtypes
+from arrax._src.ad_api import jvp, linearize, vjp
 from arrax._src.config import x64_enabled
 from arrax._src.tree_util import tree_map, tree_reduce
 from arrax._src.ad_api import jvp, vjp

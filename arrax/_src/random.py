@@ -14,17 +14,23 @@ from functools import partial
 
 import numpy as np
 
-import arrax.numpy as jnp
-from arrax._src import core, dtypes, prng
+from arrax._src import ad, batching, core, dtypes, prng
 from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.array import Array, concretize
 from arrax._src.config import config
+from arrax._src.jit import jit
+from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import reductions as lax_reductions
 from arrax._src.lax import sort as lax_sort
+from arrax._src.lax.control_flow import common, loops, scan, while_loop
+from arrax._src.lax.control_flow.common import lower_fun
+from arrax._src.lax.special import random_gamma_grad
 from arrax._src.lax.utils import canonicalize_axis
+from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import linalg as np_linalg
 from arrax._src.numpy.util import check_arraylike, promote_dtypes_inexact
-from arrax._src.jit import jit
 from arrax._src.prng import PRNGKeyArray, split_data
 from arrax._src.tree_util import tree_flatten, tree_unflatten, treedef_tuple
 
@@ -176,9 +182,9 @@ def _seed_to_data(ctor_name, seed, impl):
                     f"{np.shape(seed)} != (). Use jax.vmap for batching")
   if isinstance(seed, int):
     # Python ints are read as int64 first (then truncated unless x64), as JAX does.
-    seed_arr = jnp.asarray(np.int64(seed))
+    seed_arr = creation.asarray(np.int64(seed))
   else:
-    seed_arr = jnp.asarray(seed)
+    seed_arr = creation.asarray(seed)
   return prng.seed_data(seed_arr)
 
 
@@ -244,7 +250,7 @@ def fold_in(key, data):
                     f"{np.shape(data)} != (). Use jax.vmap for batching.")
   if isinstance(data, int):
     data = np.asarray(data, np.uint32)   # out-of-range Python ints raise OverflowError
-  msg = jnp.asarray(data, dtype="uint32")
+  msg = creation.asarray(data, dtype="uint32")
   return _return_keys(typed, prng.fold_in_data(kdata, msg))
 
 
@@ -326,7 +332,7 @@ def _convert_and_clip_integer(val, dtype):
   vinfo, info = dtypes.iinfo(val.dtype), dtypes.iinfo(dtype)
   lo = _const(val, max(int(info.min), int(vinfo.min)))
   hi = _const(val, min(int(info.max), int(vinfo.max)))
-  return jnp.clip(val, lo, hi).astype(dtype)
+  return lax_numpy.clip(val, lo, hi).astype(dtype)
 
 
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
@@ -342,8 +348,8 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   if info.bits < 32:
     # Narrow integers are sampled in 32 bits, to keep the modulo bias small.
     sample_dtype = np.dtype("int32")
-    minval = jnp.asarray(minval).astype("int32").clip(int(info.min), int(info.max))
-    maxval = jnp.asarray(maxval).astype("int32").clip(int(info.min), int(info.max) + 1)
+    minval = creation.asarray(minval).astype("int32").clip(int(info.min), int(info.max))
+    maxval = creation.asarray(maxval).astype("int32").clip(int(info.min), int(info.max) + 1)
   return _randint(data, minval, maxval, shape, sample_dtype).astype(dtype)
 
 
@@ -351,14 +357,15 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
 def _randint(data, minval, maxval, shape, dtype):
   _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
   check_arraylike("randint", minval, maxval)
-  minval = jnp.asarray(minval)
-  maxval = jnp.asarray(maxval)
+  minval = creation.asarray(minval)
+  maxval = creation.asarray(maxval)
   if not dtypes.issubdtype(minval.dtype, np.integer):
     minval = minval.astype(int)
   if not dtypes.issubdtype(maxval.dtype, np.integer):
     maxval = maxval.astype(int)
   # maxval beyond the dtype's range (e.g. 256 for uint8) means "up to and including max".
-  dtype_max = _convert_and_clip_integer(jnp.array(dtypes.iinfo(dtype).max, dtype), maxval.dtype)
+  dtype_max = _convert_and_clip_integer(creation.array(dtypes.iinfo(dtype).max, dtype),
+                                        maxval.dtype)
   maxval_out_of_range = lax.gt(maxval, dtype_max)
   minval = shape_ops.broadcast_to_rank(_convert_and_clip_integer(minval, dtype), len(shape))
   maxval = shape_ops.broadcast_to_rank(_convert_and_clip_integer(maxval, dtype), len(shape))
@@ -371,7 +378,7 @@ def _randint(data, minval, maxval, shape, dtype):
   lower_bits = _random_bits(k2, nbits, shape)
   unsigned = UINT_DTYPES[nbits]
   span = lax.convert_element_type(lax.sub(maxval, minval), unsigned)
-  span = lax.select(lax.le(maxval, minval), jnp.full_like(span, 1), span)
+  span = lax.select(lax.le(maxval, minval), creation.full_like(span, 1), span)
   span = lax.select(lax.bitwise_and(maxval_out_of_range, lax.gt(maxval, minval)),
                     lax.add(span, _const(span, 1)), span)
   # (hi * 2**nbits + lo) mod span, without overflow: 2**nbits mod span is squared from halves.
@@ -393,15 +400,15 @@ def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
     if not dtypes.issubdtype(dtypes.dtype_and_weak_type(x)[0], np.integer):
       raise TypeError("x must be an integer or at least 1-dimensional")
     r = int(concretize(x, "argument x of jax.random.permutation()"))
-    return _shuffle(data, jnp.arange(r), axis)
+    return _shuffle(data, creation.arange(r), axis)
   return _permutation(data, x, axis, independent)
 
 
 def _permutation(data, x, axis, independent):
   if independent or np.ndim(x) == 1:
     return _shuffle(data, x, axis)
-  ind = _shuffle(data, jnp.arange(x.shape[axis]), 0)
-  return jnp.take(x, ind, axis, unique_indices=True)
+  ind = _shuffle(data, creation.arange(x.shape[axis]), 0)
+  return indexing.take(x, ind, axis, unique_indices=True)
 
 
 @partial(jit, static_argnums=(2,))
@@ -422,7 +429,7 @@ def _searchsorted_left(sorted_arr, query):
   """Insertion points of `query` into the nondecreasing 1-d `sorted_arr` (side='left')."""
   less = lax.lt(shape_ops.broadcast_to_rank(sorted_arr, query.ndim + 1),
                 shape_ops.expand_dims(query, (query.ndim,)))
-  return jnp.sum(less, axis=-1, dtype=dtypes.default_int_dtype())
+  return reductions.sum(less, axis=-1, dtype=dtypes.default_int_dtype())
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
@@ -431,7 +438,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
   if not isinstance(shape, Sequence):
     raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
   check_arraylike("choice", a)
-  arr = jnp.asarray(a)
+  arr = creation.asarray(a)
   if arr.ndim == 0:
     n_inputs = int(concretize(a, "The error occurred in jax.random.choice()"))
   else:
@@ -440,7 +447,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
   shape = _canonicalize_shape(shape, "choice")
   n_draws = math.prod(shape)
   if n_draws == 0:
-    return jnp.zeros(shape, dtype=arr.dtype)
+    return creation.zeros(shape, dtype=arr.dtype)
   if n_inputs <= 0:
     raise ValueError("a must be greater than 0 unless no samples are taken")
   if not replace and n_draws > n_inputs:
@@ -449,27 +456,27 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
   if p is None:
     if replace:
       ind = randint(data, shape, 0, n_inputs)
-      result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+      result = ind if arr.ndim == 0 else indexing.take(arr, ind, axis)
     else:
       slices = (slice(None),) * axis + (slice(n_draws),)
-      pop = jnp.arange(n_inputs) if arr.ndim == 0 else arr
+      pop = creation.arange(n_inputs) if arr.ndim == 0 else arr
       result = _permutation(data, pop, axis, False)[slices]
   else:
     check_arraylike("choice", p)
     p_arr, = promote_dtypes_inexact(p)
-    p_arr = jnp.asarray(p_arr)
+    p_arr = creation.asarray(p_arr)
     if p_arr.shape != (n_inputs,):
       raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
                        f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
     if replace:
-      p_cuml = jnp.cumsum(p_arr)
+      p_cuml = reductions.cumsum(p_arr)
       r = p_cuml[-1] * (1 - uniform(data, shape, dtype=p_cuml.dtype))
       ind = _searchsorted_left(p_cuml, r).astype(int)
     else:
       # Gumbel top-k: the k largest perturbed log-probabilities are a weighted sample.
-      g = gumbel(data, (n_inputs,), dtype=p_arr.dtype, mode=mode) + jnp.log(p_arr)
+      g = gumbel(data, (n_inputs,), dtype=p_arr.dtype, mode=mode) + ufuncs.log(p_arr)
       ind = lax_sort.top_k(g, k=n_draws)[1].astype(int)
-    result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+    result = ind if arr.ndim == 0 else indexing.take(arr, ind, axis)
   return result.reshape(shape if arr.ndim == 0 else
                         arr.shape[0:axis] + tuple(shape) + arr.shape[axis + 1:])
 
@@ -527,8 +534,8 @@ def _truncated_normal(data, lower, upper, shape, dtype):
   u = _uniform(data, a, b, shape, dtype)
   out = sqrt2 * lax.erf_inv(u)
   # Rounding can land exactly on a bound; keep samples strictly inside.
-  return jnp.clip(out, lax.nextafter(stop_gradient(lower), np.array(np.inf, dtype)),
-                  lax.nextafter(stop_gradient(upper), np.array(-np.inf, dtype)))
+  return lax_numpy.clip(out, lax.nextafter(stop_gradient(lower), np.array(np.inf, dtype)),
+                        lax.nextafter(stop_gradient(upper), np.array(-np.inf, dtype)))
 
 
 def _broadcast_shapes_or_raise(name, *shapes):
@@ -591,36 +598,27 @@ def _multivariate_normal(data, mean, cov, shape, dtype, method):
     shape = _broadcast_shapes_or_raise("multivariate_normal", mean.shape[:-1], cov.shape[:-2])
   else:
     _check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
-  linalg = _linalg("multivariate_normal")
   if method == "svd":
-    u, s, _ = linalg.svd(cov)
-    factor = u * jnp.sqrt(s[..., None, :])
+    u, s, _ = np_linalg.svd(cov)
+    factor = u * ufuncs.sqrt(s[..., None, :])
   elif method == "eigh":
-    w, v = linalg.eigh(cov)
-    factor = v * jnp.sqrt(w[..., None, :])
+    w, v = np_linalg.eigh(cov)
+    factor = v * ufuncs.sqrt(w[..., None, :])
   else:
-    factor = linalg.cholesky(cov)
+    factor = np_linalg.cholesky(cov)
   samples = _normal(data, shape + mean.shape[-1:], dtype)
   return mean + _matvec(factor, samples)
 
 
 def _matvec(a, x):
   """a [..., n, n] times the vectors x [..., n], batch axes broadcast (einsum '...ij,...j')."""
-  from arrax._src.lax import dot as lax_dot
   if a.ndim == 2:   # one matrix: contract x's last axis with it, as einsum does
     return lax_dot.dot_general(x, a, (((x.ndim - 1,), (1,)), ((), ())))
   batch = np.broadcast_shapes(a.shape[:-2], x.shape[:-1])
-  a = jnp.broadcast_to(a, (*batch, *a.shape[-2:]))
-  x = jnp.broadcast_to(x, (*batch, x.shape[-1]))
+  a = lax_numpy.broadcast_to(a, (*batch, *a.shape[-2:]))
+  x = lax_numpy.broadcast_to(x, (*batch, x.shape[-1]))
   nb = len(batch)
   return lax_dot.dot_general(a, x, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
-
-
-def _linalg(name):
-  """jnp.linalg, imported late: arrax.numpy.linalg imports this module's package."""
-  del name
-  from arrax.numpy import linalg
-  return linalg
 
 
 # ---- simple transforms of uniform samples -----------------------------------------------------
@@ -701,11 +699,11 @@ def _safe_int_to_float(pair):
   u32 = lambda v: np.array(v, np.uint32)
   mantissa = lax.bitwise_or(
       lax.shift_left(hi, hiclz),
-      jnp.where(hiclz == 32, lax.shift_left(lo, loclz),
-                lax.shift_right_logical(lo, u32(finfo.bits) - hiclz)))
+                            lax_numpy.where(hiclz == 32, lax.shift_left(lo, loclz),
+                                            lax.shift_right_logical(lo, u32(finfo.bits) - hiclz)))
   mantissa = lax.shift_right_logical(mantissa, u32(finfo.bits - finfo.nmant - 1))
   mantissa = lax.bitwise_and(mantissa, u32((1 << finfo.nmant) - 1))
-  exp = lax.shift_left(-finfo.minexp - jnp.where(hiclz == 32, 32 + loclz, hiclz),
+  exp = lax.shift_left(-finfo.minexp - lax_numpy.where(hiclz == 32, 32 + loclz, hiclz),
                        u32(finfo.nmant))
   exp = lax.bitwise_and(exp, u32((1 << (finfo.bits - 2)) - (1 << (finfo.nmant - 1))))
   return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
@@ -718,17 +716,17 @@ def _gumbel(data, shape, dtype, mode):
     random = _random_bits(data, info.bits, (2,) + shape)
     neg = lax.bitwise_not(random)
     lo_bits = neg[1]
-    carry = jnp.array([lo_bits == np.array((1 << info.bits) - 1, np.uint32),
-                       jnp.ones_like(lo_bits)], dtype=np.uint32)
+    carry = creation.array([lo_bits == np.array((1 << info.bits) - 1, np.uint32),
+                            creation.ones_like(lo_bits)], dtype=np.uint32)
     neg = neg + carry
     flip_mask = random[0] < np.array(1 << (info.bits - 1), np.uint32)
-    x = _safe_int_to_float(jnp.where(flip_mask, random, neg))
-    return jnp.where(flip_mask, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
+    x = _safe_int_to_float(lax_numpy.where(flip_mask, random, neg))
+    return lax_numpy.where(flip_mask, -ufuncs.log(-ufuncs.log1p(-x)), -ufuncs.log(-ufuncs.log(x)))
   if mode in ("high", "highest"):
     high, low = _unstack(_uniform(data, 0., 1., (2,) + shape, dtype))
-    x = jnp.where(high >= 0.5, high, high + 2 ** (-info.nmant) * low + info.tiny)
-    return -jnp.log(-jnp.log1p(-x))
-  return -jnp.log(-jnp.log(_uniform(data, info.tiny, 1., shape, dtype)))
+    x = lax_numpy.where(high >= 0.5, high, high + 2 ** (-info.nmant) * low + info.tiny)
+    return -ufuncs.log(-ufuncs.log1p(-x))
+  return -ufuncs.log(-ufuncs.log(_uniform(data, info.tiny, 1., shape, dtype)))
 
 
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
@@ -737,7 +735,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
   data, _ = _check_prng_key("categorical", key)
   check_arraylike("categorical", logits)
   _no_sharding("categorical", out_sharding)
-  logits_arr = jnp.asarray(logits)
+  logits_arr = creation.asarray(logits)
   axis = operator.index(axis)
   batch_shape = tuple(np.delete(logits_arr.shape, axis))
   if shape is None:
@@ -753,14 +751,14 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
     logits_shape = list(shape[len(shape) - len(batch_shape):])
     logits_shape.insert(axis % ndim, logits_arr.shape[axis])
     g = gumbel(data, (*prefix, *logits_shape), logits_arr.dtype, mode=mode)
-    return jnp.argmax(g + shape_ops.expand_dims(logits_arr, tuple(range(len(prefix)))),
-                      axis=axis)
+    return reductions.argmax(g + shape_ops.expand_dims(logits_arr, tuple(range(len(prefix)))),
+                             axis=axis)
   logits_arr = logits_arr + gumbel(data, logits_arr.shape, logits_arr.dtype, mode=mode)
   k = math.prod(prefix)
   if k > logits_arr.shape[axis]:
     raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of "
                      f"categories ({logits_arr.shape[axis]}).")
-  _, indices = lax_sort.top_k(jnp.moveaxis(logits_arr, axis, -1), k)
+  _, indices = lax_sort.top_k(lax_numpy.moveaxis(logits_arr, axis, -1), k)
   return shape_ops.reshape(indices, shape, (indices.ndim - 1, *range(indices.ndim - 1)))
 
 
@@ -834,7 +832,7 @@ def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
 @partial(jit, static_argnums=(1, 2))
 def _maxwell(data, shape, dtype):
   rvs = _normal(data, shape + (3,), dtype)
-  return jnp.sqrt(jnp.sum(rvs * rvs, axis=-1))
+  return ufuncs.sqrt(reductions.sum(rvs * rvs, axis=-1))
 
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
@@ -869,7 +867,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 @partial(jit, static_argnums=(3, 4))
 def _weibull_min(data, scale, concentration, shape, dtype):
   u = _uniform(data, 0, 1, shape, dtype)
-  return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
+  return ufuncs.power(-ufuncs.log1p(-u), 1.0 / concentration) * scale
 
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
@@ -881,7 +879,7 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
 @partial(jit, static_argnums=(2, 3))
 def _rayleigh(data, scale, shape, dtype):
   u = _uniform(data, 0., 1., shape, dtype)
-  scale = jnp.broadcast_to(jnp.asarray(scale).astype(dtype), shape)
+  scale = lax_numpy.broadcast_to(creation.asarray(scale).astype(dtype), shape)
   sqrt_u = lax.sqrt(lax.mul(lax.log(u), _const(scale, -2)))
   return lax.mul(scale, sqrt_u)
 
@@ -895,7 +893,7 @@ def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
 @partial(jit, static_argnums=(2, 3))
 def _wald(data, mean, shape, dtype):
   k1, k2 = _unstack(_split(data))
-  mean = jnp.broadcast_to(jnp.asarray(mean).astype(dtype), shape)
+  mean = lax_numpy.broadcast_to(creation.asarray(mean).astype(dtype), shape)
   v = _normal(k1, shape, dtype)
   z = _uniform(k2, 0., 1., shape, dtype)
   y = lax.integer_pow(v, 2)
@@ -922,8 +920,8 @@ def _geometric(data, p, shape, dtype):
   check_arraylike("geometric", p)
   p, = promote_dtypes_inexact(p)
   u = _uniform(data, 0., 1., shape, core.get_aval(p).dtype)
-  u = jnp.where(u == 0, 1, u)
-  log_one_minus_p = jnp.broadcast_to(lax.log1p(-p), shape)
+  u = lax_numpy.where(u == 0, 1, u)
+  log_one_minus_p = lax_numpy.broadcast_to(lax.log1p(-p), shape)
   g = lax.floor(lax.div(lax.log(u), log_one_minus_p)) + 1
   return g.astype(dtype)
 
@@ -936,9 +934,9 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
 
 @partial(jit, static_argnums=(4, 5), inline=True)
 def _triangular(data, left, mode, right, shape, dtype):
-  left = jnp.broadcast_to(lax.convert_element_type(left, dtype), shape)
-  right = jnp.broadcast_to(lax.convert_element_type(right, dtype), shape)
-  mode = jnp.broadcast_to(lax.convert_element_type(mode, dtype), shape)
+  left = lax_numpy.broadcast_to(lax.convert_element_type(left, dtype), shape)
+  right = lax_numpy.broadcast_to(lax.convert_element_type(right, dtype), shape)
+  mode = lax_numpy.broadcast_to(lax.convert_element_type(mode, dtype), shape)
   fc = (mode - left) / (right - left)
   u = _uniform(data, 0., 1., shape, dtype)
   out1 = left + lax.sqrt(u * (right - left) * (mode - left))
@@ -952,7 +950,6 @@ def _batched_while(cond_fun, body_fun, init):
   """A while loop over a batch whose `cond_fun` gives one bool per example: it runs while any
   is true, and finished examples keep their carry. (This is how JAX runs a vmapped while_loop,
   which is how it draws gamma samples.)"""
-  from arrax._src.lax.control_flow import common, loops
   leaves, in_tree = tree_flatten(init)
   args_tree = treedef_tuple([in_tree])
   avals = tuple(core.get_aval(x) for x in leaves)
@@ -1040,7 +1037,6 @@ def _random_gamma_abstract_eval(key, a, *, log_space):
 
 
 def _random_gamma_lowering(ctx, key, a, *, log_space):
-  from arrax._src.lax.control_flow.common import lower_fun
   return lower_fun(lambda k, x: [_gamma_impl(k, x, log_space=log_space)])(ctx, key, a)
 
 
@@ -1048,8 +1044,6 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
   # Implicit reparameterization, as JAX: a sample moves with `a` along its fixed quantile, at
   # rate lax.random_gamma_grad(a, sample); for log-space samples that rate is divided by the
   # sample (a sample that underflowed to 0 counts as the smallest normal float).
-  from arrax._src import ad
-  from arrax._src.lax.special import random_gamma_grad
   key, a = primals
   out = random_gamma_p.bind(key, a, log_space=log_space)
   t_a = tangents[1]
@@ -1057,7 +1051,7 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
     return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
   if log_space:
     sample = lax.exp(out)
-    tiny = jnp.full_like(sample, dtypes.finfo(core.get_aval(out).dtype).tiny)
+    tiny = creation.full_like(sample, dtypes.finfo(core.get_aval(out).dtype).tiny)
     sample = lax.select(lax.eq(sample, _const(sample, 0)), tiny, sample)
     rate = lax.div(random_gamma_grad(a, sample), sample)
   else:
@@ -1066,7 +1060,6 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
 
 
 def _random_gamma_batch(args, dims, *, log_space):
-  from arrax._src import batching
   k, a = args
   size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
   k = batching.bdim_at_front(k, dims[0], size)
@@ -1074,11 +1067,11 @@ def _random_gamma_batch(args, dims, *, log_space):
   return random_gamma_p.bind(k, a, log_space=log_space), 0
 
 
-random_gamma_p.def_abstract_eval(_random_gamma_abstract_eval)
-random_gamma_p.def_lowering(_random_gamma_lowering)
-random_gamma_p.def_jvp(_random_gamma_jvp)
-random_gamma_p.def_batch(_random_gamma_batch)
-random_gamma_p.def_pp_params(lambda params: params)
+random_gamma_p.abstract_eval = _random_gamma_abstract_eval
+random_gamma_p.lowering = _random_gamma_lowering
+random_gamma_p.jvp = _random_gamma_jvp
+random_gamma_p.batch = _random_gamma_batch
+random_gamma_p.pp_params = lambda params: params
 
 
 @partial(jit, static_argnums=(2, 3, 4))
@@ -1089,7 +1082,7 @@ def _gamma(data, a, shape, dtype, log_space):
     _check_shape("gamma", shape, np.shape(a))
   a = lax.convert_element_type(a, dtype)
   if np.shape(a) != shape:
-    a = jnp.broadcast_to(a, shape)
+    a = lax_numpy.broadcast_to(a, shape)
   return random_gamma_p.bind(data, a, log_space=log_space)
 
 
@@ -1129,14 +1122,14 @@ def _beta(data, a, b, shape, dtype):
   a = lax.convert_element_type(a, dtype)
   b = lax.convert_element_type(b, dtype)
   key_a, key_b = _unstack(_split(data))
-  a = jnp.broadcast_to(a, shape)
-  b = jnp.broadcast_to(b, shape)
+  a = lax_numpy.broadcast_to(a, shape)
+  b = lax_numpy.broadcast_to(b, shape)
   log_gamma_a = _gamma(key_a, a, shape, dtype, True)
   log_gamma_b = _gamma(key_b, b, shape, dtype, True)
   # Scale both by the larger before exponentiating, so small a and b do not underflow.
   log_max = lax.max(log_gamma_a, log_gamma_b)
-  gamma_a_scaled = jnp.exp(log_gamma_a - log_max)
-  gamma_b_scaled = jnp.exp(log_gamma_b - log_max)
+  gamma_a_scaled = ufuncs.exp(log_gamma_a - log_max)
+  gamma_b_scaled = ufuncs.exp(log_gamma_b - log_max)
   return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
@@ -1165,9 +1158,9 @@ def _dirichlet(data, alpha, shape, dtype):
 
 def _softmax(x):
   """softmax over the last axis, computed as jax.nn.softmax does."""
-  x_max = jnp.max(x, -1, initial=-np.inf, keepdims=True)
-  unnormalized = jnp.exp(x - x_max)
-  return unnormalized / jnp.sum(unnormalized, -1, keepdims=True)
+  x_max = reductions.max(x, -1, initial=-np.inf, keepdims=True)
+  unnormalized = ufuncs.exp(x - x_max)
+  return unnormalized / reductions.sum(unnormalized, -1, keepdims=True)
 
 
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
@@ -1184,7 +1177,7 @@ def _t(data, df, shape, dtype):
   n = _normal(key_n, shape, dtype)
   half_df = lax.div(df, _const(n, 2))
   g = _gamma(key_g, half_df, shape, dtype, False)
-  return n * jnp.sqrt(half_df / g)
+  return n * ufuncs.sqrt(half_df / g)
 
 
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
@@ -1198,7 +1191,7 @@ def _chisquare(data, df, shape, dtype):
   df = lax.convert_element_type(df, dtype)
   two = _const(df, 2)
   log_g = _gamma(data, lax.div(df, two), shape, dtype, True)
-  return lax.mul(jnp.exp(log_g), two)
+  return lax.mul(ufuncs.exp(log_g), two)
 
 
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
@@ -1250,7 +1243,7 @@ def _ball(data, p, d, shape, dtype):
   k1, k2 = _unstack(_split(data))
   g = generalized_normal(k1, p, (*shape, d), dtype)
   e = exponential(k2, shape, dtype)
-  return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
+  return g / (((ufuncs.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
 
 
 # ---- counts: poisson, binomial, multinomial ------------------------------------------------
@@ -1263,13 +1256,12 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
   else:
     shape = np.shape(lam)
   _no_sharding("poisson", out_sharding)
-  lam = jnp.broadcast_to(lam, shape)
+  lam = lax_numpy.broadcast_to(lam, shape)
   lam = lax.convert_element_type(lam, np.float32)
   return _poisson(data, lam, shape, dtype)
 
 
 def _while_loop(cond_fun, body_fun, init):
-  from arrax._src.lax.control_flow import while_loop
   return while_loop(cond_fun, body_fun, init)
 
 
@@ -1280,14 +1272,14 @@ def _poisson_knuth(data, lam, shape, dtype, max_iters):
     rng, subkey = _unstack(_split(rng))
     k = lax.select(log_prod > -lam, k + 1, k)
     u = _uniform(subkey, 0., 1., shape, np.dtype(np.float32))
-    return i + 1, k, rng, log_prod + jnp.log(u)
+    return i + 1, k, rng, log_prod + ufuncs.log(u)
 
   def cond_fn(carry):
     i, log_prod = carry[0], carry[3]
     return (log_prod > -lam).any() & (i < max_iters)
 
-  k_init = jnp.zeros(shape, dtype)
-  log_rate_init = jnp.zeros(shape, np.float32)
+  k_init = creation.zeros(shape, dtype)
+  log_rate_init = creation.zeros(shape, np.float32)
   k = _while_loop(cond_fn, body_fn, (0, k_init, data, log_rate_init))[1]
   return (k - 1).astype(dtype)
 
@@ -1323,8 +1315,8 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
     i, k_out, accepted, key = carry
     return (~accepted).any() & (i < max_iters)
 
-  k_init = jnp.full(shape, -1, fdtype)
-  accepted = jnp.full(shape, False, np.bool_)
+  k_init = creation.full(shape, -1, fdtype)
+  accepted = creation.full(shape, False, np.bool_)
   k = _while_loop(cond_fn, body_fn, (0, k_init, accepted, data))[1]
   return k.astype(dtype)
 
@@ -1332,30 +1324,30 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
 @partial(jit, static_argnums=(2, 3))
 def _poisson(data, lam, shape, dtype):
   use_knuth = (lam != lam) | (lam < 10)
-  lam_knuth = lax.select(use_knuth, lam, jnp.full_like(lam, 0.0))
-  lam_rejection = lax.select(use_knuth, jnp.full_like(lam, 1e5), lam)
+  lam_knuth = lax.select(use_knuth, lam, creation.full_like(lam, 0.0))
+  lam_rejection = lax.select(use_knuth, creation.full_like(lam, 1e5), lam)
   max_iters = dtype.type(dtypes.iinfo(dtype).max)
   result = lax.select(use_knuth, _poisson_knuth(data, lam_knuth, shape, dtype, max_iters),
                       _poisson_rejection(data, lam_rejection, shape, dtype, max_iters))
-  return lax.select(lam == 0, jnp.zeros_like(result), result)
+  return lax.select(lam == 0, creation.zeros_like(result), result)
 
 
 def _stirling_approx_tail(k):
-  tail_values = jnp.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
-                           0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
-                           0.0118967099458917, 0.010411265261972, 0.00925546218271273,
-                           0.00833056343336287], dtype=k.dtype)
+  tail_values = creation.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                                0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                                0.0118967099458917, 0.010411265261972, 0.00925546218271273,
+                                0.00833056343336287], dtype=k.dtype)
   use_tail_values = k <= 9
   k = lax.clamp(_const(k, 0.0), k, _const(k, 9.0))
   kp1sq = (k + 1) * (k + 1)
   approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
-  k = jnp.floor(k)
-  return lax.select(use_tail_values, tail_values[jnp.asarray(k, dtype="int32")], approx)
+  k = ufuncs.floor(k)
+  return lax.select(use_tail_values, tail_values[creation.asarray(k, dtype="int32")], approx)
 
 
 @partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
-  log1minusprob = jnp.log1p(-prob)
+  log1minusprob = ufuncs.log1p(-prob)
   pdtype = core.get_aval(prob).dtype
 
   def body_fn(carry):
@@ -1363,15 +1355,15 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
     subkey, key = _unstack(_split(key))
     num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
     u = _uniform(subkey, 0., 1., shape, pdtype)
-    geom = jnp.ceil(jnp.log(u) / log1minusprob)
+    geom = ufuncs.ceil(ufuncs.log(u) / log1minusprob)
     return i + 1, num_geom_out, geom_sum + geom, key
 
   def cond_fn(carry):
     i, geom_sum = carry[0], carry[2]
     return (geom_sum <= count).any() & (i < max_iters)
 
-  num_geom_init = jnp.zeros(shape, pdtype)
-  geom_sum_init = jnp.zeros(shape, pdtype)
+  num_geom_init = creation.zeros(shape, pdtype)
+  geom_sum_init = creation.zeros(shape, pdtype)
   k = _while_loop(cond_fn, body_fn, (0, num_geom_init, geom_sum_init, data))[1]
   return (k - 1).astype(dtype)
 
@@ -1379,14 +1371,14 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
 @partial(jit, static_argnums=(3, 4, 5), inline=True)
 def _btrs(data, count, prob, shape, dtype, max_iters):
   # Transformed rejection for binomials (Hormann 1993).
-  stddev = jnp.sqrt(count * prob * (1 - prob))
+  stddev = ufuncs.sqrt(count * prob * (1 - prob))
   b = 1.15 + 2.53 * stddev
   a = -0.0873 + 0.0248 * b + 0.01 * prob
   c = count * prob + 0.5
   v_r = 0.92 - 4.2 / b
   r = prob / (1 - prob)
   alpha = (2.83 + 5.1 / b) * stddev
-  m = jnp.floor((count + 1) * prob)
+  m = ufuncs.floor((count + 1) * prob)
   pdtype = core.get_aval(prob).dtype
 
   def body_fn(carry):
@@ -1395,14 +1387,14 @@ def _btrs(data, count, prob, shape, dtype, max_iters):
     u = _uniform(subkey_0, 0., 1., shape, pdtype)
     v = _uniform(subkey_1, 0., 1., shape, pdtype)
     u = u - 0.5
-    us = 0.5 - jnp.abs(u)
+    us = 0.5 - ufuncs.abs(u)
     accept1 = (us >= 0.07) & (v <= v_r)
-    k = jnp.floor((2 * a / us + b) * u + c)
+    k = ufuncs.floor((2 * a / us + b) * u + c)
     reject = (k < 0) | (k > count)
-    v = jnp.log(v * alpha / (a / (us * us) + b))
-    ub = ((m + 0.5) * jnp.log((m + 1) / (r * (count - m + 1)))
-          + (count + 1) * jnp.log((count - m + 1) / (count - k + 1))
-          + (k + 0.5) * jnp.log(r * (count - k + 1) / (k + 1))
+    v = ufuncs.log(v * alpha / (a / (us * us) + b))
+    ub = ((m + 0.5) * ufuncs.log((m + 1) / (r * (count - m + 1)))
+          + (count + 1) * ufuncs.log((count - m + 1) / (count - k + 1))
+          + (k + 0.5) * ufuncs.log(r * (count - k + 1) / (k + 1))
           + _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
           - _stirling_approx_tail(k) - _stirling_approx_tail(count - k))
     accept2 = v <= ub
@@ -1415,8 +1407,8 @@ def _btrs(data, count, prob, shape, dtype, max_iters):
     i, accepted = carry[0], carry[2]
     return (~accepted).any() & (i < max_iters)
 
-  k_init = jnp.full(shape, -1, pdtype)
-  carry = (0, k_init, jnp.full(shape, False, bool), data)
+  k_init = creation.full(shape, -1, pdtype)
+  carry = (0, k_init, creation.full(shape, False, bool), data)
   return _while_loop(cond_fn, body_fn, carry)[1].astype(dtype)
 
 
@@ -1438,53 +1430,52 @@ def _binomial(data, count, prob, shape, dtype):
     _check_shape("binomial", shape, np.shape(count), np.shape(prob))
   prob, = promote_dtypes_inexact(prob)
   count = lax.convert_element_type(count, core.get_aval(prob).dtype)
-  count = jnp.broadcast_to(count, shape)
-  prob = jnp.broadcast_to(prob, shape)
+  count = lax_numpy.broadcast_to(count, shape)
+  prob = lax_numpy.broadcast_to(prob, shape)
   p_lt_half = prob < 0.5
   q = lax.select(p_lt_half, prob, 1.0 - prob)
   count_nan_or_neg = (count != count) | (count < 0.0)
-  count_inf = jnp.isinf(count)
+  count_inf = ufuncs.isinf(count)
   q_is_nan = q != q
   q_l_0 = q < 0.0
-  q = lax.select(q_is_nan | q_l_0, jnp.full_like(q, 0.01), q)
+  q = lax.select(q_is_nan | q_l_0, creation.full_like(q, 0.01), q)
   use_inversion = count_nan_or_neg | (count * q <= 10.0)
-  count = jnp.floor(count)
-  count_inv = lax.select(use_inversion, count, jnp.full_like(count, 0.0))
-  count_btrs = lax.select(use_inversion, jnp.full_like(count, 1e4), count)
-  q_btrs = lax.select(use_inversion, jnp.full_like(q, 0.5), q)
+  count = ufuncs.floor(count)
+  count_inv = lax.select(use_inversion, count, creation.full_like(count, 0.0))
+  count_btrs = lax.select(use_inversion, creation.full_like(count, 1e4), count)
+  q_btrs = lax.select(use_inversion, creation.full_like(q, 0.5), q)
   max_iters = dtype.type(dtypes.finfo(dtype).max)
   samples = lax.select(use_inversion,
                        _binomial_inversion(data, count_inv, q, shape, dtype, max_iters),
                        _btrs(data, count_btrs, q_btrs, shape, dtype, max_iters))
   invalid = q_l_0 | q_is_nan | count_nan_or_neg
-  samples = lax.select(invalid, jnp.full_like(samples, np.nan, dtype), samples)
-  samples = lax.select(count_inf & ~invalid, jnp.full_like(samples, np.inf, dtype), samples)
+  samples = lax.select(invalid, creation.full_like(samples, np.nan, dtype), samples)
+  samples = lax.select(count_inf & ~invalid, creation.full_like(samples, np.inf, dtype), samples)
   return lax.select(p_lt_half | count_nan_or_neg | q_is_nan | count_inf, samples,
                     count.astype(dtype) - samples)
 
 
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
   """Multinomial counts of `n` trials over categories with probabilities `p` (last axis)."""
-  from arrax._src.lax.control_flow import scan
   data, _ = _check_prng_key("multinomial", key)
   check_arraylike("multinomial", n, p)
   n, p = promote_dtypes_inexact(n, p)
   if shape is None:
     shape = np.shape(p)
-  n = jnp.broadcast_to(n, shape[:-1])
-  p = jnp.broadcast_to(p, shape)
+  n = lax_numpy.broadcast_to(n, shape[:-1])
+  p = lax_numpy.broadcast_to(p, shape)
 
   def step(remainder, ratio_key):
     ratio, key = ratio_key
     count = binomial(key, remainder, ratio.clip(0, 1), dtype=remainder.dtype)
     return remainder - count, count
 
-  p = jnp.moveaxis(p, -1, 0)
+  p = lax_numpy.moveaxis(p, -1, 0)
   remaining_probs = lax_reductions.cumsum(p, 0, reverse=True)
-  ratios = p / jnp.where(remaining_probs == 0, 1, remaining_probs)
+  ratios = p / lax_numpy.where(remaining_probs == 0, 1, remaining_probs)
   keys = split(data, ratios.shape[0])
   _, counts = scan(step, n, (ratios, keys), unroll=unroll)
-  return jnp.moveaxis(counts, 0, -1).astype(dtype)
+  return lax_numpy.moveaxis(counts, 0, -1).astype(dtype)
 
 
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
@@ -1501,10 +1492,8 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
 
 @partial(jit, static_argnums=(1, 2, 3, 4))
 def _orthogonal(data, n, m, shape, dtype):
-  linalg = _linalg("orthogonal")
   z = _normal(data, (*shape, max(n, m), min(n, m)), dtype)
-  q, r = linalg.qr(z)
-  from arrax._src.lax import linalg as lax_linalg
+  q, r = np_linalg.qr(z)
   d = lax_linalg._diagonal(r)   # r is square: the reduced QR of a tall or square z
-  x = q * jnp.expand_dims(jnp.sign(d), -2)
-  return jnp.swapaxes(x, -1, -2) if n < m else x
+  x = q * lax_numpy.expand_dims(ufuncs.sign(d), -2)
+  return lax_numpy.swapaxes(x, -1, -2) if n < m else x

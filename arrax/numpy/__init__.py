@@ -14,9 +14,9 @@ from arrax._src.numpy.lax_numpy import (argsort, astype, atleast_1d, atleast_2d,
                                         matmul, matrix_transpose, moveaxis, ndim, nonzero,
                                         outer, permute_dims, promote_types, ravel, reshape,
                                         result_type, shape, size, sort, split, squeeze, stack,
-                                        swapaxes, take, tensordot, transpose, vdot, vstack,
-                                        where, clip)
-from arrax._src.numpy.indexing import put_along_axis, take_along_axis
+                                        swapaxes, tensordot, transpose, vdot, vstack, where,
+                                        clip)
+from arrax._src.numpy.indexing import put_along_axis, take, take_along_axis
 from arrax._src.numpy.padding import pad
 from arrax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, cumprod,
                                          cumsum, cumulative_prod, cumulative_sum, max, mean,

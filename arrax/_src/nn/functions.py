@@ -10,14 +10,17 @@ import warnings
 
 import numpy as np
 
-import arrax.numpy as jnp
 from arrax._src import core, dtypes
 from arrax._src.lax.elementwise import stop_gradient
+from arrax._src.batching import vmap
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
-import arrax.lax as lax
+from arrax._src.lax import dot as lax_dot
+from arrax._src.lax import elementwise as lax
+from arrax._src.lax import parallel as lax_parallel
 from arrax._src.lax import shape_ops
+from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
 from arrax._src.numpy import util as np_util
 
 
@@ -37,7 +40,7 @@ def identity(x):
 @jit
 def relu(x):
   """Rectified linear unit, max(x, 0); its derivative at 0 is taken to be 0."""
-  return jnp.maximum(x, 0)
+  return ufuncs.maximum(x, 0)
 
 
 # Gradient 0 at x == 0 (see "Numerical influence of ReLU'(0) on backpropagation").
@@ -48,7 +51,7 @@ relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, _zeros_like(g)))
 @jit
 def relu6(x):
   """min(max(x, 0), 6); derivative 0 at both kinks (x == 0 and x == 6)."""
-  return jnp.minimum(jnp.maximum(x, 0), 6.)
+  return ufuncs.minimum(ufuncs.maximum(x, 0), 6.)
 
 
 relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, _zeros_like(g)))
@@ -58,27 +61,27 @@ relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, _zeros_like(g))
 def squareplus(x, b=4):
   """(x + sqrt(x**2 + b)) / 2, a smooth ReLU (arXiv:2112.11687)."""
   x, b = np_util.ensure_arraylike("squareplus", x, b)
-  return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+  return (x + ufuncs.sqrt(ufuncs.square(x) + b)) / 2
 
 
 @jit
 def softplus(x):
   """log(1 + exp(x)), computed stably as logaddexp(x, 0)."""
-  return jnp.logaddexp(x, 0)
+  return ufuncs.logaddexp(x, 0)
 
 
 @jit
 def sparse_plus(x):
   """0 for x <= -1, (x + 1)**2 / 4 on (-1, 1), x for x >= 1."""
   x = np_util.ensure_arraylike("sparse_plus", x)
-  return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+  return lax_numpy.where(x <= -1.0, 0.0, lax_numpy.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
 @jit
 def soft_sign(x):
   """x / (|x| + 1)."""
   x = np_util.ensure_arraylike("soft_sign", x)
-  return x / (jnp.abs(x) + 1)
+  return x / (ufuncs.abs(x) + 1)
 
 
 @jit(inline=True)
@@ -90,7 +93,7 @@ def sigmoid(x):
 @jit
 def sparse_sigmoid(x):
   """0 for x <= -1, (x + 1) / 2 on (-1, 1), 1 for x >= 1 (the derivative of sparse_plus)."""
-  return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
+  return 0.5 * lax_numpy.clip(x + 1.0, 0.0, 2.0)
 
 
 @jit
@@ -107,7 +110,7 @@ swish = silu
 def mish(x):
   """x * tanh(softplus(x)) (arXiv:1908.08681)."""
   x = np_util.ensure_arraylike("mish", x)
-  return x * jnp.tanh(softplus(x))
+  return x * ufuncs.tanh(softplus(x))
 
 
 @jit
@@ -122,27 +125,27 @@ def elu(x, alpha=1.0):
   """x for x > 0, alpha * (exp(x) - 1) otherwise."""
   x = np_util.ensure_arraylike("elu", x)
   # expm1 only sees non-positive values, so the unused branch cannot overflow to inf.
-  return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
+  return lax_numpy.where(x > 0, x, alpha * ufuncs.expm1(lax_numpy.where(x > 0, 0., x)))
 
 
 @jit
 def leaky_relu(x, negative_slope=1e-2):
   """x for x >= 0, negative_slope * x otherwise."""
   x = np_util.ensure_arraylike("leaky_relu", x)
-  return jnp.where(x >= 0, x, negative_slope * x)
+  return lax_numpy.where(x >= 0, x, negative_slope * x)
 
 
 @jit
 def hard_tanh(x):
   """x clipped to [-1, 1]."""
   x = np_util.ensure_arraylike("hard_tanh", x)
-  return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
+  return lax_numpy.where(x > 1, 1, lax_numpy.where(x < -1, -1, x))
 
 
 @jit
 def celu(x, alpha=1.0):
   """max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1) (arXiv:1704.07483)."""
-  return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
+  return ufuncs.maximum(x, 0.0) + alpha * ufuncs.expm1(ufuncs.minimum(x, 0.0) / alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -161,13 +164,13 @@ def gelu(x, approximate: bool = True):
   Not jitted, as in JAX (whose jaxpr for gelu is inline).
   """
   [x] = np_util.promote_args_inexact("gelu", x)
-  x = jnp.asarray(x)   # a weak Python scalar becomes an operand with a dtype
+  x = creation.asarray(x)   # a weak Python scalar becomes an operand with a dtype
   if approximate:
     sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
-    cdf = 0.5 * (1.0 + jnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
+    cdf = 0.5 * (1.0 + ufuncs.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
     return x * cdf
   sqrt_half = np.sqrt(0.5).astype(x.dtype)
-  return jnp.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=x.dtype)
+  return creation.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=x.dtype)
 
 
 @jit(static_argnames=("axis",))
@@ -177,7 +180,7 @@ def glu(x, axis: int = -1):
   if x.shape[axis] % 2 != 0:
     raise ValueError(f"glu: the size of axis {axis} must be divisible by 2, got shape "
                      f"{x.shape}; pad or slice the input first.")
-  x1, x2 = jnp.split(x, 2, axis)
+  x1, x2 = lax_numpy.split(x, 2, axis)
   return x1 * sigmoid(x2)
 
 
@@ -198,18 +201,18 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
               where=None):
   """log(sum(b * exp(a))) over `axis`, shifted by the max for stability (scipy's logsumexp)."""
   if where is not None:
-    a = jnp.where(where, a, 0)
+    a = lax_numpy.where(where, a, 0)
   if b is not None:
     a, b = np_util.promote_args_inexact("logsumexp", a, b)
-    a = jnp.where(b != 0, a, -np.inf)
+    a = lax_numpy.where(b != 0, a, -np.inf)
   else:
     a, = np_util.promote_args_inexact("logsumexp", a)
-  a = jnp.asarray(a)   # a Python scalar comes back from promotion as a literal
+  a = creation.asarray(a)   # a Python scalar comes back from promotion as a literal
   pos_dims, dims = _reduction_dims(a.ndim, axis)
-  amax = jnp.max(a.real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
+  amax = reductions.max(a.real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
   # A non-finite max would turn every shifted term into nan; shift by 0 instead.
-  amax = stop_gradient(lax.select(jnp.isfinite(amax), amax, _zeros_like(amax)))
-  amax_b = amax if keepdims else lax.expand_dims(amax, pos_dims)
+  amax = stop_gradient(lax.select(ufuncs.isfinite(amax), amax, _zeros_like(amax)))
+  amax_b = amax if keepdims else shape_ops.expand_dims(amax, pos_dims)
   exp_a = lax.exp(lax.sub(a, amax_b.astype(a.dtype)))
   if b is not None:
     exp_a = lax.mul(exp_a, b)
@@ -222,15 +225,15 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
   if return_sign:
     return out, sign
   if b is not None and not complex_out:
-    out = jnp.where(sign < 0, jnp.array(np.nan, dtype=out.dtype), out)
+    out = lax_numpy.where(sign < 0, creation.array(np.nan, dtype=out.dtype), out)
   return out
 
 
 def _count(x, axis, where, keepdims, dtype):
   """Number of elements reduced over `axis` (those selected by `where`), as `dtype`."""
-  ones = jnp.ones(np.shape(x), dtype=dtype) if where is None else jnp.broadcast_to(
-      jnp.asarray(where).astype(dtype), np.shape(x))
-  return jnp.sum(ones, axis=axis, keepdims=keepdims)
+  ones = creation.ones(np.shape(x), dtype=dtype) if where is None else lax_numpy.broadcast_to(
+      creation.asarray(where).astype(dtype), np.shape(x))
+  return reductions.sum(ones, axis=axis, keepdims=keepdims)
 
 
 @jit(static_argnames=("axis", "keepdims"))
@@ -239,21 +242,21 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
   lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
   if where is None:
     n = np.prod([np.shape(x)[a] for a in _reduction_dims(np.ndim(x), axis)[1]])
-    return lse - jnp.log(jnp.array(n, dtype=lse.dtype))
-  return lse - jnp.log(_count(x, axis, where, keepdims, lse.dtype))
+    return lse - ufuncs.log(creation.array(n, dtype=lse.dtype))
+  return lse - ufuncs.log(_count(x, axis, where, keepdims, lse.dtype))
 
 
 @jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   """log(softmax(x)) along `axis`, computed stably; masked-out entries are -inf."""
   x = np_util.ensure_arraylike("log_softmax", x)
-  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
-  x_safe = x if where is None else jnp.where(where, x, -np.inf)
+  x_max = reductions.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+  x_safe = x if where is None else lax_numpy.where(where, x, -np.inf)
   shifted = x_safe - stop_gradient(x_max)
-  shifted_lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
+  shifted_lse = ufuncs.log(reductions.sum(ufuncs.exp(shifted), axis, where=where, keepdims=True))
   result = shifted - shifted_lse
   if where is not None:
-    return jnp.where(where, result, -np.inf)
+    return lax_numpy.where(where, result, -np.inf)
   return result
 
 
@@ -263,12 +266,12 @@ def softmax(x, axis=-1, where=None):
   Not jitted, as in JAX. The max subtracted for stability is a stop_gradient constant (JAX's
   default, `jax_softmax_custom_jvp=False`).
   """
-  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
-  x_safe = x if where is None else jnp.where(where, x, -np.inf)
-  unnormalized = jnp.exp(x_safe - stop_gradient(x_max))
-  result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+  x_max = reductions.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+  x_safe = x if where is None else lax_numpy.where(where, x, -np.inf)
+  unnormalized = ufuncs.exp(x_safe - stop_gradient(x_max))
+  result = unnormalized / reductions.sum(unnormalized, axis, where=where, keepdims=True)
   if where is not None:
-    result = jnp.where(where, result, 0)
+    result = lax_numpy.where(where, result, 0)
   return result
 
 
@@ -285,17 +288,19 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
     if v is not None:
       np_util.check_arraylike(f"standardize {name}", v)
   if mean is None:
-    mean = jnp.mean(x, axis, keepdims=True, where=where)
+    mean = reductions.mean(x, axis, keepdims=True, where=where)
   if variance is None:
     if algorithm == "stable":
-      variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), axis, keepdims=True, where=where)
+      variance = reductions.mean(ufuncs.square(ufuncs.subtract(x, mean)), axis, keepdims=True,
+                                 where=where)
     elif algorithm == "fast":
-      variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where) - jnp.square(mean)
+      variance = (reductions.mean(ufuncs.square(x), axis, keepdims=True, where=where)
+                  - ufuncs.square(mean))
       # The one-pass formula can round below zero, which rsqrt would turn into nan.
-      variance = jnp.clip(variance, 0)
+      variance = lax_numpy.clip(variance, 0)
     else:
       raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
-  return jnp.subtract(x, mean) * lax.rsqrt(variance + epsilon)
+  return ufuncs.subtract(x, mean) * lax.rsqrt(variance + epsilon)
 
 
 # ---- one_hot ----------------------------------------------------------------------------------
@@ -313,15 +318,15 @@ def _one_hot(x, num_classes, *, dtype, axis):
     out_axis = np_util.canonicalize_axis(axis, x.ndim + 1)
   except TypeError:
     # `axis` names a vmapped axis: compare against this instance's index along it.
-    axis_size = lax.axis_size(axis)
+    axis_size = lax_parallel.axis_size(axis)
     if num_classes != axis_size:
       raise ValueError(f"Expected num_classes to match the size of axis {axis}, "
                        f"but {num_classes} != {axis_size}") from None
-    return jnp.asarray(x == lax.axis_index(axis), dtype=dtype)
-  lhs = lax.expand_dims(x, (operator.index(axis),))
+    return creation.asarray(x == lax_parallel.axis_index(axis), dtype=dtype)
+  lhs = shape_ops.expand_dims(x, (operator.index(axis),))
   rhs_shape = [1] * x.ndim
   rhs_shape.insert(out_axis, num_classes)
-  rhs = lax.broadcasted_iota(x.dtype, rhs_shape, out_axis)
+  rhs = shape_ops.broadcasted_iota(x.dtype, rhs_shape, out_axis)
   return (lhs == rhs).astype(dtype)
 
 
@@ -331,7 +336,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   Indices outside [0, num_classes) encode as all zeros. `axis` may also name a vmapped axis.
   """
   num_classes = _concrete_int(num_classes)
-  x = jnp.asarray(x)
+  x = creation.asarray(x)
   if not dtypes.issubdtype(x.dtype, np.integer):
     warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
                   DeprecationWarning, stacklevel=2)
@@ -362,11 +367,11 @@ hard_swish = hard_silu
 def log1mexp(x):
   """log(1 - exp(-x)) for x >= 0, accurate for both small and large x."""
   x = np_util.ensure_arraylike("log1mexp", x)
-  c = jnp.log(2.0)
-  return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+  c = ufuncs.log(2.0)
+  return lax_numpy.where(x < c, ufuncs.log(-ufuncs.expm1(-x)), ufuncs.log1p(-ufuncs.exp(-x)))
 
 
-log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
+log1mexp.defjvps(lambda g, ans, x: g / ufuncs.expm1(x))
 
 
 
@@ -375,7 +380,7 @@ log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
 def _large_negative(dtype):
   # Finite even after the float32 cast of the softmax (float64's max would overflow to -inf).
   big = min(float(dtypes.finfo(dtype).max), float(np.finfo(np.float32).max))
-  return jnp.asarray(-0.7 * big, dtype=dtype)
+  return creation.asarray(-0.7 * big, dtype=dtype)
 
 
 def _attention_mask(shape, mask, is_causal, q_seqlen, kv_seqlen, window):
@@ -384,50 +389,50 @@ def _attention_mask(shape, mask, is_causal, q_seqlen, kv_seqlen, window):
       window is None):
     return None
   t, s = shape[2], shape[3]
-  combined = jnp.ones(shape, dtype=bool)
+  combined = creation.ones(shape, dtype=bool)
   if mask is not None:
-    combined = jnp.logical_and(combined, mask)
-  q_pos = lax.broadcasted_iota(np.int32, (t, s), 0)
-  k_pos = lax.broadcasted_iota(np.int32, (t, s), 1)
+    combined = ufuncs.logical_and(combined, mask)
+  q_pos = shape_ops.broadcasted_iota(np.int32, (t, s), 0)
+  k_pos = shape_ops.broadcasted_iota(np.int32, (t, s), 1)
   if is_causal:
-    combined = jnp.logical_and(combined, (k_pos <= q_pos)[None, None])
+    combined = ufuncs.logical_and(combined, (k_pos <= q_pos)[None, None])
   if window is not None:
     left, right = window
     in_window = (q_pos <= k_pos + left) & (q_pos >= k_pos - right)
-    combined = jnp.logical_and(combined, in_window[None, None])
+    combined = ufuncs.logical_and(combined, in_window[None, None])
   if q_seqlen is not None:
-    q_ok = jnp.arange(t)[None, :, None] < q_seqlen[:, None, None]
-    combined = jnp.logical_and(combined, q_ok[:, None])
+    q_ok = creation.arange(t)[None, :, None] < q_seqlen[:, None, None]
+    combined = ufuncs.logical_and(combined, q_ok[:, None])
   if kv_seqlen is not None:
-    kv_ok = jnp.arange(s)[None, None, :] < kv_seqlen[:, None, None]
-    combined = jnp.logical_and(combined, kv_ok[:, None])
+    kv_ok = creation.arange(s)[None, None, :] < kv_seqlen[:, None, None]
+    combined = ufuncs.logical_and(combined, kv_ok[:, None])
   return combined
 
 
 def _attention_core(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen,
                     window, return_residual):
   """Attention of query (B,T,N,H) over key/value (B,S,N,H)."""
-  logits_dtype = jnp.promote_types(query.dtype, np.float32)
+  logits_dtype = lax_numpy.promote_types(query.dtype, np.float32)
   # logits[b, n, t, s] = sum_h query[b, t, n, h] * key[b, s, n, h]
-  logits = lax.dot_general(query, key, (((3,), (3,)), ((0, 2), (0, 2))),
-                           preferred_element_type=logits_dtype)
-  logits = logits * jnp.array(scale, dtype=logits.dtype)
+  logits = lax_dot.dot_general(query, key, (((3,), (3,)), ((0, 2), (0, 2))),
+                               preferred_element_type=logits_dtype)
+  logits = logits * creation.array(scale, dtype=logits.dtype)
   if bias is not None:
     logits = (logits + bias).astype(logits.dtype)
   combined = _attention_mask(logits.shape, mask, is_causal, q_seqlen, kv_seqlen, window)
   if combined is not None:
-    logits = jnp.where(combined, logits, _large_negative(logits.dtype))
+    logits = lax_numpy.where(combined, logits, _large_negative(logits.dtype))
   logits = logits.astype(np.float32)   # the softmax is always computed in float32
   probs = softmax(logits, axis=-1).astype(key.dtype)
   # encoded[b, n, t, h] = sum_s probs[b, n, t, s] * value[b, s, n, h], then to (B, T, N, H).
-  encoded = lax.dot_general(probs, value, (((3,), (1,)), ((0, 1), (0, 2))))
-  encoded = jnp.transpose(encoded, (0, 2, 1, 3))
+  encoded = lax_dot.dot_general(probs, value, (((3,), (1,)), ((0, 1), (0, 2))))
+  encoded = lax_numpy.transpose(encoded, (0, 2, 1, 3))
   if q_seqlen is not None:
-    valid = jnp.arange(encoded.shape[1])[None, :] < q_seqlen[:, None]
+    valid = creation.arange(encoded.shape[1])[None, :] < q_seqlen[:, None]
     encoded = encoded * valid[:, :, None, None].astype(encoded.dtype)
   if return_residual:
     lse = logsumexp(logits, axis=-1).astype(key.dtype)
-    return encoded, stop_gradient(jnp.transpose(lse, (0, 2, 1)))
+    return encoded, stop_gradient(lax_numpy.transpose(lse, (0, 2, 1)))
   return encoded
 
 
@@ -437,10 +442,10 @@ def _group(t, k, g):
     return None
   b, n, tt, s = t.shape
   if n == 1:
-    return jnp.broadcast_to(t[:, :, None], (b, 1, g, tt, s))
+    return lax_numpy.broadcast_to(t[:, :, None], (b, 1, g, tt, s))
   if n != k * g:
     raise ValueError(f"bias/mask must have 1 or {k * g} heads (axis 1), got shape {t.shape}")
-  return jnp.reshape(t, (b, k, g, tt, s))
+  return lax_numpy.reshape(t, (b, k, g, tt, s))
 
 
 def _attention_xla(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen,
@@ -448,24 +453,23 @@ def _attention_xla(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv
   b, t, n, h = query.shape
   k = key.shape[2]
   g = n // k
-  query = jnp.reshape(query, (b, t, k, g, h))
+  query = lax_numpy.reshape(query, (b, t, k, g, h))
   bias, mask = _group(bias, k, g), _group(mask, k, g)
 
   def one_group(q, bias_g, mask_g):
     return _attention_core(q, key, value, bias_g, mask_g, is_causal, scale, q_seqlen,
                            kv_seqlen, window, return_residual)
-  from arrax._src.batching import vmap
   out = vmap(one_group, in_axes=(3, 2 if bias is not None else None,
                                  2 if mask is not None else None), out_axes=3)(query, bias, mask)
   if return_residual:
     encoded, lse = out
-    return jnp.reshape(encoded, (b, t, n, h)), jnp.reshape(lse, (b, t, n))
-  return jnp.reshape(out, (b, t, n, h))
+    return lax_numpy.reshape(encoded, (b, t, n, h)), lax_numpy.reshape(lse, (b, t, n))
+  return lax_numpy.reshape(out, (b, t, n, h))
 
 
 def _to_4d(t):
-  t = jnp.asarray(t)
-  return jnp.expand_dims(t, tuple(range(4 - t.ndim))) if t.ndim < 4 else t
+  t = creation.asarray(t)
+  return lax_numpy.expand_dims(t, tuple(range(4 - t.ndim))) if t.ndim < 4 else t
 
 
 def _check_attention_arg(t, shape, dtype, name):
@@ -493,12 +497,12 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     if implementation == "cudnn":
       raise NotImplementedError("arrax has no cuDNN attention; use implementation='xla'.")
     raise ValueError(f"Unsupported implementation option: {implementation}")
-  out_shape = jnp.asarray(query).shape
+  out_shape = creation.asarray(query).shape
   q, k, v = _to_4d(query), _to_4d(key), _to_4d(value)
   bias = None if bias is None else _to_4d(bias)
   mask = None if mask is None else _to_4d(mask)
-  q_len = None if query_seq_lengths is None else jnp.asarray(query_seq_lengths)
-  kv_len = None if key_value_seq_lengths is None else jnp.asarray(key_value_seq_lengths)
+  q_len = None if query_seq_lengths is None else creation.asarray(query_seq_lengths)
+  kv_len = None if key_value_seq_lengths is None else creation.asarray(key_value_seq_lengths)
   if isinstance(local_window_size, int):
     local_window_size = (local_window_size, local_window_size)
   b, s, kh, h = k.shape
@@ -516,5 +520,5 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
                        local_window_size, return_residual)
   if return_residual:
     encoded, lse = out
-    return jnp.reshape(encoded, out_shape), jnp.reshape(lse, out_shape[:-1])
-  return jnp.reshape(out, out_shape)
+    return lax_numpy.reshape(encoded, out_shape), lax_numpy.reshape(lse, out_shape[:-1])
+  return lax_numpy.reshape(out, out_shape)

@@ -12,9 +12,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-import arrax.numpy as jnp
 from arrax._src import dtypes
 from arrax._src import random
+from arrax._src.numpy import creation, lax_numpy, ufuncs
 
 
 @typing.runtime_checkable
@@ -43,18 +43,18 @@ def _creation_kwargs(out_sharding):
 
 def zeros(key, shape, dtype=None, out_sharding=None):
   """All-zeros initializer (`key` is ignored)."""
-  return jnp.zeros(shape, _float_dtype(dtype), **_creation_kwargs(out_sharding))
+  return creation.zeros(shape, _float_dtype(dtype), **_creation_kwargs(out_sharding))
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
   """All-ones initializer (`key` is ignored)."""
-  return jnp.ones(shape, _float_dtype(dtype), **_creation_kwargs(out_sharding))
+  return creation.ones(shape, _float_dtype(dtype), **_creation_kwargs(out_sharding))
 
 
 def constant(value, dtype=None) -> Initializer:
   """An initializer filling the array with `value`."""
   def init(key, shape, dtype=dtype, out_sharding=None):
-    return jnp.full(shape, value, dtype=_float_dtype(dtype), **_creation_kwargs(out_sharding))
+    return creation.full(shape, value, dtype=_float_dtype(dtype), **_creation_kwargs(out_sharding))
   return init
 
 
@@ -62,7 +62,8 @@ def uniform(scale=1e-2, dtype=None) -> Initializer:
   """An initializer drawing uniformly from [0, scale)."""
   def init(key, shape, dtype=dtype, out_sharding=None):
     dtype = _float_dtype(dtype)
-    return random.uniform(key, shape, dtype, out_sharding=out_sharding) * jnp.array(scale, dtype)
+    return (random.uniform(key, shape, dtype, out_sharding=out_sharding)
+            * creation.array(scale, dtype))
   return init
 
 
@@ -70,7 +71,8 @@ def normal(stddev=1e-2, dtype=None) -> Initializer:
   """An initializer drawing from a centred normal with standard deviation `stddev`."""
   def init(key, shape, dtype=dtype, out_sharding=None):
     dtype = _float_dtype(dtype)
-    return random.normal(key, shape, dtype, out_sharding=out_sharding) * jnp.array(stddev, dtype)
+    return (random.normal(key, shape, dtype, out_sharding=out_sharding)
+            * creation.array(stddev, dtype))
   return init
 
 
@@ -79,7 +81,7 @@ def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initiali
   def init(key, shape, dtype=dtype, out_sharding=None):
     dtype = _float_dtype(dtype)
     draws = random.truncated_normal(key, lower, upper, shape, dtype, out_sharding=out_sharding)
-    return draws * jnp.array(stddev, dtype)
+    return draws * creation.array(stddev, dtype)
   return init
 
 
@@ -116,9 +118,9 @@ def _complex_uniform(key, shape, dtype):
   key_r, key_theta = random.split(key)
   real = _real_of(dtype)
   dtype = _complex_of(real)
-  r = jnp.sqrt(2 * random.uniform(key_r, shape, real)).astype(dtype)
+  r = ufuncs.sqrt(2 * random.uniform(key_r, shape, real)).astype(dtype)
   theta = 2 * np.pi * random.uniform(key_theta, shape, real).astype(dtype)
-  return r * jnp.exp(1j * theta)
+  return r * ufuncs.exp(1j * theta)
 
 
 def _complex_truncated_normal(key, upper, shape, dtype):
@@ -126,11 +128,11 @@ def _complex_truncated_normal(key, upper, shape, dtype):
   key_r, key_theta = random.split(key)
   real = _real_of(dtype)
   dtype = _complex_of(real)
-  t = ((1 - jnp.exp(jnp.array(-(upper ** 2), dtype)))
+  t = ((1 - ufuncs.exp(creation.array(-(upper ** 2), dtype)))
        * random.uniform(key_r, shape, real).astype(dtype))
-  r = jnp.sqrt(-jnp.log(1 - t))
+  r = ufuncs.sqrt(-ufuncs.log(1 - t))
   theta = 2 * np.pi * random.uniform(key_theta, shape, real).astype(dtype)
-  return r * jnp.exp(1j * theta)
+  return r * ufuncs.exp(1j * theta)
 
 
 # Standard deviations of a standard normal truncated to (-2, 2): real, and complex modulus.
@@ -155,18 +157,18 @@ def _scaled_draws(key, shape, dtype, variance, distribution, out_sharding):
   is_float = dtypes.issubdtype(dtype, np.floating)
   if distribution == "truncated_normal":
     if is_float:
-      stddev = jnp.sqrt(variance) / jnp.array(_TRUNC_STD_REAL, dtype)
+      stddev = ufuncs.sqrt(variance) / creation.array(_TRUNC_STD_REAL, dtype)
       return random.truncated_normal(key, -2, 2, shape, dtype,
                                      out_sharding=out_sharding) * stddev
-    stddev = jnp.sqrt(variance) / jnp.array(_TRUNC_STD_COMPLEX, dtype)
+    stddev = ufuncs.sqrt(variance) / creation.array(_TRUNC_STD_COMPLEX, dtype)
     return _complex_truncated_normal(key, 2, shape, dtype) * stddev
   if distribution == "normal":
-    return random.normal(key, shape, dtype, out_sharding=out_sharding) * jnp.sqrt(variance)
+    return random.normal(key, shape, dtype, out_sharding=out_sharding) * ufuncs.sqrt(variance)
   if distribution == "uniform":
     if is_float:
       return random.uniform(key, shape, dtype, -1,
-                            out_sharding=out_sharding) * jnp.sqrt(3 * variance)
-    return _complex_uniform(key, shape, dtype) * jnp.sqrt(variance)
+                            out_sharding=out_sharding) * ufuncs.sqrt(3 * variance)
+    return _complex_uniform(key, shape, dtype) * ufuncs.sqrt(variance)
   raise ValueError(f"invalid distribution for variance scaling initializer: {distribution}; "
                    "expected 'truncated_normal', 'normal' or 'uniform'.")
 
@@ -183,7 +185,7 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
     shape = _canonical_shape(shape)
     dtype = _float_dtype(dtype)
     fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
-    variance = jnp.array(scale / _denominator(mode, fan_in, fan_out), dtype=dtype)
+    variance = creation.array(scale / _denominator(mode, fan_in, fan_out), dtype=dtype)
     return _scaled_draws(key, shape, dtype, variance, distribution, out_sharding)
   return init
 
@@ -240,13 +242,13 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None) -> Initializer:
     if len(shape) < 2:
       raise ValueError("orthogonal initializer requires at least a 2D shape")
     if any(d == 0 for d in shape):
-      return jnp.zeros(shape, dtype=dtype)
+      return creation.zeros(shape, dtype=dtype)
     n_cols = shape[column_axis]
     n_rows = math.prod(shape) // n_cols
     q = random.orthogonal(key, n_rows, (), dtype, n_cols)
-    q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (n_cols,))
-    q = jnp.moveaxis(q, -1, column_axis)
-    return jnp.array(scale, dtype) * q
+    q = lax_numpy.reshape(q, tuple(np.delete(shape, column_axis)) + (n_cols,))
+    q = lax_numpy.moveaxis(q, -1, column_axis)
+    return creation.array(scale, dtype) * q
   return init
 
 
@@ -264,5 +266,5 @@ def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None) -> Initializer:
       raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
     ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
     centre = tuple((k - 1) // 2 for k in shape[:-2])
-    return jnp.zeros(shape, dtype=dtype).at[centre + (Ellipsis,)].set(ortho)
+    return creation.zeros(shape, dtype=dtype).at[centre + (Ellipsis,)].set(ortho)
   return init

@@ -6,7 +6,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.lax import elementwise as lax
-from arrax._src.numpy import creation, lax_numpy as lnp, reductions as red, ufuncs as uf
+from arrax._src.numpy import indexing, lax_numpy as lnp, reductions as red, ufuncs as uf
 
 
 def _accepted(other):
@@ -41,7 +41,6 @@ _COMPARISONS = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less
 
 
 def _getitem(self, idx):
-  from arrax._src.numpy import indexing
   return indexing.getitem(self, idx)
 
 
@@ -62,7 +61,6 @@ def _transpose(self, *args):
 
 
 def _at(self):
-  from arrax._src.numpy import indexing
   return indexing.IndexUpdateHelper(self)
 
 
@@ -88,7 +86,7 @@ _METHODS = {
     "argmin": red.argmin, "cumsum": red.cumsum, "cumprod": red.cumprod,
     "ravel": lnp.ravel, "flatten": lnp.ravel, "squeeze": lnp.squeeze,
     "swapaxes": lnp.swapaxes, "clip": _clip, "round": uf.round, "dot": lnp.dot,
-    "sort": lnp.sort, "argsort": lnp.argsort, "take": lnp.take, "conj": uf.conjugate,
+    "sort": lnp.sort, "argsort": lnp.argsort, "take": indexing.take, "conj": uf.conjugate,
     "conjugate": uf.conjugate, "view": _view,
 }
 
@@ -131,4 +129,3 @@ _tracer_hash = core.Tracer.__hash__
 _install(Array)
 _install(core.Tracer)
 core.Tracer.__hash__ = _tracer_hash
-del creation

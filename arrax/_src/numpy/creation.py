@@ -8,8 +8,11 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array, device_put_value
+from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
+from arrax._src.lax import elementwise as ew
 from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.numpy import ufuncs as uf
 from arrax._src.numpy import util
 
 
@@ -97,7 +100,6 @@ def _python_scalar_array(x, dtype):
 
 def _array_copy(x):
   """A new device buffer holding the value of the Array `x`."""
-  from arrax._src.lax import elementwise as ew
   aval = core.get_aval(x)
   return ew.convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type,
                                         sharding=None)
@@ -144,7 +146,6 @@ def _canonical_shape(shape, name):
 
 
 def util_concretization(shape, name):
-  from arrax._src.errors import ConcretizationTypeError
   tracer = next(d for d in shape if isinstance(d, core.Tracer))
   return ConcretizationTypeError(tracer, f"The problem arose with the shape argument of {name}.\n")
 
@@ -176,8 +177,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
     else:
       dt, weak = dtype, False
     return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shape)
-  from arrax._src.numpy.lax_numpy import broadcast_to
-  return broadcast_to(asarray(fill_value, dtype=dtype), shape)
+  return util._broadcast_to(asarray(fill_value, dtype=dtype), shape)
 
 
 def zeros(shape, dtype=None, *, device=None):
@@ -243,8 +243,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     dtype = dtypes.check_user_dtype(dtype, "full_like")
   shp = core.get_aval(a).shape if shape is None else _canonical_shape(shape, "full_like")
   dt = dtypes.result_type(a) if dtype is None else dtype
-  from arrax._src.numpy.lax_numpy import broadcast_to
-  return broadcast_to(asarray(fill_value, dtype=dt), shp)
+  return util._broadcast_to(asarray(fill_value, dtype=dt), shp)
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None):
@@ -280,7 +279,6 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
   start_name = "stop" if stop is None and step is None else "start"
   for name, v in ((start_name, start), ("stop", stop), ("step", step)):
     if isinstance(v, core.Tracer):
-      from arrax._src.errors import ConcretizationTypeError
       raise ConcretizationTypeError(v, f"It arose in the jnp.arange argument '{name}'\n")
   for name, v in ((start_name, start), ("stop", stop), ("step", step)):
     if v is not None and np.ndim(_arange_concrete(v)) != 0:
@@ -329,7 +327,6 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
               device=None):
   if num < 0:
     raise ValueError(f"Number of samples, {num}, must be non-negative.")
-  from arrax._src.numpy import lax_numpy as lnp
   start, stop = asarray(start), asarray(stop)
   if dtype is None:
     dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
@@ -339,13 +336,12 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
   start = lax._convert_element_type(start, cdt)
   stop = lax._convert_element_type(stop, cdt)
   bshape = list(np.broadcast_shapes(util.shape_of(start), util.shape_of(stop)))
-  bstart = lnp.broadcast_to(start, bshape)
-  bstop = lnp.broadcast_to(stop, bshape)
+  bstart = util._broadcast_to(start, bshape)
+  bstop = util._broadcast_to(stop, bshape)
   axis = len(bshape) + axis + 1 if axis < 0 else axis
   bshape.insert(axis, 1)
   div = (num - 1) if endpoint else num
   if num > 1:
-    from arrax._src.numpy import ufuncs as uf
     delta = uf.true_divide(lax._convert_element_type(uf.subtract(stop, start), cdt),
                            asarray(div, dtype=cdt))
     iota_shape = [1] * len(bshape)
@@ -383,7 +379,6 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
   i = shape_ops.broadcasted_iota(np.int32, (n, m), 0)
   j = shape_ops.broadcasted_iota(np.int32, (n, m), 1)
-  from arrax._src.numpy import ufuncs as uf
   return lax._convert_element_type(uf.equal(uf.add(i, k), j), dt)
 
 

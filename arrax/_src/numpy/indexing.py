@@ -22,6 +22,7 @@ from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from arrax._src.jit import jit
+from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax, shape_ops, slicing
 from arrax._src.lax.utils import asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
@@ -676,7 +677,6 @@ def _gather_along_axis(a, indices, axis, out_shape, mode, fill_value):
 def _one_hot_take(a, indices, axis, out_shape):
   """take_along_axis as a contraction with one-hot rows (exact; NaNs and infinities in a row of
   `a` spread to every result taken from that row, as in JAX)."""
-  from arrax._src.lax import dot as lax_dot
   a_dtype, n, rank = _dtype(a), _shape(a)[axis], len(out_shape)
   a = lax_numpy.broadcast_to(a, out_shape[:axis] + (n,) + out_shape[axis + 1:])
   indices = lax_numpy.broadcast_to(indices, out_shape)

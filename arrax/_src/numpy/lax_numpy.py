@@ -7,14 +7,16 @@ import operator
 import numpy as np
 
 from arrax._src import core, dtypes
-from arrax._src.array import Array
+from arrax._src.array import Array, concretize
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.lax import sort as lax_sort
 from arrax._src.numpy import util
 from arrax._src.numpy.creation import asarray
-from arrax._src.numpy.util import (canonicalize_axis, check_arraylike, inline_jit, promote_args,
-                                   promote_dtypes, shape_of)
+from arrax._src.numpy.ufuncs import conj, maximum, minimum, multiply
+from arrax._src.numpy.util import (_where, broadcast_shapes, canonicalize_axis, check_arraylike,
+                                   inline_jit, promote_args, promote_dtypes, shape_of)
 
 
 def _asarray(x):
@@ -162,29 +164,11 @@ def expand_dims(a, axis):
   return shape_ops.expand_dims(_asarray(a), axes)
 
 
-def broadcast_shapes(*shapes):
-  """The broadcast shape of several shapes."""
-  try:
-    return tuple(int(d) for d in np.broadcast_shapes(*shapes))
-  except ValueError:
-    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
-
-
 def broadcast_to(array, shape):
   """Broadcast `array` to `shape` (NumPy rules)."""
   check_arraylike("broadcast_to", array)
   arr = array if isinstance(array, core.Literal) else _asarray(array)
-  if isinstance(shape, int):
-    shape = (shape,)
-  shape = tuple(util.static_int(d, "broadcast_to shape") for d in shape)
-  s = shape_of(arr)
-  if s == shape:
-    return arr
-  nlead = len(shape) - len(s)
-  if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
-    raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
-  # One broadcast_in_dim, size-1 axes expanding in place (as JAX's lax.broadcast_to emits).
-  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
+  return util._broadcast_to(arr, shape)
 
 
 def broadcast_arrays(*args):
@@ -261,33 +245,6 @@ def atleast_2d(*arys):
   return out[0] if len(out) == 1 else out
 
 
-@jit
-def _where(condition, x, y):
-  condition, x, y = util.ensure_arraylike("where", condition, x, y)
-  if x is None or y is None:
-    raise ValueError(f"where takes both x and y or neither of them; got x={x}, y={y}.")
-  caval = core.get_aval(condition)
-  if caval.dtype != np.bool_:
-    condition = lax.ne(condition, lax.scalar_literal(0, caval.dtype, caval.weak_type))
-  x, y = promote_dtypes(x, y)
-  if not caval.shape:
-    x, y = _broadcast_all(x, y)
-  else:
-    condition, x, y = _broadcast_all(condition, x, y)
-  if 0 in shape_of(x):
-    return x   # nothing to select
-  return lax.select(condition, x, y)
-
-
-def _broadcast_all(*args):
-  """Broadcast to a common shape (arguments already of that shape are passed through)."""
-  shapes = [shape_of(a) for a in args]
-  if all(s == shapes[0] for s in shapes[1:]):
-    return list(args)
-  result = broadcast_shapes(*shapes)
-  return [broadcast_to(a, result) for a in args]
-
-
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   """Choose x where condition is True, else y. With one argument, like nonzero."""
   if x is None and y is None:
@@ -302,7 +259,6 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 
 def nonzero(a, *, size=None, fill_value=None):
   """Indices of nonzero elements (needs a concrete array, or a static `size`)."""
-  from arrax._src.array import concretize
   check_arraylike("nonzero", a)
   if ndim(a) == 0:
     raise ValueError("nonzero needs an array of at least one dimension; for a scalar, use "
@@ -328,16 +284,6 @@ def clip(arr=None, /, min=None, max=None):  # noqa: A002
   if max is not None:
     arr = minimum(max, arr)
   return arr if isinstance(arr, (Array, core.Tracer)) else asarray(arr)
-
-
-def maximum(x, y):
-  from arrax._src.numpy.ufuncs import maximum as m
-  return m(x, y)
-
-
-def minimum(x, y):
-  from arrax._src.numpy.ufuncs import minimum as m
-  return m(x, y)
 
 
 def _preferred(a, b):
@@ -432,7 +378,6 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
 @inline_jit(static_argnames=("precision", "preferred_element_type"))
 def vdot(a, b, *, precision=None, preferred_element_type=None):
   """Dot product of the flattened inputs, the first conjugated."""
-  from arrax._src.numpy.ufuncs import conj
   a, b = util.ensure_arraylike("vdot", a, b)
   if dtypes.issubdtype(core.get_aval(a).dtype, np.complexfloating):
     a = conj(a)
@@ -447,7 +392,6 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
   if ndim(a) == 0 or ndim(b) == 0:
     if preferred_element_type is not None:
       a, b = astype(a, preferred_element_type), astype(b, preferred_element_type)
-    from arrax._src.numpy.ufuncs import multiply
     return multiply(a, b)
   return tensordot(a, b, (-1, -1), precision=precision,
                    preferred_element_type=preferred_element_type)
@@ -516,18 +460,9 @@ def isrealobj(x):
   return not iscomplexobj(x)
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
-         indices_are_sorted=False, fill_value=None):
-  """Take elements along an axis (out-of-bounds indices are filled with NaN by default)."""
-  from arrax._src.numpy import indexing
-  return indexing.take(a, indices, axis, out, mode=mode, unique_indices=unique_indices,
-                       indices_are_sorted=indices_are_sorted, fill_value=fill_value)
-
-
 @jit(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """A sorted copy (NaNs last)."""
-  from arrax._src.lax import sort as lax_sort
   check_arraylike("sort", a)
   a = _asarray(a)
   if axis is None:
@@ -541,7 +476,6 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 @jit(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """Indices that sort the array."""
-  from arrax._src.lax import sort as lax_sort
   check_arraylike("argsort", a)
   a = _asarray(a)
   if axis is None:

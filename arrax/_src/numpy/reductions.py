@@ -7,10 +7,11 @@ import operator
 import numpy as np
 
 from arrax._src import core, dtypes
+from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax, reductions as lax_red, shape_ops
-from arrax._src.numpy import util
-from arrax._src.numpy.util import check_arraylike, inline_jit
+from arrax._src.numpy import lax_numpy, util
+from arrax._src.numpy.util import _where, check_arraylike, inline_jit
 
 
 def _aval(x):
@@ -33,7 +34,6 @@ def _static_axes(axis):
       return tuple(operator.index(i) for i in x)
   if isinstance(axis, core.Tracer) or (isinstance(axis, (tuple, list)) and
                                        builtins.any(isinstance(i, core.Tracer) for i in axis)):
-    from arrax._src.errors import ConcretizationTypeError
     tracer = axis if isinstance(axis, core.Tracer) else next(
         i for i in axis if isinstance(i, core.Tracer))
     raise ConcretizationTypeError(tracer, "The axis argument must be known statically.\n")
@@ -134,7 +134,6 @@ def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=No
     op = bool_op or op
   init = _init_value(computation_dtype, init_val)
   if where is not None:
-    from arrax._src.numpy.lax_numpy import _where
     a = _where(where, a, init)
   result = reduce_fn(a, dims)
   if initial is not None:
@@ -255,8 +254,7 @@ def _count(a, axis, keepdims, where, dt):
   if where is None:
     n = int(np.prod(shape, dtype=np.int64)) if axis is None else _axis_size(shape, axis)
     return lax.convert_element_type(n, dt)
-  from arrax._src.numpy.lax_numpy import broadcast_to
-  return sum(broadcast_to(where, shape), axis, dtype=dt, keepdims=keepdims)
+  return sum(lax_numpy.broadcast_to(where, shape), axis, dtype=dt, keepdims=keepdims)
 
 
 @inline_jit(static_argnames=("axis", "dtype", "keepdims", "upcast_f16_for_computation"))
@@ -325,7 +323,6 @@ def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, 
   normalizer = lax.sub(normalizer, lax.convert_element_type(correction, computation_dtype))
   result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
   result = lax.convert_element_type(lax.div(result, normalizer), dtype)
-  from arrax._src.numpy.lax_numpy import _where
   return _where(lax.gt(normalizer, lax.scalar_literal(0, _aval(normalizer).dtype)), result,
                 np.nan)
 
@@ -372,9 +369,8 @@ def _std(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, 
 def _arg_reduce(a, name, axis, keepdims):
   lax_fn = lax_red.argmax if name == "argmax" else lax_red.argmin
   if axis is None:
-    from arrax._src.numpy.lax_numpy import ravel
     dims = tuple(range(len(_aval(a).shape)))
-    a = ravel(a)
+    a = lax_numpy.ravel(a)
     axis = 0
   else:
     dims = (axis,)
@@ -383,8 +379,7 @@ def _arg_reduce(a, name, axis, keepdims):
     raise ValueError(f"attempt to get {name} of an empty sequence")
   result = lax_fn(a, util.canonicalize_axis(axis, len(shape)), dtypes.default_int_dtype())
   if keepdims:
-    from arrax._src.numpy.lax_numpy import expand_dims
-    result = expand_dims(result, dims)
+    result = lax_numpy.expand_dims(result, dims)
   return result
 
 

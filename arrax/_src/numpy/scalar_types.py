@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from arrax._src import dtypes
+from arrax._src.numpy.creation import asarray
 
 
 class _ScalarMeta(type):
@@ -26,7 +27,6 @@ class _ScalarMeta(type):
     return not cls == other
 
   def __call__(cls, x):
-    from arrax._src.numpy.creation import asarray
     return asarray(x, dtype=cls.dtype)
 
   def __instancecheck__(cls, instance):

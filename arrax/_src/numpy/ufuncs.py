@@ -17,8 +17,8 @@ from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax, shape_ops
-from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit, promote_args,
-                                   promote_args_inexact, promote_args_numeric,
+from arrax._src.numpy.util import (_where, check_arraylike, ensure_arraylike, inline_jit,
+                                   promote_args, promote_args_inexact, promote_args_numeric,
                                    promote_dtypes_inexact, promote_dtypes_numeric,
                                    promote_shapes)
 
@@ -88,11 +88,6 @@ def _full_like(x, fill_value, dtype=None):
 
 def _ones(x):
   return _full_like(x, 1)
-
-
-def _where(condition, x, y):
-  from arrax._src.numpy.lax_numpy import _where as where_
-  return where_(condition, x, y)
 
 
 def _isnan(x):
@@ -268,8 +263,7 @@ def trunc(x, /):
   dt = _dtype(x)
   if dt == np.bool_ or _is_integral(dt):
     return x
-  from arrax._src.numpy.lax_numpy import where
-  return where(lax.lt(x, _const(x, 0)), ceil(x), floor(x))
+  return _where(lax.lt(x, _const(x, 0)), ceil(x), floor(x))
 
 
 fix = trunc
@@ -806,12 +800,10 @@ def logaddexp2(x1, x2, /):
 @jit
 def fmax(x1, x2):
   """Elementwise maximum ignoring NaNs."""
-  from arrax._src.numpy.lax_numpy import where
-  return where(bitwise_or(greater(x1, x2), isnan(x2)), x1, x2)
+  return _where(bitwise_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 @jit
 def fmin(x1, x2):
   """Elementwise minimum ignoring NaNs."""
-  from arrax._src.numpy.lax_numpy import where
-  return where(bitwise_or(less(x1, x2), isnan(x2)), x1, x2)
+  return _where(bitwise_or(less(x1, x2), isnan(x2)), x1, x2)

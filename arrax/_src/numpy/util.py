@@ -1,10 +1,14 @@
-"""Argument handling shared by arrax.numpy: array-like checks, dtype promotion, rank promotion."""
+"""Argument handling shared by arrax.numpy: array-like checks, dtype promotion, rank promotion,
+and the broadcasting `_where` that the elementwise functions and the reductions build on."""
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array
+from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax import shape_ops
@@ -136,7 +140,6 @@ def ndim_of(x):
 
 
 def canonicalize_axis(axis, ndim):
-  import operator
   axis = operator.index(axis)
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
@@ -145,8 +148,59 @@ def canonicalize_axis(axis, ndim):
 
 def static_int(x, what):
   """An int from a value that must be known at trace time."""
-  import operator
   if isinstance(x, core.Tracer):
-    from arrax._src.errors import ConcretizationTypeError
     raise ConcretizationTypeError(x, f"The problem arose with the {what}.\n")
   return operator.index(x)
+
+
+# ---- broadcasting and `where` on operands ------------------------------------------------------
+def broadcast_shapes(*shapes):
+  """The broadcast shape of several shapes."""
+  try:
+    return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+
+
+def _broadcast_to(arr, shape):
+  """broadcast_to for an operand (an Array, tracer or Literal): NumPy's rules, one
+  broadcast_in_dim (none if the shape already agrees)."""
+  if isinstance(shape, int):
+    shape = (shape,)
+  shape = tuple(static_int(d, "broadcast_to shape") for d in shape)
+  s = shape_of(arr)
+  if s == shape:
+    return arr
+  nlead = len(shape) - len(s)
+  if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
+    raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
+  # One broadcast_in_dim, size-1 axes expanding in place (as JAX's lax.broadcast_to emits).
+  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
+
+
+def _broadcast_all(*args):
+  """Broadcast operands to a common shape (those already of that shape are passed through)."""
+  shapes = [shape_of(a) for a in args]
+  if all(s == shapes[0] for s in shapes[1:]):
+    return list(args)
+  result = broadcast_shapes(*shapes)
+  return [_broadcast_to(a, result) for a in args]
+
+
+@jit
+def _where(condition, x, y):
+  """jnp.where's three-argument form (a `jit` equation named `_where` in jaxprs, as in JAX)."""
+  condition, x, y = ensure_arraylike("where", condition, x, y)
+  if x is None or y is None:
+    raise ValueError(f"where takes both x and y or neither of them; got x={x}, y={y}.")
+  caval = core.get_aval(condition)
+  if caval.dtype != np.bool_:
+    condition = lax.ne(condition, lax.scalar_literal(0, caval.dtype, caval.weak_type))
+  x, y = promote_dtypes(x, y)
+  if not caval.shape:
+    x, y = _broadcast_all(x, y)
+  else:
+    condition, x, y = _broadcast_all(condition, x, y)
+  if 0 in shape_of(x):
+    return x   # nothing to select
+  return lax.select(condition, x, y)

@@ -10,17 +10,14 @@ import functools
 import re
 
 from arrax._src import batching
+from arrax._src.numpy import lax_numpy
+from arrax._src.numpy.creation import asarray
 
 _NAME = r"\w+"
 _DIMS = rf"(?:{_NAME}(?:,{_NAME})*)?"
 _ARG = rf"\({_DIMS}\)"
 _ARGS = rf"{_ARG}(?:,{_ARG})*"
 _SIGNATURE = rf"^{_ARGS}->{_ARGS}$"
-
-
-def _jnp():
-  import arrax.numpy as jnp
-  return jnp
 
 
 def _parse_signature(signature):
@@ -73,7 +70,7 @@ def _checking_outputs(func, sizes, out_cores, context):
                       f"{len(outs)!r} {context}")
     known = dict(sizes)
     for o, core in zip(outs, out_cores):
-      _record_core_sizes(known, tuple(_jnp().shape(o)), core, context, is_input=False)
+      _record_core_sizes(known, tuple(lax_numpy.shape(o)), core, context, is_input=False)
     return out
   return call
 
@@ -98,7 +95,6 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
 
   @functools.wraps(pyfunc, updated=())
   def wrapped(*args, **kwargs):
-    jnp = _jnp()
     context = f"on vectorized function with excluded={excluded!r} and signature={signature!r}"
     static_pos = {i: a for i, a in enumerate(args) if i in excluded}
     static_kw = {k: v for k, v in kwargs.items() if k in excluded}
@@ -118,7 +114,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
       in_cores = [c for i, c in enumerate(in_cores) if i not in nones]
     if kwargs:
       func = functools.partial(func, **kwargs)
-    args = [jnp.asarray(a) for a in args]
+    args = [asarray(a) for a in args]
     if len(args) != len(in_cores):
       raise TypeError(f"wrong number of positional arguments: expected {len(in_cores)!r}, got "
                       f"{len(args)!r} {context}")
@@ -127,7 +123,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
     for a, core in zip(args, in_cores):
       _record_core_sizes(sizes, tuple(a.shape), core, context, is_input=True)
       loop_shapes.append(tuple(a.shape[:a.ndim - len(core)]))
-    loop_shape = jnp.broadcast_shapes(*loop_shapes)
+    loop_shape = lax_numpy.broadcast_shapes(*loop_shapes)
     if out_cores is not None:
       func = _checking_outputs(func, sizes, out_cores, context)
 
@@ -136,7 +132,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
     for a, s in zip(args, loop_shapes):
       padded.append((1,) * (len(loop_shape) - len(s)) + s)
       ones = tuple(i for i, d in enumerate(s) if d == 1)
-      squeezed.append(jnp.squeeze(a, axis=ones) if ones else a)
+      squeezed.append(lax_numpy.squeeze(a, axis=ones) if ones else a)
     expand = []
     for k in range(len(loop_shape) - 1, -1, -1):
       in_axes = tuple(None if p[k] == 1 else 0 for p in padded)
@@ -149,7 +145,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
       return out
     expand = tuple(sorted(expand))
     if isinstance(out, tuple):
-      return tuple(jnp.expand_dims(o, expand) for o in out)
-    return jnp.expand_dims(out, expand)
+      return tuple(lax_numpy.expand_dims(o, expand) for o in out)
+    return lax_numpy.expand_dims(out, expand)
 
   return wrapped

@@ -11,11 +11,13 @@ from functools import partial
 
 import numpy as np
 
-import arrax.lax as lax
-import arrax.numpy as jnp
 from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
+from arrax._src.errors import ConcretizationTypeError
+from arrax._src.lax import elementwise as lax
+from arrax._src.lax import special as lax_special
 from arrax._src.nn import functions as _nn
+from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
 from arrax._src.numpy.ufuncs import _const
 from arrax._src.numpy.util import promote_args_inexact as _promote_args_inexact
 
@@ -29,7 +31,7 @@ __all__ = [
 
 def promote_args_inexact(fun_name, *args):
   """NumPy promotion to an inexact dtype, the results as arrays (so operators work on them)."""
-  return [jnp.asarray(a) for a in _promote_args_inexact(fun_name, *args)]
+  return [creation.asarray(a) for a in _promote_args_inexact(fun_name, *args)]
 
 
 def _dtype(x):
@@ -40,13 +42,13 @@ def _select(conds, vals, default):
   """jnp.select for a short list: the first true condition picks its value."""
   out = default
   for c, v in reversed(list(zip(conds, vals))):
-    out = jnp.where(c, v, out)
+    out = lax_numpy.where(c, v, out)
   return out
 
 
 def _polyval(coeffs, x):
   """Horner's rule with static coefficients, highest degree first."""
-  out = jnp.zeros_like(x)
+  out = creation.zeros_like(x)
   for c in coeffs:
     out = out * x + c
   return out
@@ -66,8 +68,8 @@ def gammasgn(x):
   typ = _dtype(x).type
   floor_x = lax.floor(x)
   neg = x < 0
-  return _select([(neg & (x == floor_x)) | jnp.isnan(x),
-                  (neg & (floor_x % 2 != 0)) | ((x == 0) & jnp.signbit(x))],
+  return _select([(neg & (x == floor_x)) | ufuncs.isnan(x),
+                  (neg & (floor_x % 2 != 0)) | ((x == 0) & ufuncs.signbit(x))],
                  [typ(np.nan), typ(-1.0)], typ(1.0))
 
 
@@ -96,16 +98,16 @@ def _algdiv(a, b):
   w = w * (c / b)
   u = d * lax.log1p(a / b)
   v = a * (lax.log(b) - 1.0)
-  return jnp.where(u <= v, (w - v) - u, (w - u) - v)
+  return lax_numpy.where(u <= v, (w - v) - u, (w - u) - v)
 
 
 def betaln(a, b):
   """log|B(a, b)|, accurate when one argument is large."""
   a, b = promote_args_inexact("betaln", a, b)
-  a, b = jnp.minimum(a, b), jnp.maximum(a, b)
+  a, b = ufuncs.minimum(a, b), ufuncs.maximum(a, b)
   small_b = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
   large_b = lax.lgamma(a) + _algdiv(a, b)
-  return jnp.where(b < 8, small_b, large_b)
+  return lax_numpy.where(b < 8, small_b, large_b)
 
 
 def beta(a, b):
@@ -121,18 +123,18 @@ def factorial(n, exact=False):
   if exact:
     raise NotImplementedError("factorial with exact=True: use exact=False (the float result).")
   n, = promote_args_inexact("factorial", n)
-  return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
+  return lax_numpy.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
 
 
 def comb(N, k, *, repetition=False):
   """Binomial coefficient C(N, k) in floating point (0 outside 0 <= k <= N)."""
   N, k = promote_args_inexact("comb", N, k)
   if repetition:
-    return jnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    return lax_numpy.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
   ok = (k <= N) & (N >= 0) & (k >= 0)
-  n_, k_ = jnp.where(ok, N, 0.0), jnp.where(ok, k, 0.0)
+  n_, k_ = lax_numpy.where(ok, N, 0.0), lax_numpy.where(ok, k, 0.0)
   value = lax.exp(gammaln(n_ + 1) - gammaln(k_ + 1) - gammaln(n_ + 1 - k_))
-  return jnp.where(ok, value, 0.0)
+  return lax_numpy.where(ok, value, 0.0)
 
 
 def digamma(x):
@@ -156,21 +158,21 @@ def multigammaln(a, d):
   d = _static_int(d, "d argument of multigammaln")
   a, d_ = promote_args_inexact("multigammaln", a, d)
   constant = _const(a, 0.25) * d_ * (d_ - _const(a, 1)) * lax.log(_const(a, np.pi))
-  b = jnp.arange(d, dtype=_dtype(d_)) / _const(a, 2)
-  shifted = jnp.expand_dims(a, -1) - jnp.expand_dims(b, tuple(range(jnp.ndim(a))))
-  return jnp.sum(gammaln(shifted), axis=-1) + constant
+  b = creation.arange(d, dtype=_dtype(d_)) / _const(a, 2)
+  shifted = lax_numpy.expand_dims(a, -1) - lax_numpy.expand_dims(b, tuple(range(lax_numpy.ndim(a))))
+  return reductions.sum(gammaln(shifted), axis=-1) + constant
 
 
 def gammainc(a, x):
   """The regularized lower incomplete gamma function P(a, x)."""
   a, x = promote_args_inexact("gammainc", a, x)
-  return lax.igamma(a, x)
+  return lax_special.igamma(a, x)
 
 
 def gammaincc(a, x):
   """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
   a, x = promote_args_inexact("gammaincc", a, x)
-  return lax.igammac(a, x)
+  return lax_special.igammac(a, x)
 
 
 # ---- error function family ------------------------------------------------------------------
@@ -212,8 +214,8 @@ def expit(x):
 def xlogy(x, y):
   """x * log(y), defined as 0 where x == 0."""
   x, y = promote_args_inexact("xlogy", x, y)
-  keep = (x != 0.) | jnp.isnan(y)
-  return jnp.where(keep, lax.mul(x, lax.log(y)), jnp.zeros_like(x))
+  keep = (x != 0.) | ufuncs.isnan(y)
+  return lax_numpy.where(keep, lax.mul(x, lax.log(y)), creation.zeros_like(x))
 
 
 @xlogy.defjvp
@@ -227,8 +229,8 @@ def _xlogy_jvp(primals, tangents):
 def xlog1py(x, y):
   """x * log1p(y), defined as 0 where x == 0."""
   x, y = promote_args_inexact("xlog1py", x, y)
-  keep = (x != 0.) | jnp.isnan(y)
-  return jnp.where(keep, lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
+  keep = (x != 0.) | ufuncs.isnan(y)
+  return lax_numpy.where(keep, lax.mul(x, lax.log1p(y)), creation.zeros_like(x))
 
 
 @xlog1py.defjvp
@@ -254,7 +256,7 @@ def entr(x):
   """Elementwise entropy -x log x (0 at 0, -inf for negative x)."""
   x, = promote_args_inexact("entr", x)
   _no_complex("entr", x)
-  return lax.select(lax.lt(x, _const(x, 0)), jnp.full_like(x, -np.inf), lax.neg(_xlogx(x)))
+  return lax.select(lax.lt(x, _const(x, 0)), creation.full_like(x, -np.inf), lax.neg(_xlogx(x)))
 
 
 def rel_entr(p, q):
@@ -264,9 +266,9 @@ def rel_entr(p, q):
   zero = _const(p, 0.0)
   both_pos = lax.bitwise_and(lax.gt(p, zero), lax.gt(q, zero))
   p_zero = lax.bitwise_and(lax.eq(p, zero), lax.ge(q, zero))
-  safe_p, safe_q = jnp.where(both_pos, p, 1), jnp.where(both_pos, q, 1)
+  safe_p, safe_q = lax_numpy.where(both_pos, p, 1), lax_numpy.where(both_pos, q, 1)
   value = lax.sub(_xlogx(safe_p), xlogy(safe_p, safe_q))
-  return jnp.where(both_pos, value, jnp.where(p_zero, zero, np.inf))
+  return lax_numpy.where(both_pos, value, lax_numpy.where(p_zero, zero, np.inf))
 
 
 def kl_div(p, q):
@@ -290,8 +292,8 @@ def boxcox1p(x, lmbda):
 
 def _boxcox(log_x, lmbda):
   is_zero = lmbda == 0
-  safe = jnp.where(is_zero, jnp.ones_like(lmbda), lmbda)
-  return jnp.where(is_zero, log_x, jnp.expm1(safe * log_x) / safe)
+  safe = lax_numpy.where(is_zero, creation.ones_like(lmbda), lmbda)
+  return lax_numpy.where(is_zero, log_x, ufuncs.expm1(safe * log_x) / safe)
 
 
 # ---- logsumexp and softmax --------------------------------------------------------------------
@@ -318,7 +320,7 @@ def _check_float(x):
 
 def ndtr(x):
   """The standard normal CDF."""
-  x = jnp.asarray(x)
+  x = creation.asarray(x)
   _check_float(x)
   return _ndtr(x)
 
@@ -357,7 +359,7 @@ _NDTRI_Q2 = [1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099
 
 def ndtri(p):
   """The inverse of ndtr: the standard normal quantile function."""
-  p = jnp.asarray(p)
+  p = creation.asarray(p)
   _check_float(p)
   return _ndtri(p)
 
@@ -370,8 +372,8 @@ def _ndtri(p):
   typ = _dtype(p).type
   # Work with the smaller of p and 1 - p; 0 is replaced by a harmless value (its result is
   # overwritten by -inf below) so no nan reaches the gradient.
-  mcp = jnp.where(p > typ(-np.expm1(-2.)), typ(1.) - p, p)
-  mcp = jnp.where(mcp == typ(0.), jnp.full_like(mcp, typ(0.5)), mcp)
+  mcp = lax_numpy.where(p > typ(-np.expm1(-2.)), typ(1.) - p, p)
+  mcp = lax_numpy.where(mcp == typ(0.), creation.full_like(mcp, typ(0.5)), mcp)
   w = mcp - typ(0.5)
   ww = lax.square(w)
   x_centre = (w + w * ww * _ratio(_NDTRI_P0, _NDTRI_Q0, ww, typ)) * -typ(np.sqrt(2. * np.pi))
@@ -379,10 +381,11 @@ def _ndtri(p):
   first = z - lax.log(z) / z
   x_far = first - _ratio(_NDTRI_P2, _NDTRI_Q2, 1 / z, typ) / z
   x_tail = first - _ratio(_NDTRI_P1, _NDTRI_Q1, 1 / z, typ) / z
-  x = jnp.where(mcp > typ(np.exp(-2.)), x_centre, jnp.where(z >= typ(8.0), x_far, x_tail))
-  x = jnp.where(p > typ(1. - np.exp(-2.)), x, -x)
-  inf = jnp.full_like(p, typ(np.inf))
-  return jnp.where(p == typ(0.0), -inf, jnp.where(p == typ(1.0), inf, x))
+  x = lax_numpy.where(mcp > typ(np.exp(-2.)), x_centre,
+                      lax_numpy.where(z >= typ(8.0), x_far, x_tail))
+  x = lax_numpy.where(p > typ(1. - np.exp(-2.)), x, -x)
+  inf = creation.full_like(p, typ(np.inf))
+  return lax_numpy.where(p == typ(0.0), -inf, lax_numpy.where(p == typ(1.0), inf, x))
 
 
 # log_ndtr switches to the asymptotic series below `lower` and to -ndtr(-x) above `upper`.
@@ -398,7 +401,7 @@ def log_ndtr(x, series_order=3):
     raise ValueError("series_order must be non-negative.")
   if series_order > 30:
     raise ValueError("series_order must be <= 30.")
-  x = jnp.asarray(x)
+  x = creation.asarray(x)
   dt = _dtype(x)
   if dt not in _LOG_NDTR_BOUNDS:
     raise TypeError(f"x.dtype={dt} is not supported: pass float32 or float64 values.")
@@ -406,10 +409,10 @@ def log_ndtr(x, series_order=3):
   above = lax.gt(x, hi)
   # Clamped arguments keep the unselected branches finite (a select's gradient would
   # otherwise multiply a zero by an inf).
-  ndtr_val = _ndtr(jnp.where(above, -x, lax.max(x, lo)))
-  return jnp.where(above, -ndtr_val,
-                   jnp.where(lax.gt(x, lo), lax.log(ndtr_val),
-                             _log_ndtr_lower(lax.min(x, lo), series_order)))
+  ndtr_val = _ndtr(lax_numpy.where(above, -x, lax.max(x, lo)))
+  return lax_numpy.where(above, -ndtr_val,
+                         lax_numpy.where(lax.gt(x, lo), lax.log(ndtr_val),
+                                         _log_ndtr_lower(lax.min(x, lo), series_order)))
 
 
 @log_ndtr.defjvp
@@ -432,7 +435,7 @@ def _log_ndtr_series(x, series_order):
   if series_order <= 0:
     return np.array(1, typ)
   x2 = lax.square(x)
-  even, odd = jnp.zeros_like(x), jnp.zeros_like(x)
+  even, odd = creation.zeros_like(x), creation.zeros_like(x)
   x2n = x2
   for n in range(1, series_order + 1):
     term = np.array(np.prod(np.arange(2 * n - 1, 1, -2)), typ) / x2n
@@ -457,6 +460,5 @@ def _no_complex(name, x):
 
 def _static_int(x, what):
   if isinstance(x, core.Tracer):
-    from arrax._src.errors import ConcretizationTypeError
     raise ConcretizationTypeError(x, f"The problem arose with the {what}.\n")
   return int(x)

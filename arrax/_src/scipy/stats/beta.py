@@ -1,8 +1,8 @@
 """The beta distribution on [loc, loc + scale] (density only: arrax has no betainc yet)."""
 import numpy as np
 
-import arrax.lax as lax
-import arrax.numpy as jnp
+from arrax._src.lax import elementwise as lax
+from arrax._src.numpy import lax_numpy, ufuncs
 from arrax._src.scipy.special import promote_args_inexact, _const, betaln, xlog1py, xlogy
 
 
@@ -12,10 +12,10 @@ def logpdf(x, a, b, loc=0, scale=1):
   y = lax.div(lax.sub(x, loc), scale)
   log_linear = lax.add(xlogy(lax.sub(a, one), y), xlog1py(lax.sub(b, one), lax.neg(y)))
   log_probs = lax.sub(lax.add(lax.neg(betaln(a, b)), log_linear), lax.log(scale))
-  outside = jnp.logical_or(lax.gt(x, lax.add(loc, scale)), lax.lt(x, loc))
-  out = jnp.where(outside, -np.inf, log_probs)
+  outside = ufuncs.logical_or(lax.gt(x, lax.add(loc, scale)), lax.lt(x, loc))
+  out = lax_numpy.where(outside, -np.inf, log_probs)
   bad_params = lax.le(a, zero) | lax.le(b, zero) | lax.le(scale, zero)
-  return jnp.where(bad_params, np.nan, out)
+  return lax_numpy.where(bad_params, np.nan, out)
 
 
 def pdf(x, a, b, loc=0, scale=1):

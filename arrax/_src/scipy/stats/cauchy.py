@@ -1,8 +1,8 @@
 """The Cauchy distribution."""
 import numpy as np
 
-import arrax.lax as lax
-import arrax.numpy as jnp
+from arrax._src.lax import elementwise as lax
+from arrax._src.numpy import ufuncs
 from arrax._src.scipy.special import promote_args_inexact, _const
 
 
@@ -21,7 +21,7 @@ def cdf(x, loc=0, scale=1):
   x, loc, scale = promote_args_inexact("cauchy.cdf", x, loc, scale)
   z = lax.div(lax.sub(x, loc), scale)
   inv_pi = lax.div(_const(x, 1.), _const(x, np.pi))
-  return lax.add(_const(x, 0.5), lax.mul(inv_pi, jnp.arctan(z)))
+  return lax.add(_const(x, 0.5), lax.mul(inv_pi, ufuncs.arctan(z)))
 
 
 def logcdf(x, loc=0, scale=1):

@@ -1,8 +1,8 @@
 """The gamma distribution with shape `a` on [loc, inf)."""
 import numpy as np
 
-import arrax.lax as lax
-import arrax.numpy as jnp
+from arrax._src.lax import elementwise as lax
+from arrax._src.numpy import lax_numpy
 from arrax._src.scipy.special import (_const, gammainc, gammaincc, gammaln,
                                       promote_args_inexact, xlogy)
 
@@ -12,10 +12,10 @@ def logpdf(x, a, loc=0, scale=1):
   ok = lax.ge(x, loc)
   one = _const(x, 1)
   # Outside the support y is replaced by 1 so the masked branch stays finite.
-  y = jnp.where(ok, lax.div(lax.sub(x, loc), scale), one)
+  y = lax_numpy.where(ok, lax.div(lax.sub(x, loc), scale), one)
   log_linear = lax.sub(xlogy(lax.sub(a, one), y), y)
   shape_terms = lax.add(gammaln(a), lax.log(scale))
-  return jnp.where(ok, lax.sub(log_linear, shape_terms), -np.inf)
+  return lax_numpy.where(ok, lax.sub(log_linear, shape_terms), -np.inf)
 
 
 def pdf(x, a, loc=0, scale=1):
@@ -35,7 +35,7 @@ def logcdf(x, a, loc=0, scale=1):
 def sf(x, a, loc=0, scale=1):
   x, a, loc, scale = promote_args_inexact("gamma.sf", x, a, loc, scale)
   y = lax.div(lax.sub(x, loc), scale)
-  return jnp.where(lax.lt(y, _const(y, 0)), 1, gammaincc(a, y))
+  return lax_numpy.where(lax.lt(y, _const(y, 0)), 1, gammaincc(a, y))
 
 
 def logsf(x, a, loc=0, scale=1):

@@ -1,5 +1,5 @@
 """The Laplace (double exponential) distribution."""
-import arrax.lax as lax
+from arrax._src.lax import elementwise as lax
 from arrax._src.scipy.special import promote_args_inexact, _const
 
 

@@ -1,6 +1,6 @@
 """The logistic distribution."""
-import arrax.lax as lax
-import arrax.numpy as jnp
+from arrax._src.lax import elementwise as lax
+from arrax._src.numpy import ufuncs
 from arrax._src.scipy.special import promote_args_inexact, _const, expit, logit
 
 
@@ -10,7 +10,7 @@ def logpdf(x, loc=0, scale=1):
   two = _const(z, 2)
   half_z = lax.div(z, two)
   # -2 log(e^(z/2) + e^(-z/2)), symmetric and overflow-free.
-  return lax.sub(lax.mul(lax.neg(two), jnp.logaddexp(half_z, lax.neg(half_z))), lax.log(scale))
+  return lax.sub(lax.mul(lax.neg(two), ufuncs.logaddexp(half_z, lax.neg(half_z))), lax.log(scale))
 
 
 def pdf(x, loc=0, scale=1):

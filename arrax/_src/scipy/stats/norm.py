@@ -1,8 +1,8 @@
 """The normal distribution N(loc, scale**2)."""
 import numpy as np
 
-import arrax.lax as lax
-import arrax.numpy as jnp
+from arrax._src.lax import elementwise as lax
+from arrax._src.numpy import creation
 from arrax._src.scipy import special
 from arrax._src.scipy.special import promote_args_inexact, _const
 
@@ -31,7 +31,7 @@ def logcdf(x, loc=0, scale=1):
 
 def ppf(q, loc=0, scale=1):
   # As in JAX, the result has the default float dtype whatever q's.
-  return jnp.asarray(special.ndtri(q) * scale + loc, float)
+  return creation.asarray(special.ndtri(q) * scale + loc, float)
 
 
 def sf(x, loc=0, scale=1):

@@ -1,7 +1,7 @@
 """Student's t distribution with `df` degrees of freedom."""
 import numpy as np
 
-import arrax.lax as lax
+from arrax._src.lax import elementwise as lax
 from arrax._src.scipy.special import promote_args_inexact, _const
 
 
