@@ -87,8 +87,8 @@ def _threefry2x32_lowering(ctx, *args):
   return lower_fun(_threefry2x32_lowered)(ctx, *args)
 
 
-threefry2x32_p.abstract_eval = _threefry2x32_abstract_eval
-threefry2x32_p.lowering = _threefry2x32_lowering
+threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
+threefry2x32_p.def_lowering(_threefry2x32_lowering)
 defbroadcasting(threefry2x32_p)
 defjvp_zero(threefry2x32_p)
 

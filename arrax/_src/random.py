@@ -1067,11 +1067,11 @@ def _random_gamma_batch(args, dims, *, log_space):
   return random_gamma_p.bind(k, a, log_space=log_space), 0
 
 
-random_gamma_p.abstract_eval = _random_gamma_abstract_eval
-random_gamma_p.lowering = _random_gamma_lowering
-random_gamma_p.jvp = _random_gamma_jvp
-random_gamma_p.batch = _random_gamma_batch
-random_gamma_p.pp_params = lambda params: params
+random_gamma_p.def_abstract_eval(_random_gamma_abstract_eval)
+random_gamma_p.def_lowering(_random_gamma_lowering)
+random_gamma_p.def_jvp(_random_gamma_jvp)
+random_gamma_p.def_batch(_random_gamma_batch)
+random_gamma_p.def_pp_params(lambda params: params)
 
 
 @partial(jit, static_argnums=(2, 3, 4))

@@ -47,7 +47,7 @@ from arrax._src.numpy.scalar_types import (bfloat16, bool_, complex64, complex12
 
 single, double, csingle, cdouble = float32, float64, complex64, complex128
 float_, int_, uint, complex_ = float64, int64, uint64, complex128
-float0 = _dtypes.float0
+
 dtype = _np.dtype
 generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
 integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
