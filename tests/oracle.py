@@ -291,25 +291,29 @@ _CONVERTERS = {
 
 
 def _prepare(fn, args, build, transform, convert, kwargs):
-  """Each library's (function, arguments, keyword arguments) for a case."""
+  """Each library's (function maker, arguments, keyword arguments) for a case. The function is
+  built (and transformed) when the case runs, so that errors raised while building count as
+  the case's errors."""
   if build is None:
     (afn, jfn), args = (fn, args[0]), args[1:]
+    makers = [lambda: afn, lambda: jfn]
   else:
-    afn, jfn = both(fn, build)
+    makers = [lambda: build(fn, ARRAX), lambda: build(fn, JAX)]
   if transform is not None:
-    afn, jfn = transform(arrax, afn), transform(jax, jfn)
+    makers = [lambda m=makers[0]: transform(arrax, m()), lambda m=makers[1]: transform(jax, m())]
   ca, cj = _CONVERTERS[convert]
-  kw_convert = _CONVERTERS["tree" if convert == "arrays" else convert]
-  return ((afn, [ca(a) for a in args], {k: kw_convert[0](v) for k, v in kwargs.items()}),
-          (jfn, [cj(a) for a in args], {k: kw_convert[1](v) for k, v in kwargs.items()}))
+  ka, kj = _CONVERTERS["tree" if convert == "arrays" else convert]
+  return ((makers[0], [ca(a) for a in args], {k: ka(v) for k, v in kwargs.items()}),
+          (makers[1], [cj(a) for a in args], {k: kj(v) for k, v in kwargs.items()}))
 
 
 def _bound(fn, kwargs):
   return functools.partial(fn, **kwargs) if kwargs else fn
 
 
-def _call(top, fn, args, kwargs, jit):
-  return (top.jit(_bound(fn, kwargs)) if jit else _bound(fn, kwargs))(*args)
+def _call(top, make, args, kwargs, jit):
+  fn = _bound(make(), kwargs)
+  return (top.jit(fn) if jit else fn)(*args)
 
 
 def check(fn, *args, build=None, transform=None, convert="tree", eager=True, jit=False,
@@ -317,16 +321,16 @@ def check(fn, *args, build=None, transform=None, convert="tree", eager=True, jit
           strict_tree=False, kwargs=None, **kw):
   """The case gives the same result in arrax as in JAX (or the same exception class); see
   the module docstring for the options. Returns arrax's (first) result."""
-  (afn, a_args, a_kw), (jfn, j_args, j_kw) = _prepare(fn, args, build, transform, convert,
-                                                     dict(kwargs or {}, **kw))
+  (amake, a_args, a_kw), (jmake, j_args, j_kw) = _prepare(fn, args, build, transform, convert,
+                                                         dict(kwargs or {}, **kw))
   first = None
   for jitted in [False] * eager + [True] * jit:
     try:
-      expected = _call(jax, jfn, j_args, j_kw, jitted)
+      expected = _call(jax, jmake, j_args, j_kw, jitted)
     except Exception as e:  # noqa: BLE001
-      same_exception(lambda: _call(arrax, afn, a_args, a_kw, jitted), e)
+      same_exception(lambda: _call(arrax, amake, a_args, a_kw, jitted), e)
       continue
-    actual = _call(arrax, afn, a_args, a_kw, jitted)
+    actual = _call(arrax, amake, a_args, a_kw, jitted)
     assert_same(actual, expected, tol=tol, exact=exact, signbits=signbits,
                 check_weak=check_weak, check_type=check_type, strict_tree=strict_tree)
     first = actual if first is None else first
@@ -364,9 +368,10 @@ def check_raises(fn, *args, build=None, transform=None, convert="tree", jit=Fals
                  **kw):
   """JAX raises on the case; arrax raises the same exception class, with each of the `match`
   strings in both messages. Returns arrax's exception."""
-  (afn, a_args, a_kw), (jfn, j_args, j_kw) = _prepare(fn, args, build, transform, convert, kw)
-  jax_exc = raised(lambda: _call(jax, jfn, j_args, j_kw, jit))
-  return same_exception(lambda: _call(arrax, afn, a_args, a_kw, jit), jax_exc, match)
+  (amake, a_args, a_kw), (jmake, j_args, j_kw) = _prepare(fn, args, build, transform, convert,
+                                                         kw)
+  jax_exc = raised(lambda: _call(jax, jmake, j_args, j_kw, jit))
+  return same_exception(lambda: _call(arrax, amake, a_args, a_kw, jit), jax_exc, match)
 
 
 def _typecheck(jaxpr):
@@ -383,13 +388,14 @@ def check_jaxpr(fn, *args, build=None, transform=None, convert="tree", typecheck
   """make_jaxpr of the case prints the same text in arrax and JAX (where JAX raises while
   tracing, arrax raises the same class); `typecheck`: arrax's jaxpr and the jaxprs in its
   equations' parameters pass core.check_jaxpr. Returns JAX's text."""
-  (afn, a_args, a_kw), (jfn, j_args, j_kw) = _prepare(fn, args, build, transform, convert, kw)
+  (amake, a_args, a_kw), (jmake, j_args, j_kw) = _prepare(fn, args, build, transform, convert,
+                                                         kw)
   try:
-    expected = str(jax.make_jaxpr(_bound(jfn, j_kw))(*j_args))
+    expected = str(jax.make_jaxpr(_bound(jmake(), j_kw))(*j_args))
   except Exception as e:  # noqa: BLE001
-    same_exception(lambda: arrax.make_jaxpr(_bound(afn, a_kw))(*a_args), e)
+    same_exception(lambda: arrax.make_jaxpr(_bound(amake(), a_kw))(*a_args), e)
     return None
-  closed = arrax.make_jaxpr(_bound(afn, a_kw))(*a_args)
+  closed = arrax.make_jaxpr(_bound(amake(), a_kw))(*a_args)
   assert str(closed) == expected, f"arrax:\n{closed}\njax:\n{expected}"
   if typecheck:
     _typecheck(closed.jaxpr)
