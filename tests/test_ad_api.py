@@ -14,8 +14,7 @@ import arrax.numpy as anp
 import arrax.test_util as atu
 from arrax._src import public_test_util as aptu
 
-from conftest import assert_same
-from conftest import assert_prints_like_jax
+from oracle import assert_prints_like_jax, assert_same
 
 
 def _outcome(fn):

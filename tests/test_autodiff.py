@@ -13,7 +13,7 @@ import pytest
 import arrax
 import arrax.numpy as anp
 
-from conftest import assert_same
+from oracle import assert_same
 
 # ---- the spec documents' gradient examples: the printed text must be identical -------------
 SNIPPETS = {

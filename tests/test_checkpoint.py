@@ -10,7 +10,7 @@ import arrax
 import arrax.numpy as anp
 from arrax.ad_checkpoint import checkpoint_name as arrax_checkpoint_name
 from arrax.test_util import check_grads
-from conftest import assert_prints_like_jax
+from oracle import assert_prints_like_jax
 
 PRELUDE = """
 def f(x, w):

@@ -11,8 +11,7 @@ import arrax
 import arrax.numpy as anp
 from arrax.test_util import check_grads
 
-from conftest import assert_same
-from conftest import assert_prints_like_jax
+from oracle import assert_prints_like_jax, assert_same
 
 PRELUDE = """
 @jax.custom_jvp

@@ -79,7 +79,7 @@ def test_short_names():
 def test_lax_convert_element_type_of_host_scalars_gives_arrays(value, dtype):
   import jax
 
-  from conftest import assert_same
+  from oracle import assert_same
   out = arrax.lax.convert_element_type(value, dtype)
   assert isinstance(out, arrax.Array)
   assert_same(out, jax.lax.convert_element_type(value, dtype))

@@ -1,4 +1,6 @@
 """arrax.example_libraries (stax, optimizers) against jax.example_libraries."""
+import functools
+
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -10,25 +12,15 @@ import arrax
 import arrax.numpy as anp
 from arrax.example_libraries import optimizers as aopt
 from arrax.example_libraries import stax as astax
+from oracle import assert_close
 
 # Each library with its own modules, so one builder serves both sides.
 JAX = {"jax": jax, "jnp": jjnp, "stax": jstax, "opt": jopt}
 ARRAX = {"jax": arrax, "jnp": anp, "stax": astax, "opt": aopt}
 
 
-def _np_tree(t):
-  return jax.tree.map(np.asarray, t)
-
-
-def _assert_trees(actual, expected, exact=False, rtol=1e-5, atol=1e-6):
-  actual, expected = _np_tree(actual), _np_tree(expected)
-  assert jax.tree.structure(actual) == jax.tree.structure(expected)
-  for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-    assert a.shape == e.shape and a.dtype == e.dtype, (a.shape, a.dtype, e.shape, e.dtype)
-    if exact:
-      np.testing.assert_array_equal(a, e)
-    else:
-      np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)
+# Parameter and state trees: the same structure, shapes, dtypes and values.
+_assert_trees = functools.partial(assert_close, tol=(1e-5, 1e-6), strict_tree=True)
 
 
 def _inputs(shape, seed=0):

@@ -149,17 +149,19 @@ class _Converter:
     return self.jaxprs[j]
 
 
-def to_arrax(closed):
+def jaxpr_to_arrax(closed):
   conv = _Converter()
   if isinstance(closed, jcore.ClosedJaxpr):
     return core.ClosedJaxpr(conv.jaxpr(closed.jaxpr), closed.consts)
   return conv.jaxpr(closed)
 
 
-def check(f, *args, **kwargs):
+def check_printed(f, *args, **kwargs):
+  """JAX's jaxpr of f, rebuilt from arrax's jaxpr types, prints as JAX prints it (whole, and
+  equation by equation)."""
   closed = jax.make_jaxpr(f, **kwargs)(*args)
   expected = str(closed)
-  ours = to_arrax(closed)
+  ours = jaxpr_to_arrax(closed)
   assert str(ours) == expected
   assert str(ours.jaxpr) == expected
   assert jaxpr_printer.pp_jaxpr(ours) == expected
@@ -318,13 +320,13 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_program_matches_jax(name):
   f, args = PROGRAMS[name]
-  check(f, *args)
+  check_printed(f, *args)
 
 
 def test_given_examples():
-  assert check(lambda x: 2.0 + jnp.sin(x), 1.0) == (
+  assert check_printed(lambda x: 2.0 + jnp.sin(x), 1.0) == (
       "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = add 2.0:f32[] b in (c,) }")
-  assert check(lambda x: jax.jit(_fn)(x), f32(100)) == """\
+  assert check_printed(lambda x: jax.jit(_fn)(x), f32(100)) == """\
 { lambda ; a:f32[100]. let
     b:f32[] = jit[
       name=_fn
@@ -340,7 +342,7 @@ def test_given_examples():
 
 
 def test_chain_names_ba_and_baa():
-  text = check(_chain(800), f32(2))
+  text = check_printed(_chain(800), f32(2))
   lines = text.splitlines()
   assert lines[1].lstrip().startswith("b:f32[2] = mul a 1.5:f32[]")
   assert any(l.lstrip().startswith("ba:") for l in lines)
@@ -352,7 +354,7 @@ def test_many_args_jit_names():
   # An inner jaxpr with more than 26 inputs, named after the outer operands.
   def f(*xs):
     return jax.jit(lambda *ys: sum(ys))(*xs)
-  check(f, *[f32(2) for _ in range(30)])
+  check_printed(f, *[f32(2) for _ in range(30)])
 
 
 def test_dropvar_eqn_outputs():
@@ -394,7 +396,7 @@ def test_pp_params_hook():
 
 def test_closed_jaxpr_str():
   closed = jax.make_jaxpr(lambda x: x * _c3 + 2)(f32(3))
-  ours = to_arrax(closed)
+  ours = jaxpr_to_arrax(closed)
   assert str(ours) == repr(ours) == str(closed)
 
 

@@ -11,12 +11,7 @@ import pytest
 import arrax
 import arrax.numpy as anp
 from arrax import errors
-from conftest import assert_same
-
-
-def both(fn_maker):
-  """Build the same function against arrax and against jax."""
-  return fn_maker(arrax, anp), fn_maker(jax, jnp)
+from oracle import assert_same, both, make_with
 
 
 # ---- make_jaxpr text ---------------------------------------------------------------------------
@@ -66,7 +61,7 @@ def test_nested_jit_jaxpr_text():
     def fn(x):
       return np_.sum(x**2 - x**3 - x)
     return api.jit(fn)
-  fa, fj = both(make)
+  fa, fj = both(make, make_with("top", "np"))
   assert str(arrax.make_jaxpr(fa)(anp.ones(100))) == str(jax.make_jaxpr(fj)(jnp.ones(100)))
   ga = arrax.jit(lambda x: arrax.jit(anp.sin)(x) + 1)
   gj = jax.jit(lambda x: jax.jit(jnp.sin)(x) + 1)
@@ -89,7 +84,8 @@ def test_make_jaxpr_return_shape_and_static():
 
 # ---- jit behaviour ----------------------------------------------------------------------------
 def test_quadratic_formula_values():
-  fa, fj = both(lambda api, np_: api.jit(lambda a, b: (-b + np_.sqrt(b**2 - 4 * a)) / (2 * a)))
+  fa, fj = both(lambda api, np_: api.jit(lambda a, b: (-b + np_.sqrt(b**2 - 4 * a)) / (2 * a)),
+                make_with("top", "np"))
   a = np.random.RandomState(0).uniform(0.1, 1, 50).astype(np.float32)
   b = np.random.RandomState(1).uniform(3, 5, 50).astype(np.float32)
   assert_same(fa(a, b), fj(a, b))
@@ -104,7 +100,7 @@ def test_my_function_spec_example():
       x = x + y
       return x
     return api.jit(my_function)
-  fa, fj = both(make)
+  fa, fj = both(make, make_with("top", "np"))
   xa, ya = anp.arange(1024), anp.arange(1024) - 512
   xj, yj = jnp.arange(1024), jnp.arange(1024) - 512
   assert_same(fa(xa, ya), fj(xj, yj))

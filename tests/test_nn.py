@@ -2,7 +2,6 @@
 jit/vmap, jaxpr text, the softmax family, one_hot, dot_product_attention and bit-exact
 initializers in both threefry modes.
 """
-import contextlib
 import warnings
 
 import jax
@@ -13,8 +12,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from conftest import assert_same
-from numpy_oracle import same_exception
+from oracle import assert_bits_equal, assert_same, check_jaxpr, same_exception, threefry_mode
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -33,27 +31,19 @@ def _tol(dtype):
       np.dtype(dtype), 2e-6)
 
 
-def _close(a, e, dtype):
-  """Shape, dtype and weak type equal; values close for `dtype` (nan and inf where JAX has them)."""
-  a_np, e_np = np.asarray(a), np.asarray(e)
-  assert a_np.shape == e_np.shape and a_np.dtype == e_np.dtype, (a_np.dtype, e_np.dtype)
-  assert getattr(a.aval, "weak_type", False) == getattr(e.aval, "weak_type", False)
-  t = _tol(dtype)
-  np.testing.assert_allclose(a_np.astype(np.float64), e_np.astype(np.float64), rtol=t, atol=t)
-
-
 @pytest.mark.parametrize("name", ELEMENTWISE)
 @pytest.mark.parametrize("dtype", [np.float32, BF16, np.float16])
 def test_elementwise_values(name, dtype):
   x = EDGES.astype(dtype)
-  _close(getattr(arrax.nn, name)(anp.asarray(x)), getattr(jax.nn, name)(jnp.asarray(x)), dtype)
+  assert_same(getattr(arrax.nn, name)(anp.asarray(x)), getattr(jax.nn, name)(jnp.asarray(x)),
+              tol=_tol(dtype))
 
 
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_elementwise_x64(name, x64):
   x = np.concatenate([EDGES.astype(np.float64), np.linspace(-8, 8, 33)])
-  _close(getattr(arrax.nn, name)(anp.asarray(x)), getattr(jax.nn, name)(jnp.asarray(x)),
-         np.float64)
+  assert_same(getattr(arrax.nn, name)(anp.asarray(x)), getattr(jax.nn, name)(jnp.asarray(x)),
+              tol=_tol(np.float64))
 
 
 @pytest.mark.parametrize("name", ["relu", "relu6", "sigmoid", "softplus", "silu", "elu", "gelu",
@@ -88,8 +78,8 @@ def test_parameterized_activations():
 @pytest.mark.parametrize("dtype", [np.float32, BF16, np.float16])
 def test_gelu(approximate, dtype):
   x = np.linspace(-6, 6, 25).astype(dtype)
-  _close(arrax.nn.gelu(anp.asarray(x), approximate), jax.nn.gelu(jnp.asarray(x), approximate),
-         dtype)
+  assert_same(arrax.nn.gelu(anp.asarray(x), approximate), jax.nn.gelu(jnp.asarray(x), approximate),
+              tol=_tol(dtype))
 
 
 # ---- gradients at the special points ------------------------------------------------------------
@@ -140,11 +130,6 @@ def test_jit_vmap(name):
 
 # ---- jaxpr text ---------------------------------------------------------------------------------
 
-def _jaxprs(fa, fj, *args):
-  return (str(arrax.make_jaxpr(fa)(*[anp.asarray(a) for a in args])),
-          str(jax.make_jaxpr(fj)(*[jnp.asarray(a) for a in args])))
-
-
 @pytest.mark.parametrize("case", [
     ("relu", {}), ("relu6", {}), ("softmax", {}), ("log_softmax", {}), ("gelu", {}),
     ("sigmoid", {}), ("silu", {}), ("elu", {}),
@@ -153,17 +138,15 @@ def _jaxprs(fa, fj, *args):
 def test_jaxpr_text(case):
   name, kw = case
   x = np.ones((2, 3), np.float32)
-  a, e = _jaxprs(lambda v: getattr(arrax.nn, name)(v, **kw),
-                 lambda v: getattr(jax.nn, name)(v, **kw), x)
-  assert a == e
+  check_jaxpr(lambda v: getattr(arrax.nn, name)(v, **kw), lambda v: getattr(jax.nn, name)(v, **kw),
+              x, convert="arrays")
 
 
 @pytest.mark.parametrize("name", ["relu", "softmax", "log_softmax"])
 def test_grad_jaxpr_text(name):
   x = np.ones((3,), np.float32)
-  a, e = _jaxprs(arrax.grad(lambda v: getattr(arrax.nn, name)(v)[0]),
-                 jax.grad(lambda v: getattr(jax.nn, name)(v)[0]), x)
-  assert a == e
+  check_jaxpr(arrax.grad(lambda v: getattr(arrax.nn, name)(v)[0]),
+              jax.grad(lambda v: getattr(jax.nn, name)(v)[0]), x, convert="arrays")
 
 
 # ---- softmax family -----------------------------------------------------------------------------
@@ -200,7 +183,7 @@ def test_softmax_grad_and_dtypes(name):
   gj = jax.grad(lambda v: (fj(v) * jnp.arange(5.)).sum())(jnp.asarray(x))
   assert_same(ga, gj, rtol=1e-5, atol=1e-6)
   for dt in (BF16, np.float16):
-    _close(fa(anp.asarray(x.astype(dt))), fj(jnp.asarray(x.astype(dt))), dt)
+    assert_same(fa(anp.asarray(x.astype(dt))), fj(jnp.asarray(x.astype(dt))), tol=_tol(dt))
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(axis=1), dict(axis=(0, 1), keepdims=True),
@@ -287,9 +270,8 @@ def test_one_hot_float_input_warns_and_jaxpr():
     warnings.simplefilter("ignore")
     e = jax.nn.one_hot(jnp.array([0., 2.]), 3)
   assert_same(a, e)
-  a, e = _jaxprs(lambda v: arrax.nn.one_hot(v, 4), lambda v: jax.nn.one_hot(v, 4),
-                 np.array([1, 2], np.int32))
-  assert a == e
+  check_jaxpr(lambda v: arrax.nn.one_hot(v, 4), lambda v: jax.nn.one_hot(v, 4),
+              np.array([1, 2], np.int32), convert="arrays")
 
 
 def test_one_hot_named_axis_and_vmap():
@@ -373,25 +355,6 @@ def test_dot_product_attention_errors():
 
 # ---- initializers -------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def threefry_mode(partitionable):
-  old_a = arrax.config.jax_threefry_partitionable
-  old_j = jax.config.jax_threefry_partitionable
-  arrax.config.update("jax_threefry_partitionable", partitionable)
-  jax.config.update("jax_threefry_partitionable", partitionable)
-  try:
-    yield
-  finally:
-    arrax.config.update("jax_threefry_partitionable", old_a)
-    jax.config.update("jax_threefry_partitionable", old_j)
-
-
-def _bits_equal(a, e):
-  a, e = np.asarray(a), np.asarray(e)
-  assert a.shape == e.shape and a.dtype == e.dtype, (a.shape, a.dtype, e.shape, e.dtype)
-  np.testing.assert_array_equal(a.view(np.uint8), e.view(np.uint8))
-
-
 INITS = [
     ("zeros", None, {}), ("ones", None, {}), ("constant", (0.3,), {}),
     ("uniform", (2.0,), {}), ("normal", (0.5,), {}),
@@ -426,7 +389,7 @@ def test_initializers_bit_exact(case, partitionable):
   with threefry_mode(partitionable):
     a = _make(arrax, name, args, kw)(arrax.random.key(7), shape)
     e = _make(jax, name, args, kw)(jax.random.key(7), shape)
-    _bits_equal(a, e)
+    assert_bits_equal(a, e)
 
 
 @pytest.mark.parametrize("name", ["glorot_uniform", "he_normal", "constant", "uniform"])
@@ -434,7 +397,7 @@ def test_initializers_bf16_and_aliases(name):
   args = (0.25,) if name == "constant" else ()
   a = getattr(arrax.nn.initializers, name)(*args, dtype=BF16)(arrax.random.key(2), (4, 6))
   e = getattr(jax.nn.initializers, name)(*args, dtype=BF16)(jax.random.key(2), (4, 6))
-  _bits_equal(a, e)
+  assert_bits_equal(a, e)
   for alias, target in ALIASES:
     assert getattr(arrax.nn.initializers, alias) is getattr(arrax.nn.initializers, target)
 
@@ -445,12 +408,12 @@ def test_initializers_x64_raw_key_and_jit(name, x64):
   for dtype in (np.float64,) if name == "orthogonal" else (np.float64, np.float16):
     a = getattr(arrax.nn.initializers, name)()(arrax.random.PRNGKey(3), (6, 4), dtype)
     e = getattr(jax.nn.initializers, name)()(jax.random.PRNGKey(3), (6, 4), dtype)
-    _bits_equal(a, e)
+    assert_bits_equal(a, e)
   a = arrax.jit(getattr(arrax.nn.initializers, name)(), static_argnums=(1,))(
       arrax.random.PRNGKey(4), (5, 5))
   e = jax.jit(getattr(jax.nn.initializers, name)(), static_argnums=(1,))(
       jax.random.PRNGKey(4), (5, 5))
-  _bits_equal(a, e)
+  assert_bits_equal(a, e)
 
 
 @pytest.mark.parametrize("dist", ["uniform", "truncated_normal"])

@@ -15,8 +15,8 @@ import pytest
 import arrax
 import arrax.numpy as anp
 from arrax._src.numpy import indexing
-from numpy_oracle import (BF16, assert_tree_same, check, check_all, same_exception,
-                          to_arrax, to_jax)
+from oracle import (BF16, assert_all_same, check, check_all, no_unroll_warning,
+                    same_exception, to_arrax, to_jax)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")]
@@ -75,8 +75,8 @@ def check_eager(spec, x, body):
         x)
 
 
-def _compare_jitted(cases, x):
-  """Failure messages for the cases computed by one jitted function per library."""
+def _compare_jitted(cases, x, failures):
+  """Compare the cases computed by one jitted function per library (with earlier failures)."""
   marks = [_markers(spec) for spec, _ in cases]
   leaves = [m.value for ms in marks for m in ms]
 
@@ -87,21 +87,10 @@ def _compare_jitted(cases, x):
       table = {id(m): next(it) for m in ms}
       outs.append(body(x, _fill(spec, lambda a: table[id(a)])))
     return tuple(outs)
-  # batch unrolls its Python loop over the cases on purpose: no UnrolledLoopWarning.
-  threshold = arrax.config.arrax_loop_unroll_warning_threshold
-  arrax.config.update("arrax_loop_unroll_warning_threshold", 0)
-  try:
+  with no_unroll_warning():
     actual = arrax.jit(batch)(to_arrax(x), *map(to_arrax, leaves))
-  finally:
-    arrax.config.update("arrax_loop_unroll_warning_threshold", threshold)
   expected = jax.jit(batch)(to_jax(x), *map(to_jax, leaves))
-  failures = []
-  for (spec, _), a, e in zip(cases, actual, expected):
-    try:
-      assert_tree_same(a, e)
-    except AssertionError as err:
-      failures.append(f"--- {spec!r}: {err}")
-  return failures
+  assert_all_same([repr(spec) for spec, _ in cases], actual, expected, failures=failures)
 
 
 def check_jit_batch(cases, x):
@@ -123,8 +112,7 @@ def check_jit_batch(cases, x):
         failures.append(f"--- {spec!r}: {err}")
       continue
     kept.append((spec, body))
-  failures += _compare_jitted(kept, x)
-  assert not failures, f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures)
+  _compare_jitted(kept, x, failures)
 
 
 def _arange(shape, dtype=np.float32):

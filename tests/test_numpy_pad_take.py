@@ -16,7 +16,7 @@ import arrax
 import arrax.numpy as anp
 from arrax import lax as alax
 from arrax.test_util import check_grads
-from numpy_oracle import BF16, assert_tree_same, check, check_all
+from oracle import BF16, assert_all_same, assert_same, check, check_all, no_unroll_warning
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning"),
@@ -37,17 +37,6 @@ def _data(shape, dtype=np.float32):
       dtype).reshape(shape)
 
 
-class _NoUnrollWarning:
-  """The batches unroll a Python loop over their cases on purpose."""
-
-  def __enter__(self):
-    self.old = arrax.config.arrax_loop_unroll_warning_threshold
-    arrax.config.update("arrax_loop_unroll_warning_threshold", 0)
-
-  def __exit__(self, *exc):
-    arrax.config.update("arrax_loop_unroll_warning_threshold", self.old)
-
-
 def _run_batch(cases, arrays, transform=lambda f: f):
   """Compare every case f(lib, *arrays) under one jit per library; report all differences.
 
@@ -56,16 +45,10 @@ def _run_batch(cases, arrays, transform=lambda f: f):
   def batch(lib, wrap):
     fns = [wrap(lambda *xs, f=f: f(lib, *xs)) for _, f in cases]
     return lambda *xs: tuple(f(*xs) for f in fns)
-  with _NoUnrollWarning():
+  with no_unroll_warning():
     actual = arrax.jit(batch(anp, transform))(*[anp.asarray(a) for a in arrays])
   expected = jax.jit(batch(jnp, transform))(*[jnp.asarray(a) for a in arrays])
-  failures = []
-  for (label, _), a, e in zip(cases, actual, expected):
-    try:
-      assert_tree_same(a, e)
-    except AssertionError as err:
-      failures.append(f"--- {label}: {err}")
-  assert not failures, f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures)
+  assert_all_same([label for label, _ in cases], actual, expected)
 
 
 def _checks(cases):
@@ -190,7 +173,7 @@ def test_pad_callable_mode():
       ("0-d", lambda lib: lib.pad(lib.float32(3.0), 2, lambda r, w, a, k: r), ()),
   ])
   f = lambda lib: lambda x: lib.pad(x, 2, _custom_pad, lo=3)  # noqa: E731
-  assert_tree_same(arrax.jit(f(anp))(anp.asarray(x)), jax.jit(f(jnp))(jnp.asarray(x)))
+  assert_same(arrax.jit(f(anp))(anp.asarray(x)), jax.jit(f(jnp))(jnp.asarray(x)))
 
 
 def test_pad_errors():
@@ -249,9 +232,9 @@ def test_pad_traced_width_is_an_error():
 def test_pad_traced_constant_values():
   f = lambda lib: lambda x, c: lib.pad(x, ((1, 2), (0, 1)), constant_values=c)  # noqa: E731
   x, c = _data((2, 3)), np.array([[1.5, -2], [3, 4]], np.float32)
-  assert_tree_same(arrax.jit(f(anp))(anp.asarray(x), anp.asarray(c)),
+  assert_same(arrax.jit(f(anp))(anp.asarray(x), anp.asarray(c)),
                    jax.jit(f(jnp))(jnp.asarray(x), jnp.asarray(c)))
-  assert_tree_same(arrax.jit(f(anp))(anp.asarray(x), 7),
+  assert_same(arrax.jit(f(anp))(anp.asarray(x), 7),
                    jax.jit(f(jnp))(jnp.asarray(x), 7))
 
 
@@ -291,7 +274,7 @@ def test_pad_grad_of_constant_values():
       lambda x, c: lib.sum(lib.pad(x, (1, 2), constant_values=c) ** 2), (0, 1))
   x = _data((2, 3))
   for c in (3.0, np.array([1.0, -2.0], np.float32)):
-    assert_tree_same(f(anp, arrax)(anp.asarray(x), anp.asarray(c)),
+    assert_same(f(anp, arrax)(anp.asarray(x), anp.asarray(c)),
                      f(jnp, jax)(jnp.asarray(x), jnp.asarray(c)))
 
 
@@ -313,7 +296,7 @@ def test_pad_vmap_over_constant_values():
   f = lambda lib, api: api.vmap(  # noqa: E731
       lambda x, c: lib.pad(x, (1, 2), constant_values=c), in_axes=(None, 0))
   x, c = _data((2, 3)), np.array([1.5, -2.0, 7.0], np.float32)
-  assert_tree_same(f(anp, arrax)(anp.asarray(x), anp.asarray(c)),
+  assert_same(f(anp, arrax)(anp.asarray(x), anp.asarray(c)),
                    f(jnp, jax)(jnp.asarray(x), jnp.asarray(c)))
 
 
@@ -321,7 +304,7 @@ def test_pad_callable_mode_under_vmap_and_grad():
   g = lambda lib, api: api.vmap(api.grad(  # noqa: E731
       lambda x: lib.sum(lib.pad(x, (1, 2), _custom_pad, lo=2.0) ** 2)))
   xs = _data((3, 4))
-  assert_tree_same(g(anp, arrax)(anp.asarray(xs)), g(jnp, jax)(jnp.asarray(xs)))
+  assert_same(g(anp, arrax)(anp.asarray(xs)), g(jnp, jax)(jnp.asarray(xs)))
 
 
 # ---- take_along_axis ----------------------------------------------------------------------------
@@ -410,7 +393,7 @@ def test_take_along_axis_grad():
   # 'fill' reads NaN out of bounds; with in-bounds indices its gradient is defined.
   f = lambda lib, api: api.grad(  # noqa: E731
       lambda a: lib.sum(lib.take_along_axis(a, lib.asarray(idx % 4), axis=1, mode="fill")))
-  assert_tree_same(f(anp, arrax)(anp.asarray(a)), f(jnp, jax)(jnp.asarray(a)))
+  assert_same(f(anp, arrax)(anp.asarray(a)), f(jnp, jax)(jnp.asarray(a)))
   check_grads(arrax.jit(lambda a: anp.take_along_axis(a, anp.asarray(idx % 4), axis=1) ** 2),
               (anp.asarray(a),), order=2, modes=("fwd", "rev"), eps=1e-2)
 

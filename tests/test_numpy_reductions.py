@@ -14,7 +14,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from numpy_oracle import BF16, Raw, check, check_all
+from oracle import BF16, Raw, check, check_all
 
 DTYPES = {
     "bool": np.dtype(np.bool_), "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),

@@ -19,7 +19,7 @@ import pytest
 import arrax
 import arrax.numpy as anp
 import arrax._src.numpy.ufuncs as arrax_ufuncs
-from numpy_oracle import BF16, Raw, check, check_all
+from oracle import BF16, Raw, check, check_all
 
 # ---- dtypes and inputs -------------------------------------------------------------------------
 DTYPES = {

@@ -3,35 +3,18 @@ threefry modes (`jax_threefry_partitionable` True, the default, and False, legac
 jit and under vmap; keys (raw and typed); gradients through reparameterized samplers; moments;
 errors.
 """
-import contextlib
 import importlib
 
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 import pytest
 
 import arrax
 import arrax.numpy as anp
-from numpy_oracle import same_exception
+from oracle import BF16, assert_bits_equal, raised, same_exception, threefry_mode
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
 MODES = [True, False]
-
-
-@contextlib.contextmanager
-def threefry_mode(partitionable):
-  """Set jax_threefry_partitionable in arrax and in the JAX oracle; restore afterwards."""
-  old_a = arrax.config.jax_threefry_partitionable
-  old_j = jax.config.jax_threefry_partitionable
-  arrax.config.update("jax_threefry_partitionable", partitionable)
-  jax.config.update("jax_threefry_partitionable", partitionable)
-  try:
-    yield partitionable
-  finally:
-    arrax.config.update("jax_threefry_partitionable", old_a)
-    jax.config.update("jax_threefry_partitionable", old_j)
 
 
 @pytest.fixture(params=MODES, ids=["partitionable", "legacy"])
@@ -44,29 +27,6 @@ def mode(request):
 def legacy():
   with threefry_mode(False):
     yield
-
-
-def _raw(x):
-  if isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
-    return np.asarray(jax.random.key_data(x)), "key"
-  if type(x).__name__ == "PRNGKeyArray":
-    return np.asarray(arrax.random.key_data(x)), "key"
-  return np.asarray(x), "array"
-
-
-def assert_bits_equal(actual, expected):
-  """Same shape, dtype (typed keys: both typed) and bit pattern."""
-  a, ka = _raw(actual)
-  e, ke = _raw(expected)
-  assert ka == ke, f"arrax gave a {ka}, jax a {ke}"
-  assert a.shape == e.shape, (a.shape, e.shape)
-  assert a.dtype == e.dtype, (a.dtype, e.dtype)
-  a, e = np.atleast_1d(a), np.atleast_1d(e)
-  if e.dtype.kind == "c":   # compare real and imaginary parts
-    part = np.dtype(f"float{4 * e.dtype.itemsize}")
-    a, e = a.view(part), e.view(part)
-  uint = np.dtype(f"uint{8 * e.dtype.itemsize}")
-  np.testing.assert_array_equal(a.view(uint), e.view(uint))
 
 
 def keys(seed, typed):
@@ -379,15 +339,7 @@ def test_key_data_wrap_clone_impl():
                     jax.random.key_data(jax.random.PRNGKey(3)))
   for bad in [np.zeros(2, np.float32), np.zeros(3, np.uint32), np.uint32(1)]:
     same_exception(lambda: arrax.random.wrap_key_data(bad),
-                   _raises(lambda: jax.random.wrap_key_data(bad)))
-
-
-def _raises(thunk):
-  try:
-    thunk()
-  except Exception as e:  # noqa: BLE001
-    return e
-  raise AssertionError("expected JAX to raise")
+                   raised(lambda: jax.random.wrap_key_data(bad)))
 
 
 def test_keys_through_jit():
@@ -512,8 +464,8 @@ def test_bad_keys():
                        ([1, 2],) * 2, (3,) * 2, (np.zeros((3, 2), np.uint32),) * 2,
                        (arrax.random.split(arrax.random.key(0)), jax.random.split(
                            jax.random.key(0)))]:
-    same_exception(lambda: arrax.random.uniform(bad_a), _raises(lambda: jax.random.uniform(bad_j)))
-    same_exception(lambda: arrax.random.split(bad_a), _raises(lambda: jax.random.split(bad_j)))
+    same_exception(lambda: arrax.random.uniform(bad_a), raised(lambda: jax.random.uniform(bad_j)))
+    same_exception(lambda: arrax.random.split(bad_a), raised(lambda: jax.random.split(bad_j)))
 
 
 @pytest.mark.parametrize("fn", [
@@ -549,7 +501,7 @@ def test_bad_keys():
 ])
 def test_errors_match_jax(fn):
   ka, kj = keys(0, True)
-  same_exception(lambda: fn(arrax.random, ka), _raises(lambda: fn(jax.random, kj)))
+  same_exception(lambda: fn(arrax.random, ka), raised(lambda: fn(jax.random, kj)))
 
 
 def test_invalid_shapes_name_the_shapes():

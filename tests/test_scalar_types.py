@@ -6,7 +6,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from conftest import assert_same
+from oracle import assert_same
 
 NAMES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
          "float16", "float32", "float64", "bfloat16", "complex64", "complex128", "single",

@@ -1,67 +1,19 @@
 """vmap: API semantics (in_axes/out_axes/axis_size, errors), composition with jit, grad and
 itself, and the batching rules of the elementwise primitives, differentially against jax.vmap."""
+import functools
 import itertools
 
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 import pytest
 
 import arrax
 import arrax.numpy as anp
-from numpy_oracle import assert_tree_same, same_exception
+from oracle import (BF16, assert_same, check, check_jaxpr, check_raises, check_vmap, make_with,
+                    rand, vectorized, vmapped)
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
 B = 3   # the mapped size
-
-
-def rand(shape, dtype=np.float32, seed=0):
-  rng = np.random.default_rng(seed)
-  dtype = np.dtype(dtype)
-  if dtype == np.bool_:
-    return rng.random(shape) < 0.5
-  if dtype.kind in "iu":
-    return rng.integers(0 if dtype.kind == "u" else -5, 6, shape).astype(dtype)
-  if dtype.kind == "c":
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-  return rng.standard_normal(shape).astype(dtype)
-
-
-def _conv(x, lib_np):
-  return lib_np.asarray(x) if isinstance(x, np.ndarray) else x
-
-
-def _tree_conv(tree, lib_np):
-  if isinstance(tree, dict):
-    return {k: _tree_conv(v, lib_np) for k, v in tree.items()}
-  if isinstance(tree, (list, tuple)):
-    return type(tree)(_tree_conv(v, lib_np) for v in tree)
-  return _conv(tree, lib_np)
-
-
-def vcheck(make_fn, args, kwargs=None, tol=None, jit=False, check_weak=True, **vmap_kw):
-  """vmap(make_fn(lib)) on copies of `args` for each library: results (a pytree) or the error
-  class must agree with JAX's."""
-  kwargs = kwargs or {}
-
-  def run(lib, lib_np):
-    f = lib.vmap(make_fn(lib), **vmap_kw)
-    if jit:
-      f = lib.jit(f)
-    return f(*_tree_conv(args, lib_np), **_tree_conv(kwargs, lib_np))
-
-  try:
-    expected = run(jax, jnp)
-  except Exception as e:  # noqa: BLE001
-    same_exception(lambda: run(arrax, anp), e)
-    return None
-  actual = run(arrax, anp)
-  e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
-  a_leaves, a_tree = arrax.tree_util.tree_flatten(actual)
-  assert str(a_tree) == str(e_tree), (a_tree, e_tree)
-  assert_tree_same(list(a_leaves), list(e_leaves), tol=tol, check_weak=check_weak)
-  return actual
 
 
 def stacked(shape, d, dtype=np.float32, seed=0):
@@ -76,12 +28,12 @@ def stacked(shape, d, dtype=np.float32, seed=0):
 # ---- in_axes / out_axes / axis_size ------------------------------------------------------------
 @pytest.mark.parametrize("in_axes", [0, 1, 2, -1, -2, -3, (1,), [2]])
 def test_in_axes_int(in_axes):
-  vcheck(lambda lib: lambda x: lib.numpy.sin(x) * 2.0, (rand((2, 3, 4)),), in_axes=in_axes)
+  check_vmap(lambda lib: lambda x: lib.numpy.sin(x) * 2.0, rand((2, 3, 4)), in_axes=in_axes)
 
 
 @pytest.mark.parametrize("out_axes", [0, 1, 2, -1, -3])
 def test_out_axes_int(out_axes):
-  vcheck(lambda lib: lambda x: x + 1.0, (rand((3, 2, 4)),), in_axes=1, out_axes=out_axes)
+  check_vmap(lambda lib: lambda x: x + 1.0, rand((3, 2, 4)), in_axes=1, out_axes=out_axes)
 
 
 def test_in_axes_none_mixed_and_pytrees():
@@ -92,42 +44,41 @@ def test_in_axes_none_mixed_and_pytrees():
     def f(d, l, c):
       return {"s": d["a"] * d["b"] + c, "t": (l[0].sum() * l[1], l[0])}
     return f
-  vcheck(make, args, in_axes=({"a": 0, "b": 1}, [None, 0], None))
-  vcheck(make, args, in_axes=({"a": 0, "b": 1}, (None, 0), None),
-         out_axes={"s": 1, "t": (0, None)})
+  check_vmap(make, *args, in_axes=({"a": 0, "b": 1}, [None, 0], None))
+  check_vmap(make, *args, in_axes=({"a": 0, "b": 1}, (None, 0), None),
+             out_axes={"s": 1, "t": (0, None)})
 
 
 def test_kwargs_mapped_over_axis_0():
-  vcheck(lambda lib: lambda x, y=None: x * y, (rand((B, 2)),), kwargs={"y": rand((B, 2), seed=1)},
-         in_axes=(0,))
-  vcheck(lambda lib: lambda x, y=None: x * y, (rand((2, B)),), kwargs={"y": rand((B, 2), seed=1)},
-         in_axes=1)
+  check_vmap(lambda lib: lambda x, y=None: x * y, rand((B, 2)), kwargs={"y": rand((B, 2), seed=1)},
+             in_axes=(0,))
+  check_vmap(lambda lib: lambda x, y=None: x * y, rand((2, B)), kwargs={"y": rand((B, 2), seed=1)},
+             in_axes=1)
 
 
 @pytest.mark.parametrize("out_axes", [0, 1, -1, None])
 def test_unbatched_outputs(out_axes):
   # Outputs that do not depend on the mapped inputs: broadcast (or kept as they are for None).
-  vcheck(lambda lib: lambda x: (lib.numpy.ones(2), 3.0, x.sum() * 0 + 1), (rand((B, 2)),),
-         out_axes=(out_axes, out_axes, 0))
+  check_vmap(lambda lib: lambda x: (lib.numpy.ones(2), 3.0, x.sum() * 0 + 1), rand((B, 2)),
+             out_axes=(out_axes, out_axes, 0))
 
 
 def test_axis_size():
-  vcheck(lambda lib: lambda: lib.numpy.arange(3.0), (), axis_size=4)
-  vcheck(lambda lib: lambda x: x * 2, (rand((2,)),), in_axes=None, axis_size=3)
-  vcheck(lambda lib: lambda x: x * 2, (rand((3, 2)),), axis_size=3)
+  check_vmap(lambda lib: lambda: lib.numpy.arange(3.0), axis_size=4)
+  check_vmap(lambda lib: lambda x: x * 2, rand((2,)), in_axes=None, axis_size=3)
+  check_vmap(lambda lib: lambda x: x * 2, rand((3, 2)), axis_size=3)
 
 
 def test_host_and_python_inputs():
   # NumPy arrays are mapped; Python scalars may be passed unmapped.
-  vcheck(lambda lib: lambda x, s: x * s, (rand((B, 2)), 2), in_axes=(0, None))
-  vcheck(lambda lib: lambda x, s: x * s, (rand((B, 2)).astype(np.int32), True),
-         in_axes=(0, None))
+  check_vmap(lambda lib: lambda x, s: x * s, rand((B, 2)), 2, in_axes=(0, None))
+  check_vmap(lambda lib: lambda x, s: x * s, rand((B, 2)).astype(np.int32), True, in_axes=(0, None))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, BF16, np.complex64])
 @pytest.mark.parametrize("shape", [(B,), (B, 0), (0,), (B, 1, 2)])
 def test_identity_dtypes_shapes(dtype, shape):
-  vcheck(lambda lib: lambda x: x, (rand(shape, dtype),), in_axes=0, out_axes=-1)
+  check_vmap(lambda lib: lambda x: x, rand(shape, dtype), in_axes=0, out_axes=-1)
 
 
 # ---- errors ----------------------------------------------------------------------------------
@@ -163,14 +114,7 @@ def test_errors(name):
   kwargs = {}
   if name == "inconsistent_kwargs":
     kwargs = {"b": rand((3,))}
-  e_exc = None
-  try:
-    jax.vmap(make(jax), **kw)(*_tree_conv(args, jnp), **_tree_conv(kwargs, jnp))
-  except Exception as e:  # noqa: BLE001
-    e_exc = e
-  assert e_exc is not None, "the JAX oracle did not raise"
-  same_exception(lambda: arrax.vmap(make(arrax), **kw)(*_tree_conv(args, anp),
-                                                       **_tree_conv(kwargs, anp)), e_exc)
+  check_raises(make, *args, build=make_with("top"), transform=vmapped(**kw), **kwargs)
 
 
 def test_error_messages_name_the_arguments():
@@ -213,8 +157,8 @@ def test_vmap_of_vmap_different_axes():
   def make(lib):
     inner = lib.vmap(lambda a, b: a * b + lib.numpy.cos(a), in_axes=(1, None), out_axes=1)
     return lambda x, y: inner(x, y)
-  vcheck(make, (rand((2, 4, 3)), rand((4, 2), seed=1)), in_axes=(2, 0), out_axes=0)
-  vcheck(make, (rand((2, 4, 3)), rand((4, 2), seed=1)), in_axes=(0, None), out_axes=-1)
+  check_vmap(make, rand((2, 4, 3)), rand((4, 2), seed=1), in_axes=(2, 0), out_axes=0)
+  check_vmap(make, rand((2, 4, 3)), rand((4, 2), seed=1), in_axes=(0, None), out_axes=-1)
 
 
 def test_closure_over_outer_batched_value():
@@ -223,8 +167,8 @@ def test_closure_over_outer_batched_value():
     def f(x, ys):
       return lib.vmap(lambda y: x * y + 1.0)(ys)
     return f
-  vcheck(make, (rand((B, 2)), rand((B, 4, 2), seed=1)))
-  vcheck(make, (rand((B, 2)), rand((4, 2), seed=1)), in_axes=(0, None))
+  check_vmap(make, rand((B, 2)), rand((B, 4, 2), seed=1))
+  check_vmap(make, rand((B, 2)), rand((4, 2), seed=1), in_axes=(0, None))
 
 
 def test_jit_of_vmap_and_vmap_of_jit():
@@ -232,17 +176,16 @@ def test_jit_of_vmap_and_vmap_of_jit():
     return lambda a, b: lib.numpy.tanh(a @ b) * 2.0 - b.sum()
 
   x, y = rand((B, 2, 3)), rand((3, 4), seed=1)
-  vcheck(body, (x, y), in_axes=(0, None), jit=True)
-  vcheck(lambda lib: lib.jit(body(lib)), (x, y), in_axes=(0, None))
-  vcheck(lambda lib: lib.jit(body(lib)), (np.swapaxes(x, 0, 2), y), in_axes=(2, None),
-         out_axes=1)
+  check_vmap(body, x, y, in_axes=(0, None), jit=True)
+  check_vmap(lambda lib: lib.jit(body(lib)), x, y, in_axes=(0, None))
+  check_vmap(lambda lib: lib.jit(body(lib)), np.swapaxes(x, 0, 2), y, in_axes=(2, None), out_axes=1)
   # Nested jit inside vmap inside jit.
-  vcheck(lambda lib: lib.jit(body(lib)), (x, y), in_axes=(0, None), jit=True)
+  check_vmap(lambda lib: lib.jit(body(lib)), x, y, in_axes=(0, None), jit=True)
 
 
 def test_vmap_of_jit_unbatched_inputs():
-  vcheck(lambda lib: lambda a, b: lib.jit(lambda u: u * 2.0)(b) + a, (rand((B, 2)), rand((2,))),
-         in_axes=(0, None))
+  check_vmap(lambda lib: lambda a, b: lib.jit(lambda u: u * 2.0)(b) + a, rand((B, 2)), rand((2,)),
+             in_axes=(0, None))
 
 
 def test_vmap_of_jit_reuses_the_compiled_jaxpr():
@@ -265,9 +208,7 @@ def test_make_jaxpr_matches_jax():
       (lambda lib: lib.vmap(lambda a, b: a + b, in_axes=(1, 0)), (x, rand((3, 2)))),
   ]
   for make, args in cases:
-    e = str(jax.make_jaxpr(make(jax))(*_tree_conv(args, jnp)))
-    a = str(arrax.make_jaxpr(make(arrax))(*_tree_conv(args, anp)))
-    assert a == e, f"\narrax:\n{a}\njax:\n{e}"
+    check_jaxpr(make, *args, build=make_with("top"))
 
 
 def test_grad_of_vmap_and_vmap_of_grad():
@@ -275,12 +216,12 @@ def test_grad_of_vmap_and_vmap_of_grad():
     return lambda w, x: lib.numpy.sum(lib.numpy.tanh(x * w) ** 2)
   w, x = rand((3,)), rand((B, 3), seed=1)
   # per-example gradients
-  vcheck(lambda lib: lib.grad(loss(lib)), (w, x), in_axes=(None, 0), tol=1e-5)
+  check_vmap(lambda lib: lib.grad(loss(lib)), w, x, in_axes=(None, 0), tol=1e-5)
   e = jax.grad(lambda w, x: jax.vmap(loss(jax), in_axes=(None, 0))(w, x).sum())(
       jnp.asarray(w), jnp.asarray(x))
   a = arrax.grad(lambda w, x: arrax.vmap(loss(arrax), in_axes=(None, 0))(w, x).sum())(
       anp.asarray(w), anp.asarray(x))
-  assert_tree_same(a, e, tol=1e-5)
+  assert_same(a, e, tol=1e-5)
 
 
 def test_jvp_of_vmap():
@@ -288,16 +229,16 @@ def test_jvp_of_vmap():
   x, t = rand((B, 2)), rand((B, 2), seed=1)
   e = jax.jvp(f(jax), (jnp.asarray(x),), (jnp.asarray(t),))
   a = arrax.jvp(f(arrax), (anp.asarray(x),), (anp.asarray(t),))
-  assert_tree_same(list(a), list(e), tol=1e-6)
+  assert_same(list(a), list(e), tol=1e-6)
 
 
 def test_vmap_of_jvp_and_vjp():
   x0 = rand((2,))
   basis = np.eye(2, dtype=np.float32)
-  vcheck(lambda lib: lambda t: lib.jvp(lambda v: lib.numpy.sin(v) * v, (x0,), (t,))[1], (basis,),
-         tol=1e-6)
-  vcheck(lambda lib: lambda c: lib.vjp(lambda v: lib.numpy.sin(v) * v, x0)[1](c)[0], (basis,),
-         tol=1e-6)
+  check_vmap(lambda lib: lambda t: lib.jvp(lambda v: lib.numpy.sin(v) * v, (x0,), (t,))[1], basis,
+             tol=1e-6)
+  check_vmap(lambda lib: lambda c: lib.vjp(lambda v: lib.numpy.sin(v) * v, x0)[1](c)[0], basis,
+             tol=1e-6)
 
 
 def test_debug_print_under_vmap(capsys):
@@ -345,14 +286,14 @@ def _unary_arg(kind, shape, d):
 def test_unary_rules(name):
   kind = UNARY[name]
   for shape, d in [((2, 3), 1)] if kind == "f" else [((2, 3), 1), ((), 0)]:
-    vcheck(lambda lib: getattr(lib.lax, name), (_unary_arg(kind, shape, d),), in_axes=d,
-           jit=True, tol=1e-5)
+    check_vmap(lambda lib: getattr(lib.lax, name), _unary_arg(kind, shape, d), in_axes=d, jit=True,
+               tol=1e-5)
 
 
 @pytest.mark.parametrize("d,out", [(0, 0), (1, 2), (2, -1)])
 def test_unary_rule_every_axis(d, out):
-  vcheck(lambda lib: lambda x: lib.lax.exp(lib.lax.neg(x)), (stacked((2, 3), d),), in_axes=d,
-         out_axes=out, tol=1e-6)
+  check_vmap(lambda lib: lambda x: lib.lax.exp(lib.lax.neg(x)), stacked((2, 3), d), in_axes=d,
+             out_axes=out, tol=1e-6)
 
 
 @pytest.mark.parametrize("case", [
@@ -366,8 +307,8 @@ def test_unary_rule_every_axis(d, out):
 def test_unary_rules_with_params(case):
   name, params = case
   for shape, d in [((2, 3), 0), ((2, 3), 2), ((), 0)]:
-    vcheck(lambda lib: lambda x: getattr(lib.lax, name)(x, **params),
-           (stacked(shape, d) * 3,), in_axes=d, jit=True)
+    check_vmap(lambda lib: lambda x: getattr(lib.lax, name)(x, **params), stacked(shape, d) * 3,
+               in_axes=d, jit=True)
 
 
 def test_bitcast_widening_with_batch_axis_last():
@@ -378,7 +319,7 @@ def test_bitcast_widening_with_batch_axis_last():
   a = arrax.vmap(f(arrax), in_axes=2)(anp.asarray(x))
   e = jax.vmap(f(jax))(jnp.asarray(np.moveaxis(x, 2, 0)))
   np.testing.assert_array_equal(np.asarray(a).view(np.uint32), np.asarray(e).view(np.uint32))
-  vcheck(f, (np.moveaxis(x, 2, 1),), in_axes=1)
+  check_vmap(f, np.moveaxis(x, 2, 1), in_axes=1)
 
 
 BINARY = {
@@ -421,32 +362,32 @@ def test_binary_rules(name):
   configs = BINARY_CONFIGS if full else BINARY_CONFIGS[2:4]
   for (sx, dx), (sy, dy) in configs:
     args = (_binary_arg(kind, sx, dx, 0), _binary_arg(kind, sy, dy, 1))
-    vcheck(lambda lib: getattr(lib.lax, name), args, in_axes=(dx, dy), jit=True, tol=1e-5)
+    check_vmap(lambda lib: getattr(lib.lax, name), *args, in_axes=(dx, dy), jit=True, tol=1e-5)
 
 
 @pytest.mark.parametrize("dx,dy", list(itertools.product([0, 1, 2, None], [0, 1, 2, None]))[:-1])
 def test_add_every_axis_combination(dx, dy):
-  vcheck(lambda lib: lambda a, b: lib.lax.add(a, b),
-         (stacked((2, 3), dx), stacked((2, 3), dy, seed=1)), in_axes=(dx, dy))
+  check_vmap(lambda lib: lambda a, b: lib.lax.add(a, b), stacked((2, 3), dx),
+             stacked((2, 3), dy, seed=1), in_axes=(dx, dy))
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.bool_, BF16, np.complex64, np.uint8])
 def test_binary_dtypes(dtype):
   op = "bitwise_or" if dtype == np.bool_ else "add"
-  vcheck(lambda lib: getattr(lib.lax, op), (stacked((2,), 1, dtype), stacked((2,), None, dtype)),
-         in_axes=(1, None))
+  check_vmap(lambda lib: getattr(lib.lax, op), stacked((2,), 1, dtype), stacked((2,), None, dtype),
+             in_axes=(1, None))
 
 
 def test_python_scalar_operands_stay_weak():
-  vcheck(lambda lib: lambda x: lib.lax.mul(x, 2.0) + 1, (rand((B, 2)),))
-  vcheck(lambda lib: lambda x: x * 2, (rand((B,)).astype(np.int32),))
+  check_vmap(lambda lib: lambda x: lib.lax.mul(x, 2.0) + 1, rand((B, 2)))
+  check_vmap(lambda lib: lambda x: x * 2, rand((B,)).astype(np.int32))
 
 
 def test_empty_and_zero_d():
-  vcheck(lambda lib: lib.lax.add, (stacked((0,), 0), stacked((0,), None, seed=1)),
-         in_axes=(0, None))
-  vcheck(lambda lib: lib.lax.mul, (stacked((), 0), stacked((), None, seed=1)), in_axes=(0, None))
-  vcheck(lambda lib: lib.lax.mul, (rand((0, 2)), rand((0, 2), seed=1)))
+  check_vmap(lambda lib: lib.lax.add, stacked((0,), 0), stacked((0,), None, seed=1),
+             in_axes=(0, None))
+  check_vmap(lambda lib: lib.lax.mul, stacked((), 0), stacked((), None, seed=1), in_axes=(0, None))
+  check_vmap(lambda lib: lib.lax.mul, rand((0, 2)), rand((0, 2), seed=1))
 
 
 SELECT_CONFIGS = [
@@ -472,7 +413,7 @@ def test_select_n_rule(config):
   if wdt == np.int32:
     which = np.abs(which) % len(cases)
   args = (which,) + tuple(stacked(s, d, seed=i + 1) for i, (s, d) in enumerate(cases))
-  vcheck(lambda lib: lib.lax.select_n, args, in_axes=(wd,) + tuple(d for _, d in cases))
+  check_vmap(lambda lib: lib.lax.select_n, *args, in_axes=(wd,) + tuple(d for _, d in cases))
 
 
 CLAMP_CONFIGS = [
@@ -492,7 +433,7 @@ def test_clamp_rule(config):
   lo = stacked(cfg[0][0], cfg[0][1], seed=0) - 1.0
   x = stacked(cfg[1][0], cfg[1][1], seed=1) * 2
   hi = stacked(cfg[2][0], cfg[2][1], seed=2) + 1.0
-  vcheck(lambda lib: lib.lax.clamp, (lo, x, hi), in_axes=tuple(d for _, d in cfg))
+  check_vmap(lambda lib: lib.lax.clamp, lo, x, hi, in_axes=tuple(d for _, d in cfg))
 
 
 def test_every_elementwise_primitive_has_a_batching_rule():
@@ -508,26 +449,14 @@ def test_jnp_functions_under_vmap():
     np_ = lib.numpy
     return lambda x, y: np_.where(x > 0, np_.exp(x) * y, np_.clip(y, -0.5, 0.5)) + x.astype(
         np_.int32) ** 2
-  vcheck(make, (rand((B, 4)), rand((4,), seed=1)), in_axes=(0, None))
-  vcheck(make, (rand((4, B)), rand((B, 4), seed=1)), in_axes=(1, 0), jit=True)
+  check_vmap(make, rand((B, 4)), rand((4,), seed=1), in_axes=(0, None))
+  check_vmap(make, rand((4, B)), rand((B, 4), seed=1), in_axes=(1, 0), jit=True)
 
 
 # ---- jnp.vectorize ---------------------------------------------------------------------------
-def vec_check(make, args, **vec_kw):
-  """jnp.vectorize(make(lib)) on both libraries: results or error classes agree."""
-  def run(lib):
-    return lib.numpy.vectorize(make(lib), **vec_kw)(*_tree_conv(args, lib.numpy))
-  try:
-    expected = run(jax)
-  except Exception as e:  # noqa: BLE001
-    same_exception(lambda: run(arrax), e)
-    return
-  actual = run(arrax)
-  if isinstance(expected, tuple):
-    assert isinstance(actual, tuple) and len(actual) == len(expected)
-    assert_tree_same(list(actual), list(expected), tol=1e-5)
-  else:
-    assert_tree_same(actual, expected, tol=1e-5)
+# jnp.vectorize(make(lib), ...) on both libraries: results or error classes agree.
+check_vectorized = functools.partial(check, build=make_with("top"), transform=vectorized(),
+                                     tol=1e-5, strict_tree=True)
 
 
 @pytest.mark.parametrize("shapes", [
@@ -536,7 +465,7 @@ def vec_check(make, args, **vec_kw):
 ])
 def test_vectorize_elementwise_broadcasting(shapes):
   args = tuple(rand(s, seed=i) for i, s in enumerate(shapes))
-  vec_check(lambda lib: lambda x, y: lib.numpy.where(x > y, x * y, lib.numpy.sin(y)), args)
+  check_vectorized(lambda lib: lambda x, y: lib.numpy.where(x > y, x * y, lib.numpy.sin(y)), *args)
 
 
 @pytest.mark.parametrize("sig,make,shapes", [
@@ -551,21 +480,20 @@ def test_vectorize_elementwise_broadcasting(shapes):
 ])
 def test_vectorize_signatures(sig, make, shapes):
   args = tuple(rand(s, seed=i) for i, s in enumerate(shapes))
-  vec_check(make, args, signature=sig)
+  check_vectorized(make, *args, transform=vectorized(signature=sig))
 
 
 def test_vectorize_excluded_and_none():
-  vec_check(lambda lib: lambda x, n, y: x * n + y, (rand((3,)), 2, rand((2, 1), seed=1)),
-            excluded={1})
-  vec_check(lambda lib: lambda x, n, y: x * n + y, (rand((3,)), 2, rand((2, 1), seed=1)),
-            excluded=frozenset({1}), signature="(),()->()")
-  vec_check(lambda lib: lambda x, y, z: x + (0 if z is None else z),
-            (rand((3,)), None, None))
+  check_vectorized(lambda lib: lambda x, n, y: x * n + y, rand((3,)), 2, rand((2, 1), seed=1),
+                   transform=vectorized(excluded={1}))
+  check_vectorized(lambda lib: lambda x, n, y: x * n + y, rand((3,)), 2, rand((2, 1), seed=1),
+                   transform=vectorized(excluded=frozenset({1}), signature="(),()->()"))
+  check_vectorized(lambda lib: lambda x, y, z: x + (0 if z is None else z), rand((3,)), None, None)
 
   def run(lib):   # excluded by name
     f = lib.numpy.vectorize(lambda x, scale=1.0: x * scale, excluded={"scale"})
     return f(lib.numpy.ones((2, 3)), scale=3.0)
-  assert_tree_same(run(arrax), run(jax))
+  assert_same(run(arrax), run(jax))
 
 
 def test_vectorize_under_jit_and_vmap():
@@ -574,7 +502,7 @@ def test_vectorize_under_jit_and_vmap():
     return lib.jit(lambda a, b: lib.vmap(f, in_axes=(0, None))(a, b))
 
   a, b = rand((3, 2, 4, 5)), rand((5,), seed=1)
-  assert_tree_same(make(arrax)(anp.asarray(a), anp.asarray(b)),
+  assert_same(make(arrax)(anp.asarray(a), anp.asarray(b)),
                    make(jax)(jnp.asarray(a), jnp.asarray(b)), tol=1e-5)
   f = lambda lib: lib.numpy.vectorize(lambda x, y: x * y + 1)  # noqa: E731
   e = str(jax.make_jaxpr(f(jax))(jnp.ones((2, 1, 3)), jnp.ones(3)))
@@ -602,9 +530,4 @@ VEC_ERRORS = {
 def test_vectorize_errors(name):
   make, shapes, kw = VEC_ERRORS[name]
   args = tuple(None if s is None else rand(s, seed=i) for i, s in enumerate(shapes))
-  try:
-    jnp.vectorize(make(jax), **kw)(*_tree_conv(args, jnp))
-  except Exception as e:  # noqa: BLE001
-    same_exception(lambda: anp.vectorize(make(arrax), **kw)(*_tree_conv(args, anp)), e)
-    return
-  pytest.fail("the JAX oracle did not raise")
+  check_raises(make, *args, build=make_with("top"), transform=vectorized(**kw))

@@ -8,14 +8,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from numpy_oracle import assert_tree_same, same_exception
-from test_vmap import BF16, _tree_conv, rand, vcheck
-
-
-def both_jaxprs(make, *args):
-  e = str(jax.make_jaxpr(make(jax))(*_tree_conv(args, jnp)))
-  a = str(arrax.make_jaxpr(make(arrax))(*_tree_conv(args, anp)))
-  assert a == e, f"\narrax:\n{a}\njax:\n{e}"
+from oracle import BF16, assert_same, check_jaxpr, check_vmap, make_with, rand, same_exception
 
 
 # ---- reductions ------------------------------------------------------------------------------
@@ -23,15 +16,15 @@ def both_jaxprs(make, *args):
 @pytest.mark.parametrize("in_axes,shape", [(0, (4, 2, 3)), (1, (2, 4, 3)), (-1, (2, 3, 4)),
                                            (0, (4,)), (0, (4, 0))])
 def test_reductions(op, in_axes, shape):
-  vcheck(lambda lib: lambda x: getattr(lib.lax, op)(x, "i"), (rand(shape),), in_axes=in_axes,
-         axis_name="i", tol=1e-6)
+  check_vmap(lambda lib: lambda x: getattr(lib.lax, op)(x, "i"), rand(shape), in_axes=in_axes,
+             axis_name="i", tol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.bool_, BF16, np.complex64, np.uint8])
 def test_psum_dtypes(dtype):
-  vcheck(lambda lib: lambda x: lib.lax.psum(x, "i"), (rand((3, 2), dtype),), axis_name="i")
+  check_vmap(lambda lib: lambda x: lib.lax.psum(x, "i"), rand((3, 2), dtype), axis_name="i")
   if dtype not in (np.bool_, np.complex64):
-    vcheck(lambda lib: lambda x: lib.lax.pmax(x, "i"), (rand((3, 2), dtype),), axis_name="i")
+    check_vmap(lambda lib: lambda x: lib.lax.pmax(x, "i"), rand((3, 2), dtype), axis_name="i")
 
 
 def test_reductions_unbatched_and_constant_operands():
@@ -41,14 +34,14 @@ def test_reductions_unbatched_and_constant_operands():
               lib.lax.pmax(c, "i"), lib.lax.pmean(c, "i"), lib.lax.psum(True, "i"),
               x * lib.lax.psum(1, "i"))
     return f
-  vcheck(make, (rand((3, 2)), rand((2,), seed=1)), in_axes=(0, None), axis_name="i")
-  vcheck(lambda lib: lambda x: lib.lax.axis_size("i") * x, (rand((3, 2)),), axis_name="i")
+  check_vmap(make, rand((3, 2)), rand((2,), seed=1), in_axes=(0, None), axis_name="i")
+  check_vmap(lambda lib: lambda x: lib.lax.axis_size("i") * x, rand((3, 2)), axis_name="i")
 
 
 def test_psum_pytree_and_positional_axes():
-  vcheck(lambda lib: lambda t: lib.lax.psum(t, "i"),
-         ({"a": rand((3, 2)), "b": [rand((3,), np.int32)]},), axis_name="i")
-  vcheck(lambda lib: lambda x: lib.lax.psum(x, ("i", 0)), (rand((3, 2, 4)),), axis_name="i")
+  check_vmap(lambda lib: lambda t: lib.lax.psum(t, "i"),
+             {"a": rand((3, 2)), "b": [rand((3,), np.int32)]}, axis_name="i")
+  check_vmap(lambda lib: lambda x: lib.lax.psum(x, ("i", 0)), rand((3, 2, 4)), axis_name="i")
 
 
 @pytest.mark.parametrize("outer_axis,inner_axis", [(0, 0), (1, 0), (0, 1), (2, 1)])
@@ -65,7 +58,7 @@ def test_collectives_over_outer_axis_inside_inner_vmap(outer_axis, inner_axis):
               lib.lax.axis_index("i") * a,
               lib.lax.all_to_all(lib.numpy.concatenate([a[:1]] * 3), "i", 0, 0))
     return lambda x: lib.vmap(inner, in_axes=inner_axis, axis_name="j")(x)
-  vcheck(make, (rand(tuple(shape)),), in_axes=outer_axis, axis_name="i", tol=1e-5)
+  check_vmap(make, rand(tuple(shape)), in_axes=outer_axis, axis_name="i", tol=1e-5)
 
 
 def test_nested_same_function_two_names():
@@ -75,18 +68,18 @@ def test_nested_same_function_two_names():
   x = rand((3, 4, 2))
   a = make(arrax)(anp.asarray(x))
   e = make(jax)(jnp.asarray(x))
-  assert_tree_same(a, e, tol=1e-5)
+  assert_same(a, e, tol=1e-5)
 
 
 # ---- axis_index ------------------------------------------------------------------------------
 def test_axis_index():
-  vcheck(lambda lib: lambda x: x * lib.lax.axis_index("i"), (rand((4, 2)),), axis_name="i")
-  vcheck(lambda lib: lambda: lib.lax.axis_index("i"), (), axis_name="i", axis_size=5)
+  check_vmap(lambda lib: lambda x: x * lib.lax.axis_index("i"), rand((4, 2)), axis_name="i")
+  check_vmap(lambda lib: lambda: lib.lax.axis_index("i"), axis_name="i", axis_size=5)
 
   def make(lib):
     return lambda x: lib.vmap(lambda y: y + lib.lax.axis_index(("i", "j")) +
                               10 * lib.lax.axis_index("i"), axis_name="j")(x)
-  vcheck(make, (rand((3, 4), np.int32),), axis_name="i")
+  check_vmap(make, rand((3, 4), np.int32), axis_name="i")
 
 
 # ---- all_gather ------------------------------------------------------------------------------
@@ -94,17 +87,17 @@ def test_axis_index():
 @pytest.mark.parametrize("tiled", [False, True])
 @pytest.mark.parametrize("in_axes", [0, 2])
 def test_all_gather(axis, tiled, in_axes):
-  vcheck(lambda lib: lambda x: lib.lax.all_gather(x, "i", axis=axis, tiled=tiled),
-         (rand((3, 2, 3) if in_axes == 0 else (2, 3, 3)),), in_axes=in_axes, axis_name="i")
+  check_vmap(lambda lib: lambda x: lib.lax.all_gather(x, "i", axis=axis, tiled=tiled),
+             rand((3, 2, 3) if in_axes == 0 else (2, 3, 3)), in_axes=in_axes, axis_name="i")
 
 
 def test_all_gather_unbatched_nested_and_scalar():
-  vcheck(lambda lib: lambda x, c: (lib.lax.all_gather(c, "i"), lib.lax.all_gather(x[0], "i")),
-         (rand((3, 2)), rand((2,), seed=1)), in_axes=(0, None), axis_name="i")
+  check_vmap(lambda lib: lambda x, c: (lib.lax.all_gather(c, "i"), lib.lax.all_gather(x[0], "i")),
+             rand((3, 2)), rand((2,), seed=1), in_axes=(0, None), axis_name="i")
 
   def make(lib):
     return lambda x: lib.vmap(lambda y: lib.lax.all_gather(y, "i", axis=1), axis_name="j")(x)
-  vcheck(make, (rand((3, 4, 2)),), axis_name="i", in_axes=1)
+  check_vmap(make, rand((3, 4, 2)), axis_name="i", in_axes=1)
 
 
 # ---- psum_scatter ----------------------------------------------------------------------------
@@ -116,14 +109,14 @@ def test_psum_scatter(scatter_dimension, tiled, shape, in_axes):
   x = rand(shape)
   if in_axes == -1:
     x = np.moveaxis(x, 0, -1)
-  vcheck(lambda lib: lambda v: lib.lax.psum_scatter(v, "i", scatter_dimension=scatter_dimension,
-                                                    tiled=tiled),
-         (x,), in_axes=in_axes, axis_name="i", tol=1e-5)
+  check_vmap(lambda lib: lambda v: lib.lax.psum_scatter(v, "i", scatter_dimension=scatter_dimension,
+                                                        tiled=tiled),
+             x, in_axes=in_axes, axis_name="i", tol=1e-5)
 
 
 def test_psum_scatter_unbatched():
-  vcheck(lambda lib: lambda x, c: x.sum() + lib.lax.psum_scatter(c, "i"),
-         (rand((3, 2)), rand((3,), seed=1)), in_axes=(0, None), axis_name="i", tol=1e-5)
+  check_vmap(lambda lib: lambda x, c: x.sum() + lib.lax.psum_scatter(c, "i"), rand((3, 2)),
+             rand((3,), seed=1), in_axes=(0, None), axis_name="i", tol=1e-5)
 
 
 def test_psum_scatter_over_outer_axis():
@@ -154,8 +147,8 @@ def test_all_to_all(split_axis, concat_axis, tiled, in_axes):
   per = [3, 3] if not tiled else [6, 6]
   shape = list(per)
   shape.insert(in_axes, 3)
-  vcheck(lambda lib: lambda x: lib.lax.all_to_all(x, "i", split_axis, concat_axis, tiled=tiled),
-         (rand(tuple(shape)),), in_axes=in_axes, axis_name="i")
+  check_vmap(lambda lib: lambda x: lib.lax.all_to_all(x, "i", split_axis, concat_axis, tiled=tiled),
+             rand(tuple(shape)), in_axes=in_axes, axis_name="i")
 
 
 def test_all_to_all_unbatched_and_pswapaxes():
@@ -164,8 +157,8 @@ def test_all_to_all_unbatched_and_pswapaxes():
   f = lambda lib: lambda v: lib.lax.all_to_all(v, "i", 0, 1)  # noqa: E731
   a = arrax.vmap(lambda x: f(arrax)(anp.asarray(c)), axis_name="i")(anp.ones(3))
   e = jax.vmap(f(jax), axis_name="i")(jnp.asarray(np.broadcast_to(c, (3, 3, 2))))
-  assert_tree_same(a, e)
-  vcheck(lambda lib: lambda x: lib.lax.pswapaxes(x, "i", 1), (rand((3, 2, 3)),), axis_name="i")
+  assert_same(a, e)
+  check_vmap(lambda lib: lambda x: lib.lax.pswapaxes(x, "i", 1), rand((3, 2, 3)), axis_name="i")
 
 
 # ---- ppermute --------------------------------------------------------------------------------
@@ -173,12 +166,12 @@ def test_all_to_all_unbatched_and_pswapaxes():
 def test_ppermute(in_axes):
   perm = [(0, 1), (1, 2), (2, 0)]
   x = rand((3, 2) if in_axes == 0 else (2, 3))
-  vcheck(lambda lib: lambda v: lib.lax.ppermute(v, "i", perm), (x,), in_axes=in_axes,
-         axis_name="i")
-  vcheck(lambda lib: lambda v: lib.lax.pshuffle(v, "i", [2, 0, 1]), (x,), in_axes=in_axes,
-         axis_name="i")
-  vcheck(lambda lib: lambda v, c: v + lib.lax.ppermute(c, "i", perm), (x, rand((), seed=1)),
-         in_axes=(in_axes, None), axis_name="i")
+  check_vmap(lambda lib: lambda v: lib.lax.ppermute(v, "i", perm), x, in_axes=in_axes,
+             axis_name="i")
+  check_vmap(lambda lib: lambda v: lib.lax.pshuffle(v, "i", [2, 0, 1]), x, in_axes=in_axes,
+             axis_name="i")
+  check_vmap(lambda lib: lambda v, c: v + lib.lax.ppermute(c, "i", perm), x, rand((), seed=1),
+             in_axes=(in_axes, None), axis_name="i")
 
 
 def test_ppermute_partial_fills_zeros():
@@ -196,9 +189,9 @@ def test_jit_composition():
   def f(lib):
     return lambda x: x / lib.lax.psum(x, "i") + lib.lax.all_gather(x, "i").sum(0) + \
         lib.lax.axis_index("i")
-  vcheck(f, (rand((3, 2)),), axis_name="i", jit=True, tol=1e-5)
-  vcheck(lambda lib: lib.jit(f(lib)), (rand((3, 2)),), axis_name="i", tol=1e-5)
-  vcheck(lambda lib: lib.jit(f(lib)), (rand((3, 2)),), axis_name="i", jit=True, tol=1e-5)
+  check_vmap(f, rand((3, 2)), axis_name="i", jit=True, tol=1e-5)
+  check_vmap(lambda lib: lib.jit(f(lib)), rand((3, 2)), axis_name="i", tol=1e-5)
+  check_vmap(lambda lib: lib.jit(f(lib)), rand((3, 2)), axis_name="i", jit=True, tol=1e-5)
 
 
 def test_jit_inside_nested_vmaps_closing_over_outer_value():
@@ -207,8 +200,8 @@ def test_jit_inside_nested_vmaps_closing_over_outer_value():
       return lib.vmap(lambda y: lib.jit(lambda z: z * x + lib.lax.psum(z, "j") *
                                         lib.lax.axis_index("i"))(y), axis_name="j")(yy)
     return inner
-  vcheck(make, (rand((3, 2)), rand((3, 4, 2), seed=1)), axis_name="i", tol=1e-5)
-  vcheck(make, (rand((3, 2)), rand((3, 4, 2), seed=1)), axis_name="i", tol=1e-5, jit=True)
+  check_vmap(make, rand((3, 2)), rand((3, 4, 2), seed=1), axis_name="i", tol=1e-5)
+  check_vmap(make, rand((3, 2)), rand((3, 4, 2), seed=1), axis_name="i", tol=1e-5, jit=True)
 
 
 def test_jit_under_two_sizes():
@@ -232,13 +225,12 @@ def test_differentiation():
     return lambda w, x: lib.numpy.sum(lib.lax.psum(w * x, "i") ** 2) + \
         lib.lax.pmean(lib.numpy.sin(w * x).sum(), "i")
   w, x = rand((2,)), rand((3, 2), seed=1)
-  vcheck(lambda lib: lib.grad(loss(lib)), (w, x), in_axes=(None, 0), axis_name="i", tol=1e-5)
-  vcheck(lambda lib: lambda w, x: lib.jvp(lambda v: lib.lax.all_gather(v * w, "i"), (x,),
-                                          (lib.numpy.ones_like(x),)),
-         (w, x), in_axes=(None, 0), axis_name="i", tol=1e-5)
-  vcheck(lambda lib: lib.grad(lambda v: (lib.lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]) *
-                                         lib.lax.axis_index("i")).sum()),
-         (x,), axis_name="i")
+  check_vmap(lambda lib: lib.grad(loss(lib)), w, x, in_axes=(None, 0), axis_name="i", tol=1e-5)
+  check_vmap(lambda lib: lambda w, x: lib.jvp(lambda v: lib.lax.all_gather(v * w, "i"), (x,),
+                                          (lib.numpy.ones_like(x),
+                                           )), w, x, in_axes=(None, 0), axis_name="i", tol=1e-5)
+  check_vmap(lambda lib: lib.grad(lambda v: (lib.lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]) *
+                                         lib.lax.axis_index("i")).sum()), x, axis_name="i")
 
 
 # ---- jaxprs ----------------------------------------------------------------------------------
@@ -260,7 +252,7 @@ JAXPR_CASES = [
 @pytest.mark.parametrize("case", range(len(JAXPR_CASES)))
 def test_jaxprs_match_jax(case):
   make, shape = JAXPR_CASES[case]
-  both_jaxprs(make, rand(shape))
+  check_jaxpr(make, rand(shape), build=make_with("top"))
 
 
 # ---- errors ----------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import itertools
 
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 import pytest
 from jax import lax as jlax
@@ -19,25 +18,12 @@ import arrax.numpy as anp
 from arrax import lax as alax
 from arrax._src import core
 from arrax._src.lax import dot, reductions, shape_ops, slicing, sort
-from conftest import assert_same
-from numpy_oracle import assert_tree_same, same_exception
+from oracle import BF16, assert_same, call_with, check_vmap, rand
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
 B = 3   # the mapped size
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def rand(rng, shape, dtype):
-  dtype = np.dtype(dtype)
-  if dtype == np.bool_:
-    return rng.random(shape) < 0.5
-  if dtype.kind in "iu":
-    return rng.integers(0 if dtype.kind == "u" else -6, 7, shape).astype(dtype)
-  if dtype.kind == "c":
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-  return rng.standard_normal(shape).astype(dtype)
-
-
 def stack(examples, axis):
   """B examples stacked along `axis` (None: the single unbatched value)."""
   return examples[0] if axis is None else np.stack(examples, axis)
@@ -74,22 +60,16 @@ def loop_reference(fn, examples, in_axes):
   return np.stack([np.asarray(o) for o in outs])
 
 
-def check_vmap(fn, examples, in_axes, loop=True):
+def check_batched(fn, examples, in_axes, loop=True):
   """Compare arrax.vmap(fn) with jax.vmap(fn) and with a loop over the examples.
 
   `examples[i]` is a list of B per-example values of argument i (an unbatched argument uses
   the first one).
   """
   args = [stack(ex, ax) for ex, ax in zip(examples, in_axes)]
-  try:
-    expected = jax.vmap(lambda *a: fn(jlax, *a), in_axes=in_axes)(*map(jnp.asarray, args))
-  except Exception as e:  # noqa: BLE001
-    same_exception(lambda: arrax.vmap(lambda *a: fn(alax, *a), in_axes=in_axes)(
-        *map(anp.asarray, args)), e)
-    return
-  actual = arrax.vmap(lambda *a: fn(alax, *a), in_axes=in_axes)(*map(anp.asarray, args))
-  assert_tree_same(actual, expected)
-  if loop:
+  actual = check_vmap(fn, *args, build=call_with("lax"), convert="arrays", in_axes=in_axes,
+                      strict_tree=False)
+  if loop and actual is not None:   # None: JAX raised (and arrax raised alike)
     ref = loop_reference(fn, examples, in_axes)
     if isinstance(ref, list):
       for a, r in zip(actual, ref):
@@ -100,7 +80,7 @@ def check_vmap(fn, examples, in_axes, loop=True):
 
 def make_examples(rng, specs):
   """specs: (shape, dtype) per argument, or a callable rng -> value."""
-  return [[spec(rng) if callable(spec) else rand(rng, *spec) for _ in range(B)]
+  return [[spec(rng) if callable(spec) else rand(*spec, rng, ints=(-6, 7)) for _ in range(B)]
           for spec in specs]
 
 
@@ -110,7 +90,7 @@ def run_all_axes(fn, specs, seed=0, full=False, loop=True):
   ranks = [np.ndim(ex[0]) for ex in examples]
   for in_axes in axis_choices(ranks, full):
     try:
-      check_vmap(fn, examples, in_axes, loop)
+      check_batched(fn, examples, in_axes, loop)
     except AssertionError as e:
       raise AssertionError(f"in_axes={in_axes}: {e}") from e
 
@@ -231,8 +211,8 @@ def test_argminmax(name, axis, dtype):
 
 def test_argmax_nan_and_ties():
   x = np.array([[1., np.nan, 3.], [2., 2., 1.], [0., 5., 5.]], np.float32)
-  check_vmap(lambda L, x: L.argmax(x, 0, np.int32), [[x] * B], (1,))
-  check_vmap(lambda L, x: L.argmin(x, 0, np.int32), [[x] * B], (0,))
+  check_batched(lambda L, x: L.argmax(x, 0, np.int32), [[x] * B], (1,))
+  check_batched(lambda L, x: L.argmin(x, 0, np.int32), [[x] * B], (0,))
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"])
@@ -268,7 +248,7 @@ def test_general_reduce_batched_init_is_not_implemented():
   # JAX does not batch lax.reduce over mapped initial values; neither does arrax.
   fn = lambda L, x, i: L.reduce(x, i, lambda a, b: L.mul(a, L.abs(b)), (0,))  # noqa: E731
   rng = np.random.default_rng(0)
-  check_vmap(fn, make_examples(rng, [((3,), np.float32), ((), np.float32)]), (0, 0))
+  check_batched(fn, make_examples(rng, [((3,), np.float32), ((), np.float32)]), (0, 0))
   with pytest.raises(NotImplementedError, match="init_values"):
     arrax.vmap(lambda x, i: fn(alax, x, i))(anp.ones((2, 3)), anp.ones((2,)))
 
@@ -451,8 +431,8 @@ def test_scatter_apply():
 # ---- composition ------------------------------------------------------------------------------
 def test_vmap_of_vmap():
   rng = np.random.default_rng(1)
-  x = rand(rng, (2, 3, 4, 5), np.float32)    # outer axis 1, inner axis 0: examples (4, 5)
-  y = rand(rng, (5, 2), np.float32)          # outer unbatched, inner axis 1: examples (5,)
+  x = rand((2, 3, 4, 5), np.float32, rng)    # outer axis 1, inner axis 0: examples (4, 5)
+  y = rand((5, 2), np.float32, rng)          # outer unbatched, inner axis 1: examples (5,)
   idx = rng.integers(-2, 4, (3, 2)).astype(np.int32)
 
   def f(L, x, y, i):
@@ -467,14 +447,14 @@ def test_vmap_of_vmap():
 
   expected = nested(jlax, jax.vmap)(jnp.asarray(x), jnp.asarray(y), jnp.asarray(idx))
   actual = nested(alax, arrax.vmap)(anp.asarray(x), anp.asarray(y), anp.asarray(idx))
-  assert_tree_same(actual, expected)
+  assert_same(actual, expected)
 
 
 def test_vmap_of_vmap_gather_scatter():
   rng = np.random.default_rng(2)
-  x = rand(rng, (2, 3, 4, 3), np.float32)                 # outer axis 1, inner axis 0
+  x = rand((2, 3, 4, 3), np.float32, rng)                 # outer axis 1, inner axis 0
   i = rng.integers(-1, 6, (3, 2, 2, 1)).astype(np.int32)  # outer axis 0, inner axis 1
-  u = rand(rng, (3, 2, 3), np.float32)                    # outer axis 0, inner unbatched
+  u = rand((3, 2, 3), np.float32, rng)                    # outer axis 0, inner unbatched
   take = _take_rows("fill")
 
   def f(L, x, i, u):
@@ -486,20 +466,20 @@ def test_vmap_of_vmap_gather_scatter():
 
   expected = nested(jlax, jax.vmap)(*map(jnp.asarray, (x, i, u)))
   actual = nested(alax, arrax.vmap)(*map(anp.asarray, (x, i, u)))
-  assert_tree_same(actual, expected)
+  assert_same(actual, expected)
 
 
 def test_jit_of_vmap_and_jaxpr():
   rng = np.random.default_rng(3)
-  x = rand(rng, (3, 4, 2), np.float32)
-  y = rand(rng, (4, 2), np.float32)
+  x = rand((3, 4, 2), np.float32, rng)
+  y = rand((4, 2), np.float32, rng)
 
   def f(L, x, y):
     return L.reduce_sum(L.dot_general(x, y, (((1,), (0,)), ((), ()))), (0,)), L.transpose(x, (1, 0))
 
   fa = arrax.jit(arrax.vmap(lambda x, y: f(alax, x, y), in_axes=(2, None)))
   fj = jax.jit(jax.vmap(lambda x, y: f(jlax, x, y), in_axes=(2, None)))
-  assert_tree_same(fa(anp.asarray(x), anp.asarray(y)), fj(jnp.asarray(x), jnp.asarray(y)))
+  assert_same(fa(anp.asarray(x), anp.asarray(y)), fj(jnp.asarray(x), jnp.asarray(y)))
 
 
 JAXPR_CASES = {
@@ -558,12 +538,12 @@ def test_batched_jaxpr_matches_jax(name):
 def test_errors_under_vmap(case):
   rng = np.random.default_rng(0)
   if case == "top_k_too_large":
-    check_vmap(lambda L, x: L.top_k(x, 5), make_examples(rng, [((3,), np.float32)]), (0,))
+    check_batched(lambda L, x: L.top_k(x, 5), make_examples(rng, [((3,), np.float32)]), (0,))
   elif case == "dot_mismatch":
-    check_vmap(lambda L, x, y: L.dot(x, y), make_examples(
+    check_batched(lambda L, x, y: L.dot(x, y), make_examples(
         rng, [((2, 3), np.float32), ((2,), np.float32)]), (0, 0))
   else:
-    check_vmap(lambda L, x, y: L.concatenate([x, y], 0), make_examples(
+    check_batched(lambda L, x, y: L.concatenate([x, y], 0), make_examples(
         rng, [((2,), np.float32), ((2,), np.int32)]), (None, 0))
 
 
@@ -593,14 +573,14 @@ def test_empty_batch(name):
     args.append(np.zeros(full, dtype))
   expected = jax.vmap(lambda *a: fn(jlax, *a), in_axes=in_axes)(*args)
   actual = arrax.vmap(lambda *a: fn(alax, *a), in_axes=in_axes)(*args)
-  assert_tree_same(actual, expected)
+  assert_same(actual, expected)
 
 
 @pytest.mark.parametrize("in_axes", [(-1, None), (-2, -1), (None, -3)])
 def test_negative_in_axes(in_axes):
   rng = np.random.default_rng(4)
   examples = make_examples(rng, [((2, 3), np.float32), ((3, 2), np.float32)])
-  check_vmap(lambda L, x, y: L.dot_general(x, y, (((1,), (0,)), ((), ()))), examples, in_axes)
+  check_batched(lambda L, x, y: L.dot_general(x, y, (((1,), (0,)), ((), ()))), examples, in_axes)
 
 
 def _jnp_cases(np_, lib):
@@ -620,7 +600,7 @@ def _jnp_cases(np_, lib):
 @pytest.mark.parametrize("name", sorted(_jnp_cases(jnp, jax)))
 def test_jnp_functions_under_vmap(name):
   rng = np.random.default_rng(5)
-  x = rand(rng, (B, 4, 3), np.float32)
+  x = rand((B, 4, 3), np.float32, rng)
   i = rng.integers(-4, 4, (B,)).astype(np.int32)
   fa, axes = _jnp_cases(anp, arrax)[name]
   fj, _ = _jnp_cases(jnp, jax)[name]
@@ -628,7 +608,7 @@ def test_jnp_functions_under_vmap(name):
   ia = i if axes[1] is not None else i[0]
   expected = jax.vmap(fj, in_axes=axes)(xa, ia)
   actual = arrax.vmap(fa, in_axes=axes)(xa, ia)
-  assert_tree_same(actual, expected)
+  assert_same(actual, expected)
 
 
 def test_every_primitive_has_a_batching_rule():

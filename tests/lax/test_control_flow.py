@@ -8,11 +8,11 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import functools  # noqa: E402
 import warnings  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from jax import lax as jlax  # noqa: E402
@@ -20,81 +20,15 @@ from jax import lax as jlax  # noqa: E402
 import arrax  # noqa: E402
 import arrax.numpy as anp  # noqa: E402
 from arrax import lax as alax  # noqa: E402
-from arrax._src import core, dispatch  # noqa: E402
+from arrax._src import dispatch  # noqa: E402
 from arrax._src.tracing import UnrolledLoopWarning  # noqa: E402
-from conftest import assert_same  # noqa: E402
+import oracle  # noqa: E402
+from oracle import ARRAX, BF16, JAX, assert_same, make_with  # noqa: E402
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-JAX = (jax, jlax, jnp)
-ARRAX = (arrax, alax, anp)
-
-
-# ---- helpers --------------------------------------------------------------------------------
-def convert(x, lib_np):
-  """NumPy arrays in a pytree become the library's arrays; other leaves are kept."""
-  if isinstance(x, np.ndarray):
-    return lib_np.asarray(x)
-  if isinstance(x, (list, tuple)):
-    return type(x)(convert(v, lib_np) for v in x)
-  if isinstance(x, dict):
-    return {k: convert(v, lib_np) for k, v in x.items()}
-  return x
-
-
-def assert_tree_same(actual, expected):
-  a_leaves, a_tree = arrax.tree_util.tree_flatten(actual)
-  e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
-  assert str(a_tree) == str(e_tree), (a_tree, e_tree)
-  for a, e in zip(a_leaves, e_leaves):
-    if isinstance(e, jax.Array):
-      assert isinstance(a, arrax.Array), f"arrax returned {type(a)}, JAX an Array"
-    else:
-      assert type(a) is type(e), (type(a), type(e))
-    assert_same(a, e)
-
-
-def run(make, args, lib, jit=False):
-  top, lax, lnp = lib
-  fn = make(lax, lnp)
-  if jit:
-    fn = top.jit(fn)
-  return fn(*convert(args, lnp))
-
-
-def check(make, *args, jit=True, eager=True):
-  """`make(lax, jnp)(*args)` agrees between arrax and JAX, eagerly and under jit."""
-  if eager:
-    assert_tree_same(run(make, args, ARRAX), run(make, args, JAX))
-  if jit:
-    assert_tree_same(run(make, args, ARRAX, jit=True), run(make, args, JAX, jit=True))
-
-
-def check_raises(make, *args, match=(), jit=False):
-  """JAX raises; arrax raises the same exception class, with `match` strings in the text."""
-  with pytest.raises(Exception) as jax_err:
-    run(make, args, JAX, jit=jit)
-  with pytest.raises(Exception) as arrax_err:
-    run(make, args, ARRAX, jit=jit)
-  assert type(arrax_err.value).__name__ == type(jax_err.value).__name__, (
-      f"arrax raised {type(arrax_err.value).__name__}: {arrax_err.value}\n"
-      f"JAX raised {type(jax_err.value).__name__}: {jax_err.value}")
-  for s in match:
-    assert s in str(jax_err.value), f"test expectation {s!r} not in JAX's message"
-    assert s in str(arrax_err.value), f"{s!r} not in arrax's message: {arrax_err.value}"
-  return arrax_err.value
-
-
-def check_jaxpr(make, *args):
-  """make_jaxpr prints the same text in both libraries, and arrax's jaxpr type-checks."""
-  expected = str(jax.make_jaxpr(make(jlax, jnp))(*convert(args, jnp)))
-  closed = arrax.make_jaxpr(make(alax, anp))(*convert(args, anp))
-  assert str(closed) == expected
-  core.check_jaxpr(closed.jaxpr)
-  for eqn in closed.jaxpr.eqns:
-    for v in eqn.params.values():
-      for j in (v if isinstance(v, tuple) else (v,)):
-        if isinstance(j, core.ClosedJaxpr):
-          core.check_jaxpr(j.jaxpr)
+# Cases are make(lax, jnp) -> function; results are the same pytrees, eagerly and under jit.
+check = functools.partial(oracle.check, build=make_with("lax", "np"), jit=True, strict_tree=True)
+check_raises = functools.partial(oracle.check_raises, build=make_with("lax", "np"))
+check_jaxpr = functools.partial(oracle.check_jaxpr, build=make_with("lax", "np"), typecheck=True)
 
 
 def arange(shape, dtype=np.float32, start=1):
@@ -243,7 +177,7 @@ def test_fori_loop_traced_bounds():
         lo, hi, jnp.asarray(X3))
     actual = arrax.jit(lambda lo, hi, x: alax.fori_loop(lo, hi, body(alax), (x, 0)))(
         lo, hi, anp.asarray(X3))
-    assert_tree_same(actual, expected)
+    assert_same(actual, expected, strict_tree=True)
   # Mixed weak/strong integer bounds promote to the strong one.
   check(lambda L, np_: lambda hi, x: L.fori_loop(0, hi, lambda i, c: c + i, x),
         np.int32(4), np.int32(1))
@@ -436,7 +370,7 @@ def test_eager_calls_reuse_executables():
   for call in calls:
     first = call()
     n = len(dispatch._prim_cache)
-    assert_tree_same(call(), first)
+    assert_same(call(), first, strict_tree=True)
     assert len(dispatch._prim_cache) == n
 
 

@@ -8,85 +8,30 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import functools  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from jax import lax as jlax  # noqa: E402
 
 import arrax  # noqa: E402
 import arrax.numpy as anp  # noqa: E402
-from arrax import lax as alax  # noqa: E402
-from arrax._src import core  # noqa: E402
 from arrax.test_util import check_grads  # noqa: E402
-from conftest import assert_same  # noqa: E402
+import oracle  # noqa: E402
+from oracle import ARRAX, JAX, assert_same, both, make_with  # noqa: E402
 
-JAX = (jax, jlax, jnp)
-ARRAX = (arrax, alax, anp)
-
-
-# ---- helpers --------------------------------------------------------------------------------
-def convert(x, lib_np):
-  if isinstance(x, np.ndarray):
-    return lib_np.asarray(x)
-  if isinstance(x, (list, tuple)):
-    return type(x)(convert(v, lib_np) for v in x)
-  return x
+# Cases are make(top, lax, jnp) -> function; results are the same pytrees.
+check = functools.partial(oracle.check, build=make_with("top", "lax", "np"), strict_tree=True)
+check_raises = functools.partial(oracle.check_raises, build=make_with("top", "lax", "np"))
+check_jaxpr = functools.partial(oracle.check_jaxpr, build=make_with("top", "lax", "np"),
+                                typecheck=True)
 
 
-def assert_tree_same(actual, expected, **tol):
-  a_leaves, a_tree = arrax.tree_util.tree_flatten(actual)
-  e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
-  assert str(a_tree) == str(e_tree), (a_tree, e_tree)
-  assert len(a_leaves) == len(e_leaves)
-  for a, e in zip(a_leaves, e_leaves):
-    if np.asarray(e).dtype == jax.dtypes.float0:
-      assert np.asarray(a).dtype == np.asarray(e).dtype and np.shape(a) == np.shape(e)
-    else:
-      assert_same(a, e, **tol)
-
-
-def check(make, *args, **tol):
-  """`make(top, lax, jnp)(*args)` gives the same pytree of values in arrax and JAX."""
-  actual = make(*ARRAX)(*convert(args, anp))
-  expected = make(*JAX)(*convert(args, jnp))
-  assert_tree_same(actual, expected, **tol)
-
-
-def check_at(make, points, **tol):
+def check_at(make, points):
   """`check` at several argument tuples, building each library's function once."""
-  fa, fj = make(*ARRAX), make(*JAX)
+  fa, fj = both(make, make_with("top", "lax", "np"))
   for args in points:
-    assert_tree_same(fa(*convert(args, anp)), fj(*convert(args, jnp)), **tol)
-
-
-def check_raises(make, *args, match=()):
-  with pytest.raises(Exception) as jax_err:
-    make(*JAX)(*convert(args, jnp))
-  with pytest.raises(Exception) as arrax_err:
-    make(*ARRAX)(*convert(args, anp))
-  assert type(arrax_err.value).__name__ == type(jax_err.value).__name__, (
-      arrax_err.value, jax_err.value)
-  for s in match:
-    assert s in str(jax_err.value), f"test expectation {s!r} not in JAX's message"
-    assert s in str(arrax_err.value), f"{s!r} not in arrax's message: {arrax_err.value}"
-
-
-def check_jaxpr(make, *args):
-  """make_jaxpr prints the same text in both libraries, and arrax's jaxprs type-check."""
-  expected = str(jax.make_jaxpr(make(*JAX))(*convert(args, jnp)))
-  closed = arrax.make_jaxpr(make(*ARRAX))(*convert(args, anp))
-  assert str(closed) == expected
-  _check_all(closed.jaxpr)
-
-
-def _check_all(jaxpr):
-  core.check_jaxpr(jaxpr)
-  for eqn in jaxpr.eqns:
-    for v in eqn.params.values():
-      for j in (v if isinstance(v, tuple) else (v,)):
-        if isinstance(j, core.ClosedJaxpr):
-          _check_all(j.jaxpr)
+    oracle.check(fa, fj, *args, strict_tree=True)
 
 
 F32 = np.float32
@@ -248,7 +193,7 @@ def test_cond_grad_with_checkpoint_and_debug_callback():
                         top.jit(top.grad(top.checkpoint(f)))(x))
     return mk
   for x in (F32(1.5), F32(-2.)):
-    assert_tree_same(make("arrax")(*ARRAX)(x), make("jax")(*JAX)(x))
+    assert_same(make("arrax")(*ARRAX)(x), make("jax")(*JAX)(x), strict_tree=True)
   # the callback sees primal values only, as often as in JAX
   assert seen["arrax"] == seen["jax"] and seen["jax"]
 

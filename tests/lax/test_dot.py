@@ -3,66 +3,38 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import functools  # noqa: E402
 import warnings  # noqa: E402
 
-import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from jax import lax as jlax  # noqa: E402
 
 import arrax  # noqa: E402
+import arrax.numpy as anp  # noqa: E402
 from arrax import lax  # noqa: E402
-from arrax._src.array import device_put_value  # noqa: E402
+import oracle  # noqa: E402
+from oracle import BF16, assert_same, call_with, rand  # noqa: E402
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
 ALL = [np.bool_, np.int8, np.int32, np.uint8, np.uint32, np.float16, BF16, np.float32,
        np.complex64]
 
-
-def make(shape, dtype=np.float32, seed=0):
-  """Small integer-valued entries, so products and sums are exact in every dtype."""
-  rng = np.random.default_rng(seed)
-  dtype = np.dtype(dtype)
-  if dtype == np.bool_:
-    return rng.random(shape) < 0.5
-  vals = rng.integers(0 if dtype.kind == "u" else -3, 4, shape)
-  if dtype.kind == "c":
-    return (vals + 1j * rng.integers(-3, 4, shape)).astype(dtype)
-  return vals.astype(dtype)
-
-
-def to_arrax(x):
-  return device_put_value(np.asarray(x))
-
-
-def assert_same(actual, expected):
-  a, e = np.asarray(actual), np.asarray(expected)
-  assert a.shape == e.shape, (a.shape, e.shape)
-  assert a.dtype == e.dtype, (a.dtype, e.dtype)
-  assert getattr(actual, "weak_type", False) == getattr(expected, "weak_type", False)
-  np.testing.assert_array_equal(a, e)
-
-
-def check(fn, *args, jit=True):
-  """`fn(lax_module, *args)` in arrax (eagerly and under jit) equals it in JAX."""
-  expected = fn(jlax, *map(jnp.asarray, args))
-  assert_same(fn(lax, *map(to_arrax, args)), expected)
-  if jit:
-    assert_same(arrax.jit(lambda *xs: fn(lax, *xs))(*map(to_arrax, args)), expected)
-
-
-def check_jaxpr(fn, *args):
-  pytest.importorskip("arrax._src.jaxpr_printer")
-  expected = str(jax.make_jaxpr(lambda *xs: fn(jlax, *xs))(*args))
-  assert str(arrax.make_jaxpr(lambda *xs: fn(lax, *xs))(*args)) == expected
+# Cases are fn(lax_module, *args) on arrays made from the NumPy arguments; results are compared
+# exactly, eagerly and under jit.
+check = functools.partial(oracle.check, build=call_with("lax"), convert="arrays", jit=True,
+                          exact=True)
+check_raises = functools.partial(oracle.check_raises, build=call_with("lax"), convert="arrays")
+check_jaxpr = functools.partial(oracle.check_jaxpr, build=call_with("lax"), convert=None)
+# Small integer values, exactly representable (and products and sums exact) in every dtype.
+exact_values = functools.partial(rand, ints=(-3, 4), step=1)
 
 
 # ---- dtypes -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: np.dtype(d).name)
 def test_matmul_dtypes(dtype):
-  check(lambda L, a, b: L.dot(a, b), make((3, 4), dtype), make((4, 2), dtype, seed=1))
+  check(lambda L, a, b: L.dot(a, b), exact_values((3, 4), dtype),
+        exact_values((4, 2), dtype, seed=1))
 
 
 @pytest.mark.parametrize("lhs,rhs", [
@@ -71,7 +43,7 @@ def test_matmul_dtypes(dtype):
     (np.int8, np.bool_), (np.float16, np.int32),
 ], ids=lambda d: np.dtype(d).name)
 def test_mixed_dtypes(lhs, rhs):
-  check(lambda L, a, b: L.dot(a, b), make((2, 3), lhs), make((3,), rhs, seed=1))
+  check(lambda L, a, b: L.dot(a, b), exact_values((2, 3), lhs), exact_values((3,), rhs, seed=1))
 
 
 @pytest.mark.parametrize("dtype,pet", [
@@ -80,23 +52,23 @@ def test_mixed_dtypes(lhs, rhs):
     (np.float32, np.complex64), (np.int32, np.int32), (np.bool_, np.float32),
 ], ids=lambda d: np.dtype(d).name)
 def test_preferred_element_type(dtype, pet):
-  check(lambda L, a, b: L.dot(a, b, preferred_element_type=pet), make((2, 3), dtype),
-        make((3, 2), dtype, seed=1))
+  check(lambda L, a, b: L.dot(a, b, preferred_element_type=pet), exact_values((2, 3), dtype),
+        exact_values((3, 2), dtype, seed=1))
 
 
 def test_preferred_float64_truncates_with_warning():
-  a, b = make((2, 3)), make((3,))
+  a, b = exact_values((2, 3)), exact_values((3,))
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    out = lax.dot(to_arrax(a), to_arrax(b), preferred_element_type=np.float64)
+    out = lax.dot(anp.asarray(a), anp.asarray(b), preferred_element_type=np.float64)
   assert out.dtype == np.float32 and any("float64" in str(w.message) for w in caught)
 
 
 def test_weak_type():
   aw, jw = lax.broadcast(1.0, (3,)), jlax.broadcast(1.0, (3,))   # weakly typed f32[3]
-  assert_same(lax.dot(aw, aw), jlax.dot(jw, jw))
+  assert_same(lax.dot(aw, aw), jlax.dot(jw, jw), exact=True)
   strong = np.ones(3, np.float32)
-  assert_same(lax.dot(aw, to_arrax(strong)), jlax.dot(jw, jnp.asarray(strong)))
+  assert_same(lax.dot(aw, anp.asarray(strong)), jlax.dot(jw, jnp.asarray(strong)), exact=True)
 
 
 # ---- shapes and dimension numbers -----------------------------------------------------------
@@ -105,7 +77,7 @@ def test_weak_type():
     ((2, 0), (0, 4)), ((1, 1), (1, 1)),
 ])
 def test_dot_shapes(lshape, rshape):
-  check(lambda L, a, b: L.dot(a, b), make(lshape), make(rshape, seed=1))
+  check(lambda L, a, b: L.dot(a, b), exact_values(lshape), exact_values(rshape, seed=1))
 
 
 @pytest.mark.parametrize("lshape,rshape,dnums", [
@@ -121,7 +93,8 @@ def test_dot_shapes(lshape, rshape):
     ((2, 3), (3, 2), ((1, 0), ((), ()))),                          # ints and tuples
 ])
 def test_dot_general(lshape, rshape, dnums):
-  check(lambda L, a, b: L.dot_general(a, b, dnums), make(lshape), make(rshape, seed=1))
+  check(lambda L, a, b: L.dot_general(a, b, dnums), exact_values(lshape),
+        exact_values(rshape, seed=1))
 
 
 @pytest.mark.parametrize("precision", [
@@ -135,7 +108,7 @@ def test_precision(precision):
     if isinstance(precision, tuple) and isinstance(precision[0], jlax.Precision):
       return tuple(L.Precision[p.name] for p in precision)
     return precision
-  a, b = make((2, 3)), make((3, 2), seed=1)
+  a, b = exact_values((2, 3)), exact_values((3, 2), seed=1)
   check(lambda L, a, b: L.dot(a, b, precision=conv(L)), a, b)
   check_jaxpr(lambda L, a, b: L.dot_general(a, b, ((1, 0), ((), ())), precision=conv(L)), a, b)
 
@@ -151,7 +124,7 @@ def test_precision_enum():
 
 
 def test_default_matmul_precision_config():
-  a, b = make((2, 3)), make((3,))
+  a, b = exact_values((2, 3)), exact_values((3,))
   arrax.config.update("jax_default_matmul_precision", "highest")
   try:
     jaxpr = str(arrax.make_jaxpr(lambda a, b: lax.dot(a, b))(a, b))
@@ -163,15 +136,16 @@ def test_default_matmul_precision_config():
 @pytest.mark.parametrize("shapes", [((2, 3, 4), (2, 4, 5)), ((3, 2, 1, 4), (3, 2, 4, 2)),
                                     ((2, 2), (2, 2)), ((0, 2, 3), (0, 3, 1))])
 def test_batch_matmul(shapes):
-  check(lambda L, a, b: L.batch_matmul(a, b), make(shapes[0]), make(shapes[1], seed=1))
+  check(lambda L, a, b: L.batch_matmul(a, b), exact_values(shapes[0]),
+        exact_values(shapes[1], seed=1))
 
 
 def test_python_scalar_operands():
   assert_same(lax.dot_general(2.0, 3.0, (((), ()), ((), ()))),
-              jlax.dot_general(2.0, 3.0, (((), ()), ((), ()))))
-  a = make((3,))
-  assert_same(lax.dot_general(to_arrax(a), 2.0, (((), ()), ((), ()))),
-              jlax.dot_general(jnp.asarray(a), 2.0, (((), ()), ((), ()))))
+              jlax.dot_general(2.0, 3.0, (((), ()), ((), ()))), exact=True)
+  a = exact_values((3,))
+  assert_same(lax.dot_general(anp.asarray(a), 2.0, (((), ()), ((), ()))),
+              jlax.dot_general(jnp.asarray(a), 2.0, (((), ()), ((), ()))), exact=True)
 
 
 # ---- errors -----------------------------------------------------------------------------------
@@ -199,13 +173,9 @@ ERRORS = [
 @pytest.mark.parametrize("k", range(len(ERRORS)))
 def test_error_classes(k):
   fn = ERRORS[k]
-  x = make((2, 3))
-  with pytest.raises(Exception) as jax_err:
-    fn(jlax, jnp.asarray(x))
-  with pytest.raises(jax_err.type):
-    fn(lax, to_arrax(x))
-  with pytest.raises(jax_err.type):
-    arrax.jit(lambda x: fn(lax, x))(to_arrax(x))
+  x = exact_values((2, 3))
+  check_raises(fn, x)
+  check_raises(fn, x, jit=True)
 
 
 # ---- printed jaxprs ---------------------------------------------------------------------------
@@ -224,12 +194,12 @@ JAXPRS = {
 
 @pytest.mark.parametrize("name", list(JAXPRS))
 def test_jaxpr_matches(name):
-  check_jaxpr(JAXPRS[name], make((2, 3)))
+  check_jaxpr(JAXPRS[name], exact_values((2, 3)))
 
 
 def test_x64(x64):
-  a, b = make((2, 3), np.float64), make((3, 2), np.float64, seed=1)
+  a, b = exact_values((2, 3), np.float64), exact_values((3, 2), np.float64, seed=1)
   check(lambda L, a, b: L.dot(a, b), a, b)
   check(lambda L, a, b: L.dot(a, b, preferred_element_type=np.float32), a, b)
   check(lambda L, a, b: L.dot(a, b, preferred_element_type=np.float64),
-        make((2, 3), np.int32), make((3,), np.int32))
+        exact_values((2, 3), np.int32), exact_values((3,), np.int32))

@@ -9,77 +9,32 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import functools  # noqa: E402
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from jax import lax as jlax  # noqa: E402
 
 import arrax  # noqa: E402
-import arrax.numpy as anp  # noqa: E402
 from arrax import lax as alax  # noqa: E402
 from arrax import test_util as atu  # noqa: E402
-from arrax._src import core  # noqa: E402
-
-JAX = (jax, jlax, jnp)
-ARRAX = (arrax, alax, anp)
-FLOAT0 = jax.dtypes.float0
+import oracle  # noqa: E402
+from oracle import ARRAX, JAX, make_with, of_argnums, tangent_for  # noqa: E402
 
 
-# ---- helpers --------------------------------------------------------------------------------
-def _same(actual, expected, tol):
-  """Equal pytree structure; per leaf equal shape, dtype, weak type and close values."""
-  a_leaves, a_tree = arrax.tree_util.tree_flatten(actual)
-  e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
-  assert str(a_tree) == str(e_tree), (a_tree, e_tree)
-  for a, e in zip(a_leaves, e_leaves):
-    aw = getattr(getattr(a, "aval", None), "weak_type", False)
-    ew = getattr(getattr(e, "aval", None), "weak_type", False)
-    a, e = np.asarray(a), np.asarray(e)
-    assert a.shape == e.shape, (a.shape, e.shape)
-    assert a.dtype == e.dtype, (a.dtype, e.dtype)
-    assert aw == ew, f"weak_type: arrax {aw}, jax {ew}"
-    if e.dtype == FLOAT0:
-      continue
-    if e.dtype.kind == "f":
-      np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=tol, atol=tol)
-    else:
-      np.testing.assert_array_equal(a, e)
+def _tol(dtype):
+  """rtol = atol of float results: 1e-10 in float64, 2e-5 below."""
+  return 1e-10 if dtype == np.float64 else 2e-5
 
 
-def _tol(args):
-  f64 = any(isinstance(x, (np.ndarray, np.generic)) and x.dtype == np.float64
-            for x in jax.tree_util.tree_leaves(args))
-  return 1e-10 if f64 else 2e-5
-
-
-def _build(make, lib):
-  top, lax, lnp = lib
-  return make(lax, lnp, top)
-
-
-def _convert(args, lnp):
-  return jax.tree_util.tree_map(
-      lambda x: lnp.asarray(x) if isinstance(x, np.ndarray) else x, args)
-
-
-def check(transform, make, *args, tol=None):
-  """`transform(top, f)(*args)` agrees between arrax and JAX."""
-  tol = _tol(args) if tol is None else tol
-  expected = transform(jax, _build(make, JAX))(*_convert(args, jnp))
-  actual = transform(arrax, _build(make, ARRAX))(*_convert(args, anp))
-  _same(actual, expected, tol)
+# Cases are make(lax, jnp, top) -> function, checked under a transform(top, f); results are the
+# same pytrees, float values within _tol.
+_build = make_with("lax", "np", "top")
+check = functools.partial(oracle.check, build=_build, tol=_tol, strict_tree=True)
+check_jaxpr = functools.partial(oracle.check_jaxpr, build=_build, convert=None, typecheck=True)
 
 
 def _is_float(x):
   return np.asarray(x).dtype.kind == "f"
-
-
-def _tangent(rng, x):
-  x = np.asarray(x)
-  if x.dtype.kind != "f":
-    return np.zeros(x.shape, FLOAT0)
-  return rng.standard_normal(x.shape).astype(x.dtype)
 
 
 def arange(shape, dtype=np.float32, scale=0.3):
@@ -171,23 +126,13 @@ def _float_argnums(args):
   return tuple(i for i, a in enumerate(args) if _is_float(a))
 
 
-def _of_argnums(f, args, argnums):
-  """`f` as a function of its arguments at `argnums` only (the others fixed to `args`)."""
-  def g(*diff):
-    full = list(args)
-    for i, v in zip(argnums, diff):
-      full[i] = v
-    return f(*full)
-  return g
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_jvp(name):
   make, args = CASES[name]
   rng = np.random.default_rng(0)
-  tangents = tuple(_tangent(rng, a) for a in args)
+  tangents = tuple(tangent_for(a, rng) for a in args)
   primals = tuple(np.float32(a) if isinstance(a, float) else a for a in args)
-  check(lambda top, f: top.jit(lambda *p: top.jvp(f, p, tangents)), make, *primals)
+  check(make, *primals, transform=lambda top, f: top.jit(lambda *p: top.jvp(f, p, tangents)))
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -196,21 +141,21 @@ def test_vjp(name):
   argnums = _float_argnums(args)
   expected_out = _build(make, JAX)(*args)
   rng = np.random.default_rng(1)
-  cts = jax.tree_util.tree_map(lambda y: _tangent(rng, y), expected_out)
+  cts = jax.tree_util.tree_map(lambda y: tangent_for(y, rng), expected_out)
 
   def transform(top, f):
     def run(*args):
-      out, pullback = top.vjp(_of_argnums(f, args, argnums), *[args[i] for i in argnums])
+      out, pullback = top.vjp(of_argnums(f, args, argnums), *[args[i] for i in argnums])
       return out, pullback(cts)
     return top.jit(run)
-  check(transform, make, *args)
+  check(make, *args, transform=transform)
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_grad_jit(name):
   make, args = CASES[name]
   argnums = _float_argnums(args)
-  check(lambda top, f: top.jit(top.grad(_outputs_sum(top, f), argnums)), make, *args)
+  check(make, *args, transform=lambda top, f: top.jit(top.grad(_outputs_sum(top, f), argnums)))
 
 
 @pytest.mark.parametrize("name", ["basic", "matrix_rnn"])
@@ -219,13 +164,13 @@ def test_partial_tangents(name):
   # zero going in, made nonzero by the body (the fixed point), in jvp, linearize and grad.
   make, args = CASES[name]
   head, w = args[:-1], args[-1]
-  w_dot = _tangent(np.random.default_rng(2), w)
+  w_dot = tangent_for(w, np.random.default_rng(2))
 
   def on_w(top, f):
     return lambda w: f(*head, w)
-  check(lambda top, f: top.jit(lambda w: top.jvp(on_w(top, f), (w,), (w_dot,))), make, w)
-  check(lambda top, f: lambda w: top.linearize(on_w(top, f), w)[1](w_dot), make, w)
-  check(lambda top, f: top.grad(lambda w: _outputs_sum(top, on_w(top, f))(w)), make, w)
+  check(make, w, transform=lambda top, f: top.jit(lambda w: top.jvp(on_w(top, f), (w,), (w_dot,))))
+  check(make, w, transform=lambda top, f: lambda w: top.linearize(on_w(top, f), w)[1](w_dot))
+  check(make, w, transform=lambda top, f: top.grad(lambda w: _outputs_sum(top, on_w(top, f))(w)))
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -236,13 +181,13 @@ def test_linear_transpose(reverse):
   make = (lambda L, np_, top: lambda c0, xs: L.scan(
       lambda c, x: (c * w[0] + x * w[1], (c - x, x * np.float32(0.5))), c0, xs, reverse=reverse))
   cts = (np.float32(1.0), (arange((4,)), arange((4,), scale=1.0)))
-  check(lambda top, f: lambda c0, xs: top.linear_transpose(f, c0, xs)(cts), make,
-        np.float32(0), np.zeros(4, np.float32))
+  check(make, np.float32(0), np.zeros(4, np.float32),
+        transform=lambda top, f: lambda c0, xs: top.linear_transpose(f, c0, xs)(cts))
 
 
 def test_grad_of_jit_of_scan():
   make, args = CASES["reverse_unroll"]
-  check(lambda top, f: top.grad(top.jit(_outputs_sum(top, f)), (0, 1, 2)), make, *args)
+  check(make, *args, transform=lambda top, f: top.grad(top.jit(_outputs_sum(top, f)), (0, 1, 2)))
 
 
 @pytest.mark.parametrize("name", ["basic", "pytree", "int_carry_xs", "nested", "fori_loop",
@@ -250,7 +195,7 @@ def test_grad_of_jit_of_scan():
 def test_grad_eager(name):
   make, args = CASES[name]
   argnums = _float_argnums(args)
-  check(lambda top, f: top.grad(_outputs_sum(top, f), argnums), make, *args)
+  check(make, *args, transform=lambda top, f: top.grad(_outputs_sum(top, f), argnums))
 
 
 @pytest.mark.parametrize("name", ["basic", "pytree", "matrix_rnn", "int_carry_xs", "nested"])
@@ -258,7 +203,7 @@ def test_grad_x64(name, x64):
   make, args = CASES[name]
   args = tuple(np.asarray(a, np.float64) if _is_float(a) else a for a in args)
   argnums = _float_argnums(args)
-  check(lambda top, f: top.jit(top.grad(_outputs_sum(top, f), argnums)), make, *args)
+  check(make, *args, transform=lambda top, f: top.jit(top.grad(_outputs_sum(top, f), argnums)))
 
 
 @pytest.mark.parametrize("name,order", [("reverse_unroll", 1), ("pytree", 1), ("nested", 2),
@@ -266,7 +211,7 @@ def test_grad_x64(name, x64):
 def test_check_grads(name, order):
   make, args = CASES[name]
   argnums = _float_argnums(args)
-  g = _of_argnums(_outputs_sum(arrax, _build(make, ARRAX)), args, argnums)
+  g = of_argnums(_outputs_sum(arrax, _build(make, ARRAX)), args, argnums)
   diff = tuple(np.asarray(args[i], np.float64) for i in argnums)
   with arrax.enable_x64():
     atu.check_grads(arrax.jit(g), diff, order=order, modes=("fwd", "rev"))
@@ -275,8 +220,8 @@ def test_check_grads(name, order):
 @pytest.mark.parametrize("how", ["jacfwd", "jacrev", "hessian"])
 def test_jacobians(how):
   make, args = CASES["basic"]
-  check(lambda top, f: top.jit(getattr(top, how)(lambda w: f(args[0], args[1], w)[1])),
-        make, np.float32(1.3))
+  check(make, np.float32(1.3),
+        transform=lambda top, f: top.jit(getattr(top, how)(lambda w: f(args[0], args[1], w)[1])))
 
 
 def test_rnn_loss_50_steps():
@@ -296,7 +241,7 @@ def test_rnn_loss_50_steps():
       h, penalties = L.scan(cell, np_.zeros(16, np.float32), xs)
       return np_.sum((h - target) ** 2) + 0.1 * penalties.sum()
     return loss
-  check(lambda top, f: top.jit(top.value_and_grad(f)), make, params, xs, tol=1e-4)
+  check(make, params, xs, transform=lambda top, f: top.jit(top.value_and_grad(f)), tol=1e-4)
 
 
 # ---- vmap -----------------------------------------------------------------------------------
@@ -332,45 +277,40 @@ VMAP_CASES = {
 @pytest.mark.parametrize("name", list(VMAP_CASES))
 def test_vmap(name):
   make, in_axes, args = VMAP_CASES[name]
-  check(lambda top, f: top.vmap(f, in_axes), make, *args)
-  check(lambda top, f: top.jit(top.vmap(f, in_axes)), make, *args)
+  check(make, *args, transform=lambda top, f: top.vmap(f, in_axes))
+  check(make, *args, transform=lambda top, f: top.jit(top.vmap(f, in_axes)))
 
 
 def test_vmap_collectives_in_body():
   make = (lambda L, np_, top: lambda xs: L.scan(
       lambda c, x: (c + L.psum(x, "i") * L.axis_index("i"), c), 0.0, xs))
-  check(lambda top, f: top.vmap(f, in_axes=1, axis_name="i"), make, XS34)
+  check(make, XS34, transform=lambda top, f: top.vmap(f, in_axes=1, axis_name="i"))
 
 
 def test_vmap_unbatched_axis_index_carry():
   # Nothing batched goes in, but the carry becomes batched through axis_index.
   make = (lambda L, np_, top: lambda x, xs: L.scan(
       lambda c, v: (c * v + L.axis_index("i"), c), x, xs))
-  check(lambda top, f: top.vmap(f, in_axes=(None, None), axis_size=3, axis_name="i"), make,
-        np.float32(1.0), X5)
+  check(make, np.float32(1.0), X5,
+        transform=lambda top, f: top.vmap(f, in_axes=(None, None), axis_size=3, axis_name="i"))
 
 
 def test_vmap_of_grad_and_grad_of_vmap():
   make = _scan3
   loss = lambda top, f: lambda c0, xs, w: f(c0, xs, w)[1].sum()  # noqa: E731
-  check(lambda top, f: top.vmap(top.grad(loss(top, f), (0, 1, 2)), (None, None, 0)), make,
-        C4, XS34, arange((3,)) + 1)
-  check(lambda top, f: top.jit(top.vmap(top.grad(loss(top, f), (0, 1, 2)), (0, 1, None))),
-        make, arange((2, 4)), arange((3, 2, 4)), np.float32(0.9))
-  check(lambda top, f: top.grad(lambda c0, xs, w: top.vmap(f, (0, None, None))(
-      c0, xs, w)[0].sum(), (0, 1, 2)), make, arange((2, 4)), XS34, np.float32(0.9))
-  check(lambda top, f: top.jit(top.grad(top.grad(lambda w: loss(top, f)(C4, XS34, w)))),
-        make, np.float32(0.9))
+  check(make, C4, XS34, arange((3,)) + 1,
+        transform=lambda top, f: top.vmap(top.grad(loss(top, f), (0, 1, 2)), (None, None, 0)))
+  check(make, arange((2, 4)), arange((3, 2, 4)), np.float32(0.9),
+        transform=lambda top, f: top.jit(top.vmap(top.grad(loss(top, f), (0, 1, 2)),
+                                                  (0, 1, None))))
+  check(make, arange((2, 4)), XS34, np.float32(0.9),
+        transform=lambda top, f: top.grad(lambda c0, xs, w: top.vmap(f, (0, None, None))(
+            c0, xs, w)[0].sum(), (0, 1, 2)))
+  check(make, np.float32(0.9),
+        transform=lambda top, f: top.jit(top.grad(top.grad(lambda w: loss(top, f)(C4, XS34, w)))))
 
 
 # ---- printed jaxprs -------------------------------------------------------------------------
-def _check_jaxpr(make, transform, *args):
-  expected = str(jax.make_jaxpr(transform(jax, _build(make, JAX)))(*args))
-  closed = arrax.make_jaxpr(transform(arrax, _build(make, ARRAX)))(*args)
-  assert str(closed) == expected
-  core.check_jaxpr(closed.jaxpr)
-
-
 JAXPR_CASES = {
     "basic": (CASES["basic"][0], (1.0, X5, 2.0)),
     "loop_invariant": (CASES["loop_invariant"][0], (0.5, 1.0, X5)),
@@ -391,21 +331,21 @@ def _loss(top, f):
 def test_jaxpr_grad(name):
   make, args = JAXPR_CASES[name]
   argnums = _float_argnums(args)
-  _check_jaxpr(make, lambda top, f: top.grad(_loss(top, f), argnums), *args)
+  check_jaxpr(make, *args, transform=lambda top, f: top.grad(_loss(top, f), argnums))
 
 
 @pytest.mark.parametrize("name", list(JAXPR_CASES))
 def test_jaxpr_jvp(name):
   make, args = JAXPR_CASES[name]
-  tangents = tuple(_tangent(np.random.default_rng(0), a) for a in args)
-  _check_jaxpr(make, lambda top, f: lambda *a: top.jvp(f, a, tangents), *args)
+  tangents = tuple(tangent_for(a, np.random.default_rng(0)) for a in args)
+  check_jaxpr(make, *args, transform=lambda top, f: lambda *a: top.jvp(f, a, tangents))
 
 
 def test_jaxpr_grad_rnn_zero_state():
   # The initial state is not differentiated: its tangent, a zero the body makes nonzero, is
   # created with the tangent computation (so it appears in the backward part, as in JAX).
   args = CASES["matrix_rnn"][1]
-  _check_jaxpr(_rnn, lambda top, f: top.grad(_loss(top, f), (0, 1)), *args)
+  check_jaxpr(_rnn, *args, transform=lambda top, f: top.grad(_loss(top, f), (0, 1)))
 
 
 @pytest.mark.parametrize("policy", ["dots_saveable", "nothing_saveable", "everything_saveable",
@@ -421,13 +361,14 @@ def test_jaxpr_checkpoint_policy(policy):
                             policy=pol)
       return L.scan(body, c0, xs)
     return f
-  _check_jaxpr(make, lambda top, f: top.grad(_loss(top, f), (0, 1, 2)), W33, arange((3,)), M53)
+  check_jaxpr(make, W33, arange((3,)), M53,
+              transform=lambda top, f: top.grad(_loss(top, f), (0, 1, 2)))
 
 
 @pytest.mark.parametrize("name", ["carry_only", "xs_only_axis2", "consts_only", "all"])
 def test_jaxpr_vmap(name):
   make, in_axes, args = VMAP_CASES[name]
-  _check_jaxpr(make, lambda top, f: top.vmap(f, in_axes), *args)
+  check_jaxpr(make, *args, transform=lambda top, f: top.vmap(f, in_axes))
 
 
 def _stable_body(c, x):

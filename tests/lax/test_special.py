@@ -7,15 +7,13 @@ grad jaxprs, the rules JAX lacks); reparameterization gradients of gamma, loggam
 dirichlet samples, eagerly, under jit and under vmap.
 """
 import jax as real_jax
-import ml_dtypes
 import numpy as np
 import pytest
-from conftest import assert_same
 
 import arrax
 from arrax.test_util import check_grads
+from oracle import BF16, assert_same
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
 FUNS = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad"]
 
 # A grid over small, unit and large a (a < 1 included) and x (near 0, x < a, x > a), then the
@@ -39,23 +37,19 @@ def _both(name):
   return getattr(arrax.lax, name), real_jax.jit(getattr(real_jax.lax, name))
 
 
-def _close(actual, expected, rtol, atol=0.0):
-  assert_same(actual, expected, rtol=rtol, atol=atol)
-
-
 # ---- values -------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", FUNS)
 def test_values_float32(name):
   a, x = _grid(np.float32)
   ours, theirs = _both(name)
-  _close(ours(a, x), theirs(a, x), rtol=2e-5, atol=1e-30)
+  assert_same(ours(a, x), theirs(a, x), rtol=2e-5, atol=1e-30)
 
 
 @pytest.mark.parametrize("name", FUNS)
 def test_values_float64(name, x64):
   a, x = _grid(np.float64)
   ours, theirs = _both(name)
-  _close(ours(a, x), theirs(a, x), rtol=1e-12, atol=1e-300)
+  assert_same(ours(a, x), theirs(a, x), rtol=1e-12, atol=1e-300)
 
 
 @pytest.mark.parametrize("name,dtype", [("igamma", np.float16), ("random_gamma_grad", BF16)],
@@ -65,7 +59,7 @@ def test_values_narrow_dtypes(name, dtype):
   a = np.array([0.3, 1.0, 2.5, 2.5, 8.0, 0.0, -1.0], dtype)
   x = np.array([0.2, 1.0, 1.5, 6.0, 3.0, 0.0, 1.0], dtype)
   ours, theirs = _both(name)
-  _close(ours(a, x), theirs(a, x), rtol=1e-2)
+  assert_same(ours(a, x), theirs(a, x), rtol=1e-2)
 
 
 # ---- types, shapes, errors ------------------------------------------------------------------
@@ -75,7 +69,7 @@ def test_python_scalars_are_weak():
   def fn(lib):
     return lib.jit(lambda x: (lib.lax.igamma(2.5, 1.5), lib.lax.igammac(2.5, x)))
   for got, want in zip(fn(arrax)(x), fn(real_jax)(x)):
-    _close(got, want, rtol=1e-6)   # (assert_same compares weak types too)
+    assert_same(got, want, rtol=1e-6)   # (assert_same compares weak types too)
 
 
 @pytest.mark.parametrize("name,shapes", [("igamma", ((2, 3), (1, 3))),
@@ -88,7 +82,7 @@ def test_broadcasting(name, shapes):
   # JAX's random_gamma_grad (a function, not a primitive) only broadcasts operands whose
   # leading axes line up: the oracle gets them broadcast.
   shape = np.broadcast_shapes(a.shape, x.shape)
-  _close(ours(a, x), theirs(np.broadcast_to(a, shape), np.broadcast_to(x, shape)), rtol=2e-5)
+  assert_same(ours(a, x), theirs(np.broadcast_to(a, shape), np.broadcast_to(x, shape)), rtol=2e-5)
 
 
 @pytest.mark.parametrize("name", FUNS)
@@ -128,7 +122,7 @@ def test_vmap_under_jit(name):
   # f(a, x)[i, l, j] = fn(a[l, i], x[j, l])
   a_full = np.broadcast_to(a.T[:, :, None], (3, 2, 4))
   x_full = np.broadcast_to(x.T[None], (3, 2, 4))
-  _close(f(a, x), theirs(a_full, x_full), rtol=2e-5)
+  assert_same(f(a, x), theirs(a_full, x_full), rtol=2e-5)
 
 
 # ---- derivatives ---------------------------------------------------------------------------
@@ -155,7 +149,7 @@ def test_grads_match_jax(name):
   def grads(lib):
     return lib.jit(lib.vmap(lib.grad(getattr(lib.lax, name), (0, 1))))(a, x)
   for g, w in zip(grads(arrax), grads(real_jax)):
-    _close(g, w, rtol=2e-5)
+    assert_same(g, w, rtol=2e-5)
   # The printed grad jaxpr (scalar Python operands: weak literals) is JAX's.
   ours, theirs = getattr(arrax.lax, name), getattr(real_jax.lax, name)
   expected = str(real_jax.make_jaxpr(real_jax.grad(theirs, (0, 1)))(2.5, 1.5))
@@ -179,7 +173,7 @@ def test_random_gamma_grad_forward_mode_only():
     f = lib.lax.random_gamma_grad
     return lib.jit(lambda a, x: lib.jvp(f, (a, x), (a * 0 + 1, x * 0 + 2)))(a, x)
   for g, w in zip(jvps(arrax), jvps(real_jax)):
-    _close(g, w, rtol=2e-5)
+    assert_same(g, w, rtol=2e-5)
   for lib in (real_jax, arrax):
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
       lib.jit(lib.grad(lib.lax.random_gamma_grad))(np.float32(2.5), np.float32(1.5))
@@ -210,7 +204,7 @@ def test_sampler_grad_jit_vmap(name):
     fn = _samplers(lib)[name]
     keys = lib.random.split(lib.random.key(3), 2)
     return lib.jit(lib.vmap(lib.grad(lambda k, a: fn(k, a).sum(), 1)))(keys, alphas)
-  _close(grads(arrax), grads(real_jax), rtol=1e-4, atol=1e-6)
+  assert_same(grads(arrax), grads(real_jax), rtol=1e-4, atol=1e-6)
 
 
 def test_dirichlet_grad_eager_float64(x64):
@@ -219,7 +213,7 @@ def test_dirichlet_grad_eager_float64(x64):
   def grad(lib):
     k = lib.random.PRNGKey(5)   # a raw key
     return lib.grad(lambda a: _samplers(lib)["dirichlet"](k, a).sum())(alpha)
-  _close(grad(arrax), grad(real_jax), rtol=1e-10, atol=1e-14)
+  assert_same(grad(arrax), grad(real_jax), rtol=1e-10, atol=1e-14)
 
 
 def test_loggamma_first_and_second_derivatives():
@@ -232,7 +226,7 @@ def test_loggamma_first_and_second_derivatives():
   def both(lib):
     return lib.jit(lambda a: (d1(lib)(a), lib.jacfwd(d1(lib))(a)))(_ALPHA)
   for g, w in zip(both(arrax), both(real_jax)):
-    _close(g, w, rtol=1e-4, atol=1e-6)
+    assert_same(g, w, rtol=1e-4, atol=1e-6)
   for lib in (real_jax, arrax):
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
       lib.jit(lib.grad(lambda a, lib=lib: d1(lib)(a).sum()))(_ALPHA)
