@@ -106,9 +106,9 @@ def test_nonzero_family_shapes():
 def test_nonzero_fill_values_and_errors():
   x = vals("float32", (3, 4))
   check_all([
-      ("tuple fill", lambda: run("nonzero", x, size=12, fill_value=(-1, -2))),
-      ("tuple fill where", lambda: run("where", x, size=12, fill_value=(5, 6))),
-      ("array fill", lambda: run("nonzero", x, size=12, fill_value=np.int32(-3))),
+      ("fill values", lambda: both_jit(lambda m, x: (
+          m.nonzero(x, size=12, fill_value=(-1, -2)), m.where(x, size=12, fill_value=(5, 6)),
+          m.nonzero(x, size=12, fill_value=np.int32(-3))), x)),
       ("non-scalar fill", lambda: run("nonzero", x, size=12, fill_value=np.ones(2))),
       ("jit no size", lambda: run_jit("nonzero", x)),
       ("jit argwhere no size", lambda: run_jit("argwhere", x)),
@@ -133,8 +133,8 @@ def test_nonzero_fill_values_and_errors():
 def test_nonzero_x64(x64):
   x = vals("float32", (3, 4)).astype(np.float64)
   check_all([("nonzero", lambda: run("nonzero", x)),
-             ("argwhere size", lambda: run("argwhere", x, size=4, fill_value=-1)),
-             ("flatnonzero jit", lambda: run_jit("flatnonzero", x, size=5))])
+             ("jit", lambda: both_jit(lambda m, x: (m.argwhere(x, size=4, fill_value=-1),
+                                                    m.flatnonzero(x, size=5)), x))])
 
 
 # ---- extract / compress ------------------------------------------------------------------------
@@ -292,42 +292,43 @@ def test_digitize(dtype):
 def test_bincount():
   x = np.array([0, 1, 1, 3, 2, 1, 7], np.int32)
   w = np.linspace(-1, 2, 7).astype(np.float32)
+  neg = np.array([-3, 2, -1], np.int8)
+
+  def eager(m, x, w, neg):
+    return (m.bincount(x), m.bincount(x, w), m.bincount(x, minlength=12),
+            m.bincount(x, minlength=3), m.bincount(neg), m.bincount(x > 1), m.bincount(x[:0]),
+            m.bincount(x[:0], minlength=2))
+
+  def sized(m, x, w):
+    return (m.bincount(x, length=4), m.bincount(x, w, length=10), m.bincount(x, x, length=8),
+            m.bincount(x, w.astype(np.complex64), length=8),
+            m.bincount(x.astype(np.uint8), length=8), m.bincount(x, minlength=9, length=3))
   check_all([
-      ("plain", lambda: run("bincount", x)),
-      ("weights", lambda: run("bincount", x, w)),
-      ("int weights", lambda: run("bincount", x, x)),
-      ("complex weights", lambda: run("bincount", x, w.astype(np.complex64))),
-      ("minlength", lambda: run("bincount", x, minlength=12)),
-      ("minlength short", lambda: run("bincount", x, minlength=3)),
-      ("length short", lambda: run("bincount", x, length=4)),
-      ("length long", lambda: run("bincount", x, w, length=10)),
-      ("negative values", lambda: run("bincount", np.array([-3, 2, -1], np.int8))),
-      ("uint8", lambda: run("bincount", x.astype(np.uint8))),
-      ("bool", lambda: run("bincount", x > 1)),
-      ("empty", lambda: run("bincount", x[:0])),
-      ("empty minlength", lambda: run("bincount", x[:0], minlength=2)),
+      ("eager", lambda: both(eager, x, w, neg)),
+      ("jit length", lambda: both_jit(sized, x, w)),
       ("float x", lambda: run("bincount", w)),
       ("2-d x", lambda: run("bincount", x.reshape(1, 7))),
       ("0-d x", lambda: run("bincount", np.int32(3))),
       ("bad weights shape", lambda: run("bincount", x, w[:3])),
       ("list", lambda: run("bincount", Raw([1, 2]))),
-      ("jit length", lambda: run_jit("bincount", x, w, length=8)),
       ("jit no length", lambda: run_jit("bincount", x)),
       ("jit traced minlength", lambda: check(
           arrax.jit(lambda a, m: anp.bincount(a, minlength=m, length=9)),
           jax.jit(lambda a, m: jnp.bincount(a, minlength=m, length=9)), x, 3)),
+      ("jit traced length", lambda: check(
+          arrax.jit(lambda a, n: anp.bincount(a, length=n)),
+          jax.jit(lambda a, n: jnp.bincount(a, length=n)), x, 9)),
       ("grad weights", lambda: check(
           arrax.grad(lambda ww: (anp.bincount(x, ww, length=8) ** 2).sum()),
           jax.grad(lambda ww: (jnp.bincount(x, ww, length=8) ** 2).sum()), w)),
       ("vmap", lambda: check(arrax.vmap(lambda a: anp.bincount(a, length=8)),
-                             jax.vmap(lambda a: jnp.bincount(a, length=8)), np.stack([x, x[::-1]]))),
+                             jax.vmap(lambda a: jnp.bincount(a, length=8)),
+                             np.stack([x, x[::-1]]))),
   ])
 
 
 def test_bincount_x64(x64):
-  x = np.array([0, 1, 1, 3], np.int64)
-  check_all([("int64", lambda: run("bincount", x)),
-             ("f64 weights", lambda: run("bincount", x, np.ones(4)))])
+  both(lambda m, x: (m.bincount(x), m.bincount(x, np.ones(4))), np.array([0, 1, 1, 3]))
 
 
 def test_count_nonzero():
@@ -353,87 +354,74 @@ def test_count_nonzero_scalars_x64(x64):
 # ---- select / piecewise / choose ---------------------------------------------------------------
 def test_select():
   x = np.linspace(-3, 3, 12).astype(np.float32).reshape(3, 4)
-  conds = [x < -1, x > 1]
+
+  def fn(m, x):
+    conds = [x < -1, x > 1]
+    return (m.select(conds, [x, -x]), m.select(conds, [x, -x], default=9.0),
+            m.select(conds, [np.int8(1), np.int32(2)]), m.select(conds, [x, 2], default=-1),
+            m.select([x[0] > 0, x[:, :1] > 0], [x[0], 0.5]),
+            m.select([np.array([0, 1, 2])], [np.array([5, 6, 7])]),
+            m.select(conds, [x.astype(np.complex64), 1j]),
+            m.select(conds, [conds[0], True], default=False),
+            m.select([x[:0] > 0], [x[:0]]), m.select([True], [np.float32(2)]))
+  fa = lambda a: anp.select([a < 0, a > 1], [a ** 2, anp.sin(a)], a).sum()
+  fj = lambda a: jnp.select([a < 0, a > 1], [a ** 2, jnp.sin(a)], a).sum()
   check_all([
-      ("float", lambda: run("select", conds, [x, -x])),
-      ("default", lambda: run("select", conds, [x, -x], default=9.0)),
-      ("int choices", lambda: run("select", conds, [np.int8(1), np.int32(2)])),
-      ("mixed", lambda: run("select", conds, [x, 2], default=-1)),
-      ("broadcast", lambda: run("select", [x[0] > 0, x[:, :1] > 0], [x[0], 0.5])),
-      ("int conditions", lambda: run("select", [np.array([0, 1, 2])], [np.array([5, 6, 7])])),
-      ("complex", lambda: run("select", conds, [x.astype(np.complex64), 1j])),
-      ("bool", lambda: run("select", conds, [conds[0], True], default=False)),
-      ("empty", lambda: run("select", [x[:0] > 0], [x[:0]])),
-      ("0-d", lambda: run("select", [True], [np.float32(2)])),
-      ("length mismatch", lambda: run("select", conds, [x])),
+      ("eager", lambda: both(fn, x)),
+      ("jit", lambda: both_jit(fn, x)),
+      ("length mismatch", lambda: run("select", [x > 0], [x, x])),
       ("no conditions", lambda: run("select", [], [])),
-      ("list choice", lambda: run("select", conds, [Raw([1.0]), x])),
-      ("jit", lambda: check(arrax.jit(lambda a: anp.select([a < 0, a > 1], [a, a * 2], 7.0)),
-                            jax.jit(lambda a: jnp.select([a < 0, a > 1], [a, a * 2], 7.0)),
-                            x)),
-      ("grad", lambda: check(arrax.grad(lambda a: anp.select([a < 0, a > 1],
-                                                             [a ** 2, anp.sin(a)], a).sum()),
-                             jax.grad(lambda a: jnp.select([a < 0, a > 1],
-                                                           [a ** 2, jnp.sin(a)], a).sum()), x)),
+      ("list choice", lambda: run("select", [x > 0], [Raw([1.0])])),
+      ("grad", lambda: check(arrax.grad(fa), jax.grad(fj), x)),
       ("vmap", lambda: check(arrax.vmap(lambda a: anp.select([a < 0], [a * 3])),
                              jax.vmap(lambda a: jnp.select([a < 0], [a * 3])), x)),
   ])
 
 
 def test_select_x64(x64):
-  x = np.linspace(-3, 3, 6)
-  check_all([("f64", lambda: run("select", [x < 0, x > 1], [x, -x])),
-             ("jit", lambda: check(arrax.jit(lambda a: anp.select([a < 0], [a])),
-                                   jax.jit(lambda a: jnp.select([a < 0], [a])), x))])
+  both_jit(lambda m, x: (m.select([x < 0, x > 1], [x, -x]), m.select([x < 0], [1])),
+           np.linspace(-3, 3, 6))
 
 
 def test_piecewise():
   x = np.linspace(-2, 2, 9).astype(np.float32)
   xi = np.arange(-4, 5, dtype=np.int32)
+
+  def fn(m, x, xi):
+    return (m.piecewise(x, [x < 0, x >= 0], [-1, 1]),
+            m.piecewise(x, [x < 0, x > 1], [lambda t: -t, lambda t: t ** 2]),
+            m.piecewise(x, [x < 0], [lambda t: t * 3, lambda t: t + 100]),
+            m.piecewise(x, [x < 0], [lambda t, a, b=1: t * a + b], 2, b=5),
+            m.piecewise(xi, [xi < 0], [2.7, -1.2]), m.piecewise(x, [x < 1, x < 0], [1, 2]),
+            m.piecewise(x, m.stack([x < 0, x > 1]), [1, 2]), m.piecewise(x[0], [True], [3.0]),
+            m.piecewise(x[:8].reshape(2, 4), [x[:8].reshape(2, 4) > 0], [1.0]))
+  fa = lambda v: anp.piecewise(v, [v < 0], [lambda t: t ** 3, anp.sin]).sum()
+  fj = lambda v: jnp.piecewise(v, [v < 0], [lambda t: t ** 3, jnp.sin]).sum()
   check_all([
-      ("consts", lambda: run("piecewise", x, [x < 0, x >= 0], [-1, 1])),
-      ("funcs", lambda: check(lambda v: anp.piecewise(v, [v < 0, v > 1],
-                                                      [lambda t: -t, lambda t: t ** 2]),
-                              lambda v: jnp.piecewise(v, [v < 0, v > 1],
-                                                      [lambda t: -t, lambda t: t ** 2]), x)),
-      ("otherwise", lambda: check(
-          lambda v: anp.piecewise(v, [v < 0], [lambda t: t * 3, lambda t: t + 100]),
-          lambda v: jnp.piecewise(v, [v < 0], [lambda t: t * 3, lambda t: t + 100]), x)),
-      ("args kw", lambda: check(
-          lambda v: anp.piecewise(v, [v < 0], [lambda t, a, b=1: t * a + b], 2, b=5),
-          lambda v: jnp.piecewise(v, [v < 0], [lambda t, a, b=1: t * a + b], 2, b=5), x)),
-      ("int x float const", lambda: run("piecewise", xi, [xi < 0], [2.7, -1.2])),
-      ("overlapping", lambda: run("piecewise", x, [x < 1, x < 0], [1, 2])),
-      ("stacked conditions", lambda: run("piecewise", x, np.stack([x < 0, x > 1]), [1, 2])),
-      ("0-d", lambda: run("piecewise", np.float32(1.5), [True], [3.0])),
-      ("2-d", lambda: run("piecewise", x[:8].reshape(2, 4), [x[:8].reshape(2, 4) > 0], [1.0])),
+      ("eager", lambda: both(fn, x, xi)),
+      ("jit", lambda: both_jit(fn, x, xi)),
       ("wrong count", lambda: run("piecewise", x, [x < 0], [1, 2, 3])),
-      ("jit", lambda: check(arrax.jit(lambda v: anp.piecewise(v, [v < 0], [lambda t: -t, 3.0])),
-                            jax.jit(lambda v: jnp.piecewise(v, [v < 0], [lambda t: -t, 3.0])),
-                            x)),
-      ("grad", lambda: check(
-          arrax.grad(lambda v: anp.piecewise(v, [v < 0], [lambda t: t ** 3, anp.sin]).sum()),
-          jax.grad(lambda v: jnp.piecewise(v, [v < 0], [lambda t: t ** 3, jnp.sin]).sum()), x)),
+      ("grad", lambda: check(arrax.grad(fa), jax.grad(fj), x)),
   ])
 
 
 def test_choose():
   idx = np.array([[0, 2, 1], [1, 0, 2]], np.int32)
   choices = np.arange(18, dtype=np.float32).reshape(3, 2, 3) / 2
+
+  def fn(m, idx, choices):
+    return (m.choose(idx, choices), m.choose(idx, [choices[0], 5.0, choices[2][0]]),
+            m.choose(idx, [np.int8(1), np.float32(2.5), np.uint8(3)]),
+            m.choose(idx + 4, choices, mode="wrap"), m.choose(idx * 3 - 2, choices, mode="clip"),
+            m.choose(np.int32(1), [1.0, 2.0]), m.choose(idx[:0], choices[:, :0]))
   check_all([
-      ("array choices", lambda: run("choose", idx, choices)),
-      ("list choices", lambda: run("choose", idx, [choices[0], 5.0, choices[2][0]])),
-      ("mixed dtypes", lambda: run("choose", idx, [np.int8(1), np.float32(2.5), np.uint8(3)])),
-      ("wrap", lambda: run("choose", idx + 4, choices, mode="wrap")),
-      ("clip", lambda: run("choose", idx * 3 - 2, choices, mode="clip")),
+      ("eager", lambda: both(fn, idx, choices)),
+      ("jit clip", lambda: both_jit(lambda m, i, c: m.choose(i, c, mode="clip"), idx, choices)),
       ("raise out of range", lambda: run("choose", idx + 1, choices)),
       ("bad mode", lambda: run("choose", idx, choices, mode="foo")),
       ("float index", lambda: run("choose", idx.astype(np.float32), choices)),
       ("out", lambda: run("choose", idx, choices, out=np.zeros(3))),
-      ("0-d", lambda: run("choose", np.int32(1), [1.0, 2.0])),
-      ("empty", lambda: run("choose", idx[:0], choices[:, :0])),
       ("jit raise", lambda: run_jit("choose", idx, choices)),
-      ("jit clip", lambda: run_jit("choose", idx, choices, mode="clip")),
       ("grad", lambda: check(arrax.grad(lambda c: anp.choose(idx, c, mode="wrap").sum()),
                              jax.grad(lambda c: jnp.choose(idx, c, mode="wrap").sum()),
                              choices)),
@@ -526,32 +514,29 @@ def test_place_put():
   x = np.arange(12, dtype=np.float32).reshape(3, 4)
   mask = x % 3 == 1
   ind = np.array([0, 5, -1, 13, 5])
+
+  def fn(m, x, mask, ind):
+    return (m.place(x, mask, np.array([-1.0, -2.0]), inplace=False),
+            m.place(x, mask, -np.arange(20.0), inplace=False),
+            m.place(x.astype(np.int32), mask, 7.9, inplace=False),
+            m.place(x, mask & False, 1.0, inplace=False),
+            m.place(x[:0], mask[:0], 1.0, inplace=False),
+            m.put(x, ind[:3], np.array([9.0, 8.0, 7.0]), inplace=False),
+            m.put(x, ind, 1.0, inplace=False),
+            m.put(x, ind, np.array([1.0, 2.0]), mode="clip", inplace=False),
+            m.put(x, ind, np.array([1.0, 2.0]), mode="wrap", inplace=False),
+            m.put(x, ind[:0], 1.0, inplace=False), m.put(x, ind, np.zeros(0), inplace=False),
+            m.put(x[0, 0], 0, 2.0, inplace=False),
+            m.put(x.astype(np.int8), ind[:2], 300, inplace=False))
   check_all([
-      ("place", lambda: run("place", x, mask, np.array([-1.0, -2.0]), inplace=False)),
-      ("place exact", lambda: run("place", x, mask, -np.arange(4.0), inplace=False)),
-      ("place long vals", lambda: run("place", x, mask, -np.arange(20.0), inplace=False)),
-      ("place int vals", lambda: run("place", x.astype(np.int32), mask, 7.9, inplace=False)),
-      ("place no mask", lambda: run("place", x, mask & False, 1.0, inplace=False)),
+      ("eager", lambda: both(fn, x, mask, ind)),
+      ("jit", lambda: both_jit(fn, x, mask, ind)),
       ("place inplace", lambda: run("place", x, mask, 1.0)),
       ("place size mismatch", lambda: run("place", x, mask[0], 1.0, inplace=False)),
       ("place empty vals", lambda: run("place", x, mask, np.zeros(0), inplace=False)),
-      ("place empty arr", lambda: run("place", x[:0], mask[:0], 1.0, inplace=False)),
-      ("place jit", lambda: run_jit("place", x, mask, np.array([5.0, 6.0]), inplace=False)),
-      ("put", lambda: run("put", x, ind[:3], np.array([9.0, 8.0, 7.0]), inplace=False)),
-      ("put default drops", lambda: run("put", x, ind, 1.0, inplace=False)),
-      ("put clip", lambda: run("put", x, ind, np.array([1.0, 2.0]), mode="clip",
-                               inplace=False)),
-      ("put wrap", lambda: run("put", x, ind, np.array([1.0, 2.0]), mode="wrap",
-                               inplace=False)),
       ("put raise", lambda: run("put", x, ind, 1.0, mode="raise", inplace=False)),
       ("put bad mode", lambda: run("put", x, ind, 1.0, mode="foo", inplace=False)),
       ("put inplace", lambda: run("put", x, ind, 1.0)),
-      ("put empty ind", lambda: run("put", x, ind[:0], 1.0, inplace=False)),
-      ("put empty v", lambda: run("put", x, ind, np.zeros(0), inplace=False)),
-      ("put 0-d", lambda: run("put", np.float32(3), 0, 2.0, inplace=False)),
-      ("put int", lambda: run("put", x.astype(np.int8), ind[:2], 300, inplace=False)),
-      ("put jit", lambda: run_jit("put", x, ind, np.array([1.0, 2.0]), mode="wrap",
-                                  inplace=False)),
       ("put grad", lambda: check(
           arrax.grad(lambda v: (anp.put(x, ind[:3], v, inplace=False) ** 2).sum()),
           jax.grad(lambda v: (jnp.put(x, ind[:3], v, inplace=False) ** 2).sum()),
@@ -564,48 +549,44 @@ def test_ravel_unravel():
   i = np.array([0, 1, 2, 3, -1, 4], np.int32)
   j = np.array([0, 2, 1, 5, 3, -2], np.int32)
   flat = np.array([0, 5, 11, 12, -1, -13, 7, 100], np.int32)
+
+  def traceable(m, i, j, flat):
+    return (m.ravel_multi_index((i, j), (4, 3), mode="clip"),
+            m.ravel_multi_index((i, j), (4, 3), mode="wrap"),
+            m.ravel_multi_index((i, j), (4, 3), mode="wrap", order="F"),
+            m.ravel_multi_index((i, j), (4, 3), mode="ignore"),
+            m.ravel_multi_index((i.astype(np.uint8), j.astype(np.uint8)), (4, 3), mode="wrap"),
+            m.ravel_multi_index((i, j), (4, 3), mode="clip", dtype=np.int8),
+            m.unravel_index(flat, (4, 3)), m.unravel_index(flat, (5,)), m.unravel_index(flat, 7),
+            m.unravel_index(np.int32(7), (2, 2, 2)), m.unravel_index(flat, ()),
+            m.unravel_index(flat.astype(np.uint8), (4, 3)),
+            m.unravel_index(flat.reshape(2, 4), (4, 3)), m.unravel_index(5, (4, 3)))
+
   check_all([
-      ("ravel clip", lambda: run("ravel_multi_index", (i, j), (4, 3), mode="clip")),
-      ("ravel wrap", lambda: run("ravel_multi_index", (i, j), (4, 3), mode="wrap")),
-      ("ravel wrap F", lambda: run("ravel_multi_index", (i, j), (4, 3), mode="wrap",
-                                   order="F")),
-      ("ravel ignore", lambda: run("ravel_multi_index", (i, j), (4, 3), mode="ignore")),
-      ("ravel raise ok", lambda: run("ravel_multi_index", (i % 4, j % 3), (4, 3))),
-      ("ravel raise bad", lambda: run("ravel_multi_index", (i, j), (4, 3))),
-      ("ravel dtype", lambda: run("ravel_multi_index", (i % 4, j % 3), (4, 3), dtype=np.int8)),
-      ("ravel small dtype", lambda: run("ravel_multi_index", (i % 4, j % 3), (40, 30),
-                                        dtype=np.int8)),
-      ("ravel float dtype", lambda: run("ravel_multi_index", (i % 4,), (4,), dtype=np.float32)),
-      ("ravel float index", lambda: run("ravel_multi_index", (i.astype(np.float32),), (9,),
-                                        mode="clip")),
-      ("ravel uint8", lambda: run("ravel_multi_index", (i.astype(np.uint8), j.astype(np.uint8)),
-                                  (4, 3), mode="wrap")),
-      ("ravel python ints", lambda: run("ravel_multi_index", (1, 2), (4, 3))),
-      ("ravel bad order", lambda: run("ravel_multi_index", (i % 4,), (4,), order="K")),
-      ("ravel bad mode", lambda: run("ravel_multi_index", (i % 4,), (4,), mode="foo")),
-      ("ravel len mismatch", lambda: run("ravel_multi_index", (i,), (4, 3))),
-      ("ravel jit raise", lambda: run_jit("ravel_multi_index", (i, j), (4, 3))),
-      ("ravel jit clip", lambda: run_jit("ravel_multi_index", (i, j), (4, 3), mode="clip")),
-      ("unravel", lambda: run("unravel_index", flat, (4, 3))),
-      ("unravel 1-d shape", lambda: run("unravel_index", flat, (5,))),
-      ("unravel int shape", lambda: run("unravel_index", flat, 7)),
-      ("unravel 0-d", lambda: run("unravel_index", np.int32(7), (2, 2, 2))),
-      ("unravel empty shape", lambda: run("unravel_index", flat, ())),
-      ("unravel uint8", lambda: run("unravel_index", flat.astype(np.uint8), (4, 3))),
-      ("unravel 2-d", lambda: run("unravel_index", flat.reshape(2, 4), (4, 3))),
+      ("eager", lambda: both(traceable, i, j, flat)),
+      ("jit", lambda: both_jit(traceable, i, j, flat)),
+      ("raise ok", lambda: both(lambda m, i, j: (m.ravel_multi_index((i, j), (4, 3)),
+                                                 m.ravel_multi_index((1, 2), (4, 3))),
+                                i % 4, j % 3)),
+      ("raise bad", lambda: run("ravel_multi_index", (i, j), (4, 3))),
+      ("small dtype", lambda: run("ravel_multi_index", (i % 4, j % 3), (40, 30),
+                                  dtype=np.int8)),
+      ("float dtype", lambda: run("ravel_multi_index", (i % 4,), (4,), dtype=np.float32)),
+      ("float index", lambda: run("ravel_multi_index", (i.astype(np.float32),), (9,),
+                                  mode="clip")),
+      ("bad order", lambda: run("ravel_multi_index", (i % 4,), (4,), order="K")),
+      ("bad mode", lambda: run("ravel_multi_index", (i % 4,), (4,), mode="foo")),
+      ("len mismatch", lambda: run("ravel_multi_index", (i,), (4, 3))),
+      ("jit raise", lambda: run_jit("ravel_multi_index", (i, j), (4, 3))),
       ("unravel bad shape", lambda: run("unravel_index", flat, ((4, 3),))),
       ("unravel float", lambda: run("unravel_index", flat.astype(np.float32), (4, 3))),
-      ("unravel python int", lambda: run("unravel_index", 5, (4, 3))),
-      ("unravel jit", lambda: run_jit("unravel_index", flat, (4, 3))),
   ])
 
 
 def test_ravel_unravel_x64(x64):
-  i = np.array([0, 1, 3])
-  check_all([("ravel int64", lambda: run("ravel_multi_index", (i, i), (4, 4))),
-             ("ravel int32 dtype", lambda: run("ravel_multi_index", (i, i), (4, 4),
-                                               dtype=np.int32)),
-             ("unravel int64", lambda: run("unravel_index", np.array([3, 17, -2]), (4, 4)))])
+  both(lambda m, i: (m.ravel_multi_index((i, i), (4, 4)),
+                     m.ravel_multi_index((i, i), (4, 4), dtype=np.int32),
+                     m.unravel_index(np.array([3, 17, -2]), (4, 4))), np.array([0, 1, 3]))
 
 
 # ---- jaxprs ------------------------------------------------------------------------------------

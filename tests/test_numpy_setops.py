@@ -86,27 +86,33 @@ def _unique_sized(m, x, x2):
           m.unique(x, size=4, return_counts=True),
           m.unique(x, size=12, equal_nan=False, return_index=True),
           m.unique(x2, axis=0, size=3, **ALL),
-          m.unique(x2, axis=-1, size=5, fill_value=0, return_inverse=True),
-          m.unique_all(x, size=12),
-          m.unique_counts(x, size=3, fill_value=0),
-          m.unique_inverse(x2, size=12),
-          m.unique_values(x, size=13))
+          m.unique_all(x, size=12))
+
+
+def _unique_sized_small(m, x, x2):
+  return m.unique(x, size=12, fill_value=1, **ALL), m.unique(x2, axis=-1, size=3)
+
+
+def _repeated_rows(dtype):
+  x2 = np.concatenate([dups(dtype, (2, 4), seed=1)] * 2, 0)[[0, 1, 3, 2]]
+  x2[3, 1] = x2[0, 0]
+  return x2
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_unique_with_size_under_jit(dtype):
-  x = dups(dtype, (12,))
-  x2 = np.concatenate([dups(dtype, (2, 4), seed=1)] * 2, 0)[[0, 1, 3, 2]]   # repeated rows
-  x2[3, 1] = x2[0, 0]
-  both_jit(_unique_sized, x, x2)
+  fn = _unique_sized if dtype in ("float32", "complex64") else _unique_sized_small
+  both_jit(fn, dups(dtype, (12,)), _repeated_rows(dtype))
 
 
 def _unique_eager(m, x, x2):
   return (m.unique(x), m.unique(x, **ALL), m.unique(x, equal_nan=False, return_counts=True),
-          m.unique(x2, axis=1, **ALL), m.unique(x2, return_inverse=True), m.unique_all(x))
+          m.unique(x2, axis=1, **ALL), m.unique(x2, return_inverse=True), m.unique_all(x),
+          m.unique_counts(x), m.unique_inverse(x2), m.unique_values(x),
+          m.unique_counts(x, size=3, fill_value=0))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int8", "bool", "complex64"])
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
 def test_unique_without_size(dtype):
   x = dups(dtype, (12,))
   both(_unique_eager, x, np.concatenate([x.reshape(4, 3)[:, :2]] * 2, 1))
@@ -116,9 +122,8 @@ def test_unique_empty_and_0d():
   def fn(m, s, e, e2):
     out = []
     for x in (s, e, e2):
-      out += [m.unique(x, **ALL), m.unique(x, size=2, fill_value=7.0, **ALL),
-              m.unique(x, size=0), m.unique_all(x)]
-    out += [m.unique(e2, axis=0, **ALL), m.unique(e2, axis=1, **ALL),
+      out += [m.unique(x, **ALL), m.unique(x, size=2, fill_value=7.0, **ALL), m.unique(x, size=0)]
+    out += [m.unique(e2, axis=0, **ALL), m.unique(e2, axis=1, return_counts=True),
             m.unique(e2, axis=1, size=2, fill_value=1.0)]
     return out
   s, e, e2 = np.float32(2.5), np.zeros(0, np.float32), np.zeros((3, 0), np.float32)
@@ -161,22 +166,20 @@ def test_unique_namedtuples():
 
 def test_unique_x64(x64):
   x = dups("float32", (10,)).astype(np.float64)
-  both(lambda m, a, b: (m.unique(a, **ALL), m.unique(b, size=6)), x, np.arange(10) % 4)
-  both_jit(lambda m, a: m.unique_all(a, size=5), x)
+  both_jit(lambda m, a, b: (m.unique_all(a, size=5), m.unique(b, size=6)), x, np.arange(10) % 4)
 
 
 # ---- isin --------------------------------------------------------------------------------------
 METHODS = ["auto", "compare_all", "binary_search", "sort"]
-ISIN_DTYPES = ["bool", "uint8", "int32", "bfloat16", "float32", "complex64"]
+ISIN_DTYPES = ["bool", "uint8", "bfloat16", "float32", "complex64"]
 
 
 def _isin_all(method):
   def fn(m, *xs):
     out = []
-    for x, t in zip(xs[::2], xs[1::2]):
-      for invert in (False, True):
-        out.append(m.isin(x, t, invert=invert, method=method))
-      out.append(m.isin(t, x, assume_unique=True, method=method))
+    for i, (x, t) in enumerate(zip(xs[::2], xs[1::2])):
+      out.append(m.isin(x, t, invert=bool(i % 2), assume_unique=bool(i % 3 == 1),
+                        method=method))
     return out
   return fn
 
@@ -192,8 +195,7 @@ def test_isin_under_jit(method):
 
 def test_isin_eager_and_edge_cases():
   x, t = dups("float32", (3, 4), seed=1), dups("float32", (5,), seed=3)
-  both(lambda m, a, b: [m.isin(a, b, method=k) for k in METHODS]
-       + [m.isin(a, b, invert=True, method=k) for k in METHODS], x, t)
+  both(lambda m, a, b: [m.isin(a, b, method=k, invert=k == "sort") for k in METHODS], x, t)
   check_all([
       ("empty element", lambda: run("isin", x[:0], t)),
       ("empty test", lambda: run("isin", x, t[:0], invert=True)),
@@ -207,12 +209,10 @@ def test_isin_eager_and_edge_cases():
 
 # ---- union1d / intersect1d / setdiff1d / setxor1d ----------------------------------------------
 SET_NAMES = ["union1d", "intersect1d", "setdiff1d", "setxor1d"]
-PAIRS = [(dups("int32", (7,)), dups("int32", (2, 3), seed=4)),
-         (dups("float32", (8,)), dups("float32", (5,), seed=3)),
+PAIRS = [(dups("float32", (8,)), dups("float32", (5,), seed=3)),
+         (dups("int8", (6,)), dups("float16", (2, 2), specials=False)),
          (dups("uint8", (6,)), dups("uint8", (4,), seed=1)),
-         (dups("bool", (5,)), dups("bool", (3,), seed=1)),
-         (dups("int8", (6,)), dups("float16", (4,), specials=False)),
-         (dups("bfloat16", (8,)), dups("bfloat16", (3,), seed=2))]
+         (dups("bool", (5,)), dups("bool", (3,), seed=1))]
 UNIQUE_PAIRS = [(np.array([5, 1, 3, -2], np.int32), np.array([3, 7, -2], np.int32)),
                 (np.array([2.5, -1.0, 0.5], np.float32), np.array([0.5, 4.0], np.float32))]
 
@@ -225,11 +225,13 @@ def _set_sized(name):
   def fn(m, *xs):
     f = getattr(m, name)
     out = []
-    for a, b in zip(xs[::2], xs[1::2]):
-      out += [f(a, b, size=3), f(b, a, size=12, fill_value=-1), f(a, b, size=12)]
-      if name == "intersect1d":
-        out += [f(a, b, return_indices=True, size=5), f(a, b, return_indices=True, size=5,
-                                                        fill_value=0)]
+    for i, (a, b) in enumerate(zip(xs[::2], xs[1::2])):
+      if i == 0:
+        out += [f(a, b, size=3), f(b, a, size=12, fill_value=-1)]
+      else:
+        out.append(f(a, b, size=5))
+      if name == "intersect1d" and i < 2:
+        out.append(f(a, b, return_indices=True, size=5, fill_value=0 if i else None))
     return out
   return fn
 
@@ -245,11 +247,11 @@ def test_set_functions_without_size(name):
     f = getattr(m, name)
     out = []
     for a, b in zip(xs[::2], xs[1::2]):
-      out += [f(a, b), f(b, a)]
+      out.append(f(a, b))
       if name == "intersect1d":
         out.append(f(a, b, return_indices=True))
     return out
-  both(fn, *_flat(PAIRS[:2] + PAIRS[4:5]))
+  both(fn, *_flat(PAIRS[:2]))
 
 
 @pytest.mark.parametrize("name", ["intersect1d", "setdiff1d", "setxor1d"])
@@ -258,7 +260,7 @@ def test_set_functions_assume_unique(name):
     f = getattr(m, name)
     out = []
     for a, b in zip(xs[::2], xs[1::2]):
-      out += [f(a, b, True), f(a, b, True, size=5), f(a, b, True, size=5, fill_value=9)]
+      out += [f(a, b, True), f(a, b, True, size=5, fill_value=9)]
       if name == "intersect1d":
         out += [f(a, b, True, True), f(a, b, True, True, size=4)]
     return out
@@ -268,12 +270,13 @@ def test_set_functions_assume_unique(name):
 def test_set_functions_edge_cases_and_errors():
   a, b = PAIRS[0]
   e = a[:0]
+  run("union1d", a[0], b)   # 0-d
 
   def empties(m, a, e):
     out = []
     for name in SET_NAMES:
       f = getattr(m, name)
-      out += [f(e, a), f(e, e), f(e, e, size=2, fill_value=0), f(a[0], a)]
+      out += [f(e, a), f(e, e, size=2, fill_value=0)]
     return out
   both(empties, a, e)
   check_all([(f"{n} jit no size", lambda n=n: run_jit(n, a, b)) for n in SET_NAMES] + [
@@ -290,8 +293,8 @@ def test_set_functions_edge_cases_and_errors():
 def test_set_functions_x64(x64):
   a = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int64)
   b = np.array([2.0, 7.0, 1.0, 8.0], np.float64)
-  both(lambda m, a, b: [getattr(m, n)(a, b) for n in SET_NAMES], a, b)
-  both_jit(lambda m, a, b: [getattr(m, n)(a, b, size=5) for n in SET_NAMES], a, b)
+  both(lambda m, a, b: [m.union1d(a, b), m.setdiff1d(a, b)], a, b)
+  both_jit(lambda m, a, b: [m.intersect1d(a, b, size=5), m.setxor1d(a, b, size=5)], a, b)
 
 
 # ---- isclose / allclose ------------------------------------------------------------------------

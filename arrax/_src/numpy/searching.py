@@ -135,7 +135,7 @@ def nonzero(a, *, size=None, fill_value=None):
   out = tuple((flat // stride) % dim for stride, dim in zip(strides, shape))
   if fill_value is not None:
     fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * len(shape)
-    if any(np.shape(f) != () for f in fills):
+    if len(fills) != len(shape) or any(np.shape(f) != () for f in fills):
       raise ValueError(f"fill_value must be a scalar or a tuple of length {len(shape)}; got "
                        f"{fill_value}")
     padding = creation.arange(count) >= mask.sum()
@@ -209,6 +209,8 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
                                      "jnp.bincount.")
   if weights is None:
     weights = np.array(1, dtype=dtypes.canonicalize_dtype(np.int64))
+  elif not util.is_arraylike(weights):
+    raise TypeError(f"Argument '{weights}' of type {type(weights)} is not a valid JAX type")
   elif np.shape(x) != np.shape(weights):
     raise ValueError(f"type of weights must match type of x. Got typeof(x)={_aval(x).str_short()}"
                      f" and typeof(weights)={core.get_aval(weights).str_short()}")
