@@ -59,3 +59,18 @@ pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 from arrax.numpy import linalg  # noqa: E402,F401
 from arrax._src.numpy.einsum import (einsum as einsum, einsum_path as einsum_path)  # noqa: E402
+from arrax._src.numpy.searching import (  # noqa: E402
+    argpartition as argpartition, argwhere as argwhere, bincount as bincount, choose as choose,
+    compress as compress, count_nonzero as count_nonzero, digitize as digitize,
+    extract as extract, flatnonzero as flatnonzero, lexsort as lexsort, nonzero as nonzero,
+    partition as partition, piecewise as piecewise, place as place, put as put,
+    ravel_multi_index as ravel_multi_index, searchsorted as searchsorted, select as select,
+    sort_complex as sort_complex, unravel_index as unravel_index, where as where)
+from arrax._src.numpy.setops import (  # noqa: E402
+    allclose as allclose, array_equal as array_equal, array_equiv as array_equiv,
+    intersect1d as intersect1d, iscomplex as iscomplex, isclose as isclose, isdtype as isdtype,
+    isin as isin, isneginf as isneginf, isposinf as isposinf, isreal as isreal,
+    iterable as iterable, nan_to_num as nan_to_num, setdiff1d as setdiff1d,
+    setxor1d as setxor1d, spacing as spacing, union1d as union1d, unique as unique,
+    unique_all as unique_all, unique_counts as unique_counts, unique_inverse as unique_inverse,
+    unique_values as unique_values)
