@@ -58,3 +58,11 @@ issubdtype = _dtypes.issubdtype
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 from arrax.numpy import linalg  # noqa: E402,F401
+from arrax._src.numpy.nanreductions import (  # noqa: E402
+    nanargmax as nanargmax, nanargmin as nanargmin, nancumprod as nancumprod,
+    nancumsum as nancumsum, nanmax as nanmax, nanmean as nanmean, nanmedian as nanmedian,
+    nanmin as nanmin, nanpercentile as nanpercentile, nanprod as nanprod,
+    nanquantile as nanquantile, nanstd as nanstd, nansum as nansum, nanvar as nanvar)
+from arrax._src.numpy.statistics import (  # noqa: E402
+    average as average, median as median, percentile as percentile, ptp as ptp,
+    quantile as quantile)
