@@ -66,3 +66,8 @@ from arrax._src.numpy.nanreductions import (  # noqa: E402
 from arrax._src.numpy.statistics import (  # noqa: E402
     average as average, median as median, percentile as percentile, ptp as ptp,
     quantile as quantile)
+from arrax._src.numpy.statistics import (  # noqa: E402
+    convolve as convolve, corrcoef as corrcoef, correlate as correlate, cov as cov, diff as diff,
+    ediff1d as ediff1d, gradient as gradient, histogram as histogram,
+    histogram2d as histogram2d, histogram_bin_edges as histogram_bin_edges,
+    histogramdd as histogramdd, interp as interp, trapezoid as trapezoid, unwrap as unwrap)
