@@ -71,3 +71,7 @@ from arrax._src.numpy.statistics import (  # noqa: E402
     ediff1d as ediff1d, gradient as gradient, histogram as histogram,
     histogram2d as histogram2d, histogram_bin_edges as histogram_bin_edges,
     histogramdd as histogramdd, interp as interp, trapezoid as trapezoid, unwrap as unwrap)
+from arrax._src.numpy.polynomial import (  # noqa: E402
+    poly as poly, polyadd as polyadd, polyder as polyder, polydiv as polydiv,
+    polyfit as polyfit, polyint as polyint, polymul as polymul, polysub as polysub,
+    polyval as polyval, roots as roots)
