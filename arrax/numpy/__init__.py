@@ -75,3 +75,7 @@ from arrax._src.numpy.polynomial import (  # noqa: E402
     poly as poly, polyadd as polyadd, polyder as polyder, polydiv as polydiv,
     polyfit as polyfit, polyint as polyint, polymul as polymul, polysub as polysub,
     polyval as polyval, roots as roots)
+from arrax._src.numpy.math_extra import (  # noqa: E402
+    bartlett as bartlett, bitwise_count as bitwise_count, blackman as blackman, frexp as frexp,
+    gcd as gcd, geomspace as geomspace, hamming as hamming, hanning as hanning, i0 as i0,
+    kaiser as kaiser, lcm as lcm, ldexp as ldexp, logspace as logspace, modf as modf)
