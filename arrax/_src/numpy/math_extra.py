@@ -271,9 +271,8 @@ def ldexp(x1, x2, /):
   # Scale the mantissa, not x1 itself: x1 * 2**x2 may be finite while 2**x2 overflows.
   m, e = frexp(x1)
   e = lax_numpy.astype(ufuncs.add(lax_numpy.astype(e, _dtype(x2)), x2), _dtype(x1))
-  positive = ufuncs.greater(e, 0)
-  m = _where(positive, ufuncs.multiply(m, 2), m)
-  e = _where(positive, ufuncs.subtract(e, 1), e)
+  m = _where(ufuncs.greater(e, 0), ufuncs.multiply(m, 2), m)
+  e = _where(ufuncs.greater(e, 0), ufuncs.subtract(e, 1), e)
   x = ufuncs.multiply(m, ufuncs.power(2, lax_numpy.astype(e, _dtype(m))))
   keep = ufuncs.logical_or(ufuncs.isinf(x1), ufuncs.equal(x1, 0))
   return _where(keep, x1, x)
@@ -298,10 +297,9 @@ def _gcd_cond(carry):
 
 def _gcd_body(carry):
   a, b = carry
-  nz = ufuncs.not_equal(b, 0)
-  a, b = _where(nz, b, a), _where(nz, lax_ew.rem(a, b), _const(b, 0))
-  swap = ufuncs.less(a, b)
-  return _where(swap, b, a), _where(swap, a, b)
+  a, b = (_where(ufuncs.not_equal(b, 0), b, a),
+          _where(ufuncs.not_equal(b, 0), lax_ew.rem(a, b), _const(b, 0)))
+  return _where(ufuncs.less(a, b), b, a), _where(ufuncs.less(a, b), a, b)
 
 
 @jit

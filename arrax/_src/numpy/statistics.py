@@ -789,8 +789,9 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
   if _ndim(dx_arr) == 0 or _shape(dx_arr)[-1] == 1:
     # Constant spacing: dx * (sum - (first + last) / 2).
     step = dx_arr if _ndim(dx_arr) == 0 else dx_arr[..., 0]
+    total = reductions.sum(y_arr, -1)
     ends = ufuncs.multiply(0.5, ufuncs.add(y_arr[..., 0], y_arr[..., -1]))
-    return ufuncs.multiply(step, ufuncs.subtract(reductions.sum(y_arr, -1), ends))
+    return ufuncs.multiply(step, ufuncs.subtract(total, ends))
   pairs = ufuncs.add(y_arr[..., 1:], y_arr[..., :-1])
   return ufuncs.multiply(0.5, reductions.sum(ufuncs.multiply(dx_arr, pairs), -1))
 
