@@ -95,3 +95,22 @@ from arrax._src.numpy.math_extra import (  # noqa: E402
     bartlett as bartlett, bitwise_count as bitwise_count, blackman as blackman, frexp as frexp,
     gcd as gcd, geomspace as geomspace, hamming as hamming, hanning as hanning, i0 as i0,
     kaiser as kaiser, lcm as lcm, ldexp as ldexp, logspace as logspace, modf as modf)
+from arrax._src.numpy.assembly import (  # noqa: E402
+    append as append, apply_along_axis as apply_along_axis, apply_over_axes as apply_over_axes,
+    array_split as array_split, atleast_3d as atleast_3d, block as block,
+    column_stack as column_stack, copy as copy, delete as delete, dsplit as dsplit,
+    dstack as dstack, fromfunction as fromfunction, hsplit as hsplit, insert as insert,
+    repeat as repeat, resize as resize, roll as roll, rollaxis as rollaxis, rot90 as rot90,
+    tile as tile, trim_zeros as trim_zeros, unstack as unstack, vsplit as vsplit)
+from arrax._src.numpy.index_tricks import (  # noqa: E402
+    array_repr as array_repr, array_str as array_str, c_ as c_, cross as cross, diag as diag,
+    diag_indices as diag_indices, diag_indices_from as diag_indices_from, diagflat as diagflat,
+    diagonal as diagonal, fill_diagonal as fill_diagonal, from_dlpack as from_dlpack,
+    frombuffer as frombuffer, fromiter as fromiter, fromstring as fromstring,
+    get_printoptions as get_printoptions, index_exp as index_exp, indices as indices, ix_ as ix_,
+    kron as kron, mask_indices as mask_indices, matvec as matvec, meshgrid as meshgrid,
+    mgrid as mgrid, ogrid as ogrid, packbits as packbits, printoptions as printoptions, r_ as r_,
+    s_ as s_, set_printoptions as set_printoptions, trace as trace, tri as tri, tril as tril,
+    tril_indices as tril_indices, tril_indices_from as tril_indices_from, triu as triu,
+    triu_indices as triu_indices, triu_indices_from as triu_indices_from,
+    unpackbits as unpackbits, vander as vander, vecdot as vecdot, vecmat as vecmat)

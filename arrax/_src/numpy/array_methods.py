@@ -7,6 +7,9 @@ from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.lax import elementwise as lax
 from arrax._src.numpy import indexing, lax_numpy as lnp, reductions as red, ufuncs as uf
+from arrax._src.lax import lax
+from arrax._src.numpy import creation, lax_numpy as lnp, reductions as red, ufuncs as uf
+from arrax._src.numpy import assembly, index_tricks
 
 
 def _accepted(other):
@@ -74,6 +77,23 @@ def _view(self, dtype=None, type=None):  # noqa: A002
   raise NotImplementedError("view with a different itemsize is not implemented yet")
 
 
+def _copy(self):
+  return assembly.copy(self)
+
+
+def _diagonal(self, offset=0, axis1=0, axis2=1):
+  return index_tricks.diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
+
+
+def _repeat(self, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
+  return assembly.repeat(self, repeats=repeats, axis=axis,
+                         total_repeat_length=total_repeat_length, out_sharding=out_sharding)
+
+
+def _trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+  return index_tricks.trace(self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
+
+
 def _clip(self, min=None, max=None):
   # Bounds by keyword, as JAX's method passes them: the jit's arguments are (x, max, min).
   return lnp.clip(self, min=min, max=max)
@@ -88,6 +108,7 @@ _METHODS = {
     "swapaxes": lnp.swapaxes, "clip": _clip, "round": uf.round, "dot": lnp.dot,
     "sort": lnp.sort, "argsort": lnp.argsort, "take": indexing.take, "conj": uf.conjugate,
     "conjugate": uf.conjugate, "view": _view,
+    "copy": _copy, "diagonal": _diagonal, "repeat": _repeat, "trace": _trace,
 }
 
 
