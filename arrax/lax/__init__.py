@@ -13,4 +13,5 @@ from arrax._src.lax.control_flow import (associative_scan, cond, cond_p, fori_lo
 from arrax._src.lax.special import (igamma, igamma_grad_a, igamma_grad_a_p, igamma_p,  # noqa: F401
                                     igammac, igammac_p, random_gamma_grad,
                                     random_gamma_grad_p)
+from arrax._src.lax.fft import FftType, fft, fft_p  # noqa: F401
 from arrax.lax import linalg  # noqa: E402,F401

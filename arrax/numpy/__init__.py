@@ -58,3 +58,4 @@ issubdtype = _dtypes.issubdtype
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 from arrax.numpy import linalg  # noqa: E402,F401
+from arrax.numpy import fft as fft  # noqa: E402,F401
