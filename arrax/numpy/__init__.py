@@ -114,3 +114,4 @@ from arrax._src.numpy.index_tricks import (  # noqa: E402
     tril_indices as tril_indices, tril_indices_from as tril_indices_from, triu as triu,
     triu_indices as triu_indices, triu_indices_from as triu_indices_from,
     unpackbits as unpackbits, vander as vander, vecdot as vecdot, vecmat as vecmat)
+from arrax.numpy import fft as fft  # noqa: E402,F401
