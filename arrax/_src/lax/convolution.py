@@ -335,6 +335,10 @@ def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dil
       output_spatial_dimensions=list(out_spec[2:]))
   nspatial = len(rhs_spec) - 2
   pads = np.asarray(padding, np.int64).reshape(nspatial, 2)
+  for i, s in enumerate(window_strides):
+    if s <= 0:   # what XLA's verifier says when JAX lowers it
+      raise ValueError("Cannot lower jaxpr with verifier errors:\n\texpects window to have "
+                       f"positive stride for {i}-th window dimension, but got {s}.")
 
   def emit(out_aval, x, y):
     return hlo.convolution(
