@@ -5,14 +5,13 @@ A layer is an ``(init_fun, apply_fun)`` pair:
 * ``init_fun(rng, input_shape) -> (output_shape, params)``
 * ``apply_fun(params, inputs, **kwargs) -> outputs`` (``rng=`` is passed for random layers).
 
-Layer constructors are CamelCase (``Dense``, ``Relu``); plain functions are snake_case. Layers
-built on convolution or windowed reductions (``Conv``, ``MaxPool``...) need ``lax`` operations
-arrax does not have yet and raise ``NotImplementedError`` when constructed.
+Layer constructors are CamelCase (``Dense``, ``Relu``); plain functions are snake_case.
 """
+import functools
 import math
 
 import arrax.numpy as jnp
-from arrax import random
+from arrax import lax, random
 from arrax.nn import (elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus,
                       standardize)
 from arrax.nn.initializers import glorot_normal, normal, ones, zeros
@@ -41,23 +40,63 @@ def Dense(out_dim, W_init=_GLOROT_NORMAL, b_init=_NORMAL):
   return init_fun, apply_fun
 
 
-def _missing_lax(layer, ops):
-  def constructor(*args, **kwargs):
-    raise NotImplementedError(
-        f"stax.{layer} needs lax.{ops}, which arrax does not implement yet; build the model "
-        "from Dense and elementwise layers, or write the layer with arrax.numpy.")
-  constructor.__name__ = layer
-  return constructor
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding='VALID',
+                W_init=None, b_init=normal(1e-6)):
+  """Convolution layer with the layouts ``dimension_numbers`` = (lhs, rhs, out) specs."""
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  one = (1,) * len(filter_shape)
+  strides = strides or one
+  W_init = W_init or glorot_normal(rhs_spec.index('I'), rhs_spec.index('O'))
+
+  def init_fun(rng, input_shape):
+    kernel_shape = _kernel_shape(rhs_spec, lhs_spec, out_chan, filter_shape, input_shape)
+    output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides, padding,
+                                                dimension_numbers)
+    bias_shape = [out_chan if c == 'C' else 1 for c in out_spec]
+    k1, k2 = random.split(rng)
+    return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+  def apply_fun(params, inputs, **kwargs):
+    W, b = params
+    return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
+                                    dimension_numbers=dimension_numbers) + b
+  return init_fun, apply_fun
 
 
-GeneralConv = _missing_lax("GeneralConv", "conv_general_dilated")
-Conv = _missing_lax("Conv", "conv_general_dilated")
-GeneralConvTranspose = _missing_lax("GeneralConvTranspose", "conv_transpose")
-Conv1DTranspose = _missing_lax("Conv1DTranspose", "conv_transpose")
-ConvTranspose = _missing_lax("ConvTranspose", "conv_transpose")
-MaxPool = _missing_lax("MaxPool", "reduce_window")
-SumPool = _missing_lax("SumPool", "reduce_window")
-AvgPool = _missing_lax("AvgPool", "reduce_window")
+def _kernel_shape(rhs_spec, lhs_spec, out_chan, filter_shape, input_shape):
+  sizes = iter(filter_shape)
+  return [out_chan if c == 'O' else input_shape[lhs_spec.index('C')] if c == 'I'
+          else next(sizes) for c in rhs_spec]
+
+
+Conv = functools.partial(GeneralConv, ('NHWC', 'HWIO', 'NHWC'))
+
+
+def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
+                         padding='VALID', W_init=None, b_init=normal(1e-6)):
+  """Transposed-convolution layer with the layouts ``dimension_numbers``."""
+  lhs_spec, rhs_spec, out_spec = dimension_numbers
+  one = (1,) * len(filter_shape)
+  strides = strides or one
+  W_init = W_init or glorot_normal(rhs_spec.index('I'), rhs_spec.index('O'))
+
+  def init_fun(rng, input_shape):
+    kernel_shape = _kernel_shape(rhs_spec, lhs_spec, out_chan, filter_shape, input_shape)
+    output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides, padding,
+                                                  dimension_numbers)
+    bias_shape = [out_chan if c == 'C' else 1 for c in out_spec]
+    k1, k2 = random.split(rng)
+    return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+  def apply_fun(params, inputs, **kwargs):
+    W, b = params
+    return lax.conv_transpose(inputs, W, strides, padding,
+                              dimension_numbers=dimension_numbers) + b
+  return init_fun, apply_fun
+
+
+Conv1DTranspose = functools.partial(GeneralConvTranspose, ('NHC', 'HIO', 'NHC'))
+ConvTranspose = functools.partial(GeneralConvTranspose, ('NHWC', 'HWIO', 'NHWC'))
 
 
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True,
@@ -106,6 +145,56 @@ Elu = elementwise(elu)
 LeakyRelu = elementwise(leaky_relu)
 Selu = elementwise(selu)
 Gelu = elementwise(gelu)
+
+
+def _pooling_layer(reducer, init_val, rescaler=None):
+  def PoolingLayer(window_shape, strides=None, padding='VALID', spec=None):
+    """Pooling layer over the spatial axes (all but batch ``N`` and channels ``C`` of
+    ``spec``; default NHWC-like)."""
+    strides = strides or (1,) * len(window_shape)
+    rescale = rescaler(window_shape, strides, padding) if rescaler else None
+    if spec is None:
+      non_spatial_axes = 0, len(window_shape) + 1
+    else:
+      non_spatial_axes = spec.index('N'), spec.index('C')
+    for i in sorted(non_spatial_axes):
+      window_shape = window_shape[:i] + (1,) + window_shape[i:]
+      strides = strides[:i] + (1,) + strides[i:]
+
+    def init_fun(rng, input_shape):
+      pads = lax.padtype_to_pads(input_shape, window_shape, strides, padding)
+      ones = (1,) * len(window_shape)
+      return lax.reduce_window_shape_tuple(input_shape, window_shape, strides, pads, ones,
+                                           ones), ()
+
+    def apply_fun(params, inputs, **kwargs):
+      out = lax.reduce_window(inputs, init_val, reducer, window_shape, strides, padding)
+      return rescale(out, inputs, spec) if rescale else out
+    return init_fun, apply_fun
+  return PoolingLayer
+
+
+MaxPool = _pooling_layer(lax.max, -jnp.inf)
+SumPool = _pooling_layer(lax.add, 0.)
+
+
+def _normalize_by_window_size(dims, strides, padding):
+  def rescale(outputs, inputs, spec):
+    if spec is None:
+      non_spatial_axes = 0, inputs.ndim - 1
+    else:
+      non_spatial_axes = spec.index('N'), spec.index('C')
+    spatial_shape = tuple(inputs.shape[i] for i in range(inputs.ndim)
+                          if i not in non_spatial_axes)
+    one = jnp.ones(spatial_shape, dtype=inputs.dtype)
+    window_sizes = lax.reduce_window(one, 0., lax.add, dims, strides, padding)
+    for i in sorted(non_spatial_axes):
+      window_sizes = jnp.expand_dims(window_sizes, i)
+    return outputs / window_sizes
+  return rescale
+
+
+AvgPool = _pooling_layer(lax.add, 0., _normalize_by_window_size)
 
 
 def _flatten():

@@ -82,6 +82,28 @@ from arrax._src.lax.dot import (
     Precision as Precision, batch_matmul as batch_matmul, dot as dot, dot_general as dot_general,
     dot_general_p as dot_general_p,
 )
+from arrax._src.lax.convolution import (
+    ConvDimensionNumbers as ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers, conv as conv,
+    conv_dimension_numbers as conv_dimension_numbers,
+    conv_general_dilated as conv_general_dilated,
+    conv_general_dilated_local as conv_general_dilated_local,
+    conv_general_dilated_p as conv_general_dilated_p,
+    conv_general_dilated_patches as conv_general_dilated_patches,
+    conv_general_permutations as conv_general_permutations,
+    conv_general_shape_tuple as conv_general_shape_tuple, conv_shape_tuple as conv_shape_tuple,
+    conv_transpose as conv_transpose, conv_transpose_shape_tuple as conv_transpose_shape_tuple,
+    conv_with_general_padding as conv_with_general_padding, padtype_to_pads as padtype_to_pads,
+)
+from arrax._src.lax.windowed_reductions import (
+    reduce_window as reduce_window, reduce_window_max_p as reduce_window_max_p,
+    reduce_window_min_p as reduce_window_min_p, reduce_window_p as reduce_window_p,
+    reduce_window_shape_tuple as reduce_window_shape_tuple,
+    reduce_window_sum_p as reduce_window_sum_p,
+    select_and_gather_add_p as select_and_gather_add_p,
+    select_and_scatter_add_p as select_and_scatter_add_p,
+    select_and_scatter_p as select_and_scatter_p,
+)
 from arrax._src.lax.parallel import (
     all_gather as all_gather, all_gather_p as all_gather_p, all_to_all as all_to_all,
     all_to_all_p as all_to_all_p, axis_index as axis_index, axis_index_p as axis_index_p,
