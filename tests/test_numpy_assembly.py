@@ -14,7 +14,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from numpy_oracle import BF16, Raw, assert_tree_same, check, check_all
+from oracle import BF16, Raw, assert_tree_same, check, check_all
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning"),

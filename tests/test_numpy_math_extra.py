@@ -12,8 +12,8 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from conftest import assert_tree_same as assert_close
-from numpy_oracle import BF16, Raw, assert_tree_same, check, check_all
+from oracle import assert_tree_same as assert_close
+from oracle import BF16, Raw, assert_tree_same, check, check_all
 
 nan, inf = float("nan"), float("inf")
 FLOATS = np.array([0.0, -0.0, 0.5, -1.5, 3.0, 7.9, 8.0, 8.1, 20.0, -50.0, inf, -inf, nan,

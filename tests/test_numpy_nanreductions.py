@@ -13,8 +13,8 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from conftest import assert_tree_same as assert_close
-from numpy_oracle import BF16, Raw, assert_tree_same, check, check_all
+from oracle import assert_tree_same as assert_close
+from oracle import BF16, Raw, assert_tree_same, check, check_all
 
 DTYPES = {
     "bool": np.dtype(np.bool_), "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),

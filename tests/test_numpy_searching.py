@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from numpy_oracle import BF16, Raw, check, check_all
+from oracle import BF16, Raw, check, check_all
 
 import arrax
 import arrax.numpy as anp

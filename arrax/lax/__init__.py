@@ -130,20 +130,9 @@ from arrax._src.ad import (
     stop_gradient_p as stop_gradient_p,
 )
 from arrax.lax import linalg as linalg
-"""arrax.lax: the primitive operations, with JAX's signatures."""
-from arrax._src.lax.lax import *  # noqa: F401,F403
-from arrax._src.lax.lax import RoundingMethod, conj, round  # noqa: F401
-from arrax._src.lax.shape_ops import *  # noqa: F401,F403
-from arrax._src.lax.dot import *  # noqa: F401,F403
-from arrax._src.lax.reductions import *  # noqa: F401,F403
-from arrax._src.lax.sort import *  # noqa: F401,F403
-from arrax._src.lax.slicing import *  # noqa: F401,F403
-from arrax._src.lax.parallel import *  # noqa: F401,F403
-from arrax._src.ad import stop_gradient  # noqa: F401
-from arrax._src.lax.control_flow import (associative_scan, cond, cond_p, fori_loop,  # noqa: F401
-                                         map, scan, scan_p, switch, while_loop, while_p)
-from arrax._src.lax.special import (igamma, igamma_grad_a, igamma_grad_a_p, igamma_p,  # noqa: F401
-                                    igammac, igammac_p, random_gamma_grad,
-                                    random_gamma_grad_p)
-from arrax._src.lax.fft import FftType, fft, fft_p  # noqa: F401
-from arrax.lax import linalg  # noqa: E402,F401
+from arrax._src.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
+from arrax._src.lax.stacking import (
+    copy_p as copy_p, stack as stack, stack_p as stack_p, tile as tile, tile_p as tile_p,
+    unstack as unstack, unstack_p as unstack_p,
+)
+from arrax._src.lax.total_order import eq_to_p as eq_to_p, le_to_p as le_to_p, lt_to_p as lt_to_p

@@ -24,7 +24,7 @@ import arrax  # noqa: E402
 from arrax import lax as alax  # noqa: E402
 from arrax import test_util as atu  # noqa: E402
 from arrax._src.array import device_put_value  # noqa: E402
-from conftest import assert_same, assert_tree_same  # noqa: E402
+from oracle import assert_same, assert_tree_same  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

@@ -19,9 +19,9 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.core import ShapedArray
 from arrax._src.jit import jit
-from arrax._src.lax import lax as lax_api
+from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import shape_ops
-from arrax._src.lax.lax import scalar_literal
+from arrax._src.lax.utils import scalar_literal
 
 __all__ = ["FftType", "fft", "fft_p"]
 

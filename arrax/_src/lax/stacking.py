@@ -15,7 +15,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import ad, batching, core, mlir
 from arrax._src.core import ShapedArray
 from arrax._src.lax import reductions, shape_ops, utils
-from arrax._src.lax.lax import asarray_operand
+from arrax._src.lax.utils import asarray_operand
 
 __all__ = ["stack", "tile", "unstack"]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.lax import elementwise as ew
-from arrax._src.lax import lax, shape_ops
+from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.utils import ANY, ORDERED
 
 __all__ = ["eq_to_p", "le_to_p", "lt_to_p", "sort_le_comparator", "sort_lt_comparator"]

@@ -6,10 +6,8 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.lax import elementwise as lax
-from arrax._src.numpy import indexing, lax_numpy as lnp, reductions as red, ufuncs as uf
-from arrax._src.lax import lax
-from arrax._src.numpy import creation, lax_numpy as lnp, reductions as red, ufuncs as uf
-from arrax._src.numpy import assembly, index_tricks
+from arrax._src.numpy import assembly, index_tricks, indexing, lax_numpy as lnp
+from arrax._src.numpy import reductions as red, ufuncs as uf
 
 
 def _accepted(other):

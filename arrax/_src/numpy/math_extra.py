@@ -15,7 +15,7 @@ from arrax._src import core, dtypes
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
-from arrax._src.lax import lax as lax_ew
+from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops
 from arrax._src.lax.control_flow import while_loop
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util

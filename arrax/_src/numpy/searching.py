@@ -19,7 +19,7 @@ from arrax._src import batching, core, dtypes
 from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
-from arrax._src.lax import lax as lax_ew
+from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, total_order
 from arrax._src.lax import sort as lax_sort
 from arrax._src.lax.control_flow import scan, switch

@@ -16,7 +16,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.jit import jit
-from arrax._src.lax import lax as lax_ew
+from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
