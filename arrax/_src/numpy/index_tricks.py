@@ -16,12 +16,12 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array, device_put_value
-from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import lax as lax_ew
 from arrax._src.lax import shape_ops, stacking
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
-from arrax._src.numpy.assembly import _nonzero_sized, tile
+from arrax._src.numpy.assembly import (_asarray, _concrete, _concrete_index, _dtype, _ndim,
+                                       _nonzero_sized, _shape, tile)
 from arrax._src.numpy.padding import pad
 from arrax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 from arrax._src.numpy.vectorize import vectorize
@@ -37,36 +37,6 @@ __all__ = [
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _is_array(x) -> bool:
-  return isinstance(x, (Array, core.Tracer))
-
-
-def _asarray(x):
-  return x if _is_array(x) else creation.asarray(x)
-
-
-def _shape(x):
-  return core.get_aval(x).shape
-
-
-def _ndim(x):
-  return len(_shape(x))
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
-
-
-def _concrete(x, context):
-  if isinstance(x, core.Tracer):
-    raise ConcretizationTypeError(x, context)
-  return x
-
-
-def _concrete_index(x, context):
-  return operator.index(_concrete(x, context))
-
-
 def _stack(arrays, axis=0):
   """jnp.stack of a sequence: common dtype, then the `stack` primitive (as JAX's jnp.stack)."""
   return stacking.stack(util.promote_dtypes(*arrays), axis)
@@ -486,6 +456,10 @@ def tril_indices_from(arr, k=0):
 def mask_indices(n, mask_func, k=0, *, size=None):
   """The indices of the nonzero entries of `mask_func(ones((n, n)), k)` (e.g. with tril or
   triu); `size` fixes their number, as for jnp.nonzero."""
+  if isinstance(n, core.Tracer):
+    # As JAX's ones((n, n)) does for a traced size.
+    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
+                    f"{(n, n)}.")
   mask = mask_func(creation.ones((n, n)), k)
   if size is None:
     return tuple(lax_numpy.nonzero(mask))
@@ -681,6 +655,8 @@ def fromiter(*args, **kwargs):
 def from_dlpack(x, /, *, device=None, copy=None):
   """An array from an object supporting the DLPack protocol (`__dlpack__`), such as a NumPy
   array; the data go through the host."""
+  if isinstance(x, Array) and device is None:
+    return stacking.copy(x) if copy else x
   host = np.from_dlpack(x, copy=copy) if copy is not None else np.from_dlpack(x)
   if device is None:
     return creation.asarray(host)
