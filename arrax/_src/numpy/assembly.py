@@ -113,8 +113,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
   """Repeat each element of `a` (along `axis`, or of the flattened array) `repeats` times.
 
   `repeats` is an int or one count per element along the axis. Under jit, counts that are
-  traced need a static `total_repeat_length` (the sum of the counts; the result is cut or
-  padded with the last element to that length).
+  traced need a static `total_repeat_length` (the length of the result: it is cut there, or
+  padded with copies of the last element).
   """
   if isinstance(repeats, (int, np.integer)) and not isinstance(repeats, (bool, np.bool_)):
     check_arraylike("repeat", a)
@@ -155,7 +155,7 @@ def _repeat(repeats, arr, *, axis, total_repeat_length=None):
     if _ndim(arr) != 0:
       repeats = lax_numpy.broadcast_to(repeats, [_shape(arr)[axis]])
   if _ndim(arr) == 0:
-    if np.shape(repeats) == (1,) or _is_array(repeats) and _shape(repeats) == (1,):
+    if np.shape(repeats) == (1,):
       return creation.full([total_repeat_length], arr)
     raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
                      "values of the parameter `repeats`.")

@@ -16,12 +16,12 @@ import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array, device_put_value
-from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, stacking
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
-from arrax._src.numpy.assembly import _nonzero_sized, tile
+from arrax._src.numpy.assembly import (_asarray, _concrete, _concrete_index, _dtype, _ndim,
+                                       _nonzero_sized, _shape, tile)
 from arrax._src.numpy.padding import pad
 from arrax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 from arrax._src.numpy.vectorize import vectorize
@@ -37,36 +37,6 @@ __all__ = [
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _is_array(x) -> bool:
-  return isinstance(x, (Array, core.Tracer))
-
-
-def _asarray(x):
-  return x if _is_array(x) else creation.asarray(x)
-
-
-def _shape(x):
-  return core.get_aval(x).shape
-
-
-def _ndim(x):
-  return len(_shape(x))
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
-
-
-def _concrete(x, context):
-  if isinstance(x, core.Tracer):
-    raise ConcretizationTypeError(x, context)
-  return x
-
-
-def _concrete_index(x, context):
-  return operator.index(_concrete(x, context))
-
-
 def _stack(arrays, axis=0):
   """jnp.stack of a sequence: common dtype, then the `stack` primitive (as JAX's jnp.stack)."""
   return stacking.stack(util.promote_dtypes(*arrays), axis)
