@@ -204,6 +204,11 @@ def assert_same(actual, expected, rtol=None, atol=None, *, tol=None, exact=False
   _assert_leaf_same(actual, expected, **opts)
 
 
+def assert_tree_same(actual, expected, tol=None, check_weak=True, check_type=True):
+  """assert_same with `tol` (rtol = atol) as its third argument (the NumPy tests' spelling)."""
+  assert_same(actual, expected, tol=tol, check_weak=check_weak, check_type=check_type)
+
+
 def assert_close(actual, expected, tol=None, **opts):
   """assert_same without the weak-type, array-type and zero-sign checks: shape, dtype and values
   (within `tol`), for results where only those are compared (LAPACK factors, NumPy references,
