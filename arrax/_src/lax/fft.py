@@ -105,6 +105,11 @@ def _fft_abstract_eval(x, *, fft_type, fft_lengths):
 def _fft_lower(ctx, x, *, fft_type, fft_lengths):
   if not all(isinstance(d, (int, np.integer)) for d in fft_lengths):
     raise NotImplementedError(f"fft: fft_lengths must be constant integers, got {fft_lengths}")
+  if fft_type == FftType.RFFT and fft_lengths[-1] == 0:
+    # XLA gives no terms for an empty signal where the shape rule promises n // 2 + 1 = 1; the
+    # module would not verify (JAX's ValueError).
+    raise ValueError("Cannot lower fft: an RFFT of a signal of length 0 has no terms, but its "
+                     f"result type {ctx.avals_out[0].str_short()} has one.")
   return [hlo.fft(x, hlo.FftTypeAttr.get(FftType(fft_type).name), mlir.dense_i64(fft_lengths))]
 
 
