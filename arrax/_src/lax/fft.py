@@ -114,8 +114,8 @@ def _fft_lower(ctx, x, *, fft_type, fft_lengths):
 
 
 fft_p = core.Primitive("fft")
-fft_p.abstract_eval = _fft_abstract_eval
-fft_p.lowering = _fft_lower
+fft_p.def_abstract_eval(_fft_abstract_eval)
+fft_p.def_lowering(_fft_lower)
 
 
 def _fft_jvp(primals, tangents, *, fft_type, fft_lengths):
@@ -179,9 +179,9 @@ def _fft_batch(args, dims, *, fft_type, fft_lengths):
   return fft(batching.moveaxis(x, bd, 0), fft_type, fft_lengths), 0
 
 
-fft_p.jvp = _fft_jvp
-fft_p.transpose = _fft_transpose
-fft_p.batch = _fft_batch
+fft_p.def_jvp(_fft_jvp)
+fft_p.def_transpose(_fft_transpose)
+fft_p.def_batch(_fft_batch)
 
 
 # ---- the lax wrapper ---------------------------------------------------------------------------

@@ -22,8 +22,8 @@ __all__ = ["stack", "tile", "unstack"]
 
 def _prim(name, abstract_eval, lowering, multiple_results=False):
   prim = core.Primitive(name)
-  prim.abstract_eval = abstract_eval
-  prim.lowering = lowering
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(lowering)
   prim.multiple_results = multiple_results
   return prim
 
@@ -71,7 +71,7 @@ def _tile_transpose(ct, x, *, reps):
   return [reductions.reduce_sum(ct, tuple(2 * i for i in range(len(shape))))]
 
 
-tile_p.batch = _tile_batch
+tile_p.def_batch(_tile_batch)
 ad.deflinear2(tile_p, _tile_transpose)
 
 
@@ -128,7 +128,7 @@ def _stack_transpose(ct, *xs, axis):
   return unstack_p.bind(ct, axis=axis)
 
 
-stack_p.batch = _stack_batch_rule
+stack_p.def_batch(_stack_batch_rule)
 ad.deflinear2(stack_p, _stack_transpose)
 
 
@@ -184,7 +184,7 @@ def _unstack_transpose(cts, x, *, axis):
   return [stack_p.bind(*[ad.instantiate(c) for c in cts], axis=axis)]
 
 
-unstack_p.batch = _unstack_batch
+unstack_p.def_batch(_unstack_batch)
 ad.deflinear2(unstack_p, _unstack_transpose)
 
 
@@ -197,7 +197,7 @@ def unstack(x, axis=0):
 
 # ---- copy -------------------------------------------------------------------------------------
 copy_p = _prim("copy", lambda x: x, lambda ctx, x: [x])
-copy_p.batch = lambda args, dims: (copy_p.bind(*args), dims[0])
+copy_p.def_batch(lambda args, dims: (copy_p.bind(*args), dims[0]))
 ad.deflinear(copy_p, lambda ct, x: [copy_p.bind(ad.instantiate(ct))])
 
 
