@@ -13,7 +13,7 @@ import pytest
 import arrax
 import arrax.numpy as anp
 from conftest import assert_tree_same as assert_close
-from numpy_oracle import Raw, assert_tree_same, check, check_all
+from numpy_oracle import Raw, assert_tree_same, check, check_all, same_exception
 
 P = np.array([1.0, -3.0, 2.0, 0.5], np.float32)
 P_LEAD0 = np.array([0.0, 0.0, 1.0, -3.0, 2.0], np.float32)
@@ -100,8 +100,10 @@ def test_polyder_polyint():
 
 
 def test_polyder_polyint_static():
-  with pytest.raises(arrax.errors.ConcretizationTypeError):
-    arrax.jit(lambda p, m: anp.polyder(p, m))(P, 1)
+  # m is a static argument of the jitted function: a tracer is rejected when it is hashed.
+  with pytest.raises(Exception) as jax_error:
+    jax.jit(lambda p, m: jnp.polyder(p, m))(P, 1)
+  same_exception(lambda: arrax.jit(lambda p, m: anp.polyder(p, m))(P, 1), jax_error.value)
   run("polyint", [((P,), {"m": Raw([1])}), ((P,), {"m": 1.5})])   # static m: hashable int
 
 
