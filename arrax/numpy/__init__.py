@@ -74,19 +74,18 @@ from arrax._src.numpy.setops import (  # noqa: E402
     setxor1d as setxor1d, spacing as spacing, union1d as union1d, unique as unique,
     unique_all as unique_all, unique_counts as unique_counts, unique_inverse as unique_inverse,
     unique_values as unique_values)
+# np-stats: statistics, NaN reductions, polynomials, windows and other math functions
 from arrax._src.numpy.nanreductions import (  # noqa: E402
     nanargmax as nanargmax, nanargmin as nanargmin, nancumprod as nancumprod,
     nancumsum as nancumsum, nanmax as nanmax, nanmean as nanmean, nanmedian as nanmedian,
     nanmin as nanmin, nanpercentile as nanpercentile, nanprod as nanprod,
     nanquantile as nanquantile, nanstd as nanstd, nansum as nansum, nanvar as nanvar)
 from arrax._src.numpy.statistics import (  # noqa: E402
-    average as average, median as median, percentile as percentile, ptp as ptp,
-    quantile as quantile)
-from arrax._src.numpy.statistics import (  # noqa: E402
-    convolve as convolve, corrcoef as corrcoef, correlate as correlate, cov as cov, diff as diff,
-    ediff1d as ediff1d, gradient as gradient, histogram as histogram,
+    average as average, convolve as convolve, corrcoef as corrcoef, correlate as correlate,
+    cov as cov, diff as diff, ediff1d as ediff1d, gradient as gradient, histogram as histogram,
     histogram2d as histogram2d, histogram_bin_edges as histogram_bin_edges,
-    histogramdd as histogramdd, interp as interp, trapezoid as trapezoid, unwrap as unwrap)
+    histogramdd as histogramdd, interp as interp, median as median, percentile as percentile,
+    ptp as ptp, quantile as quantile, trapezoid as trapezoid, unwrap as unwrap)
 from arrax._src.numpy.polynomial import (  # noqa: E402
     poly as poly, polyadd as polyadd, polyder as polyder, polydiv as polydiv,
     polyfit as polyfit, polyint as polyint, polymul as polymul, polysub as polysub,
