@@ -21,6 +21,7 @@ from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.searching import (
+  _arrays,
   _concrete,
   _concrete_index,
   _const_zero,
