@@ -379,7 +379,8 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
   Returns:
     The selected slices.
   """
-  cond, arr, fill_value = _arrays("compress", condition, a, fill_value)
+  cond, arr = _arrays("compress", condition, a, scalars=True)
+  fill_value = _arrays("compress", fill_value)
   cond = cond.astype(bool)
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
@@ -628,7 +629,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
   """
   if inplace:
     raise ValueError(_IMMUTABLE.format("put"))
-  arr, ind_arr, _ = _arrays("put", a, ind, v)
+  arr, ind_arr, _ = _arrays("put", a, ind, v, scalars=True)
   ind_arr = lax_numpy.ravel(ind_arr)
   v_arr = lax_numpy.ravel(v)
   size = _aval(arr).size
