@@ -222,8 +222,10 @@ def _search_args(dtypes):
 
 @pytest.mark.parametrize("method", SEARCH_METHODS)
 def test_searchsorted(method):
-  check_all([("jit", lambda: both_jit(_searches(method), *_search_args(DTYPES))),
-             ("eager", lambda: both(_searches(method), *_search_args(["int8", "float32"])))])
+  # Every dtype for the default method; a sample (incl. NaN and complex order) for the others.
+  dts = list(DTYPES) if method == "scan" else ["uint8", "float32", "complex64"]
+  check_all([("jit", lambda: both_jit(_searches(method), *_search_args(dts))),
+             ("eager", lambda: both(_searches(method), *_search_args(["float32"])))])
 
 
 def test_searchsorted_mixed_and_errors():
@@ -463,7 +465,7 @@ def test_partition():
         out.append(f(x[0], 2))
     return out
   xs = []
-  for dt in ["int8", "uint8", "int32", "float16", "bfloat16", "float32"]:
+  for dt in ["uint8", "int32", "bfloat16", "float32"]:
     x = vals(dt, (3, 7), seed=2)
     if x.dtype.kind == "f" or x.dtype == BF16:
       x = np.where(np.isnan(x.astype(np.float64)), 0, x).astype(x.dtype)

@@ -348,8 +348,8 @@ def _select_n_abstract_eval(which, *cases):
   if which.shape and which.shape != cases[0].shape:
     raise TypeError("select_n `which` must be scalar or have the same shape as cases, got "
                     f"`which` shape {which.shape} but case shape {cases[0].shape}.")
-  if which.dtype != np.bool_ and which.dtype != np.int32:
-    raise TypeError(f"select_n `which` must be boolean or int32 type, got {which.dtype}.")
+  if which.dtype != np.bool_ and which.dtype.kind not in "iu":
+    raise TypeError(f"select_n `which` must be boolean or integer type, got {which.dtype}.")
   if which.dtype == np.bool_ and len(cases) > 2:
     raise TypeError("select_n with boolean `which` cannot have > 2 cases.")
   return ShapedArray(cases[0].shape, cases[0].dtype, utils.weak_of(cases))

@@ -78,9 +78,27 @@ def _as_sequence(xs):
   return list(xs)
 
 
+def _as_array(x, scalars=False):
+  """NumPy arrays and scalars (and Python scalars if `scalars`) as arrax arrays; arrays and
+  tracers unchanged."""
+  if isinstance(x, (Array, core.Tracer)):
+    return x
+  if isinstance(x, core.Literal) and not scalars:
+    return x
+  return creation.asarray(x)
+
+
+def _arrays(name, *args, scalars=False):
+  """JAX's ensure_arraylike: check the arguments, then make them arrays (Python scalars stay
+  weakly typed literals unless `scalars`). One argument gives one value, several a tuple."""
+  util.check_arraylike(name, *args)
+  out = tuple(_as_array(util.ensure_arraylike(name, a), scalars) for a in args)
+  return out[0] if len(args) == 1 else out
+
+
 def _ensure_arraylike_tuple(name, seq):
   util.check_arraylike(name, *seq)
-  return tuple(util.ensure_arraylike(name, x) for x in seq)
+  return tuple(_as_array(util.ensure_arraylike(name, x), True) for x in seq)
 
 
 def _sparse_indices(shape):
@@ -115,7 +133,7 @@ def nonzero(a, *, size=None, fill_value=None):
   Returns:
     A tuple of `a.ndim` integer arrays.
   """
-  arr = util.ensure_arraylike("nonzero", a)
+  arr = _arrays("nonzero", a)
   shape = _aval(arr).shape
   if not shape:
     raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
@@ -168,7 +186,7 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
 def argwhere(a, *, size=None, fill_value=None):
   """Indices of the nonzero elements as a (count, a.ndim) array (see `nonzero`)."""
-  a = util.ensure_arraylike("argwhere", a)
+  a = _arrays("argwhere", a)
   nd = _aval(a).ndim
   cols = nonzero(lax_numpy.atleast_1d(a), size=size, fill_value=fill_value)
   result = lax_numpy.transpose(lax_numpy.vstack(cols))
@@ -191,7 +209,7 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
   Returns:
     An array of length `max(minlength, x.max() + 1)`, or `length`.
   """
-  x = util.ensure_arraylike("bincount", x)
+  x = _arrays("bincount", x)
   if _aval(x).dtype == np.bool_:
     x = lax_ew.convert_element_type(x, np.int32)
   if not dtypes.issubdtype(_aval(x).dtype, np.integer):
@@ -223,7 +241,7 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
 @jit(static_argnames=("axis", "keepdims"))
 def count_nonzero(a, axis=None, keepdims=False):
   """The number of nonzero elements of `a` along `axis` (all axes by default)."""
-  a = util.ensure_arraylike("count_nonzero", a)
+  a = _arrays("count_nonzero", a)
   nonzero_mask = lax_ew.ne(a, _const_zero(a))
   return reductions.sum(nonzero_mask, axis=axis, dtype=dtypes.default_int_dtype(),
                         keepdims=keepdims)
@@ -304,9 +322,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     int32 insertion positions, shaped like `v`.
   """
   if sorter is None:
-    a, v = util.ensure_arraylike("searchsorted", a, v)
+    a, v = _arrays("searchsorted", a, v)
   else:
-    a, v, sorter = util.ensure_arraylike("searchsorted", a, v, sorter)
+    a, v, sorter = _arrays("searchsorted", a, v, sorter)
   if _aval(a).ndim != 1:
     raise ValueError("a should be 1-dimensional")
   a, v = util.promote_dtypes(a, v)
@@ -333,7 +351,7 @@ def digitize(x, bins, right=False, *, method=None):
   With `right=False` a value v falls in bin i when bins[i-1] <= v < bins[i] (increasing bins);
   `right=True` closes the bins on the right instead. `method` is passed to `searchsorted`.
   """
-  x, bins_arr = util.ensure_arraylike("digitize", x, bins)
+  x, bins_arr = _arrays("digitize", x, bins)
   right = bool(_concrete(right, "right argument of jnp.digitize()"))
   if _aval(bins_arr).ndim != 1:
     raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
@@ -361,7 +379,8 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
   Returns:
     The selected slices.
   """
-  cond, arr, fill_value = util.ensure_arraylike("compress", condition, a, fill_value)
+  cond, arr = _arrays("compress", condition, a, scalars=True)
+  fill_value = _arrays("compress", fill_value)
   cond = cond.astype(bool)
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
@@ -430,7 +449,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
   Returns:
     An array shaped and typed like `x`.
   """
-  x_arr = util.ensure_arraylike("piecewise", x)
+  x_arr = _arrays("piecewise", x)
   nc, nf = len(condlist), len(funclist)
   if nf == nc + 1:
     funclist = funclist[-1:] + funclist[:-1]
@@ -524,7 +543,7 @@ def _check_partition(name, arr, kth, axis):
 def partition(a, kth, axis=-1):
   """A copy of `a` with the kth element (along `axis`) in its sorted place, smaller elements
   before it and larger ones after it (each part in no particular order)."""
-  arr = util.ensure_arraylike("partition", a)
+  arr = _arrays("partition", a)
   axis, kth = _check_partition("partition", arr, kth, axis)
   arr = lax_numpy.swapaxes(arr, axis, -1)
   if dtypes.issubdtype(_aval(arr).dtype, np.unsignedinteger):
@@ -540,7 +559,7 @@ def partition(a, kth, axis=-1):
 @jit(static_argnames=["kth", "axis"])
 def argpartition(a, kth, axis=-1):
   """Indices that partition `a` along `axis` around its kth element (see `partition`)."""
-  arr = util.ensure_arraylike("partition", a)
+  arr = _arrays("partition", a)
   axis, kth = _check_partition("argpartition", arr, kth, axis)
   arr = lax_numpy.swapaxes(arr, axis, -1)
   if dtypes.issubdtype(_aval(arr).dtype, np.unsignedinteger):
@@ -572,7 +591,7 @@ def _complex_dtype_for(dt):
 @jit
 def sort_complex(a):
   """`a` sorted along its last axis by real part, then imaginary part, as a complex array."""
-  a = util.ensure_arraylike("sort_complex", a)
+  a = _arrays("sort_complex", a)
   a = lax_sort.sort(a)
   return lax_ew.convert_element_type(a, _complex_dtype_for(_aval(a).dtype))
 
@@ -585,7 +604,7 @@ _IMMUTABLE = ("jax.numpy.{} cannot modify arrays in-place, because JAX arrays ar
 def place(arr, mask, vals, *, inplace=True):
   """A copy of `arr` with the positions where `mask` is true set to `vals`, in order (`vals`
   is repeated if too short). `inplace=False` is required: arrays are immutable."""
-  data, mask_arr, vals_arr = util.ensure_arraylike("place", arr, mask, vals)
+  data, mask_arr, vals_arr = _arrays("place", arr, mask, vals)
   vals_arr = lax_numpy.ravel(vals_arr)
   if inplace:
     raise ValueError(_IMMUTABLE.format("place"))
@@ -610,7 +629,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
   """
   if inplace:
     raise ValueError(_IMMUTABLE.format("put"))
-  arr, ind_arr, _ = util.ensure_arraylike("put", a, ind, v)
+  arr, ind_arr, _ = _arrays("put", a, ind, v, scalars=True)
   ind_arr = lax_numpy.ravel(ind_arr)
   v_arr = lax_numpy.ravel(v)
   size = _aval(arr).size
@@ -687,7 +706,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
 def unravel_index(indices, shape):
   """Per-axis indices into an array of `shape` from flat indices (out-of-range ones clip to
   the first or last element)."""
-  idx = util.ensure_arraylike("unravel_index", indices)
+  idx = _arrays("unravel_index", indices)
   try:
     shape = list(shape)
   except TypeError:

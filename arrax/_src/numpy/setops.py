@@ -21,6 +21,7 @@ from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.searching import (
+  _arrays,
   _concrete,
   _concrete_index,
   _const_zero,
@@ -87,7 +88,7 @@ _diff = jit(_diff)
 # ---- isin ---------------------------------------------------------------------------------------
 @jit(static_argnames=("assume_unique", "invert", "method"))
 def _in1d(ar1, ar2, invert, method="auto", assume_unique=False):
-  ar1, ar2 = util.ensure_arraylike("in1d", ar1, ar2)
+  ar1, ar2 = _arrays("in1d", ar1, ar2)
   arr1, arr2 = util.promote_dtypes(ar1, ar2)
   arr1, arr2 = lax_numpy.ravel(arr1), lax_numpy.ravel(arr2)
   if _size(arr1) == 0 or _size(arr2) == 0:
@@ -128,7 +129,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
     invert: return the negated result (not in `test_elements`).
     method: 'auto' or 'compare_all' (compare every pair), 'binary_search' or 'sort'.
   """
-  element, test_elements = util.ensure_arraylike("isin", element, test_elements)
+  element, test_elements = _arrays("isin", element, test_elements)
   result = _in1d(element, test_elements, invert=invert, method=method,
                  assume_unique=assume_unique)
   return result.reshape(np.shape(element))
@@ -244,7 +245,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     The unique values, and the requested index/inverse/count arrays after them.
   """
   del sorted   # the result is sorted either way
-  arr = util.ensure_arraylike("unique", ar)
+  arr = _arrays("unique", ar)
   if size is None:
     arr = _concrete(arr, "The error arose for the first argument of jnp.unique(). "
                     + _UNIQUE_SIZE_HINT)
@@ -287,7 +288,7 @@ class _UniqueInverseResult(NamedTuple):
 
 def unique_all(x, /, *, size=None, fill_value=None):
   """Unique values of `x` with first indices, inverse indices and counts (NaNs distinct)."""
-  x = util.ensure_arraylike("unique_all", x)
+  x = _arrays("unique_all", x)
   values, indices, inverse, counts = unique(x, return_index=True, return_inverse=True,
                                             return_counts=True, equal_nan=False, size=size,
                                             fill_value=fill_value)
@@ -297,7 +298,7 @@ def unique_all(x, /, *, size=None, fill_value=None):
 
 def unique_counts(x, /, *, size=None, fill_value=None):
   """Unique values of `x` and their counts (NaNs distinct)."""
-  x = util.ensure_arraylike("unique_counts", x)
+  x = _arrays("unique_counts", x)
   values, counts = unique(x, return_counts=True, equal_nan=False, size=size,
                           fill_value=fill_value)
   return _UniqueCountsResult(values=values, counts=counts)
@@ -305,7 +306,7 @@ def unique_counts(x, /, *, size=None, fill_value=None):
 
 def unique_inverse(x, /, *, size=None, fill_value=None):
   """Unique values of `x` and, shaped like `x`, the index of each element's value in them."""
-  x = util.ensure_arraylike("unique_inverse", x)
+  x = _arrays("unique_inverse", x)
   values, inverse = unique(x, return_inverse=True, equal_nan=False, size=size,
                            fill_value=fill_value)
   return _UniqueInverseResult(values=values, inverse_indices=inverse)
@@ -313,7 +314,7 @@ def unique_inverse(x, /, *, size=None, fill_value=None):
 
 def unique_values(x, /, *, size=None, fill_value=None):
   """The unique values of `x`, sorted (NaNs distinct)."""
-  x = util.ensure_arraylike("unique_values", x)
+  x = _arrays("unique_values", x)
   return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
@@ -334,7 +335,7 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 
   `size` (static, required under jit) and `fill_value` are as in `unique`.
   """
-  ar1, ar2 = util.ensure_arraylike("union1d", ar1, ar2)
+  ar1, ar2 = _arrays("union1d", ar1, ar2)
   if size is None:
     ar1 = _concrete(ar1, "The error arose in union1d()")
     ar2 = _concrete(ar2, "The error arose in union1d()")
@@ -351,7 +352,7 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     size: static length of the result (required under jit), padded with `fill_value`
       (default 0).
   """
-  arr1, arr2 = util.ensure_arraylike("setdiff1d", ar1, ar2)
+  arr1, arr2 = _arrays("setdiff1d", ar1, ar2)
   arr1, arr2 = lax_numpy.ravel(arr1), lax_numpy.ravel(arr2)
   if size is None:
     _concrete(ar1, "The error arose in setdiff1d()")
@@ -403,7 +404,7 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 
   `size` (static, required under jit) and `fill_value` are as in `unique`.
   """
-  ar1, ar2 = util.ensure_arraylike("setxor1d", ar1, ar2)
+  ar1, ar2 = _arrays("setxor1d", ar1, ar2)
   arr1, arr2 = util.promote_dtypes(lax_numpy.ravel(ar1), lax_numpy.ravel(ar2))
   del ar1, ar2
   if size is not None:
@@ -492,7 +493,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     size: static length of the result (required under jit); padded with `fill_value`
       (default: the smallest common value), and the indices with the input sizes.
   """
-  ar1, ar2 = util.ensure_arraylike("intersect1d", ar1, ar2)
+  ar1, ar2 = _arrays("intersect1d", ar1, ar2)
   arr1, arr2 = util.promote_dtypes(ar1, ar2)
   del ar1, ar2
   arr1, arr2 = lax_numpy.ravel(arr1), lax_numpy.ravel(arr2)
@@ -567,8 +568,6 @@ def array_equiv(a1, a2):
 def _isposneginf(infinity, x, out):
   if out is not None:
     raise NotImplementedError("The 'out' argument to isneginf/isposinf is not supported.")
-  if isinstance(x, core.Literal):   # a Python scalar: computed on an Array, as JAX does
-    x = creation.asarray(x)
   dt = _aval(x).dtype
   if dtypes.issubdtype(dt, np.floating):
     return lax_ew.eq(x, lax_ew.scalar_literal(infinity, dt))
@@ -579,13 +578,13 @@ def _isposneginf(infinity, x, out):
 
 def isposinf(x, /, out=None):
   """Elementwise x == +inf (False for integers and booleans; complex input is an error)."""
-  x = util.ensure_arraylike("isposinf", x)
+  x = _arrays("isposinf", x, scalars=True)
   return _isposneginf(np.inf, x, out)
 
 
 def isneginf(x, /, out=None):
   """Elementwise x == -inf (False for integers and booleans; complex input is an error)."""
-  x = util.ensure_arraylike("isneginf", x)
+  x = _arrays("isneginf", x, scalars=True)
   return _isposneginf(-np.inf, x, out)
 
 
@@ -648,7 +647,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   """`x` with NaN replaced by `nan` and infinities by `posinf`/`neginf` (by default the
   largest and smallest finite values of the dtype); complex parts are treated separately."""
   del copy
-  x = util.ensure_arraylike("nan_to_num", x)
+  x = _arrays("nan_to_num", x)
   dt = _aval(x).dtype
   if not dtypes.issubdtype(dt, np.inexact):
     return x
