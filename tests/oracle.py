@@ -148,6 +148,9 @@ def _assert_leaf_same(actual, expected, rtol, atol, tol, exact, signbits, check_
   if isinstance(expected, jax.Array):
     if check_type:
       assert isinstance(actual, arrax.Array), f"arrax returned {type(actual)}, not arrax.Array"
+  elif isinstance(expected, np.ndarray):   # JAX's float0 tangents: a NumPy subclass
+    if strict_tree:
+      assert type(actual) is np.ndarray, (type(actual), type(expected))
   elif strict_tree:
     assert type(actual) is type(expected), (type(actual), type(expected))
   a, e = np.asarray(actual), np.asarray(expected)

@@ -114,12 +114,6 @@ def test_activation_gradients_match_jax():
     _assert_trees(grads[1], grads[0])
 
 
-@pytest.mark.parametrize("layer", ["Conv", "GeneralConvTranspose", "MaxPool", "AvgPool"])
-def test_layers_needing_missing_lax_ops_raise(layer):
-  with pytest.raises(NotImplementedError, match="arrax"):
-    getattr(astax, layer)(4, (3, 3))
-
-
 # ---- optimizers ----------------------------------------------------------------------------
 
 # Parameters as a nested pytree with a scalar, a vector and a matrix leaf.

@@ -281,7 +281,7 @@ def test_jit():
 
 
 def test_jit_static_n():
-  x = rand(np.random.default_rng(8), (2, 6), np.float32)
+  x = rand((2, 6), np.float32, 8)
   f = lambda lib_np, jit: jit(lambda v, n, norm: lib_np.fft.rfft(v, n, norm=norm),
                               static_argnums=(1, 2))
   for n, norm in [(4, "ortho"), (9, None)]:

@@ -2,6 +2,7 @@
 on it, public modules that export only JAX's public names."""
 import ast
 import importlib
+import importlib.util
 import pathlib
 import sys
 
@@ -112,6 +113,38 @@ def test_no_function_level_imports_of_arrax():
   inside = [f"{m} imports {t} at line {line}" for m, ts in edges.items()
             for t, (line, fn) in ts.items() if fn]
   assert not inside, "\n".join(inside)
+
+
+def test_module_attributes_exist():
+  # `module.name` references to imported arrax modules resolve, so a function moved between
+  # modules cannot leave a caller behind that only fails when its line runs.
+  missing = []
+  for path in sorted(PKG.rglob("*.py")):
+    tree = ast.parse(path.read_text())
+    aliases = {}
+    for node in tree.body:
+      if isinstance(node, ast.ImportFrom) and node.level == 0 and \
+          (node.module or "").startswith("arrax"):
+        for a in node.names:
+          full = f"{node.module}.{a.name}"
+          if _is_module(full):
+            aliases[a.asname or a.name] = importlib.import_module(full)
+      elif isinstance(node, ast.Import):
+        for a in node.names:
+          if a.name.startswith("arrax") and a.asname:
+            aliases[a.asname] = importlib.import_module(a.name)
+    for node in ast.walk(tree):
+      if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+          and node.value.id in aliases and not hasattr(aliases[node.value.id], node.attr):
+        missing.append(f"{path.relative_to(PKG)}:{node.lineno}: {node.value.id}.{node.attr}")
+  assert not missing, "\n".join(missing)
+
+
+def _is_module(name):
+  try:
+    return importlib.util.find_spec(name) is not None
+  except ModuleNotFoundError:
+    return False
 
 
 def test_core_knows_no_primitive_family():

@@ -10,6 +10,7 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
+from arrax._src import core
 from oracle import (BF16, assert_same, check, check_jaxpr, check_raises, check_vmap, make_with,
                     rand, vectorized, vmapped)
 
@@ -193,10 +194,9 @@ def test_vmap_of_jit_reuses_the_compiled_jaxpr():
   g = arrax.vmap(f)
   x = anp.ones((3, 2))
   g(x)
-  from arrax._src import batching
-  n = sum(len(v) for v in batching._batch_jaxpr_cache.values())
+  n = sum(len(v) for v in core._memo_cache.values())
   g(x)
-  assert sum(len(v) for v in batching._batch_jaxpr_cache.values()) == n
+  assert sum(len(v) for v in core._memo_cache.values()) == n
 
 
 def test_make_jaxpr_matches_jax():

@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from arrax._src import core, tree_util
+from arrax._src import core, dtypes, tree_util
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.tracing import trace_to_jaxpr
@@ -206,6 +206,8 @@ def broadcast(x, size, axis):
   """Insert a new axis of `size` at position `axis` of `x`."""
   shape = list(core.get_aval(x).shape)
   shape.insert(axis, size)
+  if isinstance(x, np.ndarray) and x.dtype == dtypes.float0:   # host float0 zeros stay on host
+    return np.zeros(shape, x.dtype)
   # NumPy integers, as JAX computes them here (so jaxprs print `np.int64(1)` like JAX's).
   dims = tuple(np.delete(np.arange(len(shape), dtype=np.int64), axis))
   return _ops.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,

@@ -21,7 +21,7 @@ from arrax._src.core import ShapedArray, Tracer
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import reductions, shape_ops, utils
 from arrax._src.lax.utils import asarray_operand
-from arrax._src.numpy import lax_numpy, ufuncs  # host-side helpers of the vmap rules
+from arrax._src.numpy import indexing, lax_numpy, ufuncs  # helpers of the vmap rules
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -324,7 +324,7 @@ def _ppermute_batch(axis_data, args, dims, *, axis_name, perm):
     v, d = batching.broadcast(v, size, 0), 0
   src_of = dict((dst, src) for src, dst in perm)
   indices = np.array([src_of.get(i, 0) for i in range(size)], np.int32)
-  out = lax_numpy.take(v, indices, axis=d)
+  out = indexing.take(v, indices, axis=d)
   if len(src_of) < size:   # examples that receive nothing get zeros
     mask_shape = [1] * core.get_aval(out).ndim
     mask_shape[d] = size
