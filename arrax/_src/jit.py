@@ -14,7 +14,9 @@ import time
 import warnings
 import weakref
 
-from arrax._src import ad, backend, batching, core, dispatch, mlir
+import numpy as np
+
+from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
@@ -260,13 +262,16 @@ def _arg_aval(x):
 
 
 class _CacheEntry:
-  __slots__ = ("exe", "out_tree", "closed", "single")
+  __slots__ = ("exe", "out_tree", "closed", "single", "float0")
 
   def __init__(self, exe, out_tree, closed):
     self.exe = exe
     self.out_tree = out_tree
     self.closed = closed
     self.single = out_tree.num_nodes == 1 and out_tree.num_leaves == 1   # a bare array
+    # float0 outputs (tangents of integers) are returned as host NumPy zeros, as JAX does.
+    self.float0 = tuple((i, a.shape) for i, a in enumerate(exe.out_avals)
+                        if a.dtype == dtypes.float0)
 
 
 class Lowered:
@@ -460,6 +465,8 @@ class JitWrapped:
     raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
     committed = device is not _default_device()   # results stay on a device asked for
     outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
+    for i, shape in entry.float0:
+      outs[i] = np.zeros(shape, dtypes.float0)
     if _debug_nans.value:
       dispatch.check_nans(self._name, outs)
     if entry.single:

@@ -79,6 +79,29 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding
 broadcast_in_dim_p.def_batch(_broadcast_in_dim_batch)
 
 
+def _broadcast_in_dim_jvp(primals, tangents, *, shape, broadcast_dimensions, sharding):
+  (x,), (t,) = primals, tangents
+  params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions, sharding=sharding)
+  out = broadcast_in_dim_p.bind(x, **params)
+  if type(t) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(_aval(out)))
+  return out, broadcast_in_dim_p.bind(t, **params)
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding):
+  if not ad.is_undefined(x):
+    return [None]
+  # Sum over the new axes and the axes broadcast from size 1 (which are put back).
+  unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
+  kept = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
+  axes = tuple(i for i in range(len(shape)) if i not in kept)
+  return [expand_dims(reduce_sum(ct, axes), unit_dims)]
+
+
+broadcast_in_dim_p.def_jvp(_broadcast_in_dim_jvp)
+broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
   """Broadcast `operand` to `shape`; operand axis i becomes result axis broadcast_dimensions[i]."""
   _no_sharding("broadcast_in_dim", out_sharding)
@@ -163,6 +186,16 @@ def _reshape_batch(args, dims, *, new_sizes, dimensions, sharding):
 reshape_p.def_batch(_reshape_batch)
 
 
+def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding):
+  if dimensions is None:
+    return [reshape(ct, x.aval.shape)]
+  out = reshape(ct, tuple(x.aval.shape[d] for d in dimensions))
+  return [transpose(out, np.argsort(dimensions))]
+
+
+ad.deflinear(reshape_p, _reshape_transpose)
+
+
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   """Reshape `operand` to `new_sizes`, first transposing its axes by `dimensions` if given."""
   _no_sharding("reshape", out_sharding)
@@ -215,6 +248,9 @@ def _squeeze_batch(args, dims, *, dimensions):
 squeeze_p.def_batch(_squeeze_batch)
 
 
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
+
+
 def squeeze(array, dimensions):
   """Remove the axes `dimensions` (each of size 1) from `array`."""
   array = asarray_operand(array)
@@ -246,6 +282,10 @@ def _transpose_batch(args, dims, *, permutation):
 
 
 transpose_p.def_batch(_transpose_batch)
+
+
+ad.deflinear(transpose_p,
+             lambda ct, x, *, permutation: [transpose(ct, np.argsort(permutation))])
 
 
 def transpose(operand, permutation):
@@ -313,48 +353,6 @@ def _full_like(x, value, shape=None, dtype=None):
 def _zero_scalar(x):
   """A strongly typed rank-0 zero of `x`'s dtype (JAX's `_const(x, 0)`)."""
   return scalar_literal(0, _aval(x).dtype)
-
-
-def _broadcast_in_dim_jvp(primals, tangents, *, shape, broadcast_dimensions, sharding):
-  (x,), (t,) = primals, tangents
-  params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions, sharding=sharding)
-  out = broadcast_in_dim_p.bind(x, **params)
-  if type(t) is ad.Zero:
-    return out, ad.Zero(ad.tangent_aval(_aval(out)))
-  return out, broadcast_in_dim_p.bind(t, **params)
-
-
-def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding):
-  if not ad.is_undefined(x):
-    return [None]
-  # Sum over the new axes and the axes broadcast from size 1 (which are put back).
-  unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
-  kept = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
-  axes = tuple(i for i in range(len(shape)) if i not in kept)
-  return [expand_dims(reduce_sum(ct, axes), unit_dims)]
-
-
-broadcast_in_dim_p.def_jvp(_broadcast_in_dim_jvp)
-
-
-broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
-
-
-def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding):
-  if dimensions is None:
-    return [reshape(ct, x.aval.shape)]
-  out = reshape(ct, tuple(x.aval.shape[d] for d in dimensions))
-  return [transpose(out, np.argsort(dimensions))]
-
-
-ad.deflinear(reshape_p, _reshape_transpose)
-
-
-ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
-
-
-ad.deflinear(transpose_p,
-             lambda ct, x, *, permutation: [transpose(ct, np.argsort(permutation))])
 
 
 def _broadcast_in_dim_keep(x, shape, dims):

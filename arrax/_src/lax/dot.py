@@ -3,6 +3,10 @@
 dimension_numbers are ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)) as tuples
 of ints. The result's axes are the batch axes, then lhs's free axes, then rhs's free axes.
 Mixed input dtypes are allowed where XLA allows them: the result takes the "wider" dtype.
+
+dot_general is bilinear: its JVP is dot(t_lhs, rhs) + dot(lhs, t_rhs); the transpose in one
+operand contracts the cotangent with the other operand, with the dimension numbers JAX computes,
+then permutes the axes back (and converts to the operand's dtype if needed).
 """
 from __future__ import annotations
 
@@ -212,57 +216,6 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_el
 dot_general_p.def_batch(_dot_general_batch)
 
 
-# ---- wrappers ---------------------------------------------------------------------------------
-def _index_tuple(xs):
-  return (operator.index(xs),) if isinstance(xs, int) else tuple(operator.index(x) for x in xs)
-
-
-def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
-        out_sharding=None):
-  """Contract `lhs` with `rhs`: a vector/matrix product unless `dimension_numbers` is given."""
-  if out_sharding is not None:
-    raise NotImplementedError("dot: explicit output shardings are not supported by arrax.")
-  lhs, rhs = asarray_operand(lhs), asarray_operand(rhs)
-  lshape, rshape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
-  if dimension_numbers is None:
-    if 1 <= len(lshape) <= 2 and 1 <= len(rshape) <= 2 and lshape[-1] == rshape[0]:
-      dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
-    else:
-      raise ValueError("lax.dot needs dimension_numbers unless it is an unbatched vector or "
-                       f"matrix product; got lhs_shape={lshape} rhs_shape={rshape}")
-  (lc, rc), (lb, rb) = dimension_numbers
-  dnums = ((_index_tuple(lc), _index_tuple(rc)), (_index_tuple(lb), _index_tuple(rb)))
-  if preferred_element_type is not None:
-    preferred_element_type = dtypes.check_user_dtype(preferred_element_type, "dot")
-  return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums,
-                            precision=canonicalize_precision(precision),
-                            preferred_element_type=preferred_element_type, out_sharding=None)
-
-
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
-                out_sharding=None):
-  """Contract `lhs` and `rhs` over ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))."""
-  return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
-             preferred_element_type=preferred_element_type, out_sharding=out_sharding)
-
-
-def batch_matmul(lhs, rhs, precision=None):
-  """Matrix products of the last two axes, batched over all leading axes."""
-  lnd, rnd = core.get_aval(lhs).ndim, core.get_aval(rhs).ndim
-  if min(lnd, rnd) < 2:
-    raise ValueError(f"batch_matmul needs arguments of rank at least 2, got {lnd}, {rnd}")
-  if lnd != rnd:
-    raise ValueError(f"batch_matmul needs arguments of one rank, got {lnd}, {rnd}")
-  batch = tuple(range(lnd - 2))
-  return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision=precision)
-
-
-# ---- differentiation rules -------------------------------------------------------------------
-# dot_general is bilinear: its JVP is dot(t_lhs, rhs) + dot(lhs, t_rhs); the transpose in one
-# operand contracts the cotangent with the other operand, with the dimension numbers JAX
-# computes, then permutes the axes back (and converts to the operand's dtype if needed).
-
-
 def _dot_jvp_lhs(t, lhs, rhs, **params):
   return dot_general_p.bind(t, rhs, **params)
 
@@ -319,3 +272,48 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision,
 
 
 dot_general_p.def_transpose(_dot_general_transpose)
+
+
+# ---- wrappers ---------------------------------------------------------------------------------
+def _index_tuple(xs):
+  return (operator.index(xs),) if isinstance(xs, int) else tuple(operator.index(x) for x in xs)
+
+
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+  """Contract `lhs` with `rhs`: a vector/matrix product unless `dimension_numbers` is given."""
+  if out_sharding is not None:
+    raise NotImplementedError("dot: explicit output shardings are not supported by arrax.")
+  lhs, rhs = asarray_operand(lhs), asarray_operand(rhs)
+  lshape, rshape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
+  if dimension_numbers is None:
+    if 1 <= len(lshape) <= 2 and 1 <= len(rshape) <= 2 and lshape[-1] == rshape[0]:
+      dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
+    else:
+      raise ValueError("lax.dot needs dimension_numbers unless it is an unbatched vector or "
+                       f"matrix product; got lhs_shape={lshape} rhs_shape={rshape}")
+  (lc, rc), (lb, rb) = dimension_numbers
+  dnums = ((_index_tuple(lc), _index_tuple(rc)), (_index_tuple(lb), _index_tuple(rb)))
+  if preferred_element_type is not None:
+    preferred_element_type = dtypes.check_user_dtype(preferred_element_type, "dot")
+  return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums,
+                            precision=canonicalize_precision(precision),
+                            preferred_element_type=preferred_element_type, out_sharding=None)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
+                out_sharding=None):
+  """Contract `lhs` and `rhs` over ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))."""
+  return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
+             preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+  """Matrix products of the last two axes, batched over all leading axes."""
+  lnd, rnd = core.get_aval(lhs).ndim, core.get_aval(rhs).ndim
+  if min(lnd, rnd) < 2:
+    raise ValueError(f"batch_matmul needs arguments of rank at least 2, got {lnd}, {rnd}")
+  if lnd != rnd:
+    raise ValueError(f"batch_matmul needs arguments of one rank, got {lnd}, {rnd}")
+  batch = tuple(range(lnd - 2))
+  return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision=precision)

@@ -14,11 +14,11 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 
 from arrax._src import ad, array, batching, core, dtypes, mlir, tree_util
 from arrax._src.array import Array, device_put_value
-from arrax._src.core import Literal, ShapedArray
+from arrax._src.core import Literal, ShapedArray, Tracer
 from arrax._src.lax import broadcasting, utils
 from arrax._src.lax.utils import _host_cast, asarray_operand, scalar_literal
 from arrax._src.tracing import stage_literal
-from arrax._src.lax.utils import (ANY, BOOL, BOOL_OR_INT, COMPLEX, FLOAT, INEXACT, INT, NUM,
+from arrax._src.lax.utils import (ANY, BOOL_OR_INT, COMPLEX, FLOAT, INEXACT, INT, NUM,
                                   ORDERED, SIGNED)
 
 
@@ -45,6 +45,11 @@ def _naryop(name, arg_classes, emit, *, out_dtype=None, same_dtype=True, weak=No
 
   prim.def_abstract_eval(abstract_eval)
   prim.def_lowering(lowering)
+  # Unary primitives keep the operand's batch axis; n-ary ones broadcast their operands.
+  if len(arg_classes) == 1:
+    batching.defvectorized(prim)
+  else:
+    batching.defbroadcasting(prim)
   return prim
 
 
@@ -64,12 +69,187 @@ def _is_unsigned(aval):
   return aval.dtype.kind == "u"
 
 
+# ---- shared by the rules below ----------------------------------------------------------
+# JVPs follow JAX's formulas (same primitives, same operand order), so that grad jaxprs print
+# like JAX's; they call the wrappers at the end of the module. Transposes of linear primitives
+# sum a cotangent back to an operand that was broadcast (rank 0, or size-1 axes).
+def _integer_pow(x, y):
+  return integer_pow_p.bind(x, y=y)
+
+
+def _conj(x):
+  return conj_p.bind(x, input_dtype=core.get_aval(x).dtype)
+
+
+def _convert(x, dtype):
+  return _convert_element_type(x, dtype, weak_type=False)
+
+
+def _select(pred, on_true, on_false):
+  return select_n(pred, on_false, on_true)
+
+
+def _const(x, value):
+  """A rank-0 constant of `x`'s dtype.
+
+  As in JAX, it is weakly typed when `x` is a weakly typed scalar of the default dtype of its
+  kind (the type a Python scalar would get), and strongly typed otherwise.
+  """
+  aval = core.get_aval(x)
+  if aval.weak_type and not aval.shape:
+    kind = (bool if aval.dtype == np.bool_ else
+            builtins.complex if aval.dtype.kind == "c" else
+            float if dtypes.issubdtype(aval.dtype, np.floating) else int)
+    if core.get_aval(kind(0)).dtype == aval.dtype:
+      return core.Literal(kind(value), aval)   # the Python value, unrounded (printed as such)
+  return scalar_literal(value, aval.dtype)
+
+
+def _full_like(x, value, shape=None):
+  """`value` in the dtype (and weak type) of `x`, with `x`'s shape unless `shape` is given."""
+  aval = core.get_aval(x)
+  shape = aval.shape if shape is None else shape
+  fill = scalar_literal(value, aval.dtype, aval.weak_type)
+  if not shape:
+    return stage_literal(fill)   # a made value, as JAX's full_like (a residual when linearized)
+  return broadcasting.broadcast_in_dim_p.bind(fill, shape=shape, broadcast_dimensions=(),
+                                              sharding=None)
+
+
+def _zeros(x):
+  return _full_like(x, 0)
+
+
+def _ones(x):
+  return _full_like(x, 1)
+
+
+def _one(x):
+  return _full_like(x, 1, ())
+
+
+def _replace_zero(x):
+  return _select(eq(x, _const(x, 0)), _ones(x), x)
+
+
+def _out_shape(*xs):
+  return utils.broadcasting_shape("broadcast", *map(core.get_aval, xs))
+
+
+def _maybe_broadcast(shape, t):
+  """Broadcast `t` (rank 0, or with size-1 axes) to `shape`."""
+  t_shape = core.get_aval(t).shape
+  if type(t) is ad.Zero or t_shape == tuple(shape):
+    return t
+  so = broadcasting
+  dims = ()
+  if t_shape:
+    dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape)) if a == b)
+    t = so.reshape(t, [t_shape[i] for i in dims])
+  return so.broadcast_in_dim_p.bind(t, shape=tuple(shape), broadcast_dimensions=dims,
+                                    sharding=None)
+
+
+def _unbroadcast(aval, ct):
+  """Sum `ct` down to `aval`'s shape (elementwise operands broadcast from rank 0 or size 1)."""
+  if type(ct) is ad.Zero:
+    return ct
+  ct_shape = core.get_aval(ct).shape
+  if ct_shape == aval.shape:
+    return ct
+  if not aval.shape:
+    return broadcasting.reduce_sum(ct, tuple(range(len(ct_shape))))
+  dims = tuple(i for i, (a, b) in enumerate(zip(ct_shape, aval.shape)) if a != b)
+  if dims:
+    ct = broadcasting.reduce_sum(ct, dims)
+  return broadcasting.reshape(ct, aval.shape)
+
+
+def _zero_tangent(out):
+  return ad.Zero(ad.tangent_aval(core.get_aval(out)))
+
+
+def _batch_size(args, dims):
+  return next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+
+
+def _broadcast_to(x, shape, dims):
+  return broadcasting.broadcast_in_dim(x, shape, dims)
+
+
 # ---- arithmetic ----------------------------------------------------------------------------
 add_p = _binop("add", NUM, _simple(hlo.add))
 sub_p = _binop("sub", NUM, _simple(hlo.subtract))
+
+
+def _linear_binop_jvp(prim, negate_y):
+  # add(tx, ty) / sub(tx, ty); a lone tangent is broadcast to the output (negated for sub's y).
+  def jvp(primals, tangents):
+    tx, ty = tangents
+    out = prim.bind(*primals)
+    if type(tx) is ad.Zero and type(ty) is ad.Zero:
+      return out, _zero_tangent(out)
+    shape = core.get_aval(out).shape
+    if type(tx) is ad.Zero:
+      return out, _maybe_broadcast(shape, neg(ty) if negate_y else ty)
+    if type(ty) is ad.Zero:
+      return out, _maybe_broadcast(shape, tx)
+    return out, prim.bind(tx, ty)
+  return jvp
+
+
+def _add_transpose(ct, x, y):
+  return [_unbroadcast(x.aval, ct) if ad.is_undefined(x) else None,
+          _unbroadcast(y.aval, ct) if ad.is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+  return [_unbroadcast(x.aval, ct) if ad.is_undefined(x) else None,
+          _unbroadcast(y.aval, neg(ct)) if ad.is_undefined(y) else None]
+
+
+add_p.def_jvp(_linear_binop_jvp(add_p, False))
+add_p.def_transpose(_add_transpose)
+sub_p.def_jvp(_linear_binop_jvp(sub_p, True))
+sub_p.def_transpose(_sub_transpose)
+
+
 mul_p = _binop("mul", NUM, _simple(hlo.multiply))
+
+
+def _mul_transpose(ct, x, y):
+  if ad.is_undefined(x) and ad.is_undefined(y):
+    raise NotImplementedError("mul is bilinear: it can be transposed in one operand only")
+  if ad.is_undefined(x):
+    return [_unbroadcast(x.aval, mul(ct, y)), None]
+  return [None, _unbroadcast(y.aval, mul(x, ct))]
+
+
+ad.defjvp(mul_p, lambda tx, x, y: mul(tx, y), lambda ty, x, y: mul(x, ty))
+mul_p.def_transpose(_mul_transpose)
+
+
 div_p = _binop("div", NUM, _simple(hlo.divide))
+
+
+def _div_transpose(ct, x, y):
+  if ad.is_undefined(y):
+    raise NotImplementedError("div is not linear in its divisor: it cannot be transposed in y")
+  return [_unbroadcast(x.aval, div(ct, y)), None]
+
+
+ad.defjvp(div_p, lambda g, x, y: div(g, y),
+          lambda g, x, y: mul(mul(neg(g), x), _integer_pow(y, -2)))
+div_p.def_transpose(_div_transpose)
+
+
 rem_p = _binop("rem", (INT, FLOAT), _simple(hlo.remainder))
+ad.defjvp(rem_p, lambda g, x, y: _maybe_broadcast(_out_shape(x, y), g),
+          lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+neg_p = _unop("neg", NUM, _simple(hlo.negate))
+ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
 
 
 def lexicographic_select(x, y, direction, part_dtype):
@@ -93,10 +273,20 @@ def _minmax(op, direction):
 
 max_p = _binop("max", ANY, _minmax(hlo.maximum, "GT"))
 min_p = _binop("min", ANY, _minmax(hlo.minimum, "LT"))
+
+
+def _balanced_eq(x, ans, y):
+  # At ties the tangent is split evenly between the operands.
+  return div(_select(eq(x, ans), _ones(ans), _zeros(ans)),
+             _select(eq(y, ans), _full_like(ans, 2), _ones(ans)))
+
+
+for _p in (max_p, min_p):
+  ad.defjvp2(_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+             lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+
+
 pow_p = _naryop("pow", [INEXACT, (INT, FLOAT, COMPLEX)], None, same_dtype=False)
-atan2_p = _binop("atan2", INEXACT, _simple(hlo.atan2))
-nextafter_p = _binop("nextafter", FLOAT, _simple(chlo.next_after))
-neg_p = _unop("neg", NUM, _simple(hlo.negate))
 
 
 def _pow_abstract_eval(x, y):
@@ -123,8 +313,50 @@ pow_p.def_abstract_eval(_pow_abstract_eval)
 pow_p.def_lowering(_pow_lower)
 
 
+def _pow_jvp_x(g, ans, x, y):
+  y_is_int = core.get_aval(y).dtype.kind in "iu"
+  dtype = core.get_aval(x).dtype
+  x, y = _convert(x, dtype), _convert(y, dtype)
+  if y_is_int:
+    shape = _out_shape(x, y)
+    x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
+    # d/dx x**0 is 0, also at x = 0 (where y * x**(y-1) would be 0 * inf).
+    jac = _select(eq(y, _const(y, 0)), _zeros(y),
+                  mul(_replace_zero(y), pow(x, sub(y, _ones(y)))))
+  else:
+    jac = mul(y, pow(x, sub(y, _ones(y))))
+  return mul(g, jac)
+
+
+def _pow_jvp_y(g, ans, x, y):
+  return _convert(mul(g, mul(log(_replace_zero(x)), ans)), core.get_aval(y).dtype)
+
+
+ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+atan2_p = _binop("atan2", INEXACT, _simple(hlo.atan2))
+ad.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
+          lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
+
+
+# nextafter has no derivative rule in JAX either (differentiating it raises NotImplementedError).
+nextafter_p = _binop("nextafter", FLOAT, _simple(chlo.next_after))
+
+
 abs_p = _unop("abs", (SIGNED, FLOAT, COMPLEX), _simple(hlo.abs),
               out_dtype=lambda x: _real_dtype(x) if x.dtype.kind == "c" else x.dtype)
+
+
+def _abs_jvp(g, ans, x):
+  # The derivative at 0 is taken as +1 (real) and 0 (complex).
+  x_dtype = core.get_aval(x).dtype
+  if x_dtype.kind == "c":
+    return real(mul(g, div(_conj(x), _replace_zero(_convert(ans, x_dtype)))))
+  return _select(ge(x, _full_like(x, 0, ())), g, neg(g))
+
+
+ad.defjvp2(abs_p, _abs_jvp)
 
 
 def _sign_emit(ctx, x):
@@ -159,6 +391,10 @@ def _round_emit(ctx, x, *, rounding_method):
 round_p = _unop("round", FLOAT, _round_emit)
 
 
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p):   # piecewise constant
+  ad.defjvp_zero(_p)
+
+
 # ---- comparisons ---------------------------------------------------------------------------
 def _compare(x, y, direction, aval):
   return mlir.compare(x, y, direction, aval.dtype)
@@ -177,6 +413,8 @@ lt_p = _cmp("lt", "LT", ORDERED)
 le_p = _cmp("le", "LE", ORDERED)
 gt_p = _cmp("gt", "GT", ORDERED)
 ge_p = _cmp("ge", "GE", ORDERED)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+  ad.defjvp_zero(_p)
 
 
 # ---- bitwise and logical -------------------------------------------------------------------
@@ -190,18 +428,30 @@ shift_right_arithmetic_p = _binop("shift_right_arithmetic", INT,
 shift_right_logical_p = _binop("shift_right_logical", INT, _simple(hlo.shift_right_logical))
 population_count_p = _unop("population_count", INT, _simple(hlo.popcnt))
 clz_p = _unop("clz", INT, _simple(hlo.count_leading_zeros))
+for _p in (and_p, or_p, xor_p, not_p, shift_left_p, shift_right_arithmetic_p,
+           shift_right_logical_p, population_count_p, clz_p):
+  ad.defjvp_zero(_p)
 
 
 # ---- transcendental ------------------------------------------------------------------------
 exp_p = _unop("exp", INEXACT, _simple(hlo.exponential))
+ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
 log_p = _unop("log", INEXACT, _simple(hlo.log))
+ad.defjvp(log_p, lambda g, x: div(g, x))
 log1p_p = _unop("log1p", INEXACT, _simple(hlo.log_plus_one))
+ad.defjvp(log1p_p, lambda g, x: div(g, add(x, _one(x))))
 expm1_p = _unop("expm1", INEXACT, _simple(hlo.exponential_minus_one))
+ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _one(ans))))
 sqrt_p = _unop("sqrt", INEXACT, _simple(hlo.sqrt))
+ad.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_const(x, 0.5), ans)))
 rsqrt_p = _unop("rsqrt", INEXACT, _simple(hlo.rsqrt))
+ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x))))
 cbrt_p = _unop("cbrt", FLOAT, _simple(hlo.cbrt))
+ad.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_const(x, 1 / 3), _integer_pow(ans, -2))))
 tanh_p = _unop("tanh", INEXACT, _simple(hlo.tanh))
+ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_one(x), ans)))
 logistic_p = _unop("logistic", INEXACT, _simple(hlo.logistic))
+ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_one(ans), ans))))
 
 
 def _complex_sin_cos(ctx, x, is_cos):
@@ -242,22 +492,49 @@ def _cos_emit(ctx, x):
 
 
 sin_p = _unop("sin", INEXACT, _sin_emit)
+ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 cos_p = _unop("cos", INEXACT, _cos_emit)
+ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 tan_p = _unop("tan", INEXACT, _simple(hlo.tan))
+ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_const(x, 1), square(ans))))
 asin_p = _unop("asin", INEXACT, _simple(chlo.asin))
+ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
 acos_p = _unop("acos", INEXACT, _simple(chlo.acos))
+ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_const(x, 1), square(x))))))
 atan_p = _unop("atan", INEXACT, _simple(chlo.atan))
+ad.defjvp(atan_p, lambda g, x: div(g, add(_const(x, 1), square(x))))
 sinh_p = _unop("sinh", INEXACT, _simple(chlo.sinh))
+ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 cosh_p = _unop("cosh", INEXACT, _simple(chlo.cosh))
+ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 asinh_p = _unop("asinh", INEXACT, _simple(chlo.asinh))
+ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _one(x)))))
 acosh_p = _unop("acosh", INEXACT, _simple(chlo.acosh))
+ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), _one(x)))))
 atanh_p = _unop("atanh", INEXACT, _simple(chlo.atanh))
+ad.defjvp(atanh_p, lambda g, x: mul(_integer_pow(add(_one(x), x), -1),
+                                    div(g, sub(_one(x), x))))
 erf_p = _unop("erf", FLOAT, _simple(chlo.erf))
+ad.defjvp(erf_p, lambda g, x: mul(_const(x, 2 / np.sqrt(np.pi)),
+                                  mul(g, exp(neg(square(x))))))
 erfc_p = _unop("erfc", FLOAT, _simple(chlo.erfc))
+ad.defjvp(erfc_p, lambda g, x: mul(_const(x, -2 / np.sqrt(np.pi)),
+                                   mul(g, exp(neg(square(x))))))
 erf_inv_p = _unop("erf_inv", FLOAT, _simple(chlo.erf_inv))
+ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(_const(x, np.sqrt(np.pi) / 2),
+                                            mul(g, exp(square(ans)))))
 lgamma_p = _unop("lgamma", FLOAT, _simple(chlo.lgamma))
+ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 digamma_p = _unop("digamma", FLOAT, _simple(chlo.digamma))
+ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(_const(x, 1), x)))
 polygamma_p = _binop("polygamma", FLOAT, _simple(chlo.polygamma))   # digamma's derivative
+
+
+def _polygamma_jvp_m(g, m, x):
+  raise ValueError("polygamma gradient with respect to m is not supported; differentiate "
+                   "with respect to x only (wrap m in lax.stop_gradient).")
+ad.defjvp(polygamma_p, _polygamma_jvp_m,
+          lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
 
 
 def _exp2_emit(ctx, x):
@@ -266,6 +543,7 @@ def _exp2_emit(ctx, x):
 
 
 exp2_p = _unop("exp2", INEXACT, _exp2_emit)
+ad.defjvp2(exp2_p, lambda g, ans, x: mul(log(_const(x, 2)), mul(g, ans)))
 
 
 def _integer_pow_emit(ctx, x, *, y):
@@ -291,6 +569,7 @@ def _square_emit(ctx, x):
 
 
 square_p = _unop("square", NUM, _square_emit)
+ad.defjvp2(square_p, lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
 integer_pow_p = _unop("integer_pow", NUM, _integer_pow_emit)
 _integer_pow_checked_eval = integer_pow_p.abstract_eval
 
@@ -304,6 +583,19 @@ def _integer_pow_abstract_eval(x, *, y):
 
 
 integer_pow_p.def_abstract_eval(_integer_pow_abstract_eval)
+
+
+def _integer_pow_jvp(g, x, *, y):
+  if y == 0:
+    return _zeros(g)
+  if y == 1:
+    return g
+  if y == 2:
+    return mul(g, mul(_const(x, 2), x))
+  return mul(g, mul(_const(x, y), _integer_pow(x, y - 1)))
+
+
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # ---- complex -------------------------------------------------------------------------------
@@ -330,6 +622,28 @@ def _conj_emit(ctx, x, *, input_dtype):
 
 conj_p = _unop("conj", INEXACT, _conj_emit,
                out_dtype=lambda x, **_: x.dtype if x.dtype.kind == "c" else _complex_dtype(x))
+
+
+# Transposes (JAX's conventions: no implicit conjugation).
+def _complex_transpose(ct, x, y):
+  return [_unbroadcast(x.aval, real(ct)) if ad.is_undefined(x) else None,
+          _unbroadcast(y.aval, imag(neg(ct))) if ad.is_undefined(y) else None]
+
+
+def _conj_transpose(ct, x, *, input_dtype):
+  if np.dtype(input_dtype).kind == "c":
+    return [_conj(ct)]
+  return [real(ct)]
+
+
+def _part_zero(ct):
+  return scalar_literal(0, core.get_aval(ct).dtype)
+
+
+ad.deflinear(real_p, lambda ct, x: [complex(ct, _part_zero(ct))])
+ad.deflinear(imag_p, lambda ct, x: [complex(_part_zero(ct), neg(ct))])
+ad.deflinear(complex_p, _complex_transpose)
+ad.deflinear(conj_p, _conj_transpose)
 
 
 # ---- selection -----------------------------------------------------------------------------
@@ -379,6 +693,67 @@ def _select_tree(which, which_aval, cases, offset):
 select_n_p.def_abstract_eval(_select_n_abstract_eval)
 select_n_p.def_lowering(_select_n_lower)
 
+
+def _select_n_batch(args, dims):
+  which, *cases = args
+  w_dim, *c_dims = dims
+  w_shape = core.get_aval(which).shape
+  c_shape = core.get_aval(cases[0]).shape
+  if all(d == w_dim for d in c_dims):   # everything batched at the same axis
+    if len(w_shape) != len(c_shape):   # a scalar predicate per example
+      which = _broadcast_to(which, c_shape, (w_dim,))
+    return select_n_p.bind(which, *cases), w_dim
+  if not w_shape and all(d is not None for d in c_dims):   # one predicate for all examples
+    d0 = c_dims[0]
+    if all(d == d0 for d in c_dims) or all(core.get_aval(c).shape == c_shape for c in cases):
+      cases = [batching.moveaxis(c, d, d0) for c, d in zip(cases, c_dims)]
+      return select_n_p.bind(which, *cases), d0
+  size = _batch_size(args, dims)
+  if w_shape:
+    which = batching.bdim_at_front(which, w_dim, size)
+  if any(core.get_aval(c).shape for c in cases) or any(d is not None for d in c_dims):
+    cases = [batching.bdim_at_front(c, d, size) for c, d in zip(cases, c_dims)]
+  w_nd, c_shape = core.get_aval(which).ndim, core.get_aval(cases[0]).shape
+  if 0 < w_nd < len(c_shape):   # a batched scalar predicate with array cases
+    which = _broadcast_to(which, c_shape, (0,))
+  elif w_nd > len(c_shape):   # a batched predicate with scalar cases
+    w_shape = core.get_aval(which).shape
+    cases = [_broadcast_to(c, w_shape, ()) for c in cases]
+  return select_n_p.bind(which, *cases), 0
+
+
+select_n_p.def_batch(_select_n_batch)
+
+
+def _select_n_jvp(primals, tangents):
+  which, *cases = primals
+  case_tangents = tangents[1:]
+  out = select_n_p.bind(which, *cases)
+  nonzero = [t for t in case_tangents if type(t) is not ad.Zero]
+  if not nonzero:
+    return out, ad.Zero(case_tangents[0].aval)
+  zero = _zeros(nonzero[0])
+  case_tangents = [zero if type(t) is ad.Zero else t for t in case_tangents]
+  return out, select_n_p.bind(which, *case_tangents)
+
+
+def _select_n_transpose(ct, which, *cases):
+  if ad.is_undefined(which):
+    raise NotImplementedError("select_n cannot be transposed in its predicate `which`")
+  if len(cases) == 1:
+    return [None, ct]
+  zeros = _zeros(ct)
+  if core.get_aval(which).dtype == np.bool_:
+    return [None,
+            _select(which, zeros, ct) if ad.is_undefined(cases[0]) else None,
+            _select(which, ct, zeros) if ad.is_undefined(cases[1]) else None]
+  return [None] + [_select(eq(which, _const(which, i)), ct, zeros)
+                   if ad.is_undefined(c) else None for i, c in enumerate(cases)]
+
+
+select_n_p.def_jvp(_select_n_jvp)
+select_n_p.def_transpose(_select_n_transpose)
+
 clamp_p = core.Primitive("clamp")
 
 
@@ -396,6 +771,40 @@ def _clamp_abstract_eval(lo, x, hi):
 
 clamp_p.def_abstract_eval(_clamp_abstract_eval)
 clamp_p.def_lowering(lambda ctx, lo, x, hi: [hlo.clamp(lo, x, hi)])
+
+
+def _clamp_batch(args, dims):
+  lo, x, hi = args
+  lo_d, x_d, hi_d = dims
+  lo_nd, x_nd, hi_nd = (core.get_aval(a).ndim for a in args)
+  if lo_d == x_d == hi_d:
+    if lo_nd == x_nd == hi_nd or lo_nd == hi_nd == 0:
+      return clamp_p.bind(lo, x, hi), x_d
+  elif lo_nd == hi_nd == 0 and x_d is not None:   # unbatched scalar bounds
+    return clamp_p.bind(lo, x, hi), x_d
+  size = _batch_size(args, dims)
+  x = batching.bdim_at_front(x, x_d, size)
+  x_shape = core.get_aval(x).shape
+  bounds = []
+  for b, d in ((lo, lo_d), (hi, hi_d)):
+    if d is None and not core.get_aval(b).shape:
+      bounds.append(b)   # an unbatched scalar bound broadcasts by itself
+      continue
+    b = batching.bdim_at_front(b, d, size)
+    b_nd = core.get_aval(b).ndim
+    if b_nd < len(x_shape):   # a batched scalar bound
+      b = _broadcast_to(b, x_shape, tuple(range(b_nd)))
+    bounds.append(b)
+  return clamp_p.bind(bounds[0], x, bounds[1]), 0
+
+
+clamp_p.def_batch(_clamp_batch)
+
+
+ad.defjvp(clamp_p,
+          lambda g, lo, x, hi: _select(bitwise_and(gt(lo, x), lt(lo, hi)), g, _zeros(x)),
+          lambda g, lo, x, hi: _select(bitwise_and(gt(x, lo), lt(x, hi)), g, _zeros(x)),
+          lambda g, lo, x, hi: _select(lt(hi, x), g, _zeros(x)))
 
 
 # ---- conversions ---------------------------------------------------------------------------
@@ -421,6 +830,42 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding):
 convert_element_type_p.def_abstract_eval(_convert_abstract_eval)
 convert_element_type_p.def_lowering(_convert_lower)
 convert_element_type_p.def_pp_params(lambda p: {k: v for k, v in p.items() if k != "sharding"})
+batching.defvectorized(convert_element_type_p)
+
+
+def _convert_bind(x, new_dtype, weak_type, sharding):
+  """convert_element_type, folded into a new literal when `x` is a rank-0 host constant (as
+  JAX folds it while tracing: the seed cotangent of grad stays a literal). A conversion to
+  the same type returns `x` (JAX forwards such equations while staging)."""
+  aval = core.get_aval(x)
+  if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, (Array, Tracer)):
+    return x
+  if isinstance(x, core.Literal) or type(x) in dtypes.python_scalar_dtypes or (
+      isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0):
+    return scalar_literal(_host_cast(getattr(x, "val", x), new_dtype), new_dtype,
+                                 weak_type)
+  return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type,
+                                     sharding=sharding)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
+  (x,), (t,) = primals, tangents
+  out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type,
+                                    sharding=sharding)
+  out_t_aval = ad.tangent_aval(core.get_aval(out))
+  if type(t) is ad.Zero or ad.is_float0(out_t_aval):
+    return out, ad.Zero(out_t_aval)
+  return out, _convert_bind(t, new_dtype, weak_type, sharding)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type, sharding):
+  if ad.is_float0(ad.tangent_aval(x.aval)):
+    return [ad.Zero(ad.tangent_aval(x.aval))]
+  return [_convert_bind(ct, x.aval.dtype, x.aval.weak_type, sharding)]
+
+
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.def_transpose(_convert_transpose)
 
 bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
 
@@ -450,11 +895,27 @@ bitcast_convert_type_p.def_abstract_eval(_bitcast_abstract_eval)
 bitcast_convert_type_p.def_lowering(lambda ctx, x, *, new_dtype: [
     hlo.bitcast_convert(mlir.aval_to_ir_type(ctx.avals_out[0]), x)])
 
+
+def _bitcast_batch(args, dims, *, new_dtype):
+  (x,), (d,) = args, dims
+  aval = core.get_aval(x)
+  if aval.dtype.itemsize < np.dtype(new_dtype).itemsize and d == aval.ndim - 1:
+    x, d = batching.moveaxis(x, d, 0), 0   # the last axis is consumed: keep the batch axis
+  return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+bitcast_convert_type_p.def_batch(_bitcast_batch)
+
+
+ad.defjvp_zero(bitcast_convert_type_p)
+
 reduce_precision_p = core.Primitive("reduce_precision")
 reduce_precision_p.def_abstract_eval(lambda x, *, exponent_bits, mantissa_bits: (
     utils.check_dtype("reduce_precision", x, FLOAT) or x))
 reduce_precision_p.def_lowering(lambda ctx, x, *, exponent_bits, mantissa_bits: [
     hlo.reduce_precision(x, mlir.i32_attr(exponent_bits), mlir.i32_attr(mantissa_bits))])
+batching.defvectorized(reduce_precision_p)
+ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
 
 del ir
 
@@ -595,11 +1056,21 @@ def convert_element_type(operand, new_dtype):
   return out
 
 
+def _holds_concrete(x):
+  """A JVP tracer of a concrete value (JAX converts those even to their own type, so that an
+  eager jvp returns Arrays); staged tracers and Arrays are returned as they are."""
+  if not isinstance(x, ad.JVPTracer):
+    return False
+  while isinstance(x, ad.JVPTracer):
+    x = x.primal
+  return not isinstance(x, Tracer)
+
+
 def _convert_element_type(operand, new_dtype=None, weak_type=False):
   operand = asarray_operand(operand)
   aval = core.get_aval(operand)
   new_dtype = aval.dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
-  if aval.dtype == new_dtype and aval.weak_type == weak_type:
+  if aval.dtype == new_dtype and aval.weak_type == weak_type and not _holds_concrete(operand):
     return operand
   if not isinstance(operand, core.Tracer) and aval.shape == () and not hasattr(operand, "_buf"):
     value = operand.val if isinstance(operand, Literal) else operand
@@ -631,474 +1102,3 @@ def stop_gradient(x):
       return ad.stop_gradient_p.bind(v)
     return v
   return tree_util.tree_map(stop, x)
-
-
-# ---- batching rules --------------------------------------------------------------------------
-# Unary primitives keep the operand's batch axis; n-ary ones broadcast (batching.defbroadcasting).
-
-for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, is_finite_p, round_p, not_p,
-           population_count_p, clz_p, exp_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p, cbrt_p,
-           tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p,
-           asinh_p, acosh_p, atanh_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, exp2_p,
-           square_p, integer_pow_p, real_p, imag_p, conj_p, convert_element_type_p,
-           reduce_precision_p):
-  batching.defvectorized(_p)
-for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, eq_p,
-           ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p,
-           shift_right_arithmetic_p, shift_right_logical_p, polygamma_p, complex_p):
-  batching.defbroadcasting(_p)
-del _p
-
-
-def _batch_size(args, dims):
-  return next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-
-
-def _broadcast_to(x, shape, dims):
-  return broadcasting.broadcast_in_dim(x, shape, dims)
-
-
-def _select_n_batch(args, dims):
-  which, *cases = args
-  w_dim, *c_dims = dims
-  w_shape = core.get_aval(which).shape
-  c_shape = core.get_aval(cases[0]).shape
-  if all(d == w_dim for d in c_dims):   # everything batched at the same axis
-    if len(w_shape) != len(c_shape):   # a scalar predicate per example
-      which = _broadcast_to(which, c_shape, (w_dim,))
-    return select_n_p.bind(which, *cases), w_dim
-  if not w_shape and all(d is not None for d in c_dims):   # one predicate for all examples
-    d0 = c_dims[0]
-    if all(d == d0 for d in c_dims) or all(core.get_aval(c).shape == c_shape for c in cases):
-      cases = [batching.moveaxis(c, d, d0) for c, d in zip(cases, c_dims)]
-      return select_n_p.bind(which, *cases), d0
-  size = _batch_size(args, dims)
-  if w_shape:
-    which = batching.bdim_at_front(which, w_dim, size)
-  if any(core.get_aval(c).shape for c in cases) or any(d is not None for d in c_dims):
-    cases = [batching.bdim_at_front(c, d, size) for c, d in zip(cases, c_dims)]
-  w_nd, c_shape = core.get_aval(which).ndim, core.get_aval(cases[0]).shape
-  if 0 < w_nd < len(c_shape):   # a batched scalar predicate with array cases
-    which = _broadcast_to(which, c_shape, (0,))
-  elif w_nd > len(c_shape):   # a batched predicate with scalar cases
-    w_shape = core.get_aval(which).shape
-    cases = [_broadcast_to(c, w_shape, ()) for c in cases]
-  return select_n_p.bind(which, *cases), 0
-
-
-select_n_p.def_batch(_select_n_batch)
-
-
-def _clamp_batch(args, dims):
-  lo, x, hi = args
-  lo_d, x_d, hi_d = dims
-  lo_nd, x_nd, hi_nd = (core.get_aval(a).ndim for a in args)
-  if lo_d == x_d == hi_d:
-    if lo_nd == x_nd == hi_nd or lo_nd == hi_nd == 0:
-      return clamp_p.bind(lo, x, hi), x_d
-  elif lo_nd == hi_nd == 0 and x_d is not None:   # unbatched scalar bounds
-    return clamp_p.bind(lo, x, hi), x_d
-  size = _batch_size(args, dims)
-  x = batching.bdim_at_front(x, x_d, size)
-  x_shape = core.get_aval(x).shape
-  bounds = []
-  for b, d in ((lo, lo_d), (hi, hi_d)):
-    if d is None and not core.get_aval(b).shape:
-      bounds.append(b)   # an unbatched scalar bound broadcasts by itself
-      continue
-    b = batching.bdim_at_front(b, d, size)
-    b_nd = core.get_aval(b).ndim
-    if b_nd < len(x_shape):   # a batched scalar bound
-      b = _broadcast_to(b, x_shape, tuple(range(b_nd)))
-    bounds.append(b)
-  return clamp_p.bind(bounds[0], x, bounds[1]), 0
-
-
-clamp_p.def_batch(_clamp_batch)
-
-
-def _bitcast_batch(args, dims, *, new_dtype):
-  (x,), (d,) = args, dims
-  aval = core.get_aval(x)
-  if aval.dtype.itemsize < np.dtype(new_dtype).itemsize and d == aval.ndim - 1:
-    x, d = batching.moveaxis(x, d, 0), 0   # the last axis is consumed: keep the batch axis
-  return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
-
-
-bitcast_convert_type_p.def_batch(_bitcast_batch)
-
-
-# ---- differentiation rules -------------------------------------------------------------------
-# JVPs follow JAX's formulas (same primitives, same operand order), so that grad jaxprs print
-# like JAX's. Transposes of linear primitives sum a cotangent back to an operand that was
-# broadcast (rank 0, or size-1 axes). Non-differentiable primitives give symbolic zeros.
-
-
-_add, _sub, _mul, _div, _neg, _sign, _floor, _abs = add, sub, mul, div, neg, sign, floor, abs
-_eq, _ge, _gt, _lt, _and, _square, _pow = eq, ge, gt, lt, bitwise_and, square, pow
-_exp, _log, _rsqrt, _sin, _cos, _sinh, _cosh = exp, log, rsqrt, sin, cos, sinh, cosh
-_digamma, _polygamma, _real, _imag, _complex, _select_n = (digamma, polygamma, real, imag,
-                                                            complex, select_n)
-
-
-def _integer_pow(x, y):
-  return integer_pow_p.bind(x, y=y)
-
-
-def _conj(x):
-  return conj_p.bind(x, input_dtype=core.get_aval(x).dtype)
-
-
-def _convert(x, dtype):
-  return _convert_element_type(x, dtype, weak_type=False)
-
-
-def _select(pred, on_true, on_false):
-  return _select_n(pred, on_false, on_true)
-
-
-def _const(x, value):
-  """A rank-0 constant of `x`'s dtype.
-
-  As in JAX, it is weakly typed when `x` is a weakly typed scalar of the default dtype of its
-  kind (the type a Python scalar would get), and strongly typed otherwise.
-  """
-  aval = core.get_aval(x)
-  if aval.weak_type and not aval.shape:
-    kind = (bool if aval.dtype == np.bool_ else
-            builtins.complex if aval.dtype.kind == "c" else
-            float if dtypes.issubdtype(aval.dtype, np.floating) else int)
-    if core.get_aval(kind(0)).dtype == aval.dtype:
-      return core.Literal(kind(value), aval)   # the Python value, unrounded (printed as such)
-  return scalar_literal(value, aval.dtype)
-
-
-def _full_like(x, value, shape=None):
-  """`value` in the dtype (and weak type) of `x`, with `x`'s shape unless `shape` is given."""
-  aval = core.get_aval(x)
-  shape = aval.shape if shape is None else shape
-  fill = scalar_literal(value, aval.dtype, aval.weak_type)
-  if not shape:
-    return stage_literal(fill)   # a made value, as JAX's full_like (a residual when linearized)
-  return broadcasting.broadcast_in_dim_p.bind(fill, shape=shape, broadcast_dimensions=(),
-                                              sharding=None)
-
-
-def _zeros(x):
-  return _full_like(x, 0)
-
-
-def _ones(x):
-  return _full_like(x, 1)
-
-
-def _one(x):
-  return _full_like(x, 1, ())
-
-
-def _replace_zero(x):
-  return _select(_eq(x, _const(x, 0)), _ones(x), x)
-
-
-def _out_shape(*xs):
-  return utils.broadcasting_shape("broadcast", *map(core.get_aval, xs))
-
-
-def _maybe_broadcast(shape, t):
-  """Broadcast `t` (rank 0, or with size-1 axes) to `shape`."""
-  t_shape = core.get_aval(t).shape
-  if type(t) is ad.Zero or t_shape == tuple(shape):
-    return t
-  so = broadcasting
-  dims = ()
-  if t_shape:
-    dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape)) if a == b)
-    t = so.reshape(t, [t_shape[i] for i in dims])
-  return so.broadcast_in_dim_p.bind(t, shape=tuple(shape), broadcast_dimensions=dims,
-                                    sharding=None)
-
-
-def _unbroadcast(aval, ct):
-  """Sum `ct` down to `aval`'s shape (elementwise operands broadcast from rank 0 or size 1)."""
-  if type(ct) is ad.Zero:
-    return ct
-  ct_shape = core.get_aval(ct).shape
-  if ct_shape == aval.shape:
-    return ct
-  if not aval.shape:
-    return broadcasting.reduce_sum(ct, tuple(range(len(ct_shape))))
-  dims = tuple(i for i, (a, b) in enumerate(zip(ct_shape, aval.shape)) if a != b)
-  if dims:
-    ct = broadcasting.reduce_sum(ct, dims)
-  return broadcasting.reshape(ct, aval.shape)
-
-
-def _zero_tangent(out):
-  return ad.Zero(ad.tangent_aval(core.get_aval(out)))
-
-
-# -- add, sub, mul, div, rem, neg
-def _linear_binop_jvp(prim, negate_y):
-  # add(tx, ty) / sub(tx, ty); a lone tangent is broadcast to the output (negated for sub's y).
-  def jvp(primals, tangents):
-    tx, ty = tangents
-    out = prim.bind(*primals)
-    if type(tx) is ad.Zero and type(ty) is ad.Zero:
-      return out, _zero_tangent(out)
-    shape = core.get_aval(out).shape
-    if type(tx) is ad.Zero:
-      return out, _maybe_broadcast(shape, _neg(ty) if negate_y else ty)
-    if type(ty) is ad.Zero:
-      return out, _maybe_broadcast(shape, tx)
-    return out, prim.bind(tx, ty)
-  return jvp
-
-
-def _add_transpose(ct, x, y):
-  return [_unbroadcast(x.aval, ct) if ad.is_undefined(x) else None,
-          _unbroadcast(y.aval, ct) if ad.is_undefined(y) else None]
-
-
-def _sub_transpose(ct, x, y):
-  return [_unbroadcast(x.aval, ct) if ad.is_undefined(x) else None,
-          _unbroadcast(y.aval, _neg(ct)) if ad.is_undefined(y) else None]
-
-
-add_p.def_jvp(_linear_binop_jvp(add_p, False))
-add_p.def_transpose(_add_transpose)
-sub_p.def_jvp(_linear_binop_jvp(sub_p, True))
-sub_p.def_transpose(_sub_transpose)
-
-
-def _mul_transpose(ct, x, y):
-  if ad.is_undefined(x) and ad.is_undefined(y):
-    raise NotImplementedError("mul is bilinear: it can be transposed in one operand only")
-  if ad.is_undefined(x):
-    return [_unbroadcast(x.aval, _mul(ct, y)), None]
-  return [None, _unbroadcast(y.aval, _mul(x, ct))]
-
-
-ad.defjvp(mul_p, lambda tx, x, y: _mul(tx, y), lambda ty, x, y: _mul(x, ty))
-mul_p.def_transpose(_mul_transpose)
-
-
-def _div_transpose(ct, x, y):
-  if ad.is_undefined(y):
-    raise NotImplementedError("div is not linear in its divisor: it cannot be transposed in y")
-  return [_unbroadcast(x.aval, _div(ct, y)), None]
-
-
-ad.defjvp(div_p, lambda g, x, y: _div(g, y),
-          lambda g, x, y: _mul(_mul(_neg(g), x), _integer_pow(y, -2)))
-div_p.def_transpose(_div_transpose)
-
-ad.defjvp(rem_p, lambda g, x, y: _maybe_broadcast(_out_shape(x, y), g),
-          lambda g, x, y: _mul(_neg(g), _mul(_sign(_div(x, y)), _floor(_abs(_div(x, y))))))
-
-ad.deflinear(neg_p, lambda ct, x: [_neg(ct)])
-
-
-# -- max, min: at ties the tangent is split evenly between the operands
-def _balanced_eq(x, ans, y):
-  return _div(_select(_eq(x, ans), _ones(ans), _zeros(ans)),
-              _select(_eq(y, ans), _full_like(ans, 2), _ones(ans)))
-
-
-for _p in (max_p, min_p):
-  ad.defjvp2(_p, lambda g, ans, x, y: _mul(g, _balanced_eq(x, ans, y)),
-             lambda g, ans, x, y: _mul(g, _balanced_eq(y, ans, x)))
-
-
-# -- powers
-def _pow_jvp_x(g, ans, x, y):
-  y_is_int = core.get_aval(y).dtype.kind in "iu"
-  dtype = core.get_aval(x).dtype
-  x, y = _convert(x, dtype), _convert(y, dtype)
-  if y_is_int:
-    shape = _out_shape(x, y)
-    x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
-    # d/dx x**0 is 0, also at x = 0 (where y * x**(y-1) would be 0 * inf).
-    jac = _select(_eq(y, _const(y, 0)), _zeros(y),
-                  _mul(_replace_zero(y), _pow(x, _sub(y, _ones(y)))))
-  else:
-    jac = _mul(y, _pow(x, _sub(y, _ones(y))))
-  return _mul(g, jac)
-
-
-def _pow_jvp_y(g, ans, x, y):
-  return _convert(_mul(g, _mul(_log(_replace_zero(x)), ans)), core.get_aval(y).dtype)
-
-
-ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
-
-
-def _integer_pow_jvp(g, x, *, y):
-  if y == 0:
-    return _zeros(g)
-  if y == 1:
-    return g
-  if y == 2:
-    return _mul(g, _mul(_const(x, 2), x))
-  return _mul(g, _mul(_const(x, y), _integer_pow(x, y - 1)))
-
-
-ad.defjvp(integer_pow_p, _integer_pow_jvp)
-ad.defjvp2(square_p, lambda g, ans, x: _mul(g, _mul(_const(x, 2), x)))
-ad.defjvp2(sqrt_p, lambda g, ans, x: _mul(g, _div(_const(x, 0.5), ans)))
-ad.defjvp2(rsqrt_p, lambda g, ans, x: _mul(g, _mul(_const(x, -0.5), _div(ans, x))))
-ad.defjvp2(cbrt_p, lambda g, ans, x: _mul(g, _mul(_const(x, 1 / 3), _integer_pow(ans, -2))))
-
-
-# -- abs: the derivative at 0 is taken as +1 (real) and 0 (complex)
-def _abs_jvp(g, ans, x):
-  x_dtype = core.get_aval(x).dtype
-  if x_dtype.kind == "c":
-    return _real(_mul(g, _div(_conj(x), _replace_zero(_convert(ans, x_dtype)))))
-  return _select(_ge(x, _full_like(x, 0, ())), g, _neg(g))
-
-
-ad.defjvp2(abs_p, _abs_jvp)
-
-# -- exponentials, logarithms, trigonometric, hyperbolic and special functions
-ad.defjvp2(exp_p, lambda g, ans, x: _mul(g, ans))
-ad.defjvp2(exp2_p, lambda g, ans, x: _mul(_log(_const(x, 2)), _mul(g, ans)))
-ad.defjvp(log_p, lambda g, x: _div(g, x))
-ad.defjvp2(expm1_p, lambda g, ans, x: _mul(g, _add(ans, _one(ans))))
-ad.defjvp(log1p_p, lambda g, x: _div(g, _add(x, _one(x))))
-ad.defjvp2(tanh_p, lambda g, ans, x: _mul(_add(g, _mul(g, ans)), _sub(_one(x), ans)))
-ad.defjvp2(logistic_p, lambda g, ans, x: _mul(g, _mul(ans, _sub(_one(ans), ans))))
-ad.defjvp(sin_p, lambda g, x: _mul(g, _cos(x)))
-ad.defjvp(cos_p, lambda g, x: _neg(_mul(g, _sin(x))))
-ad.defjvp2(tan_p, lambda g, ans, x: _mul(g, _add(_const(x, 1), _square(ans))))
-ad.defjvp(asin_p, lambda g, x: _mul(g, _rsqrt(_sub(_const(x, 1), _square(x)))))
-ad.defjvp(acos_p, lambda g, x: _mul(g, _neg(_rsqrt(_sub(_const(x, 1), _square(x))))))
-ad.defjvp(atan_p, lambda g, x: _div(g, _add(_const(x, 1), _square(x))))
-ad.defjvp(atan2_p, lambda g, x, y: _mul(g, _div(y, _add(_square(x), _square(y)))),
-          lambda g, x, y: _mul(g, _div(_neg(x), _add(_square(x), _square(y)))))
-ad.defjvp(sinh_p, lambda g, x: _mul(g, _cosh(x)))
-ad.defjvp(cosh_p, lambda g, x: _mul(g, _sinh(x)))
-ad.defjvp(asinh_p, lambda g, x: _mul(g, _rsqrt(_add(_square(x), _one(x)))))
-ad.defjvp(acosh_p, lambda g, x: _mul(g, _rsqrt(_sub(_square(x), _one(x)))))
-ad.defjvp(atanh_p, lambda g, x: _mul(_integer_pow(_add(_one(x), x), -1),
-                                     _div(g, _sub(_one(x), x))))
-ad.defjvp(erf_p, lambda g, x: _mul(_const(x, 2 / np.sqrt(np.pi)),
-                                   _mul(g, _exp(_neg(_square(x))))))
-ad.defjvp(erfc_p, lambda g, x: _mul(_const(x, -2 / np.sqrt(np.pi)),
-                                    _mul(g, _exp(_neg(_square(x))))))
-ad.defjvp2(erf_inv_p, lambda g, ans, x: _mul(_const(x, np.sqrt(np.pi) / 2),
-                                             _mul(g, _exp(_square(ans)))))
-ad.defjvp(lgamma_p, lambda g, x: _mul(g, _digamma(x)))
-ad.defjvp(digamma_p, lambda g, x: _mul(g, _polygamma(_const(x, 1), x)))
-
-
-def _polygamma_jvp_m(g, m, x):
-  raise ValueError("polygamma gradient with respect to m is not supported; differentiate "
-                   "with respect to x only (wrap m in lax.stop_gradient).")
-
-
-ad.defjvp(polygamma_p, _polygamma_jvp_m,
-          lambda g, m, x: _mul(g, _polygamma(_add(m, _const(m, 1)), x)))
-# nextafter has no derivative rule in JAX either (differentiating it raises NotImplementedError).
-
-# -- non-differentiable: zero tangents (float0 for integer and boolean outputs)
-for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
-           and_p, or_p, xor_p, not_p, shift_left_p, shift_right_arithmetic_p,
-           shift_right_logical_p, population_count_p, clz_p, bitcast_convert_type_p):
-  ad.defjvp_zero(_p)
-del _p
-
-
-# -- complex parts (JAX's conventions: no implicit conjugation)
-def _complex_transpose(ct, x, y):
-  return [_unbroadcast(x.aval, _real(ct)) if ad.is_undefined(x) else None,
-          _unbroadcast(y.aval, _imag(_neg(ct))) if ad.is_undefined(y) else None]
-
-
-def _conj_transpose(ct, x, *, input_dtype):
-  if np.dtype(input_dtype).kind == "c":
-    return [_conj(ct)]
-  return [_real(ct)]
-
-
-def _part_zero(ct):
-  return scalar_literal(0, core.get_aval(ct).dtype)
-
-
-ad.deflinear(real_p, lambda ct, x: [_complex(ct, _part_zero(ct))])
-ad.deflinear(imag_p, lambda ct, x: [_complex(_part_zero(ct), _neg(ct))])
-ad.deflinear(complex_p, _complex_transpose)
-ad.deflinear(conj_p, _conj_transpose)
-
-
-# -- selection
-def _select_n_jvp(primals, tangents):
-  which, *cases = primals
-  case_tangents = tangents[1:]
-  out = select_n_p.bind(which, *cases)
-  nonzero = [t for t in case_tangents if type(t) is not ad.Zero]
-  if not nonzero:
-    return out, ad.Zero(case_tangents[0].aval)
-  zero = _zeros(nonzero[0])
-  case_tangents = [zero if type(t) is ad.Zero else t for t in case_tangents]
-  return out, select_n_p.bind(which, *case_tangents)
-
-
-def _select_n_transpose(ct, which, *cases):
-  if ad.is_undefined(which):
-    raise NotImplementedError("select_n cannot be transposed in its predicate `which`")
-  if len(cases) == 1:
-    return [None, ct]
-  zeros = _zeros(ct)
-  if core.get_aval(which).dtype == np.bool_:
-    return [None,
-            _select(which, zeros, ct) if ad.is_undefined(cases[0]) else None,
-            _select(which, ct, zeros) if ad.is_undefined(cases[1]) else None]
-  return [None] + [_select(_eq(which, _const(which, i)), ct, zeros)
-                   if ad.is_undefined(c) else None for i, c in enumerate(cases)]
-
-
-select_n_p.def_jvp(_select_n_jvp)
-select_n_p.def_transpose(_select_n_transpose)
-
-ad.defjvp(clamp_p,
-          lambda g, lo, x, hi: _select(_and(_gt(lo, x), _lt(lo, hi)), g, _zeros(x)),
-          lambda g, lo, x, hi: _select(_and(_gt(x, lo), _lt(x, hi)), g, _zeros(x)),
-          lambda g, lo, x, hi: _select(_lt(hi, x), g, _zeros(x)))
-
-
-# -- conversions
-def _convert_bind(x, new_dtype, weak_type, sharding):
-  """convert_element_type, folded into a new literal when `x` is a rank-0 host constant (as
-  JAX folds it while tracing: the seed cotangent of grad stays a literal). A conversion to
-  the same type returns `x` (JAX forwards such equations while staging)."""
-  aval = core.get_aval(x)
-  if aval.dtype == new_dtype and aval.weak_type == weak_type:
-    return x
-  if isinstance(x, core.Literal) or type(x) in dtypes.python_scalar_dtypes or (
-      isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0):
-    return scalar_literal(_host_cast(getattr(x, "val", x), new_dtype), new_dtype,
-                                 weak_type)
-  return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type,
-                                     sharding=sharding)
-
-
-def _convert_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
-  (x,), (t,) = primals, tangents
-  out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type,
-                                    sharding=sharding)
-  out_t_aval = ad.tangent_aval(core.get_aval(out))
-  if type(t) is ad.Zero or ad.is_float0(out_t_aval):
-    return out, ad.Zero(out_t_aval)
-  return out, _convert_bind(t, new_dtype, weak_type, sharding)
-
-
-def _convert_transpose(ct, x, *, new_dtype, weak_type, sharding):
-  if ad.is_float0(ad.tangent_aval(x.aval)):
-    return [ad.Zero(ad.tangent_aval(x.aval))]
-  return [_convert_bind(ct, x.aval.dtype, x.aval.weak_type, sharding)]
-
-
-convert_element_type_p.def_jvp(_convert_jvp)
-convert_element_type_p.def_transpose(_convert_transpose)
-
-ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])

@@ -4,6 +4,12 @@ Monoid reductions lower to a single stablehlo.reduce with the operation's identi
 initial value. argmin/argmax reduce (value, index) pairs so that NaNs win and ties go to the
 lowest index. Cumulative reductions lower to a stablehlo.reduce_window whose window spans the
 whole axis (padded on one side), which XLA rewrites into an efficient scan.
+
+Differentiation follows JAX: reduce_sum and cumsum are linear; reduce_max/min send the tangent
+to the location(s) of the extremum (averaged over ties); reduce_prod and the general reduce are
+differentiated through a tree of pairwise combinations, and cumprod/cummax/cummin/cumlogsumexp
+through a parallel prefix scan, so that values (also at ties) match JAX's. Each primitive's
+rules follow its definition.
 """
 from __future__ import annotations
 
@@ -135,7 +141,65 @@ reduce_xor_p = _reduction("reduce_xor", _any_dtype, _logical_shape, _fixed(hlo.x
 for _p in (reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
            reduce_xor_p):
   _p.def_batch(_reducer_batch(_p))
-del _p
+
+
+def _reduce_tree_jvp(combine, inits, primals, tangents, axes):
+  """JVP of reducing `primals` over `axes` by repeatedly combining halves with `combine`.
+
+  `combine(*xs, *ys)` maps two lists of equally shaped arrays to one list.
+  """
+  shape = core.get_aval(primals[0]).shape
+  rest = tuple(i for i in range(len(shape)) if i not in axes)
+  n = math.prod(shape[a] for a in axes)
+  perm = tuple(axes) + rest
+  new_shape = (n,) + tuple(shape[i] for i in rest)
+  primals = [so.reshape(x, new_shape, perm) for x in primals]
+  tangents = [t if type(t) is ad.Zero else so.reshape(t, new_shape, perm) for t in tangents]
+  tangents = [ad.Zero(ad.tangent_aval(core.get_aval(x))) if type(t) is ad.Zero else t
+              for x, t in zip(primals, tangents)]
+
+  def tree(*xs):
+    xs = list(xs)
+    ndim = core.get_aval(xs[0]).ndim
+    while core.get_aval(xs[0]).shape[0] > 1:
+      m = core.get_aval(xs[0]).shape[0]
+      m1 = (m + 1) // 2
+      lo = [so.slice_in_dim(x, 0, m1) for x in xs]
+      hi = [so.slice_in_dim(x, m1, None) for x in xs]
+      if m - m1 != m1:
+        config = [(0, 0, 0)] * ndim
+        config[0] = (0, 1, 0)
+        hi = [so.pad(x, init, config) for x, init in zip(hi, inits)]
+      xs = list(combine(*(lo + hi)))
+    if core.get_aval(xs[0]).shape[0] == 0:
+      return [so.broadcast(init, new_shape[1:]) for init in inits]
+    return [so.squeeze(x, (0,)) for x in xs]
+
+  return ad.jvp_flat(tree, primals, tangents)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  x, = primals
+  one = lax_api.scalar_literal(1, core.get_aval(x).dtype)
+  outs, touts = _reduce_tree_jvp(lambda a, b: [lax_api.mul(a, b)], [one], primals, tangents,
+                                 axes)
+  return outs[0], touts[0]
+
+
+reduce_prod_p.def_jvp(_reduce_prod_jvp)
+
+
+def _reduce_chooser_jvp(g, ans, x, *, axes):
+  # Equal-to-the-extremum mask, divided by the number of ties.
+  shape = [1 if i in axes else d for i, d in enumerate(core.get_aval(x).shape)]
+  where = lax_api.convert_element_type(lax_api.eq(x, so.reshape(ans, shape)),
+                                       core.get_aval(g).dtype)
+  counts = reduce_sum(where, axes)
+  return lax_api.div(reduce_sum(lax_api.mul(g, where), axes), counts)
+
+
+ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
+ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
 def reduce_prod(operand, axes):
@@ -220,6 +284,10 @@ argmax_p.def_batch(_reducer_batch(argmax_p))
 argmin_p.def_batch(_reducer_batch(argmin_p))
 
 
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+  ad.defjvp_zero(_p)
+
+
 def argmax(operand, axis, index_dtype):
   """Index of the maximum along `axis` (first occurrence; a NaN counts as the maximum)."""
   index_dtype = dtypes.check_user_dtype(index_dtype, "argmax")
@@ -293,7 +361,113 @@ def _cumulative_batch(prim):
 
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
   _p.def_batch(_cumulative_batch(_p))
-del _p
+
+
+ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+# -- the parallel prefix scan (lax.associative_scan's core), also used to differentiate the
+# cumulative ops as JAX does
+def _interleave(a, b, axis):
+  """a[0], b[0], a[1], b[1], ... along `axis` (a is as long as b or one longer)."""
+  aval_a, aval_b = core.get_aval(a), core.get_aval(b)
+  same = aval_a.shape[axis] == aval_b.shape[axis]
+  a_config = [(0, 0, 0)] * aval_a.ndim
+  b_config = [(0, 0, 0)] * aval_b.ndim
+  a_config[axis] = (0, 1 if same else 0, 1)
+  b_config[axis] = (1, 0 if same else 1, 1)
+  op = lax_api.bitwise_or if aval_a.dtype == np.bool_ else lax_api.add
+  return op(so.pad(a, lax_api._const(a, 0), a_config), so.pad(b, lax_api._const(b, 0), b_config))
+
+
+def associative_scan_flat(combine, elems, axis, reverse=False):
+  """Inclusive scan of the list of arrays `elems` along `axis` with the associative
+  `combine(list, list) -> list`: combine adjacent pairs, recurse on the half-size problem, then
+  fill in the even positions (log depth)."""
+  if reverse:
+    elems = [so.rev(e, (axis,)) for e in elems]
+
+  def sl(e, start, stop, stride=1):
+    return so.slice_in_dim(e, start, stop, stride, axis)
+
+  def scan(elems):
+    n = core.get_aval(elems[0]).shape[axis]
+    if n < 2:
+      return elems
+    # The scan of the pairs' combinations gives the results at odd positions.
+    odd = scan(combine([sl(e, 0, -1, 2) for e in elems], [sl(e, 1, None, 2) for e in elems]))
+    # Each even position (after the first) combines the odd result before it with its element.
+    if n % 2 == 0:
+      even = combine([sl(e, 0, -1) for e in odd], [sl(e, 2, None, 2) for e in elems])
+    else:
+      even = combine(odd, [sl(e, 2, None, 2) for e in elems])
+    even = [so.concatenate([sl(e, 0, 1), r], axis) for e, r in zip(elems, even)]
+    return [_interleave(a, b, axis) for a, b in zip(even, odd)]
+
+  out = scan(list(elems))
+  if reverse:
+    out = [so.rev(e, (axis,)) for e in out]
+  return out
+
+
+def _scan_jvp(binary):
+  def rule(primals, tangents, *, axis, reverse):
+    def fun(x):
+      return associative_scan_flat(lambda a, b: [binary(a[0], b[0])], [x], axis, reverse)
+    outs, touts = ad.jvp_flat(fun, list(primals), list(tangents))
+    return outs[0], touts[0]
+  return rule
+
+
+cumprod_p.def_jvp(_scan_jvp(lax_api.mul))
+cummax_p.def_jvp(_scan_jvp(lax_api.max))
+cummin_p.def_jvp(_scan_jvp(lax_api.min))
+
+
+def _replace_inf(x):
+  dt = core.get_aval(x).dtype
+  re = lax_api.real(x) if dt.kind == "c" else x
+  inf = lax_api.scalar_literal(np.inf, core.get_aval(re).dtype)
+  return lax_api.select(lax_api.eq(re, inf), so._full_like(x, 0), x)
+
+
+def _logaddexp_values(a, b):
+  """log(exp(a) + exp(b)) without overflow (JAX's lax logaddexp)."""
+  dt = core.get_aval(a).dtype
+  amax = lax_api.max(a, b)
+  if dt.kind != "c":
+    delta = lax_api.sub(a, b)
+    return lax_api.select(lax_api.ne(delta, delta), lax_api.add(a, b),
+                          lax_api.add(amax, lax_api.log1p(lax_api.exp(lax_api.neg(
+                              lax_api.abs(delta))))))
+  delta = lax_api.sub(lax_api.add(a, b), lax_api.mul(amax, lax_api.scalar_literal(2, dt)))
+  out = lax_api.add(amax, lax_api.log1p(lax_api.exp(delta)))
+  im = lax_api.imag(out)
+  part = core.get_aval(im).dtype
+  pi, two_pi = lax_api.scalar_literal(np.pi, part), lax_api.scalar_literal(2 * np.pi, part)
+  rem = lax_api.rem(lax_api.add(im, pi), two_pi)
+  rem = lax_api.select(lax_api.lt(rem, lax_api.scalar_literal(0, part)),
+                       lax_api.add(rem, two_pi), rem)
+  return lax_api.complex(lax_api.real(out), lax_api.sub(rem, pi))
+
+
+def _logaddexp_pair(a, b):
+  """(logaddexp, its tangent) of (value, tangent) pairs, with JAX's derivative formula."""
+  (x, tx), (y, ty) = a, b
+  out = _logaddexp_values(x, y)
+  r_out = _replace_inf(out)
+  t = lax_api.add(lax_api.mul(tx, lax_api.exp(lax_api.sub(_replace_inf(x), r_out))),
+                  lax_api.mul(ty, lax_api.exp(lax_api.sub(_replace_inf(y), r_out))))
+  return [out, t]
+
+
+def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
+  (x,), (t,) = primals, tangents
+  out, t_out = associative_scan_flat(_logaddexp_pair, [x, ad.instantiate(t)], axis, reverse)
+  return out, t_out
+
+
+cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)
 
 
 def _cumulative_fn(prim, what):
@@ -356,6 +530,25 @@ def _reduce_batch(args, dims, *, computation, jaxpr, dimensions):
 
 
 reduce_p.def_batch(_reduce_batch)
+
+
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  n = len(primals) // 2
+  if any(type(t) is not ad.Zero for t in tangents[n:]):
+    raise NotImplementedError(
+        "Gradient of general lax.reduce with non-zero tangents for initial values to "
+        "reduction not implemented")
+  ndim = core.get_aval(primals[0]).ndim - len(dimensions) + 1
+
+  def reducer(*args):
+    return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+  for _ in range(ndim):
+    reducer = batching.vmap(reducer)
+  return _reduce_tree_jvp(reducer, list(primals[n:]), list(primals[:n]), list(tangents[:n]),
+                          dimensions)
+
+
+reduce_p.def_jvp(_reduce_jvp)
 
 
 def _concrete_scalar(x):
@@ -440,196 +633,3 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   outs = reduce_p.bind(*flat_ops, *flat_inits, computation=computation, jaxpr=closed,
                        dimensions=dimensions)
   return tree_util.tree_unflatten(op_tree, outs)
-
-
-# ---- differentiation rules -------------------------------------------------------------------
-# JAX's rules: reduce_sum and cumsum are linear; reduce_max/min send the tangent to the
-# location(s) of the extremum (averaged over ties); reduce_prod and the general reduce are
-# differentiated through a tree of pairwise combinations, and cumprod/cummax/cummin/
-# cumlogsumexp through a parallel prefix scan, so that values (also at ties) match JAX's.
-
-
-def _reduce_tree_jvp(combine, inits, primals, tangents, axes):
-  """JVP of reducing `primals` over `axes` by repeatedly combining halves with `combine`.
-
-  `combine(*xs, *ys)` maps two lists of equally shaped arrays to one list.
-  """
-  shape = core.get_aval(primals[0]).shape
-  rest = tuple(i for i in range(len(shape)) if i not in axes)
-  n = math.prod(shape[a] for a in axes)
-  perm = tuple(axes) + rest
-  new_shape = (n,) + tuple(shape[i] for i in rest)
-  primals = [so.reshape(x, new_shape, perm) for x in primals]
-  tangents = [t if type(t) is ad.Zero else so.reshape(t, new_shape, perm) for t in tangents]
-  tangents = [ad.Zero(ad.tangent_aval(core.get_aval(x))) if type(t) is ad.Zero else t
-              for x, t in zip(primals, tangents)]
-
-  def tree(*xs):
-    xs = list(xs)
-    ndim = core.get_aval(xs[0]).ndim
-    while core.get_aval(xs[0]).shape[0] > 1:
-      m = core.get_aval(xs[0]).shape[0]
-      m1 = (m + 1) // 2
-      lo = [so.slice_in_dim(x, 0, m1) for x in xs]
-      hi = [so.slice_in_dim(x, m1, None) for x in xs]
-      if m - m1 != m1:
-        config = [(0, 0, 0)] * ndim
-        config[0] = (0, 1, 0)
-        hi = [so.pad(x, init, config) for x, init in zip(hi, inits)]
-      xs = list(combine(*(lo + hi)))
-    if core.get_aval(xs[0]).shape[0] == 0:
-      return [so.broadcast(init, new_shape[1:]) for init in inits]
-    return [so.squeeze(x, (0,)) for x in xs]
-
-  return ad.jvp_flat(tree, primals, tangents)
-
-
-def _reduce_prod_jvp(primals, tangents, *, axes):
-  x, = primals
-  one = lax_api.scalar_literal(1, core.get_aval(x).dtype)
-  outs, touts = _reduce_tree_jvp(lambda a, b: [lax_api.mul(a, b)], [one], primals, tangents,
-                                 axes)
-  return outs[0], touts[0]
-
-
-reduce_prod_p.def_jvp(_reduce_prod_jvp)
-
-
-def _reduce_chooser_jvp(g, ans, x, *, axes):
-  # Equal-to-the-extremum mask, divided by the number of ties.
-  shape = [1 if i in axes else d for i, d in enumerate(core.get_aval(x).shape)]
-  where = lax_api.convert_element_type(lax_api.eq(x, so.reshape(ans, shape)),
-                                       core.get_aval(g).dtype)
-  counts = reduce_sum(where, axes)
-  return lax_api.div(reduce_sum(lax_api.mul(g, where), axes), counts)
-
-
-ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
-ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
-
-for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
-  ad.defjvp_zero(_p)
-del _p
-
-
-def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
-  n = len(primals) // 2
-  if any(type(t) is not ad.Zero for t in tangents[n:]):
-    raise NotImplementedError(
-        "Gradient of general lax.reduce with non-zero tangents for initial values to "
-        "reduction not implemented")
-  ndim = core.get_aval(primals[0]).ndim - len(dimensions) + 1
-
-  def reducer(*args):
-    return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
-  for _ in range(ndim):
-    reducer = batching.vmap(reducer)
-  return _reduce_tree_jvp(reducer, list(primals[n:]), list(primals[:n]), list(tangents[:n]),
-                          dimensions)
-
-
-reduce_p.def_jvp(_reduce_jvp)
-
-ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
-
-
-# -- the parallel prefix scan (JAX's associative_scan) used to differentiate cumulative ops
-def _interleave(a, b, axis):
-  """a[0], b[0], a[1], b[1], ... along `axis` (len(a) == len(b) or len(b) + 1)."""
-  aval_a, aval_b = core.get_aval(a), core.get_aval(b)
-  same = aval_a.shape[axis] == aval_b.shape[axis]
-  a_config = [(0, 0, 0)] * aval_a.ndim
-  b_config = [(0, 0, 0)] * aval_b.ndim
-  a_config[axis] = (0, 1 if same else 0, 1)
-  b_config[axis] = (1, 0 if same else 1, 1)
-  op = lax_api.bitwise_or if aval_a.dtype == np.bool_ else lax_api.add
-  return op(so.pad(a, lax_api.scalar_literal(0, aval_a.dtype), a_config),
-            so.pad(b, lax_api.scalar_literal(0, aval_b.dtype), b_config))
-
-
-def _associative_scan(combine, elems, axis, reverse=False):
-  """Inclusive scan of the lists `elems` along `axis` with the associative `combine`, by
-  combining adjacent pairs and recursing on the half-size problem."""
-  if reverse:
-    elems = [so.rev(e, (axis,)) for e in elems]
-
-  def scan(elems):
-    n = core.get_aval(elems[0]).shape[axis]
-    if n < 2:
-      return elems
-    pairs = combine([so.slice_in_dim(e, 0, -1, 2, axis) for e in elems],
-                    [so.slice_in_dim(e, 1, None, 2, axis) for e in elems])
-    odd = scan(pairs)
-    if n % 2 == 0:
-      even = combine([so.slice_in_dim(e, 0, -1, 1, axis) for e in odd],
-                     [so.slice_in_dim(e, 2, None, 2, axis) for e in elems])
-    else:
-      even = combine(odd, [so.slice_in_dim(e, 2, None, 2, axis) for e in elems])
-    even = [so.concatenate([so.slice_in_dim(e, 0, 1, 1, axis), r], axis)
-            for e, r in zip(elems, even)]
-    return [_interleave(a, b, axis) for a, b in zip(even, odd)]
-
-  out = scan(list(elems))
-  if reverse:
-    out = [so.rev(e, (axis,)) for e in out]
-  return out
-
-
-def _scan_jvp(binary):
-  def rule(primals, tangents, *, axis, reverse):
-    def fun(x):
-      return _associative_scan(lambda a, b: [binary(a[0], b[0])], [x], axis, reverse)
-    outs, touts = ad.jvp_flat(fun, list(primals), list(tangents))
-    return outs[0], touts[0]
-  return rule
-
-
-cumprod_p.def_jvp(_scan_jvp(lax_api.mul))
-cummax_p.def_jvp(_scan_jvp(lax_api.max))
-cummin_p.def_jvp(_scan_jvp(lax_api.min))
-
-
-def _replace_inf(x):
-  dt = core.get_aval(x).dtype
-  re = lax_api.real(x) if dt.kind == "c" else x
-  inf = lax_api.scalar_literal(np.inf, core.get_aval(re).dtype)
-  return lax_api.select(lax_api.eq(re, inf), so._full_like(x, 0), x)
-
-
-def _logaddexp_values(a, b):
-  """log(exp(a) + exp(b)) without overflow (JAX's lax logaddexp)."""
-  dt = core.get_aval(a).dtype
-  amax = lax_api.max(a, b)
-  if dt.kind != "c":
-    delta = lax_api.sub(a, b)
-    return lax_api.select(lax_api.ne(delta, delta), lax_api.add(a, b),
-                          lax_api.add(amax, lax_api.log1p(lax_api.exp(lax_api.neg(
-                              lax_api.abs(delta))))))
-  delta = lax_api.sub(lax_api.add(a, b), lax_api.mul(amax, lax_api.scalar_literal(2, dt)))
-  out = lax_api.add(amax, lax_api.log1p(lax_api.exp(delta)))
-  im = lax_api.imag(out)
-  part = core.get_aval(im).dtype
-  pi, two_pi = lax_api.scalar_literal(np.pi, part), lax_api.scalar_literal(2 * np.pi, part)
-  rem = lax_api.rem(lax_api.add(im, pi), two_pi)
-  rem = lax_api.select(lax_api.lt(rem, lax_api.scalar_literal(0, part)),
-                       lax_api.add(rem, two_pi), rem)
-  return lax_api.complex(lax_api.real(out), lax_api.sub(rem, pi))
-
-
-def _logaddexp_pair(a, b):
-  """(logaddexp, its tangent) of (value, tangent) pairs, with JAX's derivative formula."""
-  (x, tx), (y, ty) = a, b
-  out = _logaddexp_values(x, y)
-  r_out = _replace_inf(out)
-  t = lax_api.add(lax_api.mul(tx, lax_api.exp(lax_api.sub(_replace_inf(x), r_out))),
-                  lax_api.mul(ty, lax_api.exp(lax_api.sub(_replace_inf(y), r_out))))
-  return [out, t]
-
-
-def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
-  (x,), (t,) = primals, tangents
-  out, t_out = _associative_scan(_logaddexp_pair, [x, ad.instantiate(t)], axis, reverse)
-  return out, t_out
-
-
-cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)

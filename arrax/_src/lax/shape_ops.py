@@ -1,8 +1,12 @@
-"""Structural primitives: broadcasting, reshaping, transposing, reversing, slicing (static and
-dynamic), concatenation, padding, iota and split, with lax's wrappers over them.
+"""Structural primitives: reversing, slicing (static and dynamic), concatenation, split and
+padding, with lax's wrappers over them (broadcasting, reshaping, transposing and iota are in
+lax/broadcasting.py, re-exported here).
 
 None of them computes on values; each lowers to one StableHLO op (split to several slices).
-Shape params are tuples of Python ints, as JAX records them, so jaxprs print the same.
+Shape params are tuples of Python ints, as JAX records them, so jaxprs print the same. Every
+primitive here is linear: JVPs apply the primitive to the tangents; transposes follow JAX's (a
+pad for a slice, a slice for a pad, a split for a concatenate...) with the same parameters, so
+that grad jaxprs print like JAX's. Each primitive's rules follow its definition.
 """
 from __future__ import annotations
 
@@ -33,19 +37,7 @@ __all__ = [
 ]
 
 
-# ---- helpers --------------------------------------------------------------------------------
-
-
-# ---- broadcast_in_dim -----------------------------------------------------------------------
-
-
-# ---- reshape ----------------------------------------------------------------------------------
-
-
-# ---- squeeze ----------------------------------------------------------------------------------
-
-
-# ---- transpose and rev ------------------------------------------------------------------------
+# ---- rev ----------------------------------------------------------------------------------------
 
 
 def _rev_abstract_eval(x, *, dimensions):
@@ -68,6 +60,9 @@ def _rev_batch(args, dims, *, dimensions):
 
 
 rev_p.def_batch(_rev_batch)
+
+
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
 def rev(operand, dimensions):
@@ -119,6 +114,22 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
 
 
 slice_p.def_batch(_slice_batch)
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+  # Pad the cotangent back to the operand's shape (interior padding undoes the strides).
+  shape = x.aval.shape
+  if strides is None or all(s == 1 for s in strides):
+    config = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(start_indices))
+  else:
+    ct_shape = _aval(ct).shape
+    real_limits = np.add(start_indices, np.where(
+        np.array(ct_shape) == 0, 0, np.add(1, np.multiply(np.subtract(ct_shape, 1), strides))))
+    config = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1))
+  return [pad_p.bind(ct, _zero_scalar(ct), padding_config=tuple(config))]
+
+
+ad.deflinear(slice_p, _slice_transpose)
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -235,6 +246,26 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
 dynamic_slice_p.def_batch(_dynamic_slice_batch)
 
 
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+  x, *indices = primals
+  out = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+  t = tangents[0]
+  if type(t) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(_aval(out)))
+  return out, dynamic_slice_p.bind(t, *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
+  if any(ad.is_undefined(i) for i in indices):
+    raise NotImplementedError("dynamic_slice cannot be transposed in its start indices")
+  zeros = _full(x.aval.shape, 0, x.aval.dtype)
+  return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+
+
 def _dynamic_update_slice_batch(args, dims):
   # A dynamic update slice is a clamped scatter of one window; batch it as that scatter.
   (x, update, *indices), (x_bd, update_bd, *index_bds) = args, dims
@@ -249,6 +280,32 @@ def _dynamic_update_slice_batch(args, dims):
 
 
 dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+  x, update, *indices = primals
+  tx, tu = tangents[:2]
+  out = dynamic_update_slice_p.bind(x, update, *indices)
+  if type(tx) is ad.Zero and type(tu) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(_aval(out)))
+  return out, dynamic_update_slice_p.bind(ad.instantiate(tx), ad.instantiate(tu), *indices)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *indices):
+  if any(ad.is_undefined(i) for i in indices):
+    raise NotImplementedError("dynamic_update_slice cannot be transposed in its start indices")
+  update_shape = update.aval.shape if ad.is_undefined(update) else _aval(update).shape
+  ct_x = ct_update = None
+  if ad.is_undefined(x):
+    zeros = _full_like(ct, 0, shape=update_shape)
+    ct_x = dynamic_update_slice_p.bind(ct, zeros, *indices)
+  if ad.is_undefined(update):
+    ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=tuple(update_shape))
+  return [ct_x, ct_update] + [None] * len(indices)
+
+
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
 
 
 def _index_dtype(i):
@@ -420,6 +477,14 @@ def _concatenate_batch(args, dims, *, dimension):
 concatenate_p.def_batch(_concatenate_batch)
 
 
+def _concatenate_transpose(ct, *xs, dimension):
+  sizes = tuple((x.aval if ad.is_undefined(x) else _aval(x)).shape[dimension] for x in xs)
+  return split(ct, sizes, axis=dimension)
+
+
+ad.deflinear(concatenate_p, _concatenate_transpose)
+
+
 def concatenate(operands, dimension):
   """Join `operands` along the existing axis `dimension`."""
   if len(operands) == 0:
@@ -461,6 +526,15 @@ def _split_batch(args, dims, *, sizes, axis):
 
 
 split_p.def_batch(_split_batch)
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+  if all(type(c) is ad.Zero for c in cts):
+    return [ad.Zero(x.aval)]
+  return [concatenate([ad.instantiate(c) for c in cts], axis)]
+
+
+ad.deflinear(split_p, _split_transpose)
 
 
 def split(operand, sizes, axis=0):
@@ -520,106 +594,6 @@ def _pad_batch(args, dims, *, padding_config):
 pad_p.def_batch(_pad_batch)
 
 
-def pad(operand, padding_value, padding_config):
-  """Pad each axis by (low, high, interior) copies of `padding_value`; negative edges crop."""
-  config = tuple(tuple(triple) for triple in padding_config)
-  for p in (p for triple in config for p in triple):
-    operator.index(p)   # integers only; kept as given (np.int64 prints as such, as in JAX)
-  return pad_p.bind(asarray_operand(operand), asarray_operand(padding_value),
-                    padding_config=config)
-
-
-# ---- iota -------------------------------------------------------------------------------------
-
-
-# ---- differentiation rules -------------------------------------------------------------------
-# Every primitive here is linear. JVPs apply the primitive to the tangents; transposes follow
-# JAX's (a reduce_sum for a broadcast, a pad for a slice, a slice for a pad, a split for a
-# concatenate...) with the same parameters, so that grad jaxprs print like JAX's.
-
-
-ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
-
-
-def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
-  # Pad the cotangent back to the operand's shape (interior padding undoes the strides).
-  shape = x.aval.shape
-  if strides is None or all(s == 1 for s in strides):
-    config = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(start_indices))
-  else:
-    ct_shape = _aval(ct).shape
-    real_limits = np.add(start_indices, np.where(
-        np.array(ct_shape) == 0, 0, np.add(1, np.multiply(np.subtract(ct_shape, 1), strides))))
-    config = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1))
-  return [pad_p.bind(ct, _zero_scalar(ct), padding_config=tuple(config))]
-
-
-ad.deflinear(slice_p, _slice_transpose)
-
-
-def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
-  x, *indices = primals
-  out = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
-  t = tangents[0]
-  if type(t) is ad.Zero:
-    return out, ad.Zero(ad.tangent_aval(_aval(out)))
-  return out, dynamic_slice_p.bind(t, *indices, slice_sizes=slice_sizes)
-
-
-def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
-  if any(ad.is_undefined(i) for i in indices):
-    raise NotImplementedError("dynamic_slice cannot be transposed in its start indices")
-  zeros = _full(x.aval.shape, 0, x.aval.dtype)
-  return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
-
-
-dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
-dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
-
-
-def _dynamic_update_slice_jvp(primals, tangents):
-  x, update, *indices = primals
-  tx, tu = tangents[:2]
-  out = dynamic_update_slice_p.bind(x, update, *indices)
-  if type(tx) is ad.Zero and type(tu) is ad.Zero:
-    return out, ad.Zero(ad.tangent_aval(_aval(out)))
-  return out, dynamic_update_slice_p.bind(ad.instantiate(tx), ad.instantiate(tu), *indices)
-
-
-def _dynamic_update_slice_transpose(ct, x, update, *indices):
-  if any(ad.is_undefined(i) for i in indices):
-    raise NotImplementedError("dynamic_update_slice cannot be transposed in its start indices")
-  update_shape = update.aval.shape if ad.is_undefined(update) else _aval(update).shape
-  ct_x = ct_update = None
-  if ad.is_undefined(x):
-    zeros = _full_like(ct, 0, shape=update_shape)
-    ct_x = dynamic_update_slice_p.bind(ct, zeros, *indices)
-  if ad.is_undefined(update):
-    ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=tuple(update_shape))
-  return [ct_x, ct_update] + [None] * len(indices)
-
-
-dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
-dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
-
-
-def _concatenate_transpose(ct, *xs, dimension):
-  sizes = tuple((x.aval if ad.is_undefined(x) else _aval(x)).shape[dimension] for x in xs)
-  return split(ct, sizes, axis=dimension)
-
-
-ad.deflinear(concatenate_p, _concatenate_transpose)
-
-
-def _split_transpose(cts, x, *, sizes, axis):
-  if all(type(c) is ad.Zero for c in cts):
-    return [ad.Zero(x.aval)]
-  return [concatenate([ad.instantiate(c) for c in cts], axis)]
-
-
-ad.deflinear(split_p, _split_transpose)
-
-
 def _pad_transpose(ct, x, padding_value, *, padding_config):
   lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
   ndim = len(padding_config)
@@ -645,3 +619,10 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
 ad.deflinear(pad_p, _pad_transpose)
 
 
+def pad(operand, padding_value, padding_config):
+  """Pad each axis by (low, high, interior) copies of `padding_value`; negative edges crop."""
+  config = tuple(tuple(triple) for triple in padding_config)
+  for p in (p for triple in config for p in triple):
+    operator.index(p)   # integers only; kept as given (np.int64 prints as such, as in JAX)
+  return pad_p.bind(asarray_operand(operand), asarray_operand(padding_value),
+                    padding_config=config)

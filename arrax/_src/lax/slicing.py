@@ -4,6 +4,12 @@ The index vector is always the last dimension of the indices array. Out-of-bound
 follows `GatherScatterMode`: a gather in FILL_OR_DROP mode is a plain gather whose
 out-of-bounds slices are replaced with `fill_value` by a mask; a scatter in CLIP mode clamps
 its indices first. Otherwise XLA's own behaviour applies (gather clamps, scatter drops).
+
+Differentiation follows JAX: gather is linear in its operand (transpose: scatter-add into
+zeros); scatter-add and scatter-sub are linear (transpose in the updates: the inverse gather);
+scatter-mul needs unique indices for the updates' derivative; scatter-min/max split the tangent
+between tied contenders; scatter (replacing) masks out the losing updates with scattered ids and
+scatter-adds the survivors (a simpler rule when indices are unique).
 """
 from __future__ import annotations
 
@@ -327,6 +333,62 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, unique_indices,
 gather_p.def_batch(_gather_batch)
 
 
+def _zeros_like(x, dtype=None):
+  return broadcasting._full_like(x, 0, dtype=dtype)
+
+
+def _ones_like(x, dtype=None):
+  return broadcasting._full_like(x, 1, dtype=dtype)
+
+
+def _inverse_gather(dnums, operand_ndim, updates_shape):
+  """The gather dimension numbers and slice sizes reading back what a scatter wrote."""
+  gather_dnums = GatherDimensionNumbers(
+      offset_dims=dnums.update_window_dims,
+      collapsed_slice_dims=dnums.inserted_window_dims,
+      start_index_map=dnums.scatter_dims_to_operand_dims,
+      operand_batching_dims=dnums.operand_batching_dims,
+      start_indices_batching_dims=dnums.scatter_indices_batching_dims)
+  slice_sizes, pos = [], 0
+  for i in range(operand_ndim):
+    if i in dnums.inserted_window_dims or i in dnums.operand_batching_dims:
+      slice_sizes.append(1)
+    else:
+      slice_sizes.append(updates_shape[dnums.update_window_dims[pos]])
+      pos += 1
+  return gather_dnums, slice_sizes
+
+
+def _shape_of(x):
+  return x.aval.shape if ad.is_undefined(x) else core.get_aval(x).shape
+
+
+# -- gather
+def _gather_jvp(t, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                indices_are_sorted, mode, fill_value):
+  return gather(t, indices, dimension_numbers, slice_sizes, unique_indices=unique_indices,
+                indices_are_sorted=indices_are_sorted, mode=mode, fill_value=0)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                      indices_are_sorted, mode, fill_value):
+  if ad.is_undefined(indices):
+    raise NotImplementedError("gather cannot be transposed in its indices")
+  dn = dimension_numbers
+  zeros = broadcasting._full(operand.aval.shape, 0, core.get_aval(ct).dtype)
+  scatter_dnums = ScatterDimensionNumbers(
+      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=dn.start_index_map,
+      operand_batching_dims=dn.operand_batching_dims,
+      scatter_indices_batching_dims=dn.start_indices_batching_dims)
+  return [scatter_add(zeros, indices, ct, scatter_dnums, unique_indices=unique_indices,
+                      indices_are_sorted=indices_are_sorted, mode=mode), None]
+
+
+ad.defjvp(gather_p, _gather_jvp, None)
+gather_p.def_transpose(_gather_transpose)
+
+
 def _default_fill_value(dtype):
   dtype = np.dtype(dtype)
   if dtypes.is_inexact(dtype):
@@ -530,147 +592,6 @@ def _scatter_batch(prim, args, dims, *, dimension_numbers, indices_are_sorted, u
 for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
            scatter_max_p):
   _p.def_batch(functools.partial(_scatter_batch, _p))
-del _p
-
-
-@functools.lru_cache(maxsize=None)
-def _combiner_jaxpr(prim, dtype) -> core.Jaxpr:
-  """`{ lambda ; a b. let c = prim a b in (c,) }` on scalars of `dtype` (cached, so that
-  equal scatters have equal params)."""
-  aval = ShapedArray((), dtype)
-  out_aval = prim.abstract_eval(aval, aval)  # rejects dtypes `prim` does not accept
-  a, b, c = core.Var(aval), core.Var(aval), core.Var(out_aval)
-  return core.Jaxpr([], [a, b], [c], [core.JaxprEqn([a, b], [c], prim, {})])
-
-
-def _scatter_bind(prim, combiner, operand, scatter_indices, updates, dimension_numbers,
-                  indices_are_sorted, unique_indices, mode, update_jaxpr=None,
-                  update_consts=()):
-  operand, scatter_indices, updates = map(asarray_operand, (operand, scatter_indices, updates))
-  if combiner is not None:
-    update_jaxpr = _combiner_jaxpr(combiner, core.get_aval(operand).dtype)
-  return prim.bind(operand, scatter_indices, updates,
-                   dimension_numbers=_canonical_dnums(dimension_numbers),
-                   indices_are_sorted=bool(indices_are_sorted),
-                   unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
-                   update_jaxpr=update_jaxpr, update_consts=tuple(update_consts))
-
-
-def _scatter_fn(name, prim, combiner, doc):
-  def fn(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers, *,
-         indices_are_sorted: bool = False, unique_indices: bool = False,
-         mode: str | GatherScatterMode | None = None):
-    return _scatter_bind(prim, combiner, operand, scatter_indices, updates, dimension_numbers,
-                         indices_are_sorted, unique_indices, mode)
-  fn.__name__ = fn.__qualname__ = name
-  fn.__doc__ = (f"XLA's Scatter, {doc}. `mode` defaults to FILL_OR_DROP (out-of-bounds "
-                "update windows are dropped); 'clip' clamps the indices instead.")
-  return fn
-
-
-scatter = _scatter_fn("scatter", scatter_p, None, "where updates replace operand values")
-scatter_add = _scatter_fn("scatter_add", scatter_add_p, ew.add_p, "combining by addition")
-scatter_sub = _scatter_fn("scatter_sub", scatter_sub_p, ew.sub_p, "combining by subtraction")
-scatter_mul = _scatter_fn("scatter_mul", scatter_mul_p, ew.mul_p,
-                          "combining by multiplication")
-scatter_min = _scatter_fn("scatter_min", scatter_min_p, ew.min_p, "combining by minimum")
-scatter_max = _scatter_fn("scatter_max", scatter_max_p, ew.max_p, "combining by maximum")
-
-_apply_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _apply_jaxpr(func, dtype):
-  try:
-    per_func = _apply_cache.setdefault(func, {})
-  except TypeError:  # not weakly referenceable
-    per_func = {}
-  if dtype not in per_func:
-    aval = ShapedArray((), dtype)
-    jaxpr, consts = tracing.trace_to_jaxpr(lambda x, _: [func(x)], [aval, aval])
-    if any(isinstance(c, core.Tracer) for c in consts):
-      raise TypeError("scatter_apply: `func` must not close over traced values")
-    per_func[dtype] = (jaxpr, tuple(consts))
-  return per_func[dtype]
-
-
-def scatter_apply(operand, scatter_indices, func: Callable[[Any], Any],
-                  dimension_numbers: ScatterDimensionNumbers, *, update_shape=(),
-                  indices_are_sorted: bool = False, unique_indices: bool = False,
-                  mode: str | GatherScatterMode | None = None):
-  """XLA's Scatter, replacing the indexed operand values `v` with `func(v)` (applied once per
-  occurrence of an index). `update_shape` is the shape the updates would have."""
-  dtype = core.get_aval(asarray_operand(operand)).dtype
-  update_shape = _canonical_shape(update_shape, "update_shape")
-  unused = scalar_literal(0, dtype)
-  if update_shape:
-    unused = broadcasting.broadcast_in_dim(unused, update_shape, ())
-  jaxpr, consts = _apply_jaxpr(func, dtype)
-  return _scatter_bind(scatter_p, None, operand, scatter_indices, unused, dimension_numbers,
-                       indices_are_sorted, unique_indices, mode, jaxpr, consts)
-
-
-# ---- differentiation rules -------------------------------------------------------------------
-# JAX's rules: gather is linear in its operand (transpose: scatter-add into zeros); scatter-add
-# and scatter-sub are linear (transpose in the updates: the inverse gather); scatter-mul needs
-# unique indices for the updates' derivative; scatter-min/max split the tangent between tied
-# contenders; scatter (replacing) masks out the losing updates with scattered ids and
-# scatter-adds the survivors (a simpler rule when indices are unique).
-
-
-def _zeros_like(x, dtype=None):
-  return broadcasting._full_like(x, 0, dtype=dtype)
-
-
-def _ones_like(x, dtype=None):
-  return broadcasting._full_like(x, 1, dtype=dtype)
-
-
-def _inverse_gather(dnums, operand_ndim, updates_shape):
-  """The gather dimension numbers and slice sizes reading back what a scatter wrote."""
-  gather_dnums = GatherDimensionNumbers(
-      offset_dims=dnums.update_window_dims,
-      collapsed_slice_dims=dnums.inserted_window_dims,
-      start_index_map=dnums.scatter_dims_to_operand_dims,
-      operand_batching_dims=dnums.operand_batching_dims,
-      start_indices_batching_dims=dnums.scatter_indices_batching_dims)
-  slice_sizes, pos = [], 0
-  for i in range(operand_ndim):
-    if i in dnums.inserted_window_dims or i in dnums.operand_batching_dims:
-      slice_sizes.append(1)
-    else:
-      slice_sizes.append(updates_shape[dnums.update_window_dims[pos]])
-      pos += 1
-  return gather_dnums, slice_sizes
-
-
-def _shape_of(x):
-  return x.aval.shape if ad.is_undefined(x) else core.get_aval(x).shape
-
-
-# -- gather
-def _gather_jvp(t, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
-                indices_are_sorted, mode, fill_value):
-  return gather(t, indices, dimension_numbers, slice_sizes, unique_indices=unique_indices,
-                indices_are_sorted=indices_are_sorted, mode=mode, fill_value=0)
-
-
-def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
-                      indices_are_sorted, mode, fill_value):
-  if ad.is_undefined(indices):
-    raise NotImplementedError("gather cannot be transposed in its indices")
-  dn = dimension_numbers
-  zeros = broadcasting._full(operand.aval.shape, 0, core.get_aval(ct).dtype)
-  scatter_dnums = ScatterDimensionNumbers(
-      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-      scatter_dims_to_operand_dims=dn.start_index_map,
-      operand_batching_dims=dn.operand_batching_dims,
-      scatter_indices_batching_dims=dn.start_indices_batching_dims)
-  return [scatter_add(zeros, indices, ct, scatter_dnums, unique_indices=unique_indices,
-                      indices_are_sorted=indices_are_sorted, mode=mode), None]
-
-
-ad.defjvp(gather_p, _gather_jvp, None)
-gather_p.def_transpose(_gather_transpose)
 
 
 def _scatter_params(params):
@@ -708,7 +629,6 @@ def _scatter_addsub_transpose(prim, ct, operand, indices, updates, *, dimension_
 for _p in (scatter_add_p, scatter_sub_p):
   _p.def_jvp(functools.partial(_scatter_addsub_jvp, _p))
   _p.def_transpose(functools.partial(_scatter_addsub_transpose, _p))
-del _p
 
 
 # -- scatter-mul: linear in the operand
@@ -792,7 +712,6 @@ def _scatter_extremal_jvp(prim, primals, tangents, **params):
 
 for _p in (scatter_min_p, scatter_max_p):
   _p.def_jvp(functools.partial(_scatter_extremal_jvp, _p))
-del _p
 
 
 # -- scatter (replacing)
@@ -867,3 +786,79 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, indi
 
 scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)
+
+
+@functools.lru_cache(maxsize=None)
+def _combiner_jaxpr(prim, dtype) -> core.Jaxpr:
+  """`{ lambda ; a b. let c = prim a b in (c,) }` on scalars of `dtype` (cached, so that
+  equal scatters have equal params)."""
+  aval = ShapedArray((), dtype)
+  out_aval = prim.abstract_eval(aval, aval)  # rejects dtypes `prim` does not accept
+  a, b, c = core.Var(aval), core.Var(aval), core.Var(out_aval)
+  return core.Jaxpr([], [a, b], [c], [core.JaxprEqn([a, b], [c], prim, {})])
+
+
+def _scatter_bind(prim, combiner, operand, scatter_indices, updates, dimension_numbers,
+                  indices_are_sorted, unique_indices, mode, update_jaxpr=None,
+                  update_consts=()):
+  operand, scatter_indices, updates = map(asarray_operand, (operand, scatter_indices, updates))
+  if combiner is not None:
+    update_jaxpr = _combiner_jaxpr(combiner, core.get_aval(operand).dtype)
+  return prim.bind(operand, scatter_indices, updates,
+                   dimension_numbers=_canonical_dnums(dimension_numbers),
+                   indices_are_sorted=bool(indices_are_sorted),
+                   unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
+                   update_jaxpr=update_jaxpr, update_consts=tuple(update_consts))
+
+
+def _scatter_fn(name, prim, combiner, doc):
+  def fn(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers, *,
+         indices_are_sorted: bool = False, unique_indices: bool = False,
+         mode: str | GatherScatterMode | None = None):
+    return _scatter_bind(prim, combiner, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = (f"XLA's Scatter, {doc}. `mode` defaults to FILL_OR_DROP (out-of-bounds "
+                "update windows are dropped); 'clip' clamps the indices instead.")
+  return fn
+
+
+scatter = _scatter_fn("scatter", scatter_p, None, "where updates replace operand values")
+scatter_add = _scatter_fn("scatter_add", scatter_add_p, ew.add_p, "combining by addition")
+scatter_sub = _scatter_fn("scatter_sub", scatter_sub_p, ew.sub_p, "combining by subtraction")
+scatter_mul = _scatter_fn("scatter_mul", scatter_mul_p, ew.mul_p,
+                          "combining by multiplication")
+scatter_min = _scatter_fn("scatter_min", scatter_min_p, ew.min_p, "combining by minimum")
+scatter_max = _scatter_fn("scatter_max", scatter_max_p, ew.max_p, "combining by maximum")
+
+_apply_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _apply_jaxpr(func, dtype):
+  try:
+    per_func = _apply_cache.setdefault(func, {})
+  except TypeError:  # not weakly referenceable
+    per_func = {}
+  if dtype not in per_func:
+    aval = ShapedArray((), dtype)
+    jaxpr, consts = tracing.trace_to_jaxpr(lambda x, _: [func(x)], [aval, aval])
+    if any(isinstance(c, core.Tracer) for c in consts):
+      raise TypeError("scatter_apply: `func` must not close over traced values")
+    per_func[dtype] = (jaxpr, tuple(consts))
+  return per_func[dtype]
+
+
+def scatter_apply(operand, scatter_indices, func: Callable[[Any], Any],
+                  dimension_numbers: ScatterDimensionNumbers, *, update_shape=(),
+                  indices_are_sorted: bool = False, unique_indices: bool = False,
+                  mode: str | GatherScatterMode | None = None):
+  """XLA's Scatter, replacing the indexed operand values `v` with `func(v)` (applied once per
+  occurrence of an index). `update_shape` is the shape the updates would have."""
+  dtype = core.get_aval(asarray_operand(operand)).dtype
+  update_shape = _canonical_shape(update_shape, "update_shape")
+  unused = scalar_literal(0, dtype)
+  if update_shape:
+    unused = broadcasting.broadcast_in_dim(unused, update_shape, ())
+  jaxpr, consts = _apply_jaxpr(func, dtype)
+  return _scatter_bind(scatter_p, None, operand, scatter_indices, unused, dimension_numbers,
+                       indices_are_sorted, unique_indices, mode, jaxpr, consts)

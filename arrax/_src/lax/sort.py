@@ -3,6 +3,10 @@
 The sort comparator orders keys lexicographically. Floating-point keys are first made canonical
 (-0.0 becomes 0.0 and every NaN the same positive NaN) and then compared with the IEEE total
 order, so -0.0 and 0.0 tie and NaNs go last. Complex keys compare as (real, imag) pairs.
+
+Differentiation: the sorted tangents are the tangents gathered with the sorting permutation
+(found by sorting an iota along with the operands); top_k gathers the tangents at its indices.
+Index outputs have zero (float0) tangents.
 """
 from __future__ import annotations
 
@@ -113,6 +117,34 @@ def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
 sort_p.def_batch(_sort_batch)
 
 
+def _index_dtype_for(shape):
+  return np.dtype(np.uint64 if any(d > np.iinfo(np.uint32).max for d in shape) else np.uint32)
+
+
+def _gather_along(t, idx, axis):
+  """t[..., idx[...], ...] along `axis`, pairing every other axis of `t` and `idx`."""
+  ndim = core.get_aval(t).ndim
+  batch = tuple(i for i in range(ndim) if i != axis)
+  dnums = slicing.GatherDimensionNumbers(
+      offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+      operand_batching_dims=batch, start_indices_batching_dims=batch)
+  return slicing.gather(t, idx, dnums, (1,) * ndim,
+                        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  shape = core.get_aval(primals[0]).shape
+  iota = shape_ops.broadcasted_iota(_index_dtype_for(shape), shape, dimension)
+  *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                            num_keys=num_keys)
+  idx = shape_ops.expand_dims(perm, (len(shape),))
+  return outs, [t if type(t) is ad.Zero else _gather_along(t, idx, dimension)
+                for t in tangents]
+
+
+sort_p.def_jvp(_sort_jvp)
+
+
 def _ndim(x):
   return core.get_aval(x).ndim
 
@@ -196,53 +228,6 @@ def _top_k_batch(args, dims, *, k, axis):
 top_k_p.def_batch(_top_k_batch)
 
 
-def top_k(operand, k, *, axis=-1):
-  """The `k` largest entries along `axis` and their int32 indices, largest first.
-
-  Equal entries keep their order (lowest index first).
-  """
-  k = operator.index(k)
-  if k < 0:
-    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
-  operand = asarray_operand(operand)
-  axis = utils.canonicalize_axis(axis, _ndim(operand))
-  return top_k_p.bind(operand, k=k, axis=axis)
-
-
-# ---- differentiation rules -------------------------------------------------------------------
-# The sorted tangents are the tangents gathered with the sorting permutation (found by sorting
-# an iota along with the operands); top_k gathers the tangents at its indices. Index outputs
-# have zero (float0) tangents.
-
-
-def _index_dtype_for(shape):
-  return np.dtype(np.uint64 if any(d > np.iinfo(np.uint32).max for d in shape) else np.uint32)
-
-
-def _gather_along(t, idx, axis):
-  """t[..., idx[...], ...] along `axis`, pairing every other axis of `t` and `idx`."""
-  ndim = core.get_aval(t).ndim
-  batch = tuple(i for i in range(ndim) if i != axis)
-  dnums = slicing.GatherDimensionNumbers(
-      offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
-      operand_batching_dims=batch, start_indices_batching_dims=batch)
-  return slicing.gather(t, idx, dnums, (1,) * ndim,
-                        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
-
-
-def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
-  shape = core.get_aval(primals[0]).shape
-  iota = shape_ops.broadcasted_iota(_index_dtype_for(shape), shape, dimension)
-  *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
-                            num_keys=num_keys)
-  idx = shape_ops.expand_dims(perm, (len(shape),))
-  return outs, [t if type(t) is ad.Zero else _gather_along(t, idx, dimension)
-                for t in tangents]
-
-
-sort_p.def_jvp(_sort_jvp)
-
-
 def _top_k_jvp(primals, tangents, *, k, axis):
   (x,), (t,) = primals, tangents
   values, indices = top_k_p.bind(x, k=k, axis=axis)
@@ -255,3 +240,16 @@ def _top_k_jvp(primals, tangents, *, k, axis):
 
 
 top_k_p.def_jvp(_top_k_jvp)
+
+
+def top_k(operand, k, *, axis=-1):
+  """The `k` largest entries along `axis` and their int32 indices, largest first.
+
+  Equal entries keep their order (lowest index first).
+  """
+  k = operator.index(k)
+  if k < 0:
+    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+  operand = asarray_operand(operand)
+  axis = utils.canonicalize_axis(axis, _ndim(operand))
+  return top_k_p.bind(operand, k=k, axis=axis)

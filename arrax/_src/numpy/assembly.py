@@ -21,6 +21,7 @@ from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, stacking
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
+from arrax._src.numpy.util import _dtype, _ndim, _shape
 
 __all__ = [
     "append", "apply_along_axis", "apply_over_axes", "array_split", "atleast_3d", "block",
@@ -36,18 +37,6 @@ def _is_array(x) -> bool:
 
 def _asarray(x):
   return x if _is_array(x) else creation.asarray(x)
-
-
-def _shape(x):
-  return core.get_aval(x).shape
-
-
-def _ndim(x):
-  return len(_shape(x))
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
 
 
 def _concrete(x, context):

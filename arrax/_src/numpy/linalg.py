@@ -21,6 +21,7 @@ from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
 from arrax._src.numpy import einsum as np_einsum
 from arrax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_dtypes_inexact
 from arrax._src.numpy.vectorize import vectorize
+from arrax._src.numpy.util import _shape
 
 
 class EigResult(NamedTuple):
@@ -53,10 +54,6 @@ def _inexact(name, a):
   a = ensure_arraylike(name, a)
   a, = promote_dtypes_inexact(a)
   return a
-
-
-def _shape(x):
-  return core.get_aval(x).shape
 
 
 def _check_square(name, a):

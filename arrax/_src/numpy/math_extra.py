@@ -22,13 +22,9 @@ from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.util import (ensure_arraylike, promote_args_inexact,
                                    promote_args_numeric, promote_dtypes,
                                    promote_dtypes_inexact)
+from arrax._src.numpy.util import _dtype
 
 _where = lax_numpy._where
-_const = ufuncs._const
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
 
 
 def _static(fn, x, what):
@@ -98,7 +94,7 @@ def _chebyshev(t, coeffs):
   for c in coeffs:
     b2, b1 = b1, b0
     b0 = lax_ew.add(lax_ew.sub(lax_ew.mul(t, b1), b2), _full_like(t, c))
-  return lax_ew.mul(lax_ew.sub(b0, b2), _const(b0, 0.5))
+  return lax_ew.mul(lax_ew.sub(b0, b2), lax_ew._const(b0, 0.5))
 
 
 def _bessel_scaled(x, name):
@@ -118,9 +114,9 @@ def _bessel_scaled(x, name):
       lax_ew.sqrt(z))
   if name == "i1e":
     small = lax_ew.mul(small, z)
-  out = lax_ew.select(lax_ew.le(z, _const(z, 8.0)), small, large)
+  out = lax_ew.select(lax_ew.le(z, lax_ew._const(z, 8.0)), small, large)
   if name == "i1e":
-    out = lax_ew.select(lax_ew.lt(x, _const(x, 0)), lax_ew.neg(out), out)
+    out = lax_ew.select(lax_ew.lt(x, lax_ew._const(x, 0)), lax_ew.neg(out), out)
   return out
 
 
@@ -135,13 +131,13 @@ def _i0_jvp(primals, tangents):
   (x,), (t,) = primals, tangents
   ax = lax_ew.abs(x)
   ex, i0e = lax_ew.exp(ax), _bessel_scaled(ax, "i0e")
-  t_abs = lax_ew.select(lax_ew.ge(x, _const(x, 0)), t, lax_ew.neg(t))
+  t_abs = lax_ew.select(lax_ew.ge(x, lax_ew._const(x, 0)), t, lax_ew.neg(t))
   # d/dz [exp(z) i0e(z)] = exp(z) i0e(z) + exp(z) (i1e(z) - sign(z) i0e(z))
   d_i0e = lax_ew.mul(t_abs, lax_ew.sub(_bessel_scaled(ax, "i1e"),
                                        lax_ew.mul(lax_ew.sign(ax), i0e)))
   t_out = lax_ew.add(lax_ew.mul(lax_ew.mul(t_abs, ex), i0e), lax_ew.mul(ex, d_i0e))
   # |x| has no derivative at 0; i0 is flat there.
-  return lax_ew.mul(ex, i0e), _where(lax_ew.eq(x, _const(x, 0)), 0.0, t_out)
+  return lax_ew.mul(ex, i0e), _where(lax_ew.eq(x, lax_ew._const(x, 0)), 0.0, t_out)
 
 
 @jit
@@ -218,7 +214,7 @@ def _bits_normalized(x):
   info = dtypes.finfo(_dtype(x))
   int_dt = _INT_OF_BITS[info.bits]
   tiny = ufuncs.less(lax_ew.abs(x), info.tiny)
-  x = _where(tiny, ufuncs.multiply(x, _const(x, 1 << info.nmant)), x)
+  x = _where(tiny, ufuncs.multiply(x, lax_ew._const(x, 1 << info.nmant)), x)
   shift = _where(tiny, int_dt(-info.nmant), int_dt(0))
   return lax_ew.bitcast_convert_type(x, int_dt), shift
 
@@ -285,7 +281,7 @@ def modf(x, /, out=None):
   x, = promote_dtypes_inexact(x)
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
-  whole = _where(lax_ew.ge(x, _const(x, 0)), ufuncs.floor(x), ufuncs.ceil(x))
+  whole = _where(lax_ew.ge(x, lax_ew._const(x, 0)), ufuncs.floor(x), ufuncs.ceil(x))
   return ufuncs.subtract(x, whole), whole
 
 
@@ -298,7 +294,7 @@ def _gcd_cond(carry):
 def _gcd_body(carry):
   a, b = carry
   a, b = (_where(ufuncs.not_equal(b, 0), b, a),
-          _where(ufuncs.not_equal(b, 0), lax_ew.rem(a, b), _const(b, 0)))
+          _where(ufuncs.not_equal(b, 0), lax_ew.rem(a, b), lax_ew._const(b, 0)))
   return _where(ufuncs.less(a, b), b, a), _where(ufuncs.less(a, b), a, b)
 
 
@@ -323,7 +319,7 @@ def lcm(x1, x2):
   if not dtypes.issubdtype(_dtype(x1), np.integer):
     raise ValueError("Arguments to jax.numpy.lcm must be integers.")
   d = gcd(x1, x2)
-  return _where(ufuncs.equal(d, 0), _const(d, 0),
+  return _where(ufuncs.equal(d, 0), lax_ew._const(d, 0),
                 ufuncs.multiply(x1, ufuncs.floor_divide(x2, d)))
 
 

@@ -19,13 +19,9 @@ from arrax._src.lax import shape_ops
 from arrax._src.numpy import lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.statistics import _quantile, _quantile_args
 from arrax._src.numpy.util import ensure_arraylike, promote_dtypes_inexact
+from arrax._src.numpy.util import _dtype
 
 _where = lax_numpy._where
-_const = ufuncs._const
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
 
 
 def _is_inexact(dt):
@@ -51,7 +47,7 @@ def _nan_reduction(a, name, reduction, init_val, nan_if_all_nan, axis=None, keep
   out = reduction(filled, axis=axis, keepdims=keepdims, where=where, **kwargs)
   if nan_if_all_nan:
     all_nan = reductions.all(_isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, _const(a, np.nan), out)
+    return _where(all_nan, lax_ew._const(a, np.nan), out)
   return out
 
 
@@ -135,7 +131,7 @@ def _nanvar(a, *, axis, dtype, ddof, keepdims, where, a_mean):
   count = reductions.sum(lax_ew.bitwise_not(_isnan(a)), axis=axis, keepdims=keepdims,
                          where=where)
   count = ufuncs.subtract(count, ddof)
-  empty = lax_ew.le(count, _const(count, 0))
+  empty = lax_ew.le(count, lax_ew._const(count, 0))
   result = reductions.sum(centered, axis, keepdims=keepdims, where=where)
   result = _where(empty, np.nan, result)
   divisor = _where(empty, 1, count)
@@ -165,7 +161,7 @@ def _nan_cumulative(name, lax_fn, a, axis, dtype, out, fill_value):
   if axis is None:
     axis = 0
   axis = util.canonicalize_axis(axis, len(core.get_aval(a).shape))
-  a = _where(_isnan(a), _const(a, fill_value), a)
+  a = _where(_isnan(a), lax_ew._const(a, fill_value), a)
   in_dtype = _dtype(a)
   if dtype is None:
     result_dtype = (reductions._promote_integer_dtype(in_dtype) if in_dtype == np.bool_

@@ -17,6 +17,7 @@ from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.sort import sort as lax_sort
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.tree_util import tree_map
+from arrax._src.numpy.util import _shape
 
 __all__ = ["pad"]
 
@@ -119,10 +120,6 @@ _pad_jit = jit(_pad, static_argnames=("pad_width", "mode", "stat_length", "end_v
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _shape(x):
-  return core.get_aval(x).shape
-
-
 def _slice(x, start, stop, axis):
   """x[start:stop] along `axis` (negative bounds count from the end)."""
   return shape_ops.slice_in_dim(x, start, stop, axis=axis)

@@ -20,18 +20,7 @@ from arrax._src.lax.control_flow import scan
 from arrax._src.numpy import creation, lax_numpy, linalg, reductions, ufuncs
 from arrax._src.numpy.statistics import convolve
 from arrax._src.numpy.util import ensure_arraylike, promote_dtypes, promote_dtypes_inexact
-
-
-def _shape(x):
-  return core.get_aval(x).shape
-
-
-def _ndim(x):
-  return len(core.get_aval(x).shape)
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
+from arrax._src.numpy.util import _dtype, _ndim, _shape
 
 
 def _len(x):
@@ -254,7 +243,7 @@ def polyint(p, m=1, k=None):
 # ---- least-squares fit --------------------------------------------------------------------------
 def _vander(x, n):
   powers = shape_ops.iota(_dtype(x), n)
-  powers = lax_ew.sub(ufuncs._const(powers, n - 1), powers)
+  powers = lax_ew.sub(lax_ew._const(powers, n - 1), powers)
   return ufuncs.power(x[..., None], powers[None])
 
 

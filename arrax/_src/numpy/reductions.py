@@ -12,10 +12,7 @@ from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax, reductions as lax_red, shape_ops
 from arrax._src.numpy import lax_numpy, util
 from arrax._src.numpy.util import _where, check_arraylike, inline_jit
-
-
-def _aval(x):
-  return core.get_aval(x)
+from arrax._src.numpy.util import _aval
 
 
 def _operand(name, a):

@@ -25,6 +25,7 @@ from arrax._src.lax import sort as lax_sort
 from arrax._src.lax.control_flow import scan, switch
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.vectorize import vectorize
+from arrax._src.numpy.util import _aval
 
 __all__ = ["argpartition", "argwhere", "bincount", "choose", "compress", "count_nonzero",
            "digitize", "extract", "flatnonzero", "lexsort", "nonzero", "partition", "piecewise",
@@ -33,10 +34,6 @@ __all__ = ["argpartition", "argwhere", "bincount", "choose", "compress", "count_
 
 
 # ---- helpers -----------------------------------------------------------------------------------
-def _aval(x):
-  return core.get_aval(x)
-
-
 def _const_zero(x):
   """A rank-0 zero like `x` (JAX's lax._const(x, 0)): weakly typed when `x` is a weakly typed
   scalar, else of `x`'s dtype."""

@@ -30,6 +30,7 @@ from arrax._src.numpy.searching import (
   searchsorted,
   where,
 )
+from arrax._src.numpy.util import _aval
 
 __all__ = [
   "allclose",
@@ -55,10 +56,6 @@ __all__ = [
   "unique_inverse",
   "unique_values",
 ]
-
-
-def _aval(x):
-  return core.get_aval(x)
 
 
 def _size(x):

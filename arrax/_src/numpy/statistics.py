@@ -27,25 +27,9 @@ from arrax._src.lax.control_flow import scan
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit,
                                    promote_dtypes, promote_dtypes_inexact)
+from arrax._src.numpy.util import _aval, _dtype, _ndim, _shape
 
 _where = lax_numpy._where
-_const = ufuncs._const
-
-
-def _aval(x):
-  return core.get_aval(x)
-
-
-def _shape(x):
-  return core.get_aval(x).shape
-
-
-def _ndim(x):
-  return len(core.get_aval(x).shape)
-
-
-def _dtype(x):
-  return core.get_aval(x).dtype
 
 
 def _isnan(x):
@@ -153,14 +137,14 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights=None):
     reduced_shape = _shape(counts)
     q = shape_ops.expand_dims(q, tuple(range(q_ndim, len(reduced_shape) + q_ndim)))
     counts = shape_ops.expand_dims(counts, tuple(range(q_ndim)))
-    q = lax_ew.mul(q, lax_ew.sub(counts, _const(q, 1)))
+    q = lax_ew.mul(q, lax_ew.sub(counts, lax_ew._const(q, 1)))
     low, high = lax_ew.floor(q), lax_ew.ceil(q)
     high_weight = lax_ew.sub(q, low)
-    low_weight = lax_ew.sub(_const(high_weight, 1), high_weight)
+    low_weight = lax_ew.sub(lax_ew._const(high_weight, 1), high_weight)
     last = ufuncs.subtract(counts, 1)
-    low = lax_ew.max(_const(low, 0), lax_ew.min(low, last))
+    low = lax_ew.max(lax_ew._const(low, 0), lax_ew.min(low, last))
     last = ufuncs.subtract(counts, 1)
-    high = lax_ew.max(_const(high, 0), lax_ew.min(high, last))
+    high = lax_ew.max(lax_ew._const(high, 0), lax_ew.min(high, last))
     low = lax_ew.convert_element_type(low, int_dt)
     high = lax_ew.convert_element_type(high, int_dt)
     out_shape = q_shape + reduced_shape
@@ -181,12 +165,12 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights=None):
       a = lax_sort.sort(a, dimension=axis)
     q_dt = _dtype(q)
     n = lax_ew.convert_element_type(a_shape[axis], q_dt)
-    q = lax_ew.mul(q, lax_ew.sub(n, _const(n, 1)))
+    q = lax_ew.mul(q, lax_ew.sub(n, lax_ew._const(n, 1)))
     low, high = lax_ew.floor(q), lax_ew.ceil(q)
     high_weight = lax_ew.sub(q, low)
-    low_weight = lax_ew.sub(_const(high_weight, 1), high_weight)
-    low = lax_ew.clamp(_const(low, 0), low, lax_ew.sub(n, _const(n, 1)))
-    high = lax_ew.clamp(_const(high, 0), high, lax_ew.sub(n, _const(n, 1)))
+    low_weight = lax_ew.sub(lax_ew._const(high_weight, 1), high_weight)
+    low = lax_ew.clamp(lax_ew._const(low, 0), low, lax_ew.sub(n, lax_ew._const(n, 1)))
+    high = lax_ew.clamp(lax_ew._const(high, 0), high, lax_ew.sub(n, lax_ew._const(n, 1)))
     low = lax_ew.convert_element_type(low, int_dt)
     high = lax_ew.convert_element_type(high, int_dt)
     slice_sizes = list(a_shape)
@@ -210,10 +194,10 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights=None):
   elif method == "higher":
     result = high_value
   elif method == "nearest":
-    pred = lax_ew.le(high_weight, _const(high_weight, 0.5))
+    pred = lax_ew.le(high_weight, lax_ew._const(high_weight, 0.5))
     result = lax_ew.select(pred, low_value, high_value)
   elif method == "midpoint":
-    result = lax_ew.mul(lax_ew.add(low_value, high_value), _const(low_value, 0.5))
+    result = lax_ew.mul(lax_ew.add(low_value, high_value), lax_ew._const(low_value, 0.5))
   else:   # inverted_cdf
     result = _inverted_cdf(a, weights, q_orig, axis, keepdims, squash_nans, a_shape)
   if keepdims and keepdim:
@@ -248,11 +232,11 @@ def _inverted_cdf(a, weights, q, axis, keepdims, squash_nans, a_shape):
                            keepdims=keepdims)
   else:
     valid = ufuncs._full_like(total, a_shape[axis], dtype=_dtype(q))
-  limit = lax_ew.sub(valid, _const(valid, 1))
+  limit = lax_ew.sub(valid, lax_ew._const(valid, 1))
   max_idx = lax_ew.convert_element_type(limit, int_dt)
   max_idx = shape_ops.expand_dims(max_idx, tuple(range(q_ndim)))
   max_idx = lax_ew.convert_element_type(max_idx, _dtype(idx))
-  idx = lax_ew.max(_const(idx, 0), lax_ew.min(idx, max_idx))
+  idx = lax_ew.max(lax_ew._const(idx, 0), lax_ew.min(idx, max_idx))
   take = shape_ops.squeeze(idx, (q_ndim + axis,)) if keepdims else idx
   if q_ndim == 0:
     result = indexing.take_along_axis(a, shape_ops.expand_dims(take, (axis,)), axis=axis)

@@ -21,17 +21,10 @@ from arrax._src.numpy.util import (_where, check_arraylike, ensure_arraylike, in
                                    promote_args, promote_args_inexact, promote_args_numeric,
                                    promote_dtypes_inexact, promote_dtypes_numeric,
                                    promote_shapes)
+from arrax._src.numpy.util import _dtype, _ndim
 
 
 # ---- helpers -----------------------------------------------------------------------------------
-def _dtype(x):
-  return core.get_aval(x).dtype
-
-
-def _ndim(x):
-  return len(core.get_aval(x).shape)
-
-
 def _is_integral(dt):
   """Signed or unsigned integer (not bool)."""
   return np.dtype(dt).kind in "iu"
@@ -39,33 +32,6 @@ def _is_integral(dt):
 
 def _is_complex(dt):
   return np.dtype(dt).kind == "c"
-
-
-def _python_type_of(dt):
-  dt = np.dtype(dt)
-  if dt == np.bool_:
-    return bool
-  if dt.kind in "iu":
-    return int
-  if dt.kind == "c":
-    return complex
-  return float
-
-
-def _const(x, value):
-  """A rank-0 constant of x's dtype for use with x in a lax operation.
-
-  As JAX's lax._const: next to a weakly typed scalar it is a weakly typed Python scalar (so the
-  result stays weak), otherwise a strongly typed constant.
-  """
-  aval = core.get_aval(x)
-  if aval.weak_type and aval.shape == ():
-    py = _python_type_of(aval.dtype)
-    value = py(value)
-    if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[py]) == aval.dtype:
-      return lax.asarray_operand(value)
-    return lax.scalar_literal(value, aval.dtype)
-  return lax.scalar_literal(value, aval.dtype)
 
 
 def _constant_like(x, value):
@@ -95,7 +61,7 @@ def _isnan(x):
 
 
 def _to_bool(x):
-  return x if _dtype(x) == np.bool_ else lax.ne(x, _const(x, 0))
+  return x if _dtype(x) == np.bool_ else lax.ne(x, lax._const(x, 0))
 
 
 def _rename(fn, name):
@@ -263,7 +229,7 @@ def trunc(x, /):
   dt = _dtype(x)
   if dt == np.bool_ or _is_integral(dt):
     return x
-  return _where(lax.lt(x, _const(x, 0)), ceil(x), floor(x))
+  return _where(lax.lt(x, lax._const(x, 0)), ceil(x), floor(x))
 
 
 fix = trunc
@@ -288,7 +254,7 @@ def round(a, decimals=0, out=None):  # noqa: A001
     # Scaling loses too much in float16: compute in float32 (JAX does the same).
     if dt == np.float16:
       x = lax.convert_element_type(x, np.float32)
-    factor = _const(x, 10 ** decimals)
+    factor = lax._const(x, 10 ** decimals)
     y = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
     return lax.convert_element_type(y, dt) if dt == np.float16 else y
 
@@ -428,14 +394,14 @@ def angle(z, deg=False):
 def deg2rad(x, /):
   """Degrees to radians."""
   x, = promote_args_inexact("deg2rad", x)
-  return lax.mul(x, _const(x, np.pi / 180))
+  return lax.mul(x, lax._const(x, np.pi / 180))
 
 
 @inline_jit
 def rad2deg(x, /):
   """Radians to degrees."""
   x, = promote_args_inexact("rad2deg", x)
-  return lax.mul(x, _const(x, 180 / np.pi))
+  return lax.mul(x, lax._const(x, 180 / np.pi))
 
 
 radians, degrees = deg2rad, rad2deg
@@ -451,8 +417,8 @@ def logical_not(x, /):
 def _sinc_maclaurin(k, x):
   # The k-th derivative of t -> sin(t)/t at t = 0 (x only carries the type: x * 0 + c).
   if k % 2:
-    return lax.mul(x, _const(x, 0))
-  return lax.add(lax.mul(x, _const(x, 0)), _const(x, (-1) ** (k // 2) / (k + 1)))
+    return lax.mul(x, lax._const(x, 0))
+  return lax.add(lax.mul(x, lax._const(x, 0)), lax._const(x, (-1) ** (k // 2) / (k + 1)))
 
 
 @_sinc_maclaurin.defjvp
@@ -471,9 +437,9 @@ def sinc(x, /):
   """sin(pi x) / (pi x), with sinc(0) = 1."""
   x = ensure_arraylike("sinc", x)
   x, = promote_dtypes_inexact(x)
-  eq_zero = lax.eq(x, _const(x, 0))
-  pi_x = lax.mul(_const(x, np.pi), x)
-  safe_pi_x = _where(eq_zero, _const(x, 1), pi_x)
+  eq_zero = lax.eq(x, lax._const(x, 0))
+  pi_x = lax.mul(lax._const(x, np.pi), x)
+  safe_pi_x = _where(eq_zero, lax._const(x, 1), pi_x)
   return _where(eq_zero, _sinc_at_zero(pi_x), lax.div(lax.sin(safe_pi_x), safe_pi_x))
 
 
@@ -700,9 +666,9 @@ def heaviside(x1, x2, /):
   """0 for x1 < 0, 1 for x1 > 0, x2 where x1 == 0 (NaN where x1 is NaN)."""
   x1, x2 = ensure_arraylike("heaviside", x1, x2)
   x1, x2 = promote_dtypes_inexact(x1, x2)
-  zero = _const(x1, 0)
+  zero = lax._const(x1, 0)
   return _where(lax.lt(x1, zero), zero,
-                _where(lax.gt(x1, zero), _const(x1, 1),
+                _where(lax.gt(x1, zero), lax._const(x1, 1),
                        _where(_isnan(x1), x1, x2)))
 
 
@@ -720,12 +686,12 @@ def hypot(x1, x2, /):
   safe_x1 = _where(equal(x1, 0), _ones(x1), x1)
   scaled = multiply(x1, lax.sqrt(add(1, lax.square(lax.div(x2, safe_x1)))))
   x = _where(is_zero, x1, scaled)
-  return _where(idx_inf, _const(x, np.inf), x)
+  return _where(idx_inf, lax._const(x, np.inf), x)
 
 
 def _wrap_between(x, a):
   """x wrapped into [-a, a)."""
-  a_c, two_a, zero = _const(x, a), _const(x, 2 * a), _const(x, 0)
+  a_c, two_a, zero = lax._const(x, a), lax._const(x, 2 * a), lax._const(x, 0)
   r = lax.rem(lax.add(x, a_c), two_a)
   r = lax.select(lax.lt(r, zero), lax.add(r, two_a), r)
   return lax.sub(r, a_c)
@@ -743,11 +709,11 @@ def _logaddexp_impl(x1, x2, exp_fn, scale):
     same_inf = lax.add(x1, x2)   # NaNs, or infinities of the same sign
     tail = lax.log1p(exp_fn(lax.neg(lax.abs(delta))))
     return lax.select(is_nan, same_inf,
-                      lax.add(amax, tail if scale is None else lax.mul(_const(amax, scale), tail)))
+                      lax.add(amax, tail if scale is None else lax.mul(lax._const(amax, scale), tail)))
   if _is_complex(_dtype(x1)):
-    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _const(amax, 2)))
+    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, lax._const(amax, 2)))
     tail = lax.log1p(exp_fn(delta))
-    out = lax.add(amax, tail if scale is None else lax.mul(_const(amax, scale), tail))
+    out = lax.add(amax, tail if scale is None else lax.mul(lax._const(amax, scale), tail))
     period = np.pi if scale is None else np.pi / np.log(2)
     return lax.complex(lax.real(out), _wrap_between(lax.imag(out), period))
   name = "logaddexp" if scale is None else "logaddexp2"

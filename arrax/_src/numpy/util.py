@@ -58,6 +58,22 @@ def promote_dtypes_numeric(*args):
   return [lax._convert_element_type(x, to_dtype, weak) for x in args]
 
 
+def _aval(x):
+  return core.get_aval(x)
+
+
+def _shape(x):
+  return core.get_aval(x).shape
+
+
+def _ndim(x):
+  return len(core.get_aval(x).shape)
+
+
+def _dtype(x):
+  return core.get_aval(x).dtype
+
+
 def _as_operand(x):
   m = getattr(x, "__jax_array__", None)
   if m is not None and not isinstance(x, (Array, core.Tracer)):

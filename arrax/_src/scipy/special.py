@@ -18,7 +18,7 @@ from arrax._src.lax import elementwise as lax
 from arrax._src.lax import special as lax_special
 from arrax._src.nn import functions as _nn
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
-from arrax._src.numpy.ufuncs import _const
+_const = lax._const   # JAX's lax._const: re-exported for the distributions
 from arrax._src.numpy.util import promote_args_inexact as _promote_args_inexact
 
 __all__ = [

@@ -22,7 +22,7 @@ from arrax._src import ad, batching, core, dtypes
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, ShapedArray, Tracer
 from arrax._src.errors import ConcretizationTypeError
-from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.lax import elementwise as lax, reductions, shape_ops
 from arrax._src.lax.control_flow import common
 from arrax._src.lax.control_flow.while_loop import _split, _weak_promotions, while_loop, while_p
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
@@ -770,8 +770,6 @@ def associative_scan(fn, elems, reverse=False, axis=0):
   if not flat:
     raise ValueError("associative_scan needs at least one array in `elems`.")
   axis = _canonical_axis(axis, core.get_aval(flat[0]).ndim)
-  if reverse:
-    flat = [shape_ops.rev(e, (axis,)) for e in flat]
   n = core.get_aval(flat[0]).shape[axis]
   if not all(core.get_aval(e).shape[axis] == n for e in flat[1:]):
     raise ValueError("Array inputs to associative_scan must have the same first dimension. "
@@ -781,27 +779,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
     return tree_flatten(out)[0]
 
-  def sl(e, start, stop, stride=1):
-    return shape_ops.slice_in_dim(e, start, stop, stride, axis)
-
-  def prefix(elems):
-    m = core.get_aval(elems[0]).shape[axis]
-    if m < 2:
-      return elems
-    # Scan the sums of adjacent pairs: that gives the results at odd positions.
-    odd = prefix(combine([sl(e, 0, -1, 2) for e in elems], [sl(e, 1, None, 2) for e in elems]))
-    # Each even position (after the first) adds its element to the odd result before it.
-    if m % 2 == 0:
-      even = combine([sl(e, 0, -1) for e in odd], [sl(e, 2, None, 2) for e in elems])
-    else:
-      even = combine(odd, [sl(e, 2, None, 2) for e in elems])
-    even = [shape_ops.concatenate([sl(e, 0, 1), r], axis) for e, r in zip(elems, even)]
-    return [_interleave(a, b, axis) for a, b in zip(even, odd)]
-
-  out = prefix(flat)
-  if reverse:
-    out = [shape_ops.rev(e, (axis,)) for e in out]
-  return tree_unflatten(tree, out)
+  return tree_unflatten(tree, reductions.associative_scan_flat(combine, flat, axis, reverse))
 
 
 def _canonical_axis(axis, ndim):
@@ -811,15 +789,3 @@ def _canonical_axis(axis, ndim):
   return axis % ndim
 
 
-def _interleave(a, b, axis):
-  """a[0], b[0], a[1], b[1], ... along `axis` (a is as long as b or one longer)."""
-  a_aval, b_aval = core.get_aval(a), core.get_aval(b)
-  same = a_aval.shape[axis] == b_aval.shape[axis]
-  a_pad = [(0, 0, 0)] * a_aval.ndim
-  b_pad = [(0, 0, 0)] * b_aval.ndim
-  a_pad[axis] = (0, 1 if same else 0, 1)
-  b_pad[axis] = (1, 0 if same else 1, 1)
-  combine = lax.bitwise_or if a_aval.dtype == np.bool_ else lax.add
-  zero_a = lax.scalar_literal(0, a_aval.dtype, a_aval.weak_type)
-  zero_b = lax.scalar_literal(0, b_aval.dtype, b_aval.weak_type)
-  return combine(shape_ops.pad(a, zero_a, a_pad), shape_ops.pad(b, zero_b, b_pad))
