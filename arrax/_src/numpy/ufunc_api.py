@@ -249,14 +249,13 @@ class ufunc:
     if math.prod(shape) == 0:
       return _full(shape, 0, dtype)
     arr = _moveaxis(arr, axis, 0)
-    first = arr[0].astype(dtype)
 
     def step(carry, _):
       i, acc = carry
-      nxt = _where(i == 0, first, self(acc.astype(dtype), arr[i].astype(dtype)))
+      nxt = _where(i == 0, arr[0].astype(dtype), self(acc.astype(dtype), arr[i].astype(dtype)))
       return (i + 1, nxt), nxt
 
-    _, result = scan(step, (0, first), None, length=shape[axis])
+    _, result = scan(step, (0, arr[0].astype(dtype)), None, length=shape[axis])
     return _moveaxis(result, 0, axis)
 
   # -- at --------------------------------------------------------------------------------------
@@ -451,20 +450,25 @@ _reduce_logical_xor = _bitwise_reduction("reduce_logical_xor", lax_red.reduce_xo
                                          lax.bitwise_xor, False, reductions._cast_to_bool)
 
 
-def _minmax_reduction(reduce_fn, name):
-  def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    if dtype is not None:
-      # JAX passes `dtype` to a jitted function as an array argument, which a dtype is not.
-      raise TypeError(f"{name}.reduce: a dtype ({dtype!r}) is not accepted, as in JAX; cast "
-                      "the input (or the result) instead.")
-    if out is not None:
-      raise NotImplementedError(f"The 'out' argument to jnp.{name}.reduce is not supported.")
-    return reduce_fn(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
-  return reduce
+def _reduce_max(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+  """maximum.reduce: jnp.max, which takes no dtype."""
+  if dtype is not None:
+    # JAX passes `dtype` on to a jitted function as an array argument, which a dtype is not.
+    raise TypeError(f"maximum.reduce: a dtype ({dtype!r}) is not accepted, as in JAX; cast "
+                    "the input (or the result) instead.")
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.max is not supported.")
+  return reductions._reduce_max(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
 
 
-_reduce_max = _minmax_reduction(reductions._reduce_max, "maximum")
-_reduce_min = _minmax_reduction(reductions._reduce_min, "minimum")
+@util.inline_jit(static_argnames=("axis", "keepdims", "dtype"))
+def _reduce_min(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+  """minimum.reduce: jnp.min, computed in `dtype` if one is given."""
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.min is not supported.")
+  return reductions._reduction(a, "min", lax_red.reduce_min, lax.min, np.inf,
+                               has_identity=False, axis=axis, dtype=dtype, keepdims=keepdims,
+                               initial=initial, where=where)
 
 
 def _logaddexp_pair(x1, x2):
