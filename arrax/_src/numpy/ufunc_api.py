@@ -34,6 +34,9 @@ _AT_INPLACE_MESSAGE = (
 
 
 # ---- small helpers ---------------------------------------------------------------------------
+_PLAIN_ARGS = frozenset({Array, float, int, bool, complex})   # array-like without more checks
+
+
 def _operand(x):
   """An arrax value for x (Arrays and tracers as they are; scalars and NumPy arrays converted)."""
   return x if isinstance(x, (Array, core.Tracer)) else lax_numpy._asarray(x)
@@ -120,13 +123,14 @@ class ufunc:
     return f"<jnp.ufunc '{self.__name__}'>"
 
   def __call__(self, *args, out=None, where=None):
+    # The hot path of jnp.add(x, y): check_arraylike inlined for the common argument types.
+    for a in args:
+      if type(a) not in _PLAIN_ARGS and not util.is_arraylike(a):
+        check_arraylike(self.__name__, *args)
     if out is not None:
       raise NotImplementedError(f"out argument of {self}")
     if where is not None:
       raise NotImplementedError(f"where argument of {self}")
-    for a in args:   # check_arraylike, inlined: this is the hot path of jnp.add(x, y)
-      if type(a) is not Array and not util.is_arraylike(a):
-        check_arraylike(self.__name__, *args)
     return self.__call_fn(*args)
 
   @jit(static_argnames=("self",))
