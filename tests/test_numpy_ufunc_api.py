@@ -387,6 +387,13 @@ def test_vmap():
           lambda top: lambda a: top.numpy.add.reduceat(a, np.array([0, 2])), x[:, 0])),
       ("logaddexp.reduce", lambda: check_vmap(
           lambda top: lambda a: top.numpy.logaddexp.reduce(a, axis=-1), x)),
+      ("the ufunc itself", lambda: check_vmap(lambda top: top.numpy.maximum, x, x[0],
+                                               in_axes=(0, None))),
+      ("grad of the ufunc itself", lambda: check(lambda top: top.grad(top.numpy.logaddexp),
+                                                 1.5, 0.5, build=make_with("top"))),
+      ("ufunc as a static argument", lambda: check(
+          lambda top: lambda a: top.jit(lambda u, b: u.reduce(b), static_argnums=0)(
+              top.numpy.subtract, a), x, build=make_with("top"))),
       ("frompyfunc call", lambda: check_vmap(
           lambda top: lambda a, b: _affine(top.numpy)(a, b), x[:, 0], x[:, 1])),
   ])
@@ -612,6 +619,20 @@ def test_ml_dtype_arrays(name):
 def test_unsupported_ml_dtype_arrays(name):
   x = anp.zeros(3, getattr(anp, name))
   assert x.dtype == np.dtype(getattr(ml_dtypes, name))
+
+
+@pytest.mark.xfail(strict=True, reason="jnp.isdtype (setops._DTYPE_KINDS) does not know the "
+                   "ml_dtypes types arrax cannot hold arrays of")
+@pytest.mark.parametrize("name", ["int2", "uint2", "float4_e2m1fn", "float8_e3m4"])
+def test_isdtype_of_unsupported_ml_dtypes(name):
+  for kind in ("signed integer", "unsigned integer", "real floating", "numeric", "integral"):
+    assert anp.isdtype(getattr(anp, name), kind) == jnp.isdtype(getattr(jnp, name), kind), kind
+
+
+@pytest.mark.parametrize("name", ARRAY_DTYPES)
+def test_isdtype_of_ml_dtypes(name):
+  for kind in ("signed integer", "unsigned integer", "real floating", "numeric", "integral"):
+    assert anp.isdtype(getattr(anp, name), kind) == jnp.isdtype(getattr(jnp, name), kind), kind
 
 
 @pytest.mark.parametrize("name", UNSUPPORTED)
