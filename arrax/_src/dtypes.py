@@ -21,6 +21,19 @@ _float8_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
     if hasattr(ml_dtypes, n))
 _custom_float_dtypes = (bfloat16,) + _float8_dtypes
 _int4_dtypes = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4))
+# The other ml_dtypes types jax.numpy names (4- and 6-bit floats, the newer 8-bit floats, 1- and
+# 2-bit integers): classified and promoted as JAX does, but not array dtypes in arrax yet (no
+# StableHLO type for them in mlir.dtype_to_ir_type), so they are not in `supported_dtypes`.
+_more_float_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
+    "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
+    "float8_e8m0fnu") if hasattr(ml_dtypes, n))
+_more_int_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
+    "int2", "uint2", "int1", "uint1") if hasattr(ml_dtypes, n))
+# Every small float (bfloat16 aside) and every sub-byte integer, as JAX's lattice places them.
+_small_float_dtypes = _more_float_dtypes + _float8_dtypes
+_all_custom_float_dtypes = (bfloat16,) + _small_float_dtypes
+_intn_dtypes = _int4_dtypes + _more_int_dtypes
+_unsigned_intn = frozenset(d for d in _intn_dtypes if d.name.startswith("u"))
 
 supported_dtypes = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                               bfloat16, float16, float32, float64, complex64, complex128,
@@ -71,6 +84,10 @@ def check_user_dtype(dtype, fun_name=None):
     raise TypeError(f"dtype {dtype!r} not understood") from e
   if dt not in supported_dtypes and dt != float0:
     where = f" in {fun_name}" if fun_name else ""
+    if dt in _more_float_dtypes or dt in _more_int_dtypes:
+      raise TypeError(f"arrax does not support arrays of dtype {dt}{where} yet (JAX does): "
+                      "there is no lowering of this type to XLA in arrax. Use float8_e4m3fn, "
+                      "float8_e5m2, int4 or a wider type.")
     raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dt}{where}")
   canonical = canonicalize_dtype(dt)
   if canonical != dt:
@@ -100,22 +117,24 @@ _abstract = {np.generic, np.number, np.inexact, np.floating, np.integer,
 
 
 def issubdtype(a, b):
-  """np.issubdtype that also knows bfloat16, float8 and int4 (ml_dtypes) types."""
+  """np.issubdtype that also knows bfloat16, float4/6/8 and 1/2/4-bit integer (ml_dtypes)
+  types."""
   if a is None:
     return False
   a = np.dtype(a)
-  if a in _custom_float_dtypes or a in _int4_dtypes:
+  if a in _all_custom_float_dtypes or a in _intn_dtypes:
     if b in _abstract:
-      parents = ({np.generic, np.number, np.inexact, np.floating} if a in _custom_float_dtypes
+      parents = ({np.generic, np.number, np.inexact, np.floating}
+                 if a in _all_custom_float_dtypes
                  else {np.generic, np.number, np.integer,
-                       np.signedinteger if a.kind == "i" else np.unsignedinteger})
+                       np.unsignedinteger if a in _unsigned_intn else np.signedinteger})
       return b in parents
     return a == np.dtype(b)
   return np.issubdtype(a, b)
 
 
 def is_float(dtype):
-  return np.dtype(dtype) in _custom_float_dtypes or np.dtype(dtype).kind == "f"
+  return np.dtype(dtype) in _all_custom_float_dtypes or np.dtype(dtype).kind == "f"
 
 
 def is_inexact(dtype):
@@ -136,15 +155,15 @@ def _lattice(x64):
   i_, f_, c_ = int, float, complex
   edges = {
       bool_: [i_],
-      i_: [uint8, int8] + list(_int4_dtypes),
+      i_: [uint8, int8] + list(_intn_dtypes),
       uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64] if x64 else [int32, uint64],
       uint64: [f_],
       int8: [int16], int16: [int32], int32: [int64], int64: [f_],
-      f_: [*_float8_dtypes, bfloat16, float16, c_],
+      f_: [*_small_float_dtypes, bfloat16, float16, c_],
       bfloat16: [float32], float16: [float32], float32: [float64, complex64], float64: [complex128],
       c_: [complex64], complex64: [complex128], complex128: [],
   }
-  for t in _float8_dtypes + _int4_dtypes:
+  for t in _small_float_dtypes + _intn_dtypes:   # no implicit promotion out of these
     edges[t] = []
   upper = {}
   for node in edges:
@@ -161,16 +180,38 @@ def _lattice(x64):
 _upper_bounds = {True: _lattice(True), False: _lattice(False)}
 
 
-def _least_upper_bound(x64, nodes):
+class TypePromotionError(ValueError):
+  """Dtypes with no implicit promotion path between them (JAX's class of the same name)."""
+
+
+def _no_promotion_reason(nodes):
+  names = [getattr(n, "name", "") for n in nodes]
+  for prefix, what, example in (("float8_", "8-bit floats", "float32"),
+                                ("float6_", "6-bit floats", "float32"),
+                                ("float4_", "4-bit floats", "float32")):
+    if any(name.startswith(prefix) for name in names):
+      break
+  else:
+    if not any(n in _intn_dtypes for n in nodes):
+      return " Try explicitly casting inputs to the desired output type."
+    what, example = "1-bit, 2-bit and 4-bit integers", "int32"
+  return (f" To avoid unintended promotion, {what} do not support implicit promotion. If "
+          "you'd like your inputs to be promoted to another type, you can do so explicitly "
+          f"using e.g. x.astype('{example}')")
+
+
+def _least_upper_bound(x64, ordered):
+  nodes = set(ordered)
   ub = _upper_bounds[x64]
   try:
     common = set.intersection(*(ub[n] for n in nodes))
   except KeyError as e:
-    raise TypeError(f"dtype {e.args[0]} is not a valid dtype for JAX type promotion.") from None
+    raise ValueError(f"dtype={e.args[0]} is not a valid dtype for JAX type promotion.") from None
   lub = (common & nodes) or {c for c in common if common <= ub[c]}
   if len(lub) != 1:
-    raise TypeError(f"Input dtypes {tuple(str(n) for n in nodes)} have no available implicit "
-                    "dtype promotion path.")
+    names = tuple(dict.fromkeys(str(n) for n in ordered))
+    raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype "
+                             "promotion path." + _no_promotion_reason(nodes))
   return lub.pop()
 
 
@@ -187,8 +228,10 @@ def _node_dtype(node):
 def _weak_node(dtype):
   if dtype == bool_:
     return bool_
-  if dtype in _custom_float_dtypes or dtype.kind == "f":
+  if dtype in _all_custom_float_dtypes or dtype.kind == "f":
     return float
+  if dtype in _intn_dtypes:
+    return int
   return {"i": int, "u": int, "c": complex}[dtype.kind]
 
 
@@ -207,7 +250,7 @@ def dtype_and_weak_type(x):
     dt = np.dtype(x)
   except TypeError:
     dt = np.result_type(x)
-  if dt not in supported_dtypes:
+  if dt not in supported_dtypes and dt not in _more_float_dtypes + _more_int_dtypes:
     raise TypeError(f"Value '{x}' with dtype {dt} is not a valid JAX array type. "
                     "Only arrays of numeric types are supported by JAX.")
   return canonicalize_dtype(dt), False
@@ -237,13 +280,17 @@ def result_type(*args, return_weak_type_flag=False):
   dt, weak = _result_type_cached(x64_enabled(), pairs)
   weak = weak and dt != bool_
   if weak:
-    dt = default_dtype("f" if dt in _custom_float_dtypes else dt.kind)
+    dt = default_dtype("f" if dt in _all_custom_float_dtypes else
+                       "i" if dt in _intn_dtypes else dt.kind)
   return (dt, weak) if return_weak_type_flag else dt
 
 
 def promote_types(a, b):
-  """The promoted dtype of two dtypes (Python scalar types count as weak)."""
-  return result_type(a, b)
+  """The join of two dtypes on JAX's promotion lattice, not canonicalized (as
+  jnp.promote_types): Python's int, float and complex count as weak types, and a weak result is
+  the 64-bit type of its kind."""
+  nodes = [t if t is int or t is float or t is complex else np.dtype(t) for t in (a, b)]
+  return np.dtype(_least_upper_bound(x64_enabled(), nodes))
 
 
 def to_inexact_dtype(dtype):

@@ -22,23 +22,23 @@ from arrax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, c
                                          cumsum, cumulative_prod, cumulative_sum, max, mean,
                                          min, prod, std, sum, var)
 from arrax._src.numpy.vectorize import vectorize
-from arrax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, angle, arccos, arccosh,
-                                     arcsin, arcsinh, arctan, arctan2, arctanh, around, asin,
-                                     asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
-                                     bitwise_left_shift, bitwise_not, bitwise_or,
-                                     bitwise_right_shift, bitwise_xor, cbrt, ceil, conj,
-                                     conjugate, copysign, cos, cosh, deg2rad, degrees, divide,
-                                     divmod, equal, exp, exp2, expm1, fabs, fix, float_power,
-                                     floor, floor_divide, fmax, fmin, fmod, greater,
-                                     greater_equal, heaviside, hypot, imag, invert, isfinite,
-                                     isinf, isnan, left_shift, less, less_equal, log, log10,
-                                     log1p, log2, logaddexp, logaddexp2, logical_and,
-                                     logical_not,
-                                     logical_or, logical_xor, maximum, minimum, mod, multiply,
-                                     negative, nextafter, not_equal, positive, pow, power,
-                                     rad2deg, radians, real, reciprocal, remainder, right_shift,
-                                     rint, round, sign, signbit, sin, sinc, sinh, sqrt, square,
-                                     subtract, tan, tanh, true_divide, trunc)
+from arrax._src.numpy.ufuncs import (
+    abs, absolute, acos, acosh, angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
+    around, asin, asinh, atan, atan2, atanh, bitwise_invert, bitwise_left_shift, bitwise_not,
+    bitwise_right_shift, cbrt, ceil, conj, conjugate, copysign, cos, cosh, deg2rad, degrees,
+    divide, divmod, equal, exp, exp2, expm1, fabs, fix, float_power, floor, floor_divide, fmax,
+    fmin, fmod, greater, greater_equal, heaviside, hypot, imag, invert, isfinite, isinf, isnan,
+    left_shift, less, less_equal, log, log10, log1p, log2, logical_not, mod, nextafter, not_equal,
+    positive, pow, power, rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round,
+    sign, signbit, sin, sinc, sinh, sqrt, square, tan, tanh, true_divide, trunc)
+# The binary ufuncs and negative are jnp.ufunc objects (reduce, accumulate, at, reduceat,
+# outer), as in JAX.
+from arrax._src.numpy.ufunc_api import (  # noqa: E402
+    add as add, bitwise_and as bitwise_and, bitwise_or as bitwise_or,
+    bitwise_xor as bitwise_xor, frompyfunc as frompyfunc, logaddexp as logaddexp,
+    logaddexp2 as logaddexp2, logical_and as logical_and, logical_or as logical_or,
+    logical_xor as logical_xor, maximum as maximum, minimum as minimum, multiply as multiply,
+    negative as negative, subtract as subtract, ufunc as ufunc)
 
 # dtypes and scalar types
 from arrax._src.numpy.scalar_types import (bfloat16, bool_, complex64, complex128,  # noqa: E402
@@ -114,3 +114,20 @@ from arrax._src.numpy.index_tricks import (  # noqa: E402
     triu_indices as triu_indices, triu_indices_from as triu_indices_from,
     unpackbits as unpackbits, vander as vander, vecdot as vecdot, vecmat as vecmat)
 from arrax.numpy import fft as fft  # noqa: E402,F401
+# ml_dtypes scalar types beyond bfloat16 (float8/6/4 and 1/2/4-bit integers)
+from arrax._src.numpy.ml_scalar_types import (  # noqa: E402
+    float4_e2m1fn as float4_e2m1fn, float6_e2m3fn as float6_e2m3fn,
+    float6_e3m2fn as float6_e3m2fn, float8_e3m4 as float8_e3m4, float8_e4m3 as float8_e4m3,
+    float8_e4m3b11fnuz as float8_e4m3b11fnuz, float8_e4m3fn as float8_e4m3fn,
+    float8_e4m3fnuz as float8_e4m3fnuz, float8_e5m2 as float8_e5m2,
+    float8_e5m2fnuz as float8_e5m2fnuz, float8_e8m0fnu as float8_e8m0fnu, int2 as int2,
+    int4 as int4, uint2 as uint2, uint4 as uint4)
+from arrax._src.numpy import ml_scalar_types as _ml_scalar_types  # noqa: E402
+if _ml_scalar_types.int1 is not None:   # ml_dtypes >= 0.5.4, as in JAX
+  from arrax._src.numpy.ml_scalar_types import int1 as int1, uint1 as uint1  # noqa: E402
+# host I/O through NumPy's formats, and NumPy's own classes and warnings, as jax.numpy has them
+from arrax._src.numpy.host_io import fromfile as fromfile, load as load  # noqa: E402
+from numpy import (  # noqa: E402
+    character as character, flexible as flexible, object_ as object_, save as save,
+    savez as savez)
+from numpy.exceptions import ComplexWarning as ComplexWarning  # noqa: E402
