@@ -19,6 +19,7 @@ from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, 
 from arrax import dtypes, random
 from arrax import scipy
 from arrax import nn
+from arrax import image
 from arrax._src.dtypes import float0
 
 __version__ = "0.1.0"
@@ -27,6 +28,6 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
-    "dtypes", "errors", "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
+    "dtypes", "errors", "eval_shape", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_jaxpr", "nn", "numpy", "process_count", "process_index", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
 ]

@@ -1,0 +1,1 @@
+"""Image resampling (jax.image): resize and scale_and_translate."""
