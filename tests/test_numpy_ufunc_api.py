@@ -139,12 +139,7 @@ def test_reduce_where_initial_dtype(name):
   ])
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(
-        strict=True, reason="pre-existing: under x64 core.eval_jaxpr rebinds a weak int32 "
-        "literal (indexing's `i < 0`) from its Python value, which becomes int64, so a "
-        "fori_loop body indexing with its counter fails (lax.lt int32 vs int64)"))
-    if n in LOOPED else n for n in BINARY])
+@pytest.mark.parametrize("name", BINARY)
 def test_reduce_x64(x64, name):
   x = values((3, 4), np.float64, 8)
   xi = values((3, 4), np.int64, 9)

@@ -459,7 +459,10 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
   for v, val in zip(jaxpr.invars, args):
     write(v, val)
   for eqn in jaxpr.eqns:
-    ans = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+    # Literals are bound as they are, keeping their dtype (a weak int32 literal read back as a
+    # Python int would become int64 under x64).
+    ans = eqn.primitive.bind(*[v if type(v) is Literal else env[v] for v in eqn.invars],
+                             **eqn.params)
     if eqn.primitive.multiple_results:
       for v, val in zip(eqn.outvars, ans):
         write(v, val)
