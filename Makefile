@@ -24,6 +24,7 @@ bench: venv
 
 # The external array-API conformance suite (data-apis/array-api-tests, kept outside the repo)
 # against arrax.numpy; prints the counts and writes the failing test ids to ARRAY_API_FAILURES.
+# ARRAY_API_MODULE=jax.numpy runs it on the oracle; from a worktree pass VENV= and ARRAY_API_TESTS=.
 ARRAY_API_TESTS ?= ../shared/array-api-tests
 ARRAY_API_MODULE ?= arrax.numpy
 ARRAY_API_FAILURES ?= /tmp/array-api-failures-$(ARRAY_API_MODULE).txt
