@@ -5,6 +5,7 @@ arrax and jax can live in one process. Operators and methods are attached by arr
 """
 from __future__ import annotations
 
+import enum
 import weakref
 
 import numpy as np
@@ -19,6 +20,36 @@ from arrax._src.errors import ConcretizationTypeError
 _BITCAST_FOR_HOST = {dt: np.dtype(f"uint{dt.itemsize * 8}") for dt in dtypes._custom_float_dtypes}
 
 host_transfers = {"to_device": 0, "to_host": 0}   # counted, as ARCHITECTURE.md 9 asks
+
+
+class DLDeviceType(enum.IntEnum):
+  """DLPack's device type codes (those arrax can exchange)."""
+  kDLCPU = 1
+  kDLCUDA = 2
+  kDLCUDAHost = 3
+  kDLROCM = 10
+
+
+_DL_DEVICE_PLATFORMS = {DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
+                        DLDeviceType.kDLCUDAHost: "cuda", DLDeviceType.kDLROCM: "rocm"}
+_MIN_DLPACK_VERSION = (0, 5)
+
+
+def _device_from_hardware_id(platform, hardware_id):
+  for dev in backend.get_client(platform).local_devices():
+    if dev.local_hardware_id == hardware_id:
+      return dev
+  raise BufferError(f"no {platform} device with local hardware id {hardware_id}")
+
+
+def dlpack_platform(dl_type):
+  """The platform of a DLPack device type, or None if arrax cannot exchange it."""
+  return _DL_DEVICE_PLATFORMS.get(dl_type)
+
+
+def device_from_dlpack(dl_type, hardware_id):
+  """The device of a `__dlpack_device__()` pair."""
+  return _device_from_hardware_id(dlpack_platform(dl_type), hardware_id)
 
 
 class Array:
@@ -94,10 +125,44 @@ class Array:
     return np.array(value) if copy else value
 
   def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    return self._value.__dlpack__(stream=stream)
+    """A DLPack capsule of the device buffer (DLPack 0.5 to 0.8; `copy` and `dl_device` as the
+    array API specifies)."""
+    devs = self._buf._sharding._devices
+    if len(devs) > 1:
+      raise BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular "
+                        f"device, but an array with a Sharding over {len(devs)} devices was "
+                        "provided.")
+    src = devs[0]
+    target = None
+    if dl_device:
+      dl_type, hardware_id = dl_device
+      platform = _DL_DEVICE_PLATFORMS.get(dl_type)
+      if platform is None:
+        raise BufferError("The device specification passed to to_dlpack contains an "
+                          f"unsupported device type (DLDeviceType: {dl_type})")
+      target = _device_from_hardware_id(platform, hardware_id)
+    if max_version is not None and tuple(max_version) < _MIN_DLPACK_VERSION:
+      raise BufferError(f"arrax does not support any DLPack version below "
+                        f"{_MIN_DLPACK_VERSION} but version ({max_version}) was requested.")
+    arr = self
+    if target is not None and target != src:
+      if copy is not None and not copy:
+        raise ValueError(f"Specified device={target!r} which requires a copy since the source "
+                         f"device is {src!r}, however copy=False. Set copy=True or copy=None "
+                         "to perform the requested operation.")
+      arr = device_put_value(self._value, target, dtype=self.dtype, committed=True)
+    elif copy:
+      arr = device_put_value(self._value, src, dtype=self.dtype, committed=self._committed)
+    return _jax.buffer_to_dlpack_managed_tensor(arr._buf, stream=stream)
 
   def __dlpack_device__(self):
-    return (1, 0)   # kDLCPU, device 0; the host copy is what is exported
+    dev = self.device
+    if dev.platform == "cpu":
+      return DLDeviceType.kDLCPU, 0
+    if dev.platform in ("gpu", "cuda"):
+      return DLDeviceType.kDLCUDA, dev.local_hardware_id
+    raise BufferError(f"__dlpack__ device only supported for CPU and GPU, got platform: "
+                      f"{dev.platform}")
 
   def item(self, *args):
     return self._value.item(*args)

@@ -5,10 +5,14 @@ import threading
 
 
 def _env_bool(name, default):
-  val = os.environ.get(name.upper())
-  if val is None:
-    return default
-  return val.lower() in ("1", "true", "yes", "on")
+  """A boolean flag's value from the environment variable NAME, read as JAX reads it."""
+  varname = name.upper()
+  val = os.environ.get(varname, str(default)).lower()
+  if val in ("y", "yes", "t", "true", "on", "1"):
+    return True
+  if val in ("n", "no", "f", "false", "off", "0"):
+    return False
+  raise ValueError(f"invalid truth value {val!r} for environment {varname!r}")
 
 
 class _Flag:

@@ -16,6 +16,9 @@ from arrax._src.numpy.lax_numpy import (argsort, astype, atleast_1d, atleast_2d,
                                         result_type, shape, size, sort, split, squeeze, stack,
                                         swapaxes, tensordot, transpose, vdot, vstack, where,
                                         clip)
+from arrax._src.numpy.array_api_metadata import (
+    __array_api_version__ as __array_api_version__,
+    __array_namespace_info__ as __array_namespace_info__)
 from arrax._src.numpy.indexing import put_along_axis, take, take_along_axis
 from arrax._src.numpy.padding import pad
 from arrax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, cumprod,

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import api, core, dtypes
 from arrax._src.array import Array
 from arrax._src.lax import elementwise as lax
-from arrax._src.numpy import assembly, index_tricks, indexing, lax_numpy as lnp
+from arrax._src.numpy import array_api_metadata, assembly, index_tricks, indexing, lax_numpy as lnp
 from arrax._src.numpy import reductions as red, ufuncs as uf
 
 
@@ -75,6 +75,12 @@ def _view(self, dtype=None, type=None):  # noqa: A002
   raise NotImplementedError("view with a different itemsize is not implemented yet")
 
 
+def _to_device(self, device, *, stream=None):
+  if stream is not None:
+    raise NotImplementedError("stream argument of array.to_device()")
+  return api.device_put(self, device)
+
+
 def _copy(self):
   return assembly.copy(self)
 
@@ -107,6 +113,7 @@ _METHODS = {
     "sort": lnp.sort, "argsort": lnp.argsort, "take": indexing.take, "conj": uf.conjugate,
     "conjugate": uf.conjugate, "view": _view,
     "copy": _copy, "diagonal": _diagonal, "repeat": _repeat, "trace": _trace,
+    "__array_namespace__": array_api_metadata.__array_namespace__, "to_device": _to_device,
 }
 
 

@@ -14,8 +14,7 @@ import operator
 
 import numpy as np
 
-from arrax._src import core, dtypes
-from arrax._src.array import Array, device_put_value
+from arrax._src import api, array, core, dtypes
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, stacking
@@ -653,14 +652,36 @@ def fromiter(*args, **kwargs):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-  """An array from an object supporting the DLPack protocol (`__dlpack__`), such as a NumPy
-  array; the data go through the host."""
-  if isinstance(x, Array) and device is None:
-    return stacking.copy(x) if copy else x
-  host = np.from_dlpack(x, copy=copy) if copy is not None else np.from_dlpack(x)
-  if device is None:
-    return creation.asarray(host)
-  if host.dtype not in dtypes.supported_dtypes:
-    raise TypeError(f"JAX only supports number and bool dtypes, got dtype {host.dtype}")
-  return device_put_value(host, device, dtype=dtypes.canonicalize_dtype(host.dtype),
-                          committed=True)
+  """An array from an object with `__dlpack__` and `__dlpack_device__` (a NumPy array, an arrax
+  or JAX array, ...), committed to the object's device, or to `device` (a copy there, which
+  `copy=False` forbids); `copy=True` always copies. Other producers' data go through the host
+  (jaxlib's zero-copy importer would import jax)."""
+  if hasattr(device, "device_set"):
+    if len(device.device_set) > 1:
+      raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, but "
+                       f"a Sharding with {len(device.device_set)} devices was provided.")
+    device, = device.device_set
+  if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+    raise TypeError(
+        "The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods.")
+  dl_type, hardware_id = x.__dlpack_device__()
+  if array.dlpack_platform(dl_type) is None:
+    raise TypeError("Array passed to from_dlpack is on unsupported device type "
+                    f"(DLDeviceType: {dl_type}, array: {x}")
+  src = array.device_from_dlpack(dl_type, hardware_id)
+  moves = device is not None and device != src
+  if moves and copy is not None and not copy:
+    raise ValueError(f"Specified {device=} which requires a copy since the source device is "
+                     f"{src!r}, however copy=False. Set copy=True or copy=None to perform the "
+                     "requested operation.")
+  if isinstance(x, array.Array):
+    arr = x if not copy else array.device_put_value(x._value, src, dtype=x.dtype)
+  else:
+    try:
+      host = np.from_dlpack(x) if copy is None else np.from_dlpack(x, copy=copy)
+    except RuntimeError:   # a dtype NumPy cannot take over DLPack (bfloat16, ...)
+      host = np.asarray(x)
+    if host.dtype not in dtypes.supported_dtypes:
+      raise TypeError(f"JAX only supports number and bool dtypes, got dtype {host.dtype}")
+    arr = array.device_put_value(host, src, dtype=dtypes.canonicalize_dtype(host.dtype))
+  return api.device_put(arr, device if moves else src)

@@ -99,7 +99,20 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, /, axes):
-  return transpose(a, axes)
+  """Permute the axes of `a` by `axes`.
+
+  As in JAX, `axes` must be a permutation of the dimensions (else TypeError); beyond JAX, whose
+  lax.transpose rejects them, negative axes count from the end (as in `transpose` and the array
+  API standard)."""
+  check_arraylike("permute_dims", a)
+  a = _asarray(a)
+  nd = ndim(a)
+  axes = tuple(operator.index(i) for i in axes)
+  perm = tuple(i + nd if -nd <= i < 0 else i for i in axes)
+  if sorted(perm) != list(range(nd)):
+    raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got "
+                    f"permutation {axes} for operand shape {shape_of(a)}.")
+  return shape_ops.transpose(a, perm)
 
 
 def matrix_transpose(x, /):
