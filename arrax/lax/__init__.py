@@ -149,3 +149,12 @@ from arrax._src.lax.staging import (
     optimization_barrier_p as optimization_barrier_p, stage as stage, stage_p as stage_p,
 )
 from arrax._src.lax.integer_arith import mulhi as mulhi, mulhi_p as mulhi_p
+from arrax._src.lax.take import index_take as index_take
+from arrax._src.lax.rng import (
+    RandomAlgorithm as RandomAlgorithm, rng_bit_generator as rng_bit_generator,
+    rng_bit_generator_p as rng_bit_generator_p, rng_uniform as rng_uniform,
+    rng_uniform_p as rng_uniform_p,
+)
+from arrax._src.lax.ann import (
+    approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p,
+)
