@@ -158,3 +158,7 @@ from arrax._src.lax.rng import (
 from arrax._src.lax.ann import (
     approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p,
 )
+from arrax._src.lax.solvers import (
+    custom_linear_solve as custom_linear_solve, custom_root as custom_root,
+    linear_solve_p as linear_solve_p,
+)
