@@ -162,3 +162,8 @@ from arrax._src.lax.solvers import (
     custom_linear_solve as custom_linear_solve, custom_root as custom_root,
     linear_solve_p as linear_solve_p,
 )
+from arrax._src.lax.precision import (
+    AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm,
+    DotAlgorithmPreset as DotAlgorithmPreset, DotDimensionNumbers as DotDimensionNumbers,
+    PrecisionLike as PrecisionLike, Tolerance as Tolerance,
+)
