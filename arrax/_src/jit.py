@@ -460,6 +460,8 @@ class JitWrapped:
     raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
     committed = device is not _default_device()   # results stay on a device asked for
     outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
+    if exe.token_outs:
+      outs = dispatch.wrap_tokens(outs)
     if _debug_nans.value:
       dispatch.check_nans(self._name, outs)
     if entry.single:

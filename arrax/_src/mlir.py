@@ -67,6 +67,8 @@ def dtype_to_ir_type(dtype) -> ir.Type:
 
 
 def aval_to_ir_type(aval) -> ir.Type:
+  if aval is core.abstract_token:
+    return hlo.TokenType.get()
   return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
 
 

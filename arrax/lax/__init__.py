@@ -167,3 +167,7 @@ from arrax._src.lax.precision import (
     DotAlgorithmPreset as DotAlgorithmPreset, DotDimensionNumbers as DotDimensionNumbers,
     PrecisionLike as PrecisionLike, Tolerance as Tolerance,
 )
+from arrax._src.lax.tokens import (
+    after_all as after_all, after_all_p as after_all_p, create_token as create_token,
+    create_token_p as create_token_p,
+)
