@@ -171,3 +171,7 @@ from arrax._src.lax.tokens import (
     after_all as after_all, after_all_p as after_all_p, create_token as create_token,
     create_token_p as create_token_p,
 )
+from arrax._src.lax.ragged import (
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general,
+)
