@@ -175,3 +175,4 @@ from arrax._src.lax.ragged import (
     RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
     ragged_dot_general as ragged_dot_general,
 )
+from arrax._src.lax.composite import composite as composite
