@@ -176,3 +176,4 @@ from arrax._src.lax.ragged import (
     ragged_dot_general as ragged_dot_general,
 )
 from arrax._src.lax.composite import composite as composite
+from arrax._src.lax.scaled_dot import scaled_dot as scaled_dot
