@@ -177,3 +177,7 @@ from arrax._src.lax.ragged import (
 )
 from arrax._src.lax.composite import composite as composite
 from arrax._src.lax.scaled_dot import scaled_dot as scaled_dot
+from arrax._src.lax.sharding import (
+    device_put_p as device_put_p, sharding_constraint_p as sharding_constraint_p,
+    with_sharding_constraint as with_sharding_constraint,
+)
