@@ -36,7 +36,7 @@ def _single_device(s):
   if hasattr(s, "platform") and hasattr(s, "id"):   # a Device
     return True
   try:
-    devices = s._device_assignment
+    devices = s._internal_device_list
   except Exception:  # noqa: BLE001  (not a sharding)
     return False
   return len(devices) == 1
