@@ -181,3 +181,4 @@ from arrax._src.lax.sharding import (
     device_put_p as device_put_p, sharding_constraint_p as sharding_constraint_p,
     with_sharding_constraint as with_sharding_constraint,
 )
+from arrax._src.lax.platform import platform_dependent as platform_dependent
