@@ -182,3 +182,4 @@ from arrax._src.lax.sharding import (
     with_sharding_constraint as with_sharding_constraint,
 )
 from arrax._src.lax.platform import platform_dependent as platform_dependent
+from arrax._src.lax.pbroadcast import pbroadcast as pbroadcast
