@@ -194,5 +194,6 @@ empty_p.def_batch(lambda args, dims, **params: (empty_p.bind(**params), None))
 def empty(shape, dtype, *, out_sharding=None):
   """An array of `shape` and `dtype` whose contents are unspecified (zeros in arrax)."""
   _no_sharding("lax.empty", out_sharding)
+  _empty_aval(shape, dtype)   # (checked here: eager calls are cached by their params)
   return empty_p.bind(shape=shape, dtype=dtype, out_sharding=None)
 

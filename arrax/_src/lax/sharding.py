@@ -27,8 +27,16 @@ def _identity_primitive(name):
 
 # The identity with JAX's params (sharding, layout, context_mesh, unconstrained_dims).
 sharding_constraint_p = _identity_primitive("sharding_constraint")
-# The identity with JAX's params (devices, srcs, copy_semantics), one operand here.
-device_put_p = _identity_primitive("device_put")
+# The identity on any number of operands, with JAX's params (devices, srcs, copy_semantics:
+# one entry per operand).
+device_put_p = core.Primitive("device_put")
+device_put_p.multiple_results = True
+device_put_p.def_abstract_eval(lambda *avals, **params: list(avals))
+device_put_p.def_lowering(lambda ctx, *args, **params: list(args))
+device_put_p.def_batch(lambda args, dims, **params: (device_put_p.bind(*args, **params),
+                                                     list(dims)))
+ad.deflinear(device_put_p, lambda cts, *args, **params: device_put_p.bind(
+    *[ad.instantiate(ct) for ct in cts], **params))
 
 
 def _single_device(s):
