@@ -229,9 +229,10 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
 
   def shape_checked(fun, name, aux):
     def checked(x):
-      y = fun(x)
-      _check_shapes(name, "b", tree_leaves(y[0] if aux else y), b_leaves)
-      return y
+      out = fun(x)
+      y, _ = out if aux else (out, None)   # (unpacked as a pair when there is an aux output)
+      _check_shapes(name, "b", tree_leaves(y), b_leaves)
+      return out
     return checked
 
   matvec_jaxpr, matvec_consts, out_tree = _trace(shape_checked(matvec, "matvec", False),
