@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, core, mlir
+from arrax._src import ad, core
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import Literal
 from arrax._src.lax.utils import asarray_operand
