@@ -64,6 +64,37 @@ class ShapedArray:
     return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
 
 
+class AbstractToken:
+  """The abstract value of an XLA token (which orders side effects): printed `Tok`. At run
+  time a token is a `Token` holding an empty boolean buffer."""
+  __slots__ = ()
+
+  def str_short(self, short_dtypes=False):
+    return "Tok"
+
+  __str__ = __repr__ = lambda self: "Tok"
+
+  def strip_weak_type(self):
+    return self
+
+
+abstract_token = AbstractToken()
+TOKEN_BUFFER_AVAL = ShapedArray((0,), np.bool_)   # what a token is at run time
+
+
+class Token:
+  """A concrete token: wraps the (empty) device array XLA passes for it."""
+  __slots__ = ("_buf",)
+  aval = abstract_token
+
+  def __init__(self, buf):
+    self._buf = buf
+
+  def block_until_ready(self):
+    self._buf.block_until_ready()
+    return self
+
+
 def get_aval(x) -> ShapedArray:
   """The abstract value of an arrax Array, a tracer, a NumPy array or a Python scalar."""
   aval = getattr(x, "aval", None)

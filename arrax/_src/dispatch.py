@@ -19,7 +19,7 @@ logger = logging.getLogger("arrax")
 
 class Executable:
   """A loaded XLA executable with the handlers that wrap its outputs as Arrays."""
-  __slots__ = ("loaded", "in_avals", "out_avals", "device", "handlers", "kept")
+  __slots__ = ("loaded", "in_avals", "out_avals", "device", "handlers", "kept", "token_outs")
 
   def __init__(self, loaded, in_avals, out_avals, device, kept=None):
     self.loaded = loaded
@@ -28,13 +28,26 @@ class Executable:
     self.device = device
     self.kept = kept
     sharding = backend.device_sharding(device)
-    self.handlers = [_jax.array_result_handler(a, sharding, False, _skip_checks=True)
+    # (a token result is an empty boolean buffer, wrapped as a Token by `wrap_tokens`)
+    self.handlers = [_jax.array_result_handler(_physical(a), sharding, False, _skip_checks=True)
                      for a in out_avals]
+    self.token_outs = any(a is core.abstract_token for a in out_avals)
 
   def execute(self, bufs):
     outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     committed = self.device is not backend.default_device()
-    return [Array(b, a, committed) for b, a in zip(outs, self.out_avals)]
+    outs = [Array(b, a, committed) for b, a in zip(outs, self.out_avals)]
+    return wrap_tokens(outs) if self.token_outs else outs
+
+
+def _physical(aval):
+  return core.TOKEN_BUFFER_AVAL if aval is core.abstract_token else aval
+
+
+def wrap_tokens(outs):
+  """Results of token type (made as Arrays of the token aval) become Tokens."""
+  return [core.Token(Array(x._buf, core.TOKEN_BUFFER_AVAL, x._committed))
+          if x.aval is core.abstract_token else x for x in outs]
 
 
 def compile_module(lowered, device, name=""):
@@ -96,6 +109,8 @@ def to_buffer(x, device):
     core._raise_escaped(x)
   if isinstance(x, core.Literal):
     return _literal_buffer(x, device)
+  if type(x) is core.Token:
+    return x._buf._buf, core.abstract_token
   else:
     arr = device_put_value(x, device)
   return arr._buf, arr.aval
@@ -146,5 +161,5 @@ def _compile_primitive(prim, avals, params, device):
 
 def check_nans(name, outs):
   for o in outs:
-    if np.issubdtype(o.dtype, np.inexact) and np.isnan(np.asarray(o._value, np.complex128)).any():
+    if type(o) is not core.Token and np.issubdtype(o.dtype, np.inexact) and np.isnan(np.asarray(o._value, np.complex128)).any():
       raise FloatingPointError(f"invalid value (nan) encountered in {name}")

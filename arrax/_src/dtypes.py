@@ -17,8 +17,8 @@ complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 float0 = np.dtype([("float0", np.void, 0)])
 
 _float8_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
-    "float8_e4m3fn", "float8_e4m3b11fnuz", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
-    if hasattr(ml_dtypes, n))
+    "float8_e4m3fn", "float8_e4m3b11fnuz", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e3m4", "float8_e4m3", "float8_e8m0fnu") if hasattr(ml_dtypes, n))
 _custom_float_dtypes = (bfloat16,) + _float8_dtypes
 _int4_dtypes = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4))
 # The other ml_dtypes types jax.numpy names (4- and 6-bit floats, the newer 8-bit floats, 1- and

@@ -467,6 +467,8 @@ class JitWrapped:
     outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
     for i, shape in entry.float0:
       outs[i] = np.zeros(shape, dtypes.float0)
+    if exe.token_outs:
+      outs = dispatch.wrap_tokens(outs)
     if _debug_nans.value:
       dispatch.check_nans(self._name, outs)
     if entry.single:

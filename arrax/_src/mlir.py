@@ -51,7 +51,9 @@ def dtype_to_ir_type(dtype) -> ir.Type:
     return getattr(ir, {"float8_e4m3fn": "Float8E4M3FNType", "float8_e5m2": "Float8E5M2Type",
                         "float8_e4m3fnuz": "Float8E4M3FNUZType",
                         "float8_e5m2fnuz": "Float8E5M2FNUZType",
-                        "float8_e4m3b11fnuz": "Float8E4M3B11FNUZType"}[dtype.name]).get()
+                        "float8_e4m3b11fnuz": "Float8E4M3B11FNUZType",
+                        "float8_e3m4": "Float8E3M4Type", "float8_e4m3": "Float8E4M3Type",
+                        "float8_e8m0fnu": "Float8E8M0FNUType"}[dtype.name]).get()
   if dtype in dtypes._int4_dtypes:
     return (ir.IntegerType.get_signless(4) if dtype.name == "int4"
             else ir.IntegerType.get_unsigned(4))
@@ -67,6 +69,8 @@ def dtype_to_ir_type(dtype) -> ir.Type:
 
 
 def aval_to_ir_type(aval) -> ir.Type:
+  if aval is core.abstract_token:
+    return hlo.TokenType.get()
   return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
 
 

@@ -112,6 +112,10 @@ from arrax._src.lax.parallel import (
     psum as psum, psum_p as psum_p, psum_scatter as psum_scatter, pswapaxes as pswapaxes,
 )
 from arrax._src.lax.special import (
+    bessel_i0e as bessel_i0e, bessel_i0e_p as bessel_i0e_p, bessel_i1e as bessel_i1e,
+    bessel_i1e_p as bessel_i1e_p, betainc as betainc,
+    regularized_incomplete_beta_p as regularized_incomplete_beta_p, zeta as zeta,
+    zeta_p as zeta_p,
     igamma as igamma, igamma_grad_a as igamma_grad_a, igamma_grad_a_p as igamma_grad_a_p,
     igamma_p as igamma_p, igammac as igammac, igammac_p as igammac_p,
     random_gamma_grad as random_gamma_grad,
@@ -136,3 +140,46 @@ from arrax._src.lax.stacking import (
     unstack as unstack, unstack_p as unstack_p,
 )
 from arrax._src.lax.total_order import eq_to_p as eq_to_p, le_to_p as le_to_p, lt_to_p as lt_to_p
+from arrax._src.lax.creation import (
+    broadcast_like as broadcast_like, broadcast_shapes as broadcast_shapes, dtype as dtype,
+    empty as empty, full as full, full_like as full_like, shape_as_value as shape_as_value,
+)
+from arrax._src.lax.staging import (
+    dce_sink as dce_sink, dce_sink_p as dce_sink_p, optimization_barrier as optimization_barrier,
+    optimization_barrier_p as optimization_barrier_p, stage as stage, stage_p as stage_p,
+)
+from arrax._src.lax.integer_arith import mulhi as mulhi, mulhi_p as mulhi_p
+from arrax._src.lax.take import index_take as index_take
+from arrax._src.lax.rng import (
+    RandomAlgorithm as RandomAlgorithm, rng_bit_generator as rng_bit_generator,
+    rng_bit_generator_p as rng_bit_generator_p, rng_uniform as rng_uniform,
+    rng_uniform_p as rng_uniform_p,
+)
+from arrax._src.lax.ann import (
+    approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p,
+)
+from arrax._src.lax.solvers import (
+    custom_linear_solve as custom_linear_solve, custom_root as custom_root,
+    linear_solve_p as linear_solve_p,
+)
+from arrax._src.lax.precision import (
+    AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm,
+    DotAlgorithmPreset as DotAlgorithmPreset, DotDimensionNumbers as DotDimensionNumbers,
+    PrecisionLike as PrecisionLike, Tolerance as Tolerance,
+)
+from arrax._src.lax.tokens import (
+    after_all as after_all, after_all_p as after_all_p, create_token as create_token,
+    create_token_p as create_token_p,
+)
+from arrax._src.lax.ragged import (
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general,
+)
+from arrax._src.lax.composite import composite as composite
+from arrax._src.lax.scaled_dot import scaled_dot as scaled_dot
+from arrax._src.lax.sharding import (
+    device_put_p as device_put_p, sharding_constraint_p as sharding_constraint_p,
+    with_sharding_constraint as with_sharding_constraint,
+)
+from arrax._src.lax.platform import platform_dependent as platform_dependent
+from arrax._src.lax.pbroadcast import pbroadcast as pbroadcast

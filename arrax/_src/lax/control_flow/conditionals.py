@@ -3,6 +3,9 @@
 `cond_p` takes the int32 branch index first, then the operands every branch receives (the
 branches' closed-over values first, then the user's operands); its param `branches` is a tuple
 of ClosedJaxprs that all have the same input and output types. It lowers to `stablehlo.case`.
+A cond made by `lax.platform_dependent` also has the param `branches_platforms` (the platforms
+of each branch, None for the default one): it lowers to the branch of the platform compiled
+for, and every rule passes the param on.
 
 Its rules (JVP, partial evaluation, transpose, batching) transform every branch alike and then
 make the branches agree on one signature. Under vmap a batched index turns the cond into a
@@ -34,7 +37,7 @@ cond_p = core.Primitive("cond")
 cond_p.multiple_results = True
 
 
-def _cond_abstract_eval(index, *avals, branches):
+def _cond_abstract_eval(index, *avals, branches, **_):
   if index.shape != () or index.dtype != np.int32:
     raise TypeError(f"cond: the branch index must be a scalar int32, got {index.str_short()}")
   if not branches:
@@ -50,7 +53,10 @@ def _cond_abstract_eval(index, *avals, branches):
   return list(outs)
 
 
-def _cond_lowering(ctx, index, *args, branches):
+def _cond_lowering(ctx, index, *args, branches, branches_platforms=None):
+  if branches_platforms is not None:
+    branch = branches[platform_branch(branches_platforms, "cond")]
+    return common.lower_closed(ctx.module_context, branch, args)
   out_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
   case = hlo.CaseOp(out_types, index, len(branches))
   for region, branch in zip(case.regions, branches):
@@ -72,13 +78,13 @@ def _nonzero(t):
   return type(t) is not ad.Zero and not ad.is_float0(core.get_aval(t))
 
 
-def _cond_jvp(primals, tangents, *, branches):
+def _cond_jvp(primals, tangents, *, branches, **params):
   index, *ops = primals
   nonzeros = tuple(_nonzero(t) for t in tangents[1:])
   jvps, out_nz = core.memo(branches, ("jvp", nonzeros),
                                      lambda: _jvp_branches(branches, nonzeros))
   dots = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
-  outs = cond_p.bind(index, *ops, *dots, branches=jvps)
+  outs = cond_p.bind(index, *ops, *dots, branches=jvps, **params)
   n = len(out_nz)
   dots_out = iter(outs[n:])
   return outs[:n], [next(dots_out) if nz else ad.Zero(ad.tangent_aval(a))
@@ -104,6 +110,7 @@ def _per_distinct(branches, fn):
 
 def _cond_partial_eval(trace, args, params):
   branches = params["branches"]
+  rest = {k: v for k, v in params.items() if k != "branches"}
   index, *ops = args
   if trace.is_unknown(index):
     # An unknown index makes everything unknown: stage the whole cond.
@@ -115,14 +122,15 @@ def _cond_partial_eval(trace, args, params):
   known_outs = []
   if known[0].out_avals or any(k.eqns for k in known):
     with core.set_current_trace(trace.parent):
-      known_outs = cond_p.bind(index, *known_ops, branches=known)
+      known_outs = cond_p.bind(index, *known_ops, branches=known, **rest)
   n_known = len(out_uk) - sum(out_uk)
   computed = iter(known_outs[n_known:])
   residuals = [next(computed) if src is None else known_ops[src] for src in res_src]
   unk_ops = [x for x, u in zip(ops, ops_uk) if u]
   unk_outs = iter(())
   if any(out_uk):
-    unk_outs = iter(trace.record(cond_p, [index, *residuals, *unk_ops], {"branches": unknown}))
+    unk_outs = iter(trace.record(cond_p, [index, *residuals, *unk_ops],
+                                 {"branches": unknown, **rest}))
   known_it = iter(known_outs[:n_known])
   return [next(unk_outs) if u else next(known_it) for u in out_uk]
 
@@ -202,7 +210,7 @@ def _trace_closed(fun, in_avals):
   return core.ClosedJaxpr(jaxpr, consts)
 
 
-def _cond_transpose(cts, index, *ops, branches):
+def _cond_transpose(cts, index, *ops, branches, **params):
   if ad.is_undefined(index):
     raise ValueError("cond: cannot transpose with respect to the branch index")
   linear = tuple(ad.is_undefined(x) for x in ops)
@@ -213,7 +221,7 @@ def _cond_transpose(cts, index, *ops, branches):
                                                                          list(ct_nz)))))
   res = [x for x, lin in zip(ops, linear) if not lin]
   outs = iter(cond_p.bind(index, *res, *[ct for ct, nz in zip(cts, ct_nz) if nz],
-                          branches=transposed))
+                          branches=transposed, **params))
   return [None] + [next(outs) if lin else None for lin in linear]
 
 
@@ -223,7 +231,7 @@ cond_p.def_transpose(_cond_transpose)
 
 
 # ---- batching -----------------------------------------------------------------------------
-def _cond_batch(axis_data, args, dims, *, branches):
+def _cond_batch(axis_data, args, dims, *, branches, **params):
   index, *ops = args
   index_dim, *op_dims = dims
   if index_dim is not None:
@@ -236,7 +244,7 @@ def _cond_batch(axis_data, args, dims, *, branches):
   out_bat = [any(d is not None for d in ds) for ds in zip(*per_branch)]
   batched = tuple(_per_distinct(
       branches, lambda b: batching.batch_jaxpr(b, axis_data, in_dims, out_bat)[0]))
-  outs = cond_p.bind(index, *ops, branches=batched)
+  outs = cond_p.bind(index, *ops, branches=batched, **params)
   return outs, [0 if b else None for b in out_bat]
 
 
@@ -338,6 +346,12 @@ def switch(index, branches, *operands, operand=_no_operand):
   if config.jax_disable_jit and not isinstance(index, Tracer):
     return branches[int(np.asarray(index))](*operands)
 
+  return switch_traced(index, branches, operands)
+
+
+def switch_traced(index, branches, operands, **params):
+  """A `cond` of the traced `branches` on `operands` (a tuple) at the int32 `index`; `params`
+  are further cond params (`branches_platforms`)."""
   args, in_tree = tree_flatten(operands)
   avals = tuple(core.get_aval(a) for a in args)
   traced = [common.trace_body(f, in_tree, avals) for f in branches]
@@ -345,7 +359,26 @@ def switch(index, branches, *operands, operand=_no_operand):
     _check_branch_outputs("switch", "branch 0", f"branch{i}", branches[0], branches[i],
                           traced[0], traced[i])
   jaxprs, consts = common.merge_consts(traced)
-  return _bind_cond(index, jaxprs, consts, args, traced[0].out_tree)
+  return _bind_cond(index, jaxprs, consts, args, traced[0].out_tree, **params)
+
+
+# The platform arrax compiles for (it runs on the CPU).
+_PLATFORM = "cpu"
+
+
+def platform_branch(branches_platforms, what):
+  """The index of the branch for the platform compiled for: the one whose platforms include
+  it, else the default (None) one."""
+  default = None
+  for i, platforms in enumerate(branches_platforms):
+    if platforms is None:
+      default = i
+    elif _PLATFORM in platforms:
+      return i
+  if default is None:
+    raise NotImplementedError(f"MLIR translation rule for primitive '{what}' not found for "
+                              f"platform {_PLATFORM}")
+  return default
 
 
 def _operands(operands, operand):
@@ -357,7 +390,7 @@ def _operands(operands, operand):
   return (operand,)
 
 
-def _bind_cond(index, jaxprs, consts, args, out_tree):
+def _bind_cond(index, jaxprs, consts, args, out_tree, **params):
   # Outputs that every branch returns unchanged from the same input are not cond results.
   fwds = [common.forwarding(j.jaxpr) for j in jaxprs]
   in_fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
@@ -367,7 +400,7 @@ def _bind_cond(index, jaxprs, consts, args, out_tree):
     if id(j) not in pruned:
       pruned[id(j)] = common.prune_outputs(j, keep)
   branches = tuple(pruned[id(j)] for j in jaxprs)
-  outs = iter(cond_p.bind(index, *consts, *args, branches=branches))
+  outs = iter(cond_p.bind(index, *consts, *args, branches=branches, **params))
   inputs = [*consts, *args]
   flat = [next(outs) if f is None else common.as_array(inputs[f]) for f in in_fwd]
   return tree_unflatten(out_tree, flat)

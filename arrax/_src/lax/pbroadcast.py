@@ -1,0 +1,54 @@
+"""`pbroadcast`: every example along a named axis receives the value of example `source`.
+
+Like the collectives of parallel.py it is defined under vmap (by its axis-aware batching rule:
+the batched value's `source` row, repeated) and passed on to an enclosing vmap when the axis
+is another one; lowering it to a device collective needs pmap/shard_map, which arrax lacks.
+It is linear: its transpose sums the cotangents over the axis into example `source`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from arrax._src import ad, core
+from arrax._src.lax import elementwise as lax
+from arrax._src.lax import creation, parallel
+from arrax._src.lax.utils import asarray_operand
+from arrax._src.numpy import indexing
+from arrax._src.tree_util import tree_map
+
+__all__ = ["pbroadcast"]
+
+pbroadcast_p = core.Primitive("pbroadcast")
+pbroadcast_p.def_abstract_eval(lambda x, *, axis_name, source: x)
+pbroadcast_p.def_lowering(parallel._no_device_collectives("pbroadcast"))
+
+
+@pbroadcast_p.def_batch_axis
+def _pbroadcast_batch(axis_data, args, dims, *, axis_name, source):
+  (v,), (d,) = args, dims
+  names = parallel._names(axis_name)
+  if axis_data.name not in names:
+    return pbroadcast_p.bind(v, axis_name=axis_name, source=source), d
+  if len(names) > 1:
+    raise NotImplementedError("pbroadcast batcher only supports a single axis")
+  if not 0 <= source < axis_data.size:
+    raise ValueError(f"pbroadcast source {source} is out of range for the axis {names[0]!r} of "
+                     f"size {axis_data.size}.")
+  if d is None:
+    return v, None
+  return indexing.take(v, np.full(axis_data.size, source, np.int32), axis=d), d
+
+
+def _pbroadcast_transpose(ct, x, *, axis_name, source):
+  total = parallel.psum(ct, axis_name)
+  at_source = lax.eq(parallel.axis_index(axis_name), np.int32(source))
+  return [lax.select(at_source, total, creation.full_like(ct, 0))]
+
+
+ad.deflinear(pbroadcast_p, _pbroadcast_transpose)
+
+
+def pbroadcast(x, axis_name, source):
+  """Each example along `axis_name` gets the value (a pytree) of example `source`."""
+  return tree_map(lambda v: pbroadcast_p.bind(asarray_operand(v), axis_name=axis_name,
+                                              source=source), x)
