@@ -144,7 +144,7 @@ def test_broadcast_like_jaxpr_grad_vmap():
     "int16", np.dtype("int64"), np.dtype(BF16), np.ones(3), np.ones(3, np.float16),
     np.ones(2, np.uint64), ml_dtypes.bfloat16, np.float32(1), [1, 2], (1.0, 2), None, "foo",
     object(), np.array(["a"]),
-], ids=repr)
+], ids=lambda v: "object()" if type(v) is object else repr(v))
 def test_dtype(x):
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
