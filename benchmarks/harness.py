@@ -104,8 +104,9 @@ def rng(seed=0):
 
 
 def time_callable(call, *, repeat=7, min_time=0.25, fresh=False, max_number=100_000):
-  """Warm up, then `repeat` samples; returns per-call seconds of each sample and the number of
-  calls per sample. A fresh (first-call) benchmark is timed one call per sample."""
+  """Warm up, then `repeat` samples; returns per-call seconds of each sample (wall clock, and
+  the CPU time of the process, all threads) and the number of calls per sample. A fresh
+  (first-call) benchmark is timed one call per sample."""
   start = time.perf_counter()
   call()   # warm-up: compiles, fills caches (and for fresh benchmarks loads the compiler)
   first = time.perf_counter() - start
@@ -116,11 +117,13 @@ def time_callable(call, *, repeat=7, min_time=0.25, fresh=False, max_number=100_
     call()   # a second warm-up call gives a steady-state estimate of one call
     one = max(time.perf_counter() - start, 1e-7)
     number = max(1, min(max_number, int(min_time / one)))
-  samples = []
+  samples, cpu = [], []
   for _ in range(repeat):
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for _ in range(number):
       call()
+    cpu.append((time.process_time() - start_cpu) / number)
     samples.append((time.perf_counter() - start) / number)
   return {"samples": samples, "number": number, "median": statistics.median(samples),
-          "min": min(samples), "first": first}
+          "min": min(samples), "first": first, "cpu_samples": cpu,
+          "cpu_median": statistics.median(cpu)}

@@ -71,23 +71,32 @@ def _med(xs):
 
 
 def summarize(entry):
-  """Medians over rounds and the per-round ratios of one benchmark's results."""
+  """Medians over rounds and the per-round ratios of one benchmark's results: `r_jax` and
+  `r_numpy` per round (of the processes' median wall times), `r_best` (best sample of all
+  rounds, arrax over JAX) and `r_cpu` (median over rounds of the ratio of CPU times)."""
   rounds = entry["rounds"]
 
-  def times(lib):
-    return [r.get(lib, {}).get("median") for r in rounds]
+  def times(lib, key="median"):
+    return [r.get(lib, {}).get(key) for r in rounds]
 
-  def ratios(other):
-    return [a / o if a is not None and o else None for a, o in zip(times("arrax"), times(other))]
+  def ratios(other, key="median"):
+    return [a / o if a is not None and o else None
+            for a, o in zip(times("arrax", key), times(other, key))]
+
   def best(lib):
-    xs = [r[lib]["min"] for r in rounds if "min" in r.get(lib, {})]
+    xs = [t for t in times(lib, "min") if t is not None]
     return min(xs) if xs else None
   ba, bj = best("arrax"), best("jax")
   return {lib: _med(times(lib)) for lib in ("arrax", "jax", "numpy")} | {
       "r_jax": ratios("jax"), "r_numpy": ratios("numpy"),
       "r_best": ba / bj if ba and bj else None,
+      "r_cpu": _med(ratios("jax", "cpu_median")),
       "errors": sorted({f"{lib}: {v['error']}" for r in rounds for lib, v in r.items()
                         if "error" in v})}
+
+
+def _f(r):
+  return "-" if r is None else f"{r:.2f}"
 
 
 def _ratio_text(rs):
@@ -101,7 +110,7 @@ def print_row(entry, file=sys.stdout):
   flag = " !" if rj is not None and rj > 1.1 * max(entry["target"], 1.0) else ""
   print(f"{entry['name']:<26}{fmt_time(s['arrax']):>11}{fmt_time(s['jax']):>11}"
         f"{fmt_time(s['numpy']):>11}  {('%.2f' % rj) if rj else '-':>5} [{_ratio_text(s['r_jax'])}]"
-        f" best {('%.2f' % s['r_best']) if s['r_best'] else '-'}"
+        f" best {_f(s['r_best'])} cpu {_f(s['r_cpu'])}"
         f"  <={entry['target']}{flag}   np {('%.2f' % rn) if rn else '-'}", file=file, flush=True)
   for e in s["errors"]:
     print(f"    error {e}", file=file)
@@ -123,10 +132,12 @@ def markdown(results, meta):
   lines = [
       f"Run {meta['date']} on {meta['machine']}; {meta['rounds']} rounds, each library in its "
       f"own fresh process per round (arrax and JAX alternating first), each process the median "
-      f"of {meta['repeat']} samples after warm-up.", "",
-      "| benchmark | arrax | JAX | NumPy | arrax/JAX per round | arrax/JAX median | target "
-      "| arrax/NumPy |",
-      "|---|---:|---:|---:|---|---:|---:|---:|"]
+      f"of {meta['repeat']} samples after warm-up. Times are medians over rounds; "
+      f"best/best: the fastest sample of all rounds, arrax over JAX; CPU time: median over "
+      f"rounds of the ratio of process CPU time per call.", "",
+      "| benchmark | arrax | JAX | NumPy | arrax/JAX per round | arrax/JAX median | best/best "
+      "| CPU time | target | arrax/NumPy |",
+      "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
   for e in results:
     s = summarize(e)
     rj, rn = _med(s["r_jax"]), _med(s["r_numpy"])
@@ -134,7 +145,7 @@ def markdown(results, meta):
     rjt = "-" if rj is None else (f"**{rj:.2f}**" if bold else f"{rj:.2f}")
     lines.append(f"| `{e['name']}` | {fmt_time(s['arrax'])} | {fmt_time(s['jax'])} | "
                  f"{fmt_time(s['numpy'])} | {_ratio_text(s['r_jax'])} | {rjt} | "
-                 f"{'-' if s['r_best'] is None else '%.2f' % s['r_best']} | "
+                 f"{_f(s['r_best'])} | {_f(s['r_cpu'])} | "
                  f"<= {e['target']} | {'-' if rn is None else f'{rn:.2f}'} |")
   errors = [f"- `{e['name']}`: {err}" for e in results for err in summarize(e)["errors"]]
   base = baseline_lines(results)
