@@ -18,9 +18,12 @@ test: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test]"
 	$(BIN)/python -m pytest -q -n 2 tests
 
+# Each library runs in its own fresh process per round; e.g. make bench BENCH_ARGS="conv --rounds 5"
+BENCH_ARGS ?= --rounds 3 --markdown benchmarks/latest.md --json benchmarks/latest.json
+
 bench: venv
 	$(BIN)/pip install -q "jax==0.10.2"
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 # The external array-API conformance suite (data-apis/array-api-tests, kept outside the repo)
 # against arrax.numpy; prints the counts and writes the failing test ids to ARRAY_API_FAILURES.

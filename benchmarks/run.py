@@ -1,410 +1,233 @@
-"""Time arrax, JAX (if installed) and NumPy side by side in one run; print ratios.
+"""Benchmark arrax against JAX and NumPy, each side in its own fresh process; report ratios.
 
-    python benchmarks/run.py            # all benchmarks
-    python benchmarks/run.py jit_call   # those whose name contains "jit_call"
+    python benchmarks/run.py                     # every benchmark, 3 rounds
+    python benchmarks/run.py conv fft --rounds 5 # those whose name contains "conv" or "fft"
+    python benchmarks/run.py --list              # the benchmarks, by module
+    python benchmarks/run.py --markdown out.md --json out.json
+    python benchmarks/run.py --from-json out.json --markdown out.md   # re-render saved results
 
-Machines here are shared and noisy: compare ratios measured in the same run, not absolute times.
-Each timing is the median of several repeats of a loop; first-call latency is measured on fresh
-functions (a new function object per repeat, so nothing is cached).
+For each benchmark and round, `benchmarks/worker.py --lib L --bench NAME` runs once per library
+in a fresh process (warm-up, then the median of several samples), alternating which of arrax and
+JAX goes first from round to round; NumPy runs after them. Two XLA clients in one process share
+threads and skew each other, hence the separate processes. On a shared machine absolute times
+drift; the arrax/JAX ratio of each round (both measured close together) is what to read.
 """
 from __future__ import annotations
 
+import argparse
+import datetime
+import json
+import os
+import platform
 import statistics
+import subprocess
 import sys
 import time
 
-import numpy as np
-
-import arrax
-import arrax.numpy as anp
-
-try:
-  import jax
-  import jax.numpy as jnp
-except ImportError:  # the JAX column is optional
-  jax = jnp = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "worker.py")
 
 
-def _median_time(fn, number, repeat=7):
-  fn()  # warm up
-  times = []
-  for _ in range(repeat):
-    start = time.perf_counter()
-    for _ in range(number):
-      fn()
-    times.append((time.perf_counter() - start) / number)
-  return statistics.median(times)
+def list_benchmarks(python):
+  out = subprocess.run([python, WORKER, "--list"], capture_output=True, text=True, check=True)
+  return json.loads(out.stdout)
 
 
-def _fresh_latency(make, repeat=5):
-  times = []
-  for _ in range(repeat):
-    fn, args = make()
-    start = time.perf_counter()
-    fn(*args).block_until_ready()
-    times.append(time.perf_counter() - start)
-  return statistics.median(times)
+def run_worker(python, lib, bench, args):
+  cmd = [python, WORKER, "--lib", lib, "--bench", bench, "--repeat", str(args.repeat)]
+  if args.min_time:
+    cmd += ["--min-time", str(args.min_time)]
+  try:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+  except subprocess.TimeoutExpired:
+    return {"error": f"timeout after {args.timeout}s"}
+  for line in proc.stdout.splitlines():
+    if line.startswith("RESULT "):
+      return json.loads(line[len("RESULT "):])
+  tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+  return {"error": f"exit {proc.returncode}: {tail}"}
 
 
-# ---- the benchmarks --------------------------------------------------------------------------
-def my_function(np_mod):
-  def f(x, y):
-    x = x * y
-    x = np_mod.minimum(x, 0)
-    x = x + y
-    return x
-  return f
+def _order(libs, rnd):
+  xla = [lib for lib in ("arrax", "jax") if lib in libs]
+  if rnd % 2:
+    xla.reverse()
+  return xla + [lib for lib in libs if lib not in ("arrax", "jax")]
 
 
-def bench_jit_call_overhead():
-  """The spec's my_function on 1024 int32 elements: jitted call + block, steady state."""
-  out = {}
-  fa = arrax.jit(my_function(anp))
-  xa, ya = anp.arange(1024), anp.arange(1024) - 512
-  out["arrax"] = _median_time(lambda: fa(xa, ya).block_until_ready(), 2000)
-  if jax:
-    fj = jax.jit(my_function(jnp))
-    xj, yj = jnp.arange(1024), jnp.arange(1024) - 512
-    out["jax"] = _median_time(lambda: fj(xj, yj).block_until_ready(), 2000)
-  xn, yn = np.arange(1024, dtype=np.int32), np.arange(1024, dtype=np.int32) - 512
-  fn = my_function(np)
-  out["numpy"] = _median_time(lambda: fn(xn, yn), 2000)
+def fmt_time(t):
+  if t is None:
+    return "-"
+  if t >= 1:
+    return f"{t:.2f} s"
+  if t >= 1e-3:
+    return f"{t * 1e3:.2f} ms"
+  return f"{t * 1e6:.1f} us"
+
+
+def _med(xs):
+  xs = [x for x in xs if x is not None]
+  return statistics.median(xs) if xs else None
+
+
+def summarize(entry):
+  """Medians over rounds and the per-round ratios of one benchmark's results: `r_jax` and
+  `r_numpy` per round (of the processes' median wall times), `r_best` (best sample of all
+  rounds, arrax over JAX) and `r_cpu` (median over rounds of the ratio of CPU times)."""
+  rounds = entry["rounds"]
+
+  def times(lib, key="median"):
+    return [r.get(lib, {}).get(key) for r in rounds]
+
+  def ratios(other, key="median"):
+    return [a / o if a is not None and o else None
+            for a, o in zip(times("arrax", key), times(other, key))]
+
+  def best(lib):
+    xs = [t for t in times(lib, "min") if t is not None]
+    return min(xs) if xs else None
+  ba, bj = best("arrax"), best("jax")
+  return {lib: _med(times(lib)) for lib in ("arrax", "jax", "numpy")} | {
+      "r_jax": ratios("jax"), "r_numpy": ratios("numpy"),
+      "r_best": ba / bj if ba and bj else None,
+      "r_cpu": _med(ratios("jax", "cpu_median")),
+      "errors": sorted({f"{lib}: {v['error']}" for r in rounds for lib, v in r.items()
+                        if "error" in v})}
+
+
+def _f(r):
+  return "-" if r is None else f"{r:.2f}"
+
+
+def _ratio_text(rs):
+  rs = [r for r in rs if r is not None]
+  return ", ".join(f"{r:.2f}" for r in rs) if rs else "-"
+
+
+def print_row(entry, file=sys.stdout):
+  s = summarize(entry)
+  rj, rn = _med(s["r_jax"]), _med(s["r_numpy"])
+  flag = " !" if rj is not None and rj > 1.1 * max(entry["target"], 1.0) else ""
+  print(f"{entry['name']:<26}{fmt_time(s['arrax']):>11}{fmt_time(s['jax']):>11}"
+        f"{fmt_time(s['numpy']):>11}  {('%.2f' % rj) if rj else '-':>5} [{_ratio_text(s['r_jax'])}]"
+        f" best {_f(s['r_best'])} cpu {_f(s['r_cpu'])}"
+        f"  <={entry['target']}{flag}   np {('%.2f' % rn) if rn else '-'}", file=file, flush=True)
+  for e in s["errors"]:
+    print(f"    error {e}", file=file)
+
+
+def baseline_lines(results):
+  by_name = {e["name"]: e for e in results}
+  out = []
+  for e in results:
+    base = by_name.get(e.get("baseline"))
+    if base:
+      a, b = summarize(e)["arrax"], summarize(base)["arrax"]
+      if a and b:
+        out.append(f"arrax {e['name']} / arrax {base['name']} = {a / b:.2f}")
   return out
 
 
-def bench_eager_op():
-  """One eager elementwise op (x * y on 1024 floats) + block."""
-  out = {}
-  xa = anp.ones(1024)
-  out["arrax"] = _median_time(lambda: (xa * xa).block_until_ready(), 2000)
-  if jax:
-    xj = jnp.ones(1024)
-    out["jax"] = _median_time(lambda: (xj * xj).block_until_ready(), 2000)
-  xn = np.ones(1024, np.float32)
-  out["numpy"] = _median_time(lambda: xn * xn, 2000)
-  return out
+def markdown(results, meta):
+  lines = [
+      f"Run {meta['date']} on {meta['machine']}; {meta['rounds']} rounds, each library in its "
+      f"own fresh process per round (arrax and JAX alternating first), each process the median "
+      f"of {meta['repeat']} samples after warm-up. Times are medians over rounds; "
+      f"best/best: the fastest sample of all rounds, arrax over JAX; CPU time: median over "
+      f"rounds of the ratio of process CPU time per call.", "",
+      "| benchmark | arrax | JAX | NumPy | arrax/JAX per round | arrax/JAX median | best/best "
+      "| CPU time | target | arrax/NumPy |",
+      "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+  for e in results:
+    s = summarize(e)
+    rj, rn = _med(s["r_jax"]), _med(s["r_numpy"])
+    bold = rj is not None and rj > 1.1 * max(e["target"], 1.0)
+    rjt = "-" if rj is None else (f"**{rj:.2f}**" if bold else f"{rj:.2f}")
+    lines.append(f"| `{e['name']}` | {fmt_time(s['arrax'])} | {fmt_time(s['jax'])} | "
+                 f"{fmt_time(s['numpy'])} | {_ratio_text(s['r_jax'])} | {rjt} | "
+                 f"{_f(s['r_best'])} | {_f(s['r_cpu'])} | "
+                 f"<= {e['target']} | {'-' if rn is None else f'{rn:.2f}'} |")
+  errors = [f"- `{e['name']}`: {err}" for e in results for err in summarize(e)["errors"]]
+  base = baseline_lines(results)
+  if base:
+    lines += ["", "Against arrax's own baseline (same computation written another way):", ""]
+    lines += [f"- {b}" for b in base]
+  if errors:
+    lines += ["", "Errors:", ""] + errors
+  return "\n".join(lines) + "\n"
 
 
-def _chain(np_mod, n=200):
-  def f(x):
-    for i in range(n // 2):
-      x = np_mod.sin(x) * 1.0001 if i % 2 else np_mod.cos(x) + 0.5
-    return x
-  return f
+def main(argv=None):
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="\n".join(__doc__.splitlines()[1:]))
+  p.add_argument("patterns", nargs="*", help="run benchmarks whose name contains one of these")
+  p.add_argument("--rounds", type=int, default=3)
+  p.add_argument("--repeat", type=int, default=7, help="timing samples per process")
+  p.add_argument("--min-time", type=float, default=None, help="seconds per sample")
+  p.add_argument("--libs", default="arrax,jax,numpy")
+  p.add_argument("--timeout", type=float, default=1800, help="seconds per worker process")
+  p.add_argument("--python", default=sys.executable, help="interpreter for the workers")
+  p.add_argument("--list", action="store_true")
+  p.add_argument("--markdown", help="write a markdown table here")
+  p.add_argument("--json", help="write the raw results here")
+  p.add_argument("--from-json", action="append", default=[],
+                 help="render saved results (repeatable; later files win) instead of running")
+  args = p.parse_args(argv)
 
+  if args.from_json:
+    merged, meta = {}, None
+    for path in args.from_json:
+      with open(path) as f:
+        data = json.load(f)
+      meta = meta or data["meta"]
+      merged.update({e["name"]: e for e in data["results"]})
+    order = [b["name"] for b in list_benchmarks(args.python)]
+    results = sorted(merged.values(), key=lambda e: order.index(e["name"])
+                     if e["name"] in order else len(order))
+    for e in results:
+      print_row(e)
+    if args.markdown:
+      with open(args.markdown, "w") as f:
+        f.write(markdown(results, meta))
+    return
 
-def bench_first_call_latency():
-  """Trace + lower + compile + run of a fresh 200-op elementwise function."""
-  out = {}
-  xa = anp.ones(128)
-  out["arrax"] = _fresh_latency(lambda: (arrax.jit(_chain(anp)), (xa,)))
-  if jax:
-    xj = jnp.ones(128)
-    out["jax"] = _fresh_latency(lambda: (jax.jit(_chain(jnp)), (xj,)))
-  return out
-
-
-def quadratic_formula(np_mod):
-  def f(a, b):
-    return (-b + np_mod.sqrt(b ** 2 - 4 * a)) / (2 * a)
-  return f
-
-
-def bench_quadratic_1e6():
-  """The spec's quadratic formula, jitted, on 1e6 float32 elements (compiled throughput)."""
-  out = {}
-  n = 1_000_000
-  an, bn = np.full(n, 1.0, np.float32), np.linspace(3, 5, n, dtype=np.float32)
-  fa = arrax.jit(quadratic_formula(anp))
-  aa, ba = anp.asarray(an), anp.asarray(bn)
-  out["arrax"] = _median_time(lambda: fa(aa, ba).block_until_ready(), 50)
-  if jax:
-    fj = jax.jit(quadratic_formula(jnp))
-    aj, bj = jnp.asarray(an), jnp.asarray(bn)
-    out["jax"] = _median_time(lambda: fj(aj, bj).block_until_ready(), 50)
-  fn = quadratic_formula(np)
-  out["numpy"] = _median_time(lambda: fn(an, bn), 50)
-  return out
-
-
-def _mlp_loss(np_mod):
-  def loss(params, x):
-    for w, b in params:
-      x = np_mod.tanh(x @ w + b)
-    return np_mod.sum(x * x)
-  return loss
-
-
-def _mlp_setup(np_mod, seed=0):
-  rng = np.random.default_rng(seed)
-  params = [(np_mod.asarray(rng.standard_normal((512, 512), np.float32) * 0.04),
-             np_mod.asarray(np.zeros(512, np.float32))) for _ in range(3)]
-  return params, np_mod.asarray(rng.standard_normal((256, 512), np.float32))
-
-
-def bench_mlp_grad_jit():
-  """jit(grad(loss)) of a 3-layer 512-wide tanh MLP on a 256x512 batch, steady state."""
-  out = {}
-  pa, xa = _mlp_setup(anp)
-  ga = arrax.jit(arrax.grad(_mlp_loss(anp)))
-  out["arrax"] = _median_time(lambda: arrax.block_until_ready(ga(pa, xa)), 30)
-  if jax:
-    pj, xj = _mlp_setup(jnp)
-    gj = jax.jit(jax.grad(_mlp_loss(jnp)))
-    out["jax"] = _median_time(lambda: jax.block_until_ready(gj(pj, xj)), 30)
-  return out
-
-
-def bench_mlp_grad_first_call():
-  """First call of a fresh jit(grad(loss)) of the MLP: trace + transform + compile + run."""
-  out = {}
-  pa, xa = _mlp_setup(anp)
-  out["arrax"] = _fresh_latency(
-      lambda: (lambda p, x: arrax.block_until_ready(arrax.jit(arrax.grad(_mlp_loss(anp)))(p, x))[0][0],
-               (pa, xa)))
-  if jax:
-    pj, xj = _mlp_setup(jnp)
-    out["jax"] = _fresh_latency(
-        lambda: (lambda p, x: jax.block_until_ready(jax.jit(jax.grad(_mlp_loss(jnp)))(p, x))[0][0],
-                 (pj, xj)))
-  return out
-
-
-def bench_mlp_grad_eager():
-  """Un-jitted grad(loss) of the MLP (each primitive dispatched eagerly)."""
-  out = {}
-  pa, xa = _mlp_setup(anp)
-  ga = arrax.grad(_mlp_loss(anp))
-  out["arrax"] = _median_time(lambda: arrax.block_until_ready(ga(pa, xa)), 10)
-  if jax:
-    pj, xj = _mlp_setup(jnp)
-    gj = jax.grad(_mlp_loss(jnp))
-    out["jax"] = _median_time(lambda: jax.block_until_ready(gj(pj, xj)), 10)
-  return out
-
-
-def _per_example(np_mod, jax_mod):
-  def loss(w, x, y):
-    return (np_mod.dot(x, w) - y) ** 2
-  per_ex = jax_mod.jit(jax_mod.vmap(jax_mod.grad(loss), in_axes=(None, 0, 0)))
-
-  def hand(w, x, y):   # the same gradients, batched by hand: 2 (x.w - y) x per example
-    return 2.0 * (x @ w - y)[:, None] * x
-  return per_ex, jax_mod.jit(hand)
-
-
-def _per_example_data(np_mod):
-  rng = np.random.default_rng(1)
-  return (np_mod.asarray(rng.standard_normal(64, np.float32)),
-          np_mod.asarray(rng.standard_normal((1024, 64), np.float32)),
-          np_mod.asarray(rng.standard_normal(1024, np.float32)))
-
-
-def bench_per_example_grads():
-  """jit(vmap(grad)) of a linear model's squared error over 1024 examples (64 features)."""
-  out = {}
-  fa, ha = _per_example(anp, arrax)
-  args_a = _per_example_data(anp)
-  out["arrax"] = _median_time(lambda: fa(*args_a).block_until_ready(), 300)
-  out["arrax_hand"] = _median_time(lambda: ha(*args_a).block_until_ready(), 300)
-  if jax:
-    fj, _ = _per_example(jnp, jax)
-    args_j = _per_example_data(jnp)
-    out["jax"] = _median_time(lambda: fj(*args_j).block_until_ready(), 300)
-  return out
-
-
-def _fori_fresh(lax_mod, jit):
-  def make():
-    def f(x):
-      return lax_mod.fori_loop(0, 1000, lambda i, c: c * 0.999 + 1.0, x)
-    return jit(f), (np.ones(256, np.float32),)
-  return make
-
-
-def _unrolled_fresh(jit):
-  def make():
-    def f(x):
-      for _ in range(1000):
-        x = x * 0.999 + 1.0
-      return x
-    return jit(f), (np.ones(256, np.float32),)
-  return make
-
-
-def bench_fori_first_call():
-  """First call of a fresh jitted fori_loop of 1000 steps (extra: the same loop unrolled in
-  Python under jit, whose trace and compile grow with the trip count)."""
-  import warnings
-  out = {}
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")   # arrax's unrolled-loop warning
-    out["arrax"] = _fresh_latency(_fori_fresh(arrax.lax, arrax.jit))
-    out["arrax_unrolled"] = _fresh_latency(_unrolled_fresh(arrax.jit), repeat=3)
-  if jax:
-    out["jax"] = _fresh_latency(_fori_fresh(jax.lax, jax.jit))
-    out["jax_unrolled"] = _fresh_latency(_unrolled_fresh(jax.jit), repeat=3)
-  return out
-
-
-def _rnn(np_mod, lax_mod, jit, seed=0):
-  rng = np.random.default_rng(seed)
-  w = np_mod.asarray(rng.standard_normal((128, 128), np.float32) / 16)
-  u = np_mod.asarray(rng.standard_normal((64, 128), np.float32) / 8)
-  xs = np_mod.asarray(rng.standard_normal((1000, 64), np.float32))
-  h0 = np_mod.zeros(128, np.float32)
-
-  def run(w, u, h0, xs):
-    def cell(h, x):
-      h = np_mod.tanh(h @ w + x @ u)
-      return h, h[0]
-    return lax_mod.scan(cell, h0, xs)
-  return jit(run), (w, u, h0, xs)
-
-
-def bench_scan_rnn():
-  """Steady-state jitted scan of a 128-wide tanh RNN cell over 1000 steps."""
-  out = {}
-  fa, args_a = _rnn(anp, arrax.lax, arrax.jit)
-  out["arrax"] = _median_time(lambda: arrax.block_until_ready(fa(*args_a)), 20)
-  if jax:
-    fj, args_j = _rnn(jnp, jax.lax, jax.jit)
-    out["jax"] = _median_time(lambda: jax.block_until_ready(fj(*args_j)), 20)
-  return out
-
-
-def _rnn_grad(np_mod, lax_mod, top):
-  run, args = _rnn(np_mod, lax_mod, lambda f: f)
-
-  def loss(w, u, h0, xs):
-    h, ys = run(w, u, h0, xs)
-    return (h * h).sum() + ys.sum()
-  return top.jit(top.grad(loss, argnums=(0, 1))), args
-
-
-def bench_scan_rnn_grad():
-  """Steady-state jit(grad) of a loss over the scan_rnn RNN (1000 steps), w.r.t. both weight
-  matrices: the forward scan saves residuals, the transposed scan runs backwards."""
-  out = {}
-  fa, args_a = _rnn_grad(anp, arrax.lax, arrax)
-  out["arrax"] = _median_time(lambda: arrax.block_until_ready(fa(*args_a)), 10)
-  if jax:
-    fj, args_j = _rnn_grad(jnp, jax.lax, jax)
-    out["jax"] = _median_time(lambda: jax.block_until_ready(fj(*args_j)), 10)
-  return out
-
-
-def _vmap_example(np_mod, jax_mod, seed=2):
-  rng = np.random.default_rng(seed)
-  w = np_mod.asarray(rng.standard_normal((32, 32), np.float32) / 6)
-  b = np_mod.asarray(rng.standard_normal(32, np.float32))
-  xs = np_mod.asarray(rng.standard_normal((4096, 32), np.float32))
-
-  def per_example(x):   # one example: a layer, then normalization and a softmax-like weighting
-    h = np_mod.tanh(w @ x + b)
-    h = (h - np_mod.mean(h)) / np_mod.sqrt(np_mod.var(h) + 1e-5)
-    e = np_mod.exp(h - h.max())
-    return e / e.sum() * x
-
-  def hand(xs):         # the same, batched by hand
-    h = np_mod.tanh(xs @ w.T + b)
-    h = (h - np_mod.mean(h, 1, keepdims=True)) / np_mod.sqrt(np_mod.var(h, 1, keepdims=True)
-                                                             + 1e-5)
-    e = np_mod.exp(h - h.max(1, keepdims=True))
-    return e / e.sum(1, keepdims=True) * xs
-  return jax_mod.jit(jax_mod.vmap(per_example)), jax_mod.jit(hand), xs
-
-
-def bench_vmap_jit():
-  """jit(vmap(f)) of a small per-example function over 4096 examples (extra: the same batched
-  by hand in arrax, which jit(vmap) should match)."""
-  out = {}
-  fa, ha, xa = _vmap_example(anp, arrax)
-  out["arrax"] = _median_time(lambda: fa(xa).block_until_ready(), 300)
-  out["arrax_hand"] = _median_time(lambda: ha(xa).block_until_ready(), 300)
-  if jax:
-    fj, _, xj = _vmap_example(jnp, jax)
-    out["jax"] = _median_time(lambda: fj(xj).block_until_ready(), 300)
-  return out
-
-
-def _split_normal(jax_mod):
-  def f(key):
-    key, subkey = jax_mod.random.split(key)
-    return key, jax_mod.random.normal(subkey, (100, 100))
-  return jax_mod.jit(f)
-
-
-def bench_random_normal():
-  """jit(split + normal(subkey, (100, 100))) with a static shape (NumPy: default_rng.normal)."""
-  out = {}
-  fa, ka = _split_normal(arrax), arrax.random.key(0)
-  out["arrax"] = _median_time(lambda: fa(ka)[1].block_until_ready(), 1000)
-  if jax:
-    fj, kj = _split_normal(jax), jax.random.key(0)
-    out["jax"] = _median_time(lambda: fj(kj)[1].block_until_ready(), 1000)
-  rng = np.random.default_rng(0)
-  out["numpy"] = _median_time(lambda: rng.normal(size=(100, 100)).astype(np.float32), 1000)
-  return out
-
-
-def _spectral(np_mod, jax_mod):
-  def spectral_radius(mat):   # the spec's example: the largest |eigenvalue|
-    return np_mod.max(np_mod.abs(np_mod.linalg.eigvals(mat)))
-  mats = np_mod.asarray(np.random.default_rng(3).standard_normal((128, 3, 3), np.float32))
-  return jax_mod.jit(jax_mod.vmap(spectral_radius)), mats
-
-
-def bench_batched_spectral_radius():
-  """The spec's batched spectral radius: jit(vmap) of max |eigvals| over 128 3x3 matrices
-  (NumPy: np.linalg.eigvals, which batches itself)."""
-  out = {}
-  fa, ma = _spectral(anp, arrax)
-  out["arrax"] = _median_time(lambda: fa(ma).block_until_ready(), 300)
-  if jax:
-    fj, mj = _spectral(jnp, jax)
-    out["jax"] = _median_time(lambda: fj(mj).block_until_ready(), 300)
-  mn = np.asarray(ma)
-  out["numpy"] = _median_time(lambda: np.max(np.abs(np.linalg.eigvals(mn)), axis=-1), 300)
-  return out
-
-
-BENCHMARKS = {
-    "jit_call_overhead": (bench_jit_call_overhead, 1.3),
-    "eager_op": (bench_eager_op, 1.0),
-    "first_call_latency": (bench_first_call_latency, 1.2),
-    "quadratic_1e6": (bench_quadratic_1e6, 1.05),
-    "mlp_grad_jit": (bench_mlp_grad_jit, 1.05),
-    "mlp_grad_first_call": (bench_mlp_grad_first_call, 1.2),
-    "mlp_grad_eager": (bench_mlp_grad_eager, 1.0),
-    "per_example_grads": (bench_per_example_grads, 1.05),
-    "fori_first_call": (bench_fori_first_call, 1.2),
-    "scan_rnn": (bench_scan_rnn, 1.05),
-    "scan_rnn_grad": (bench_scan_rnn_grad, 1.05),
-    "vmap_jit": (bench_vmap_jit, 1.05),
-    "random_normal": (bench_random_normal, 1.05),
-    "batched_spectral_radius": (bench_batched_spectral_radius, 1.05),
-}
-
-
-def main(argv):
-  pattern = argv[1] if len(argv) > 1 else ""
-  print(f"{'benchmark':<22}{'arrax':>12}{'jax':>12}{'numpy':>12}{'arrax/jax':>11}"
-        f"{'target':>8}{'arrax/np':>10}")
-  for name, (fn, target) in BENCHMARKS.items():
-    if pattern not in name:
-      continue
-    t = fn()
-    fmt = lambda v: f"{v * 1e6:10.1f}us" if v is not None else f"{'-':>12}"  # noqa: E731
-    ratio_j = t["arrax"] / t["jax"] if "jax" in t else None
-    ratio_n = t["arrax"] / t["numpy"] if "numpy" in t else None
-    rj = f"{ratio_j:11.2f}" if ratio_j else f"{'-':>11}"
-    rn = f"{ratio_n:10.2f}" if ratio_n else f"{'-':>10}"
-    print(f"{name:<22}{fmt(t['arrax'])}{fmt(t.get('jax'))}{fmt(t.get('numpy'))}{rj}"
-          f"{'<=' + str(target):>8}{rn}", flush=True)
-    for extra in sorted(set(t) - {"arrax", "jax", "numpy"}):
-      print(f"  arrax/{extra} = {t['arrax'] / t[extra]:.2f}", flush=True)
+  benches = list_benchmarks(args.python)
+  if args.list:
+    for b in benches:
+      print(f"{b['module'] + '.' + b['name']:<38} {'/'.join(b['libs']):<18} {b['doc']}")
+    return
+  if args.patterns:
+    benches = [b for b in benches if any(pat in b["name"] for pat in args.patterns)]
+  want = args.libs.split(",")
+  meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+          "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                     f"{platform.system()} {platform.release()}, Python "
+                     f"{platform.python_version()}",
+          "rounds": args.rounds, "repeat": args.repeat}
+  print(f"{'benchmark':<26}{'arrax':>11}{'jax':>11}{'numpy':>11}  arrax/jax [per round]"
+        f"  target   arrax/numpy", flush=True)
+  results = []
+  for b in benches:
+    libs = [lib for lib in b["libs"] if lib in want]
+    entry = {"name": b["name"], "module": b["module"], "target": b["target"],
+             "baseline": b["baseline"], "doc": b["doc"], "rounds": []}
+    start = time.time()
+    for rnd in range(args.rounds):
+      entry["rounds"].append({lib: run_worker(args.python, lib, b["name"], args)
+                              for lib in _order(libs, rnd)})
+    entry["wall"] = time.time() - start
+    results.append(entry)
+    print_row(entry)
+    if args.json:   # saved as we go, so an interrupted run keeps what it measured
+      with open(args.json, "w") as f:
+        json.dump({"meta": meta, "results": results}, f, indent=1)
+  for line in baseline_lines(results):
+    print(line)
+  if args.markdown:
+    with open(args.markdown, "w") as f:
+      f.write(markdown(results, meta))
 
 
 if __name__ == "__main__":
-  main(sys.argv)
+  main()

@@ -1,0 +1,267 @@
+"""Core benchmarks: dispatch and jit overhead, first-call latency, autodiff, vmap, loops, random,
+and the spec's examples."""
+from __future__ import annotations
+
+import numpy as np
+
+from harness import benchmark, rng
+
+
+# ---- jit and eager overhead -------------------------------------------------------------------
+def my_function(jnp):
+  def f(x, y):
+    x = x * y
+    x = jnp.minimum(x, 0)
+    x = x + y
+    return x
+  return f
+
+
+@benchmark(target=1.3, numpy=True)
+def jit_call_overhead(L):
+  """The spec's my_function on 1024 int32 elements: jitted call + block, steady state."""
+  f = L.jit(my_function(L.numpy))
+  x = L.asarray(np.arange(1024, dtype=np.int32))
+  y = L.asarray(np.arange(1024, dtype=np.int32) - 512)
+  return lambda: L.block(f(x, y))
+
+
+@benchmark(target=1.0, numpy=True)
+def eager_op(L):
+  """One eager elementwise op (x * x on 1024 float32) + block."""
+  x = L.asarray(np.ones(1024, np.float32))
+  return lambda: L.block(x * x)
+
+
+def _chain(jnp, n=200):
+  def f(x):
+    for i in range(n // 2):
+      x = jnp.sin(x) * 1.0001 if i % 2 else jnp.cos(x) + 0.5
+    return x
+  return f
+
+
+@benchmark(target=1.2, fresh=True)
+def first_call_latency(L):
+  """Trace + lower + compile + run of a fresh 200-op elementwise function (128 float32)."""
+  x = L.asarray(np.ones(128, np.float32))
+  return lambda: L.block(L.jit(_chain(L.numpy))(x))
+
+
+def quadratic_formula(jnp):
+  def f(a, b):
+    return (-b + jnp.sqrt(b ** 2 - 4 * a)) / (2 * a)
+  return f
+
+
+@benchmark(numpy=True)
+def quadratic_1e6(L):
+  """The spec's quadratic formula, jitted, on 1e6 float32 elements (compiled throughput)."""
+  n = 1_000_000
+  a = L.asarray(np.full(n, 1.0, np.float32))
+  b = L.asarray(np.linspace(3, 5, n, dtype=np.float32))
+  f = L.jit(quadratic_formula(L.numpy))
+  return lambda: L.block(f(a, b))
+
+
+# ---- an MLP: jit(grad), first call, eager ------------------------------------------------------
+def _mlp_loss(jnp):
+  def loss(params, x):
+    for w, b in params:
+      x = jnp.tanh(x @ w + b)
+    return jnp.sum(x * x)
+  return loss
+
+
+def _mlp_setup(L, seed=0):
+  r = rng(seed)
+  params = [(L.asarray(r.standard_normal((512, 512), np.float32) * 0.04),
+             L.asarray(np.zeros(512, np.float32))) for _ in range(3)]
+  return params, L.asarray(r.standard_normal((256, 512), np.float32))
+
+
+@benchmark()
+def mlp_grad_jit(L):
+  """jit(grad(loss)) of a 3-layer 512-wide tanh MLP on a 256x512 batch, steady state."""
+  p, x = _mlp_setup(L)
+  g = L.jit(L.top.grad(_mlp_loss(L.numpy)))
+  return lambda: L.block(g(p, x))
+
+
+@benchmark(target=1.2, fresh=True)
+def mlp_grad_first_call(L):
+  """First call of a fresh jit(grad(loss)) of the MLP: trace + transform + compile + run."""
+  p, x = _mlp_setup(L)
+  return lambda: L.block(L.jit(L.top.grad(_mlp_loss(L.numpy)))(p, x))
+
+
+@benchmark(target=1.0)
+def mlp_grad_eager(L):
+  """Un-jitted grad(loss) of the MLP (each primitive dispatched eagerly)."""
+  p, x = _mlp_setup(L)
+  g = L.top.grad(_mlp_loss(L.numpy))
+  return lambda: L.block(g(p, x))
+
+
+# ---- vmap ---------------------------------------------------------------------------------------
+def _per_example_data(L):
+  r = rng(1)
+  return (L.asarray(r.standard_normal(64, np.float32)),
+          L.asarray(r.standard_normal((1024, 64), np.float32)),
+          L.asarray(r.standard_normal(1024, np.float32)))
+
+
+@benchmark(baseline="per_example_grads_hand")
+def per_example_grads(L):
+  """jit(vmap(grad)) of a linear model's squared error over 1024 examples (64 features)."""
+  jnp = L.numpy
+
+  def loss(w, x, y):
+    return (jnp.dot(x, w) - y) ** 2
+  f = L.jit(L.top.vmap(L.top.grad(loss), in_axes=(None, 0, 0)))
+  args = _per_example_data(L)
+  return lambda: L.block(f(*args))
+
+
+@benchmark(numpy=True)
+def per_example_grads_hand(L):
+  """The per_example_grads gradients batched by hand, 2 (x.w - y) x per example, jitted."""
+  def hand(w, x, y):
+    return 2.0 * (x @ w - y)[:, None] * x
+  f = L.jit(hand)
+  args = _per_example_data(L)
+  return lambda: L.block(f(*args))
+
+
+def _vmap_data(L, seed=2):
+  r = rng(seed)
+  return (L.asarray(r.standard_normal((32, 32), np.float32) / 6),
+          L.asarray(r.standard_normal(32, np.float32)),
+          L.asarray(r.standard_normal((4096, 32), np.float32)))
+
+
+@benchmark(baseline="vmap_hand")
+def vmap_jit(L):
+  """jit(vmap(f)) of a small per-example function (a layer, normalization, softmax weighting)
+  over 4096 examples of 32 features."""
+  jnp = L.numpy
+  w, b, xs = _vmap_data(L)
+
+  def per_example(x):
+    h = jnp.tanh(w @ x + b)
+    h = (h - jnp.mean(h)) / jnp.sqrt(jnp.var(h) + 1e-5)
+    e = jnp.exp(h - h.max())
+    return e / e.sum() * x
+  f = L.jit(L.top.vmap(per_example))
+  return lambda: L.block(f(xs))
+
+
+@benchmark(numpy=True)
+def vmap_hand(L):
+  """The vmap_jit function batched by hand, jitted."""
+  jnp = L.numpy
+  w, b, xs = _vmap_data(L)
+
+  def hand(xs):
+    h = jnp.tanh(xs @ w.T + b)
+    h = (h - jnp.mean(h, 1, keepdims=True)) / jnp.sqrt(jnp.var(h, 1, keepdims=True) + 1e-5)
+    e = jnp.exp(h - h.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True) * xs
+  f = L.jit(hand)
+  return lambda: L.block(f(xs))
+
+
+# ---- loops ------------------------------------------------------------------------------------
+@benchmark(target=1.2, fresh=True, baseline="fori_unrolled_first_call")
+def fori_first_call(L):
+  """First call of a fresh jitted fori_loop of 1000 steps on 256 float32."""
+  x = np.ones(256, np.float32)
+
+  def call():
+    def f(x):
+      return L.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + 1.0, x)
+    return L.block(L.jit(f)(x))
+  return call
+
+
+@benchmark(target=1.2, fresh=True)
+def fori_unrolled_first_call(L):
+  """The fori_first_call loop unrolled in Python under jit: trace and compile grow with the
+  trip count."""
+  x = np.ones(256, np.float32)
+
+  def call():
+    def f(x):
+      for _ in range(1000):
+        x = x * 0.999 + 1.0
+      return x
+    return L.block(L.jit(f)(x))
+  return call
+
+
+def _rnn(L, seed=0):
+  jnp = L.numpy
+  r = rng(seed)
+  w = L.asarray(r.standard_normal((128, 128), np.float32) / 16)
+  u = L.asarray(r.standard_normal((64, 128), np.float32) / 8)
+  xs = L.asarray(r.standard_normal((1000, 64), np.float32))
+  h0 = L.asarray(np.zeros(128, np.float32))
+
+  def run(w, u, h0, xs):
+    def cell(h, x):
+      h = jnp.tanh(h @ w + x @ u)
+      return h, h[0]
+    return L.lax.scan(cell, h0, xs)
+  return run, (w, u, h0, xs)
+
+
+@benchmark()
+def scan_rnn(L):
+  """Steady-state jitted scan of a 128-wide tanh RNN cell over 1000 steps."""
+  run, args = _rnn(L)
+  f = L.jit(run)
+  return lambda: L.block(f(*args))
+
+
+@benchmark()
+def scan_rnn_grad(L):
+  """Steady-state jit(grad) of a loss over the scan_rnn RNN w.r.t. both weight matrices: the
+  forward scan saves residuals, the transposed scan runs backwards."""
+  run, args = _rnn(L)
+
+  def loss(w, u, h0, xs):
+    h, ys = run(w, u, h0, xs)
+    return (h * h).sum() + ys.sum()
+  f = L.jit(L.top.grad(loss, argnums=(0, 1)))
+  return lambda: L.block(f(*args))
+
+
+# ---- random, linear algebra -------------------------------------------------------------------
+@benchmark(numpy=True)
+def random_normal(L):
+  """jit(split + normal(subkey, (100, 100))) (NumPy: default_rng().normal, cast to float32)."""
+  if L.is_numpy:
+    g = rng(0)
+    return lambda: g.normal(size=(100, 100)).astype(np.float32)
+
+  def f(key):
+    key, subkey = L.random.split(key)
+    return key, L.random.normal(subkey, (100, 100))
+  f = L.jit(f)
+  key = L.random.key(0)
+  return lambda: L.block(f(key))
+
+
+@benchmark(numpy=True)
+def batched_spectral_radius(L):
+  """The spec's batched spectral radius: jit(vmap) of max |eigvals| over 128 3x3 matrices
+  (NumPy: np.linalg.eigvals, which batches itself)."""
+  mats = L.asarray(rng(3).standard_normal((128, 3, 3), np.float32))
+  if L.is_numpy:
+    return lambda: np.max(np.abs(np.linalg.eigvals(mats)), axis=-1)
+  jnp = L.numpy
+
+  def spectral_radius(m):
+    return jnp.max(jnp.abs(jnp.linalg.eigvals(m)))
+  f = L.jit(L.top.vmap(spectral_radius))
+  return lambda: L.block(f(mats))
