@@ -271,7 +271,7 @@ class _CacheEntry:
     self.single = out_tree.num_nodes == 1 and out_tree.num_leaves == 1   # a bare array
     # float0 outputs (tangents of integers) are returned as host NumPy zeros, as JAX does.
     self.float0 = tuple((i, a.shape) for i, a in enumerate(exe.out_avals)
-                        if a.dtype == dtypes.float0)
+                        if getattr(a, "dtype", None) == dtypes.float0)
 
 
 class Lowered:
