@@ -551,26 +551,11 @@ def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
 reduce_p.def_jvp(_reduce_jvp)
 
 
-def _concrete_scalar(x):
-  """The host value of a concrete rank-0 value, or None."""
-  if isinstance(x, core.Tracer):
-    return None
-  if isinstance(x, core.Literal):
-    return np.asarray(x.val)
-  try:
-    aval = core.get_aval(x)
-  except TypeError:
-    return None
-  if aval.shape != ():
-    return None
-  return np.asarray(x._value if hasattr(x, "_value") else x)
-
-
 def _monoid_reducer(computation, init_values):
   """The specific reduction primitive's wrapper if (computation, init) is a known monoid."""
   if len(init_values) != 1:
     return None
-  val = _concrete_scalar(init_values[0])
+  val = utils.concrete_scalar(init_values[0])
   if val is None:
     return None
   dtype = core.get_aval(init_values[0]).dtype

@@ -288,3 +288,18 @@ def _reducer_batch(prim):
 
 def _axes(axes):
   return tuple(operator.index(a) for a in axes)
+
+
+def concrete_scalar(x):
+  """The host value of a concrete rank-0 value, or None."""
+  if isinstance(x, core.Tracer):
+    return None
+  if isinstance(x, core.Literal):
+    return np.asarray(x.val)
+  try:
+    aval = core.get_aval(x)
+  except TypeError:
+    return None
+  if aval.shape != ():
+    return None
+  return np.asarray(x._value if hasattr(x, "_value") else x)

@@ -546,25 +546,10 @@ def _rw_jvp(primals, tangents, *, jaxpr, consts, **window):
 
 
 # ---- the wrapper ------------------------------------------------------------------------------
-def _concrete_scalar(x):
-  """The host value of a concrete rank-0 value, or None (tracers, arrays of rank > 0)."""
-  if isinstance(x, core.Tracer):
-    return None
-  if isinstance(x, core.Literal):
-    return np.asarray(x.val)
-  try:
-    aval = core.get_aval(x)
-  except TypeError:
-    return None
-  if aval.shape != ():
-    return None
-  return np.asarray(x._value if hasattr(x, "_value") else x)
-
-
 def _monoid_window_reducer(computation, inits):
   if len(inits) != 1:
     return None
-  val = _concrete_scalar(inits[0])
+  val = utils.concrete_scalar(inits[0])
   if val is None:
     return None
   dtype = core.get_aval(inits[0]).dtype

@@ -17,6 +17,7 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops
+from arrax._src.lax import special as lax_special
 from arrax._src.lax.control_flow import while_loop
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.util import (ensure_arraylike, promote_args_inexact,
@@ -33,107 +34,21 @@ def _static(fn, x, what):
   return fn(x)
 
 
-# ---- Bessel functions i0e / i1e (Cephes coefficients) -------------------------------------------
-# exp(-x) I0(x) on [0, 8] in the variable x / 2 - 2, and sqrt(x) exp(-x) I0(x) on (8, inf) in the
-# variable 32 / x - 2; the float32 expansions are the trailing terms of the float64 ones.
-_I0E_A = (
-    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
-    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
-    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
-    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
-    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
-    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
-    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
-    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
-    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
-    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1)
-_I0E_B = (
-    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
-    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
-    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
-    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
-    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
-    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
-    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
-    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
-    8.04490411014108831608e-1)
-# exp(-x) I1(x) / x on [0, 8] and sqrt(x) exp(-x) I1(x) on (8, inf).
-_I1E_A = (
-    2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16,
-    -1.10559694773538630805e-15, 7.60068429473540693410e-15, -5.04218550472791168711e-14,
-    3.22379336594557470981e-13, -1.98397439776494371520e-12, 1.17361862988909016308e-11,
-    -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
-    9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7,
-    -8.56872026469545474066e-7, 3.47025130813767847674e-6, -1.32731636560394358279e-5,
-    4.78156510755005422638e-5, -1.61760815825896745588e-4, 5.12285956168575772895e-4,
-    -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
-    2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1,
-    -1.76416518357834055153e-1, 2.52587186443633654823e-1)
-_I1E_B = (
-    7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17,
-    -3.20952592199342395980e-17, 2.96262899764595013876e-16, 3.30820231092092828324e-16,
-    -1.88035477551078244854e-15, -3.81440307243700780478e-15, 1.04202769841288027642e-14,
-    4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
-    -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11,
-    3.25260358301548823856e-11, -1.89749581235054123450e-11, -5.58974346219658380687e-10,
-    -3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787020892529e-7,
-    -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
-    7.78576235018280120474e-1)
-_F32_TERMS = {"i0e": (18, 7), "i1e": (17, 7)}
-
-
-def _full_like(x, value):
-  return ufuncs._full_like(x, value)
-
-
-def _chebyshev(t, coeffs):
-  """Clenshaw's recurrence for sum' c_k T_k(t / 2), highest-order coefficient first."""
-  b0 = _full_like(t, 0)
-  b1 = _full_like(t, 0)
-  b2 = _full_like(t, 0)
-  for c in coeffs:
-    b2, b1 = b1, b0
-    b0 = lax_ew.add(lax_ew.sub(lax_ew.mul(t, b1), b2), _full_like(t, c))
-  return lax_ew.mul(lax_ew.sub(b0, b2), lax_ew._const(b0, 0.5))
-
-
-def _bessel_scaled(x, name):
-  """exp(-|x|) I0(|x|) (name 'i0e') or exp(-|x|) I1(|x|) (name 'i1e', odd in x)."""
-  dt = _dtype(x)
-  if dt not in (np.float32, np.float64):
-    return lax_ew.convert_element_type(
-        _bessel_scaled(lax_ew.convert_element_type(x, np.float32), name), dt)
-  a, b = (_I0E_A, _I0E_B) if name == "i0e" else (_I1E_A, _I1E_B)
-  if dt == np.float32:
-    na, nb = _F32_TERMS[name]
-    a, b = a[-na:], b[-nb:]
-  z = lax_ew.abs(x)
-  small = _chebyshev(lax_ew.sub(lax_ew.mul(_full_like(z, 0.5), z), _full_like(z, 2.0)), a)
-  large = lax_ew.div(
-      _chebyshev(lax_ew.sub(lax_ew.div(_full_like(z, 32.0), z), _full_like(z, 2.0)), b),
-      lax_ew.sqrt(z))
-  if name == "i1e":
-    small = lax_ew.mul(small, z)
-  out = lax_ew.select(lax_ew.le(z, lax_ew._const(z, 8.0)), small, large)
-  if name == "i1e":
-    out = lax_ew.select(lax_ew.lt(x, lax_ew._const(x, 0)), lax_ew.neg(out), out)
-  return out
-
-
+# ---- i0 (on lax's exponentially scaled Bessel functions, as JAX) --------------------------
 @custom_jvp
 def _i0(x):
   ax = lax_ew.abs(x)
-  return lax_ew.mul(lax_ew.exp(ax), _bessel_scaled(ax, "i0e"))
+  return lax_ew.mul(lax_ew.exp(ax), lax_special.bessel_i0e(ax))
 
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
   (x,), (t,) = primals, tangents
   ax = lax_ew.abs(x)
-  ex, i0e = lax_ew.exp(ax), _bessel_scaled(ax, "i0e")
+  ex, i0e = lax_ew.exp(ax), lax_special.bessel_i0e(ax)
   t_abs = lax_ew.select(lax_ew.ge(x, lax_ew._const(x, 0)), t, lax_ew.neg(t))
   # d/dz [exp(z) i0e(z)] = exp(z) i0e(z) + exp(z) (i1e(z) - sign(z) i0e(z))
-  d_i0e = lax_ew.mul(t_abs, lax_ew.sub(_bessel_scaled(ax, "i1e"),
+  d_i0e = lax_ew.mul(t_abs, lax_ew.sub(lax_special.bessel_i1e(ax),
                                        lax_ew.mul(lax_ew.sign(ax), i0e)))
   t_out = lax_ew.add(lax_ew.mul(lax_ew.mul(t_abs, ex), i0e), lax_ew.mul(ex, d_i0e))
   # |x| has no derivative at 0; i0 is flat there.
