@@ -20,6 +20,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import ad, batching, core, dtypes, mlir, tracing, tree_util
 from arrax._src.core import ShapedArray
 from arrax._src.lax import broadcasting, shape_ops, utils
+from arrax._src.lax.reductions import _max_identity, _min_identity
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax.convolution import (_dilate_shape, _stride_dim,
                                         conv_general_vjp_lhs_padding, padtype_to_pads)
@@ -33,28 +34,6 @@ __all__ = [
 
 
 # ---- identities and scalar bodies -------------------------------------------------------------
-def _max_identity(dtype):
-  """The smallest value of `dtype` (the identity of max)."""
-  dtype = np.dtype(dtype)
-  if dtypes.is_inexact(dtype):
-    real = np.float32 if dtype.kind == "c" else dtype
-    return np.asarray(-np.inf if utils._supports_inf(real) else dtypes.finfo(dtype).min, dtype)
-  if dtype == np.bool_:
-    return np.asarray(False)
-  return np.asarray(dtypes.iinfo(dtype).min, dtype)
-
-
-def _min_identity(dtype):
-  """The largest value of `dtype` (the identity of min)."""
-  dtype = np.dtype(dtype)
-  if dtypes.is_inexact(dtype):
-    real = np.float32 if dtype.kind == "c" else dtype
-    return np.asarray(np.inf if utils._supports_inf(real) else dtypes.finfo(dtype).max, dtype)
-  if dtype == np.bool_:
-    return np.asarray(True)
-  return np.asarray(dtypes.iinfo(dtype).max, dtype)
-
-
 def _part_dtype(dtype):
   return np.dtype(np.float32 if np.dtype(dtype) == dtypes.complex64 else np.float64)
 
