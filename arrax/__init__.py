@@ -4,8 +4,8 @@
     import arrax.numpy as jnp
 """
 from arrax._src.config import config, disable_jit, enable_x64
-from arrax._src.api import (ShapeDtypeStruct, block_until_ready, device_get, device_put,
-                            eval_shape, make_jaxpr, typeof)
+from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
+                            device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
 from arrax._src.backend import (default_backend, device_count, devices, local_device_count,
                                 local_devices, process_count, process_index)

@@ -5,7 +5,23 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import gc  # noqa: E402
+
 import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_executables_after_module():
+  """Drop both libraries' compiled executables after each test module. Each XLA executable
+  holds a few memory mappings and a process may have only ~65k (vm.max_map_count): a worker
+  running thousands of tests would otherwise crash inside XLA's compiler."""
+  yield
+  import jax
+
+  import arrax
+  arrax.clear_caches()
+  jax.clear_caches()
+  gc.collect()
 
 
 @pytest.fixture

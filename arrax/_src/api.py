@@ -70,6 +70,11 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
   return jaxpr, consts, out_tree_box[0][0]
 
 
+def clear_caches():
+  """Clear all compilation and staging caches (traces, jaxprs and compiled executables)."""
+  core.clear_caches()
+
+
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
                abstracted_axes=None):
   """A function that returns the jaxpr of `fun` for given example arguments.

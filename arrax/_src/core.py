@@ -582,8 +582,24 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):
   return Jaxpr(jaxpr.constvars, invars, outvars, eqns[::-1], jaxpr.debug_info), used_in
 
 
+# ---- caches ------------------------------------------------------------------------------------
+_caches: list = []
+
+
+def register_cache(cache):
+  """Record `cache` (anything with `.clear()`) so that `clear_caches` empties it; returns it."""
+  _caches.append(cache)
+  return cache
+
+
+def clear_caches():
+  """Empty every registered cache of traces, jaxprs and compiled executables."""
+  for cache in _caches:
+    cache.clear()
+
+
 # ---- memoization keyed on the trace state --------------------------------------------------
-_memo_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_memo_cache: "weakref.WeakKeyDictionary" = register_cache(weakref.WeakKeyDictionary())
 
 
 def _ref(x):

@@ -1,6 +1,7 @@
 """Compiling and running XLA executables: eager one-primitive executables and jitted programs."""
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import time
@@ -117,7 +118,11 @@ def to_buffer(x, device):
 
 
 # ---- eager execution of single primitives ---------------------------------------------------
-_prim_cache: dict = {}
+# Bounded (least recently used out first): every XLA executable holds a few memory mappings
+# of machine code, and a process may have only ~65k of them (vm.max_map_count), so a program
+# that runs ops on ever new shapes must not keep all its executables.
+PRIM_CACHE_SIZE = 4096
+_prim_cache: collections.OrderedDict = core.register_cache(collections.OrderedDict())
 
 
 def _arg_device(args):
@@ -140,6 +145,10 @@ def apply_primitive(prim, args, params):
   if exe is None:
     exe = _compile_primitive(prim, avals, params, device)
     _prim_cache[key] = exe
+    if len(_prim_cache) > PRIM_CACHE_SIZE:
+      _prim_cache.popitem(last=False)
+  else:
+    _prim_cache.move_to_end(key)
   outs = exe.execute(bufs)
   if config.jax_debug_nans:
     check_nans(prim.name, outs)

@@ -7,6 +7,7 @@ becomes one `jit` equation holding its jaxpr.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import logging
@@ -46,7 +47,7 @@ def _jit_lowering(ctx, *args, jaxpr, name):
   return mlir.call_subjaxpr(ctx, jaxpr, name, args)
 
 
-_jaxpr_exe_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_jaxpr_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDictionary())
 
 
 def _jit_impl(*args, jaxpr, name):
@@ -69,7 +70,7 @@ jit_p.def_impl(lambda *args, **params: _jit_impl(*args, **params))
 jit_p.def_pp_params(lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]})
 
 
-_dce_jit_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_dce_jit_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDictionary())
 
 
 def _jit_dce(eqn, used):
@@ -340,6 +341,41 @@ class Compiled:
 _caches_by_fun: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+class _ExecutableCache(dict):
+  """One jit function's compiled executables by signature (weakly referable)."""
+  __slots__ = ("__weakref__",)
+
+
+# All jit functions together keep at most JIT_CACHE_SIZE executables, the oldest compiled
+# going first: each holds memory mappings of machine code, of which a process may have only
+# ~65k (vm.max_map_count). A hit does not refresh an entry (nothing added to the call path).
+JIT_CACHE_SIZE = 4096
+_compiled_order: collections.OrderedDict = collections.OrderedDict()
+
+
+def _remember_compiled(cache, key):
+  _compiled_order[(id(cache), key)] = weakref.ref(cache)
+  while len(_compiled_order) > JIT_CACHE_SIZE:
+    (_, old_key), ref = _compiled_order.popitem(last=False)
+    owner = ref()
+    if owner is not None:
+      owner.pop(old_key, None)
+
+
+class _AllFunctionCaches:
+  """Clears the caches the jit wrappers hold (they keep references to the dicts)."""
+
+  def clear(self):
+    for per_fun in list(_caches_by_fun.values()):
+      for exe_cache, trace_cache in per_fun.values():
+        exe_cache.clear()
+        trace_cache.clear()
+    _compiled_order.clear()
+
+
+core.register_cache(_AllFunctionCaches())
+
+
 def _shared_caches(fun, options):
   """(executable cache, trace cache) shared by the jit wrappers of `fun` with `options`;
   private ones when `fun` cannot be weakly referenced or hashed."""
@@ -348,10 +384,10 @@ def _shared_caches(fun, options):
     if per_fun is None:
       per_fun = _caches_by_fun[fun] = {}
   except TypeError:
-    return {}, {}
+    return _ExecutableCache(), {}
   caches = per_fun.get(options)
   if caches is None:
-    caches = per_fun[options] = ({}, {})
+    caches = per_fun[options] = (_ExecutableCache(), {})
   return caches
 
 
@@ -523,6 +559,7 @@ class JitWrapped:
                               closed.in_avals, closed.out_avals, device)
     entry = _CacheEntry(exe, out_tree, closed)
     self._cache[key] = entry
+    _remember_compiled(self._cache, key)
     return entry
 
   def _explain_miss(self, key):

@@ -831,7 +831,7 @@ scatter_mul = _scatter_fn("scatter_mul", scatter_mul_p, ew.mul_p,
 scatter_min = _scatter_fn("scatter_min", scatter_min_p, ew.min_p, "combining by minimum")
 scatter_max = _scatter_fn("scatter_max", scatter_max_p, ew.max_p, "combining by maximum")
 
-_apply_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_apply_cache: weakref.WeakKeyDictionary = core.register_cache(weakref.WeakKeyDictionary())
 
 
 def _apply_jaxpr(func, dtype):

@@ -31,8 +31,8 @@ __all__ = ["while_loop", "fori_loop", "scan", "map", "associative_scan", "while_
 
 
 # ---- fori_loop --------------------------------------------------------------------------------
-_fori_scan_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_fori_while_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_fori_scan_bodies: weakref.WeakKeyDictionary = core.register_cache(weakref.WeakKeyDictionary())
+_fori_while_bodies: weakref.WeakKeyDictionary = core.register_cache(weakref.WeakKeyDictionary())
 
 
 def _wrapper(cache, body_fun, make):
@@ -708,7 +708,7 @@ def _scan_python(f, init, xs_flat, xs, length, reverse):
 
 
 # ---- map --------------------------------------------------------------------------------------
-_map_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_map_bodies: weakref.WeakKeyDictionary = core.register_cache(weakref.WeakKeyDictionary())
 
 
 def _make_map_body(ref):
