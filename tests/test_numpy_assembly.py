@@ -525,10 +525,9 @@ def _same_jaxpr(f, *args):
     ("grad repeat", lambda m, x: _api(m).grad(lambda a: (m.repeat(a, 2) ** 2).sum())(x), (F32,)),
     ("grad roll", lambda m, x: _api(m).grad(lambda a: (m.roll(a, 1) * a).sum())(x), (F32,)),
     ("grad unstack", lambda m, x: _api(m).grad(lambda a: m.unstack(a)[1].sum())(x), (F32,)),
-    pytest.param("array_split", lambda m, x: m.array_split(x, 2, axis=1), (F32,),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "lax.split (arrax/_src/lax/shape_ops.py) turns sizes into Python ints; "
-                     "JAX keeps np.int64 and prints them"))),
+    ("array_split", lambda m, x: m.array_split(x, 2, axis=1), (F32,)),
+    ("split", lambda m, x: m.split(x, [1, 3], axis=1), (F32,)),
+    ("split sections", lambda m, x: m.split(x, 2, axis=0), (F32,)),
 ], ids=lambda p: p if isinstance(p, str) else "")
 def test_jaxpr(name, f, args):
   _same_jaxpr(f, *args)

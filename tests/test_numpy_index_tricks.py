@@ -547,11 +547,7 @@ def _same_jaxpr(f, *args):
     ("grad kron", lambda m, x: _api(m).grad(lambda a: m.kron(a, a).sum())(x), (F32,)),
     ("grad trace", lambda m, x: _api(m).grad(lambda a: m.trace(a))(x), (F32,)),
     ("grad cross", lambda m, x: _api(m).grad(lambda a: m.cross(a, a[::-1]).sum())(x), (F32,)),
-    pytest.param("diagonal square", lambda m, x: m.diagonal(x), (SQ,),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "JAX's square 2-d diagonal dispatches through platform_dependent "
-                     "(platform_index + cond with a Mosaic branch); arrax has no platform_index "
-                     "and always emits the gather (same values)"))),
+    ("diagonal square", lambda m, x: m.diagonal(x), (SQ,)),
 ], ids=lambda p: p if isinstance(p, str) else "")
 def test_jaxpr(name, f, args):
   _same_jaxpr(f, *args)

@@ -252,9 +252,7 @@ def test_jaxprs():
   ])
 
 
-@pytest.mark.xfail(strict=True, reason="JAX's jnp.diagonal of a square 2-D non-bool array with "
-                   "offset 0 selects a platform-dependent (Mosaic) variant through "
-                   "platform_index/cond, which arrax does not have; the values are the same.")
+# A square 2-D non-bool matrix goes through platform_dependent (a Mosaic branch), as in JAX.
 def test_diagonal_square_jaxpr():
   x = np.ones((3, 3), F32)
   _assert_jaxprs(anp.linalg.diagonal, jnp.linalg.diagonal, [x])

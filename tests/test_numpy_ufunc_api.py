@@ -480,14 +480,9 @@ def _jaxpr_cases():
   }
 
 
-# A Python int index passed to the jitted `at` is a weakly typed tracer; JAX's scatter makes
-# it strongly typed (a convert_element_type) and arrax's .at[] does not (indexing.py).
-_WEAK_INDEX = pytest.mark.xfail(strict=True, reason="pre-existing: x.at[i].set/add with a "
-                                "weakly typed traced int index lacks JAX's convert_element_type")
-
-
-@pytest.mark.parametrize("label", [pytest.param(k, marks=_WEAK_INDEX) if "Python int" in k
-                                   else k for k in _jaxpr_cases()])
+# A Python int index passed to the jitted `at` is a weakly typed tracer: it stays weak through
+# the wrap of negative values and is made strongly typed before the scatter, as in JAX.
+@pytest.mark.parametrize("label", list(_jaxpr_cases()))
 def test_jaxpr(label):
   f, args = _jaxpr_cases()[label]
   check_jaxpr(lambda np_: lambda *a: f(np_, *a), *args, build=make_with("np"))

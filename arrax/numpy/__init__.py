@@ -13,7 +13,7 @@ from arrax._src.numpy.lax_numpy import (argsort, astype, atleast_1d, atleast_2d,
                                         hstack, inner, iscomplexobj, isrealobj, isscalar,
                                         matmul, matrix_transpose, moveaxis, ndim, nonzero,
                                         outer, permute_dims, promote_types, ravel, reshape,
-                                        result_type, shape, size, sort, split, squeeze, stack,
+                                        result_type, shape, size, sort, squeeze, stack,
                                         swapaxes, tensordot, transpose, vdot, vstack, where,
                                         clip)
 from arrax._src.numpy.array_api_metadata import (
@@ -100,7 +100,7 @@ from arrax._src.numpy.math_extra import (  # noqa: E402
 from arrax._src.numpy.assembly import (  # noqa: E402
     append as append, apply_along_axis as apply_along_axis, apply_over_axes as apply_over_axes,
     array_split as array_split, atleast_3d as atleast_3d, block as block,
-    column_stack as column_stack, copy as copy, delete as delete, dsplit as dsplit,
+    column_stack as column_stack, copy as copy, delete as delete, dsplit as dsplit, split as split,
     dstack as dstack, fromfunction as fromfunction, hsplit as hsplit, insert as insert,
     repeat as repeat, resize as resize, roll as roll, rollaxis as rollaxis, rot90 as rot90,
     tile as tile, trim_zeros as trim_zeros, unstack as unstack, vsplit as vsplit)

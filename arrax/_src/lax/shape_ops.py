@@ -541,7 +541,8 @@ def split(operand, sizes, axis=0):
   """Cut `operand` along `axis` into consecutive pieces of the given `sizes`."""
   operand = asarray_operand(operand)
   axis = utils.canonicalize_axis(axis, _aval(operand).ndim)
-  return split_p.bind(operand, sizes=_index_tuple(sizes), axis=axis)
+  _index_tuple(sizes)   # integers (the parameter keeps the caller's integer types, as JAX)
+  return split_p.bind(operand, sizes=tuple(sizes), axis=axis)
 
 
 # ---- pad --------------------------------------------------------------------------------------

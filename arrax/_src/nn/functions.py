@@ -20,7 +20,7 @@ from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax import parallel as lax_parallel
 from arrax._src.lax import shape_ops
-from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import assembly, creation, lax_numpy, reductions, ufuncs
 from arrax._src.numpy import util as np_util
 
 
@@ -180,7 +180,7 @@ def glu(x, axis: int = -1):
   if x.shape[axis] % 2 != 0:
     raise ValueError(f"glu: the size of axis {axis} must be divisible by 2, got shape "
                      f"{x.shape}; pad or slice the input first.")
-  x1, x2 = lax_numpy.split(x, 2, axis)
+  x1, x2 = assembly.split(x, 2, axis)
   return x1 * sigmoid(x2)
 
 

@@ -390,14 +390,19 @@ def _split(op, ary, indices_or_sections, axis=0):
     sections = int(_concrete(ios, f"in jax.numpy.{op} argument 1\n"))
     part, r = divmod(size, sections)
     if r == 0:
-      sizes = [part] * sections
+      sizes = [np.int64(part)] * sections
     elif op == "array_split":
-      sizes = [part + 1] * r + [part] * (sections - r)
+      sizes = [np.int64(part + 1)] * r + [np.int64(part)] * (sections - r)
     else:
       raise ValueError(f"array split does not result in an equal division: rest is {r}")
   if builtins.any(s < 0 for s in sizes):
     raise ValueError(f"Sizes passed to split must be nonnegative, got {[int(s) for s in sizes]}")
-  return list(shape_ops.split(_asarray(ary), [int(s) for s in sizes], axis=axis))
+  return list(shape_ops.split(_asarray(ary), sizes, axis=axis))   # np.int64 sizes, as JAX
+
+
+def split(ary, indices_or_sections, axis=0):
+  """Split into sub-arrays along `axis`: at the given indices, or into equal sections."""
+  return _split("split", ary, indices_or_sections, axis=axis)
 
 
 def array_split(ary, indices_or_sections, axis=0):

@@ -17,7 +17,8 @@ import numpy as np
 from arrax._src import api, array, core, dtypes
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
-from arrax._src.lax import shape_ops, stacking
+from arrax._src.lax import platform, shape_ops, stacking
+from arrax._src.lax import reductions as lax_reductions
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.assembly import (_asarray, _concrete, _concrete_index, _dtype, _ndim,
                                        _nonzero_sized, _shape, tile)
@@ -234,12 +235,22 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     raise ValueError("diagonal requires an array of at least two dimensions.")
   offset = _concrete_index(offset, "'offset' argument of jnp.diagonal()\n")
   shape = _shape(a)
-  a = lax_numpy.moveaxis(a, (axis1, axis2), (-2, -1))
-  n = builtins.max(0, builtins.min(shape[axis1] + builtins.min(offset, 0),
-                                   shape[axis2] - builtins.max(offset, 0)))
-  i = creation.arange(n)
-  j = creation.arange(builtins.abs(offset), builtins.abs(offset) + n)
-  return indexing.getitem(a, (Ellipsis, i, j) if offset >= 0 else (Ellipsis, j, i))
+
+  def gather_diagonal(a):
+    a = lax_numpy.moveaxis(a, (axis1, axis2), (-2, -1))
+    n = builtins.max(0, builtins.min(shape[axis1] + builtins.min(offset, 0),
+                                     shape[axis2] - builtins.max(offset, 0)))
+    i = creation.arange(n)
+    j = creation.arange(builtins.abs(offset), builtins.abs(offset) + n)
+    return indexing.getitem(a, (Ellipsis, i, j) if offset >= 0 else (Ellipsis, j, i))
+
+  if len(shape) != 2 or shape[0] != shape[1] or offset != 0 or _dtype(a) == np.bool_:
+    return gather_diagonal(a)
+  # A square matrix: as JAX, a masked column sum on TPU kernels (Mosaic), the gather elsewhere.
+  eye = creation.eye(shape[0], dtype=_dtype(a))
+  return platform.platform_dependent(
+      a, default=gather_diagonal,
+      mosaic=lambda a: lax_reductions.reduce_sum(lax_ew.mul(eye, a), (0,)))
 
 
 def diag(v, k=0):

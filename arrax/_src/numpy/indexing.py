@@ -356,7 +356,7 @@ def _normalize(i, n):
     neg, i = i < 0, creation.asarray(i)
   else:
     neg = lax.lt(i, scalar_literal(0, dt, True))
-  return lax.select(neg, lax.add(i, scalar_literal(n, dt)), i)
+  return lax.select(neg, lax.add(i, lax._const(i, n)), i)
 
 
 def _broadcast_to(x, shape):

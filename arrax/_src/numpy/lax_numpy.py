@@ -527,24 +527,3 @@ def flipud(m):
   return _flip(_asarray(m), (0,))
 
 
-def split(ary, indices_or_sections, axis=0):
-  """Split into sub-arrays along `axis`."""
-  ary = _asarray(ary)
-  axis = canonicalize_axis(axis, ndim(ary))
-  n = shape_of(ary)[axis]
-  ios = indices_or_sections
-  if isinstance(ios, (tuple, list)) or (isinstance(ios, (np.ndarray, Array)) and ios.ndim > 0):
-    # Indices are used as given (no clipping or wrapping), as JAX does.
-    bounds = [0] + [util.static_int(i, "jax.numpy.split argument 1") for i in ios] + [n]
-    sizes = [e - s for s, e in zip(bounds[:-1], bounds[1:])]
-  else:
-    if isinstance(ios, core.Tracer):
-      util.static_int(ios, "jax.numpy.split argument 1")   # raises ConcretizationTypeError
-    k = int(ios)
-    part, r = divmod(n, k)
-    if r:
-      raise ValueError(f"array split does not result in an equal division: rest is {r}")
-    sizes = [part] * k
-  if builtins.any(sz < 0 for sz in sizes):
-    raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
-  return list(shape_ops.split(ary, sizes, axis))

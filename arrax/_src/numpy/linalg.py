@@ -17,7 +17,7 @@ from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import shape_ops
 from arrax._src.lax import sort as lax_sort
-from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import creation, index_tricks, indexing, lax_numpy, reductions, ufuncs
 from arrax._src.numpy import einsum as np_einsum
 from arrax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_dtypes_inexact
 from arrax._src.numpy.vectorize import vectorize
@@ -751,22 +751,6 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
   return lax_ew._convert_element_type(out, pet, weak)
 
 
-@jit(static_argnames=("offset", "axis1", "axis2"))
-@_named("diagonal")
-def _np_diagonal(a, offset=0, axis1=0, axis2=1):
-  # jnp.diagonal's general path: gather a[..., i, i + offset] (a[..., i - offset, i] below).
-  offset = operator.index(offset)
-  shape = _shape(a)
-  a = lax_numpy.moveaxis(a, (axis1, axis2), (-2, -1))
-  size = max(0, min(shape[axis1] + min(offset, 0), shape[axis2] - max(offset, 0)))
-  int_dtype = dtypes.default_int_dtype()
-  i = shape_ops.iota(int_dtype, size)
-  j = shape_ops.iota(int_dtype, size)
-  if offset:
-    j = lax_ew.add(lax_ew.scalar_literal(abs(offset), int_dtype), j)
-  return a[..., i, j] if offset >= 0 else a[..., j, i]
-
-
 def diagonal(x, /, *, offset=0):
   """The `offset`-th diagonals of the matrices x [..., m, n] (above the main one for
   offset > 0), shape [..., k].
@@ -774,7 +758,7 @@ def diagonal(x, /, *, offset=0):
   >>> jnp.linalg.diagonal(jnp.array([[1, 2], [3, 4]]))   # [1, 4]
   """
   x = ensure_arraylike("jnp.linalg.diagonal", x)
-  return _np_diagonal(x, offset=offset, axis1=-2, axis2=-1)
+  return index_tricks.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
 @jit(static_argnames=("axis1", "axis2", "dtype"))
