@@ -134,6 +134,8 @@ RULE_SLOTS = {
                             # (known primals, unknown tangents), split as JAX's linearize does
     "dce": None,            # (eqn, used_outputs) -> eqn or None: prune a primitive's own work
     "pp_params": None,      # (params) -> params to print
+    "const_fold": None,     # (*literals, **params) -> Literal or None: while staging, the result
+                            # for inputs that are all rank-0 literals (JAX's const folding)
 }
 OPTIONAL_SLOTS = frozenset(k for k, v in RULE_SLOTS.items() if v is None)
 
@@ -219,6 +221,9 @@ class Primitive:
 
   def def_pp_params(self, fn):
     return self._def("pp_params", fn)
+
+  def def_const_fold(self, fn):
+    return self._def("const_fold", fn)
 
 
 def _no_eager_impl(prim, args, params):

@@ -74,6 +74,10 @@ class JaxprTrace(core.Trace):
     if not self.valid:
       raise core.UnexpectedTracerError(f"Trace already ended; cannot apply {prim.name}.")
     invars = [self.get_var(a) for a in args]
+    if prim.const_fold is not None and all(type(v) is Literal for v in invars):
+      folded = prim.const_fold(*invars, **params)
+      if folded is not None:
+        return JitTracer(self, folded.aval, folded)
     out = prim.abstract_eval(*[v.aval for v in invars], **params)
     out_avals = out if prim.multiple_results else [out]
     outvars = [Var(a) for a in out_avals]

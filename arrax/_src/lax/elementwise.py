@@ -830,6 +830,9 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding):
 convert_element_type_p.def_abstract_eval(_convert_abstract_eval)
 convert_element_type_p.def_lowering(_convert_lower)
 convert_element_type_p.def_pp_params(lambda p: {k: v for k, v in p.items() if k != "sharding"})
+convert_element_type_p.def_const_fold(
+    lambda x, *, new_dtype, weak_type, sharding:
+    scalar_literal(_host_cast(x.val, new_dtype), new_dtype, weak_type))
 batching.defvectorized(convert_element_type_p)
 
 

@@ -12,6 +12,7 @@ from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax import sort as lax_sort
+from arrax._src.lax import stacking
 from arrax._src.numpy import util
 from arrax._src.numpy.creation import asarray
 from arrax._src.numpy.ufuncs import conj, maximum, minimum, multiply
@@ -216,16 +217,20 @@ concat = concatenate
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
-  """Join arrays along a new axis."""
+  """Join arrays of one shape along a new axis (the `stack` primitive, as JAX)."""
   if not len(arrays):
     raise ValueError("Need at least one array to stack.")
+  if out is not None:
+    raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
+  if isinstance(arrays, (np.ndarray, Array, core.Tracer)):   # stacked already: its rows
+    axis = canonicalize_axis(axis, ndim(arrays))
+    return concatenate(expand_dims(arrays, axis + 1), axis, dtype)
   check_arraylike("stack", *arrays)
-  shapes = {shape_of(a) for a in arrays}
-  if len(shapes) != 1:
-    raise ValueError("All input arrays must have the same shape.")
-  nd = ndim(arrays[0]) + 1
-  axis = canonicalize_axis(axis, nd)
-  return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype)
+  if dtype is not None:
+    arrays = [asarray(a, dtype=dtype) for a in arrays]
+  else:
+    arrays = util.promote_dtypes(*arrays)
+  return stacking.stack(arrays, axis)
 
 
 def hstack(tup, dtype=None):

@@ -20,7 +20,7 @@ from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
-from arrax._src.lax import shape_ops, total_order
+from arrax._src.lax import shape_ops, stacking, total_order
 from arrax._src.lax import sort as lax_sort
 from arrax._src.lax.control_flow import scan, switch
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
@@ -111,7 +111,7 @@ def _tile_to_size(arr, size):
   n = _aval(arr).shape[0]
   if n < size:
     reps = int(np.ceil(size / n))
-    arr = shape_ops.reshape(shape_ops.broadcast_in_dim(arr, (reps, n), (1,)), (reps * n,))
+    arr = stacking.tile(arr, (reps,))
     n = reps * n
   return arr[:size] if n > size else arr
 
