@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, core, dtypes
+from arrax._src import backend, core, dtypes, sharding_impls
 from arrax._src.config import x64_enabled
 from arrax._src.core import ShapedArray, Tracer, get_aval
 from arrax._src.errors import ConcretizationTypeError
@@ -107,6 +107,12 @@ class Array:
 
   def copy_to_host_async(self):
     pass
+
+  @property
+  def addressable_shards(self):
+    return [sharding_impls.Shard(self.device, (slice(None),) * self.ndim, 0, self)]
+
+  global_shards = addressable_shards
 
   # ---- host values ---------------------------------------------------------------------------
   @property
@@ -244,6 +250,107 @@ class Array:
 
   def __format__(self, spec):
     return format(self._value if self.ndim else self._value[()], spec)
+
+
+class ShardedArray(Array):
+  """An Array whose data lives as shards on several devices (pmap's results).
+
+  It holds one jaxlib array spanning all its devices (what multi-device executables take and
+  return) and its `NamedSharding`. Single-device computations see it through `_buf`: a copy
+  gathered on the default device, made once when first needed. Code that tests
+  `type(x) is Array` (the fast paths) therefore never meets one.
+  """
+  __slots__ = ("_gbuf", "_named", "_gathered", "_shard_bufs")
+
+  def __init__(self, gbuf, aval: ShapedArray, sharding):
+    self.aval = aval
+    self._npy = None
+    self._committed = False   # (the fast paths' per-device logic never sees it; see above)
+    self._gbuf = gbuf
+    self._named = sharding
+    self._gathered = None
+    self._shard_bufs = None
+
+  @property
+  def _buf(self):
+    if self._gathered is None:
+      self._gathered = device_put_value(self._value, backend.default_device(),
+                                        dtype=self.aval.dtype)._buf
+    return self._gathered
+
+  def block_until_ready(self):
+    self._gbuf.block_until_ready()
+    return self
+
+  def is_ready(self) -> bool:
+    return self._gbuf.is_ready()
+
+  def devices(self):
+    return set(self._named._device_assignment)
+
+  @property
+  def device(self):
+    return self._named
+
+  @property
+  def sharding(self):
+    return self._named
+
+  @property
+  def committed(self):
+    return True
+
+  def delete(self):
+    self._gbuf.delete()
+
+  def is_deleted(self):
+    return self._gbuf.is_deleted()
+
+  def unsafe_buffer_pointer(self):
+    raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+
+  def _device_shards(self):
+    """One single-device Array per device (in the sharding's device order)."""
+    if self._shard_bufs is None:
+      # jaxlib builds the per-device views with its own SingleDeviceSharding; rewrap each with
+      # arrax's replicated single-device sharding.
+      devs = self._named._device_assignment
+      shape = self._named.shard_shape(self.shape)
+      aval = ShapedArray(shape, self.aval.dtype, self.aval.weak_type)
+      phys = aval if self.aval.dtype != dtypes.float0 else ShapedArray(shape, np.bool_)
+      self._shard_bufs = [
+          Array(_jax.ArrayImpl(phys, backend.device_sharding(d), [b], committed=True,
+                               _skip_checks=True), aval, True)
+          for d, b in zip(devs, self._gbuf._arrays)]
+    return self._shard_bufs
+
+  @property
+  def _value(self) -> np.ndarray:
+    if self._npy is None:
+      host_transfers["to_host"] += 1
+      shards = [s._value for s in self._device_shards()]
+      d = self._named._split_dim()
+      self._npy = shards[0] if d is None else np.concatenate(shards, axis=d)
+      self._npy.flags.writeable = False
+    return self._npy
+
+  @property
+  def addressable_shards(self):
+    idx = self._named.devices_indices_map(self.shape)
+    replicated = self._named._split_dim() is None
+    return [sharding_impls.Shard(d, idx[d], i if replicated else 0, s)
+            for i, (d, s) in enumerate(zip(self._named._device_assignment,
+                                           self._device_shards()))]
+
+  global_shards = addressable_shards
+
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    raise BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular "
+                      f"device, but an array with a Sharding over {self._named.num_devices} "
+                      "devices was provided.")
+
+  def __reduce__(self):
+    return (_reconstruct, (self._value, self.aval.weak_type))
 
 
 class _HostBitcast:
