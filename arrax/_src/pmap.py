@@ -73,8 +73,9 @@ class _PmapExecutable:
 
   def __init__(self, closed, name, axis_name, devices, in_axes, out_axes):
     size = len(devices)
-    module = mlir.lower_jaxpr_to_module(f"pmap_{name}", closed, num_replicas=size,
-                                        axis_env={axis_name: size})
+    with batching.extend_axis_env(axis_name, size):   # (lowerings may trace bodies again)
+      module = mlir.lower_jaxpr_to_module(f"pmap_{name}", closed, num_replicas=size,
+                                          axis_env={axis_name: size})
     client = xb.get_client(devices[0].platform)
     options = xc.CompileOptions()
     options.num_replicas = size
@@ -206,8 +207,7 @@ def _trace_replica(fun, in_tree, statics, replica_avals, in_axes, out_axes_spec,
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
-         devices=None, backend=None, axis_size=None, donate_argnums=(),
-         global_arg_shapes=None):
+         devices=None, backend=None, axis_size=None, donate_argnums=()):
   """Map `fun` over the leading (or `in_axes`) axis of its arguments, one slice per device.
 
   Inside `fun`, collectives (`lax.psum`, `lax.all_gather`, ...) over `axis_name` communicate
