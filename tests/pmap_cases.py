@@ -251,6 +251,13 @@ def jit_of_pmap(jax, jnp, lax):
 
 
 @case()
+def vmap_of_pmap(jax, jnp, lax):
+  f = jax.pmap(lambda x, y: lax.psum(x, "i") * y, "i", in_axes=(0, None))
+  return (jax.vmap(f, in_axes=(0, None))(_x(2, 4, 3), 2.0),
+          jax.vmap(f, in_axes=(2, 0))(_x(4, 3, 5), _x(5, seed=1)))
+
+
+@case()
 def control_flow_inside(jax, jnp, lax):
   def f(x):
     return lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "i") / 4 + i, x)

@@ -66,6 +66,22 @@ pmap_p.def_pp_params(lambda p: {"name": p["name"], "axis_name": p["axis_name"],
                                 "out_axes": p["out_axes"], "jaxpr": p["jaxpr"]})
 
 
+@pmap_p.def_batch_axis
+def _pmap_batch(axis_data, args, dims, *, jaxpr, axis_name, axis_size, devices, in_axes,
+                out_axes, name):
+  """vmap of pmap: a pmap of the batched per-device program. A batched argument keeps its
+  batch axis at the same position in the per-device slices (the mapped axis moves past it)."""
+  params = dict(axis_name=axis_name, axis_size=axis_size, devices=devices, name=name)
+  with batching.extend_axis_env(axis_name, axis_size):
+    batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
+  new_in = tuple(None if ax is None else ax + (d is not None and d <= ax)
+                 for ax, d in zip(in_axes, dims))
+  new_out = tuple(None if ax is None else ax + (d is not None and d <= ax)
+                  for ax, d in zip(out_axes, out_dims))
+  outs = pmap_p.bind(*args, jaxpr=batched, in_axes=new_in, out_axes=new_out, **params)
+  return outs, list(out_dims)
+
+
 class _PmapExecutable:
   """A replicated XLA program with the shardings of its arguments and results."""
   __slots__ = ("loaded", "devices", "in_axes", "handlers", "out_avals", "out_shardings",
