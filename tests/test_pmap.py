@@ -84,3 +84,27 @@ def test_data_parallel_example_matches_single_device_training():
   assert "devices: 4" in res.stdout
   assert "max |data-parallel - single-device| parameter difference" in res.stdout
   assert res.stdout.rstrip().endswith("OK"), res.stdout
+
+
+def test_reading_results_does_not_import_jax():
+  """Host reads of multi-device results avoid jaxlib's per-device views (which import jax)."""
+  code = """
+import sys
+import numpy as np
+import arrax, arrax.numpy as jnp
+f = arrax.pmap(lambda x, w: (arrax.lax.psum(x, "i") * w, x > 0), "i", in_axes=(0, None))
+s, b = f(np.arange(8.0).reshape(4, 2), 2.0)
+print(s.tolist(), np.asarray(b).tolist(), [sh.data.tolist() for sh in s.addressable_shards])
+out = arrax.pmap(lambda x: x, out_axes=None)(np.ones((4, 3), np.int8))
+print(repr(out), (s + 1).tolist())
+print(any(m == "jax" or m.startswith("jax.") for m in sys.modules))
+"""
+  res = _run_script(code, 4)
+  assert res.returncode == 0, res.stderr[-3000:]
+  lines = res.stdout.splitlines()
+  assert lines[0] == ("[[24.0, 32.0], [24.0, 32.0], [24.0, 32.0], [24.0, 32.0]] "
+                      "[[False, True], [True, True], [True, True], [True, True]] "
+                      "[[[24.0, 32.0]], [[24.0, 32.0]], [[24.0, 32.0]], [[24.0, 32.0]]]")
+  assert lines[1] == ("Array([1, 1, 1], dtype=int8) [[25.0, 33.0], [25.0, 33.0], [25.0, 33.0], "
+                      "[25.0, 33.0]]")
+  assert lines[2] == "False"

@@ -309,29 +309,44 @@ class ShardedArray(Array):
   def unsafe_buffer_pointer(self):
     raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
 
-  def _device_shards(self):
-    """One single-device Array per device (in the sharding's device order)."""
-    if self._shard_bufs is None:
-      # jaxlib builds the per-device views with its own SingleDeviceSharding; rewrap each with
-      # arrax's replicated single-device sharding.
-      devs = self._named._device_assignment
-      shape = self._named.shard_shape(self.shape)
+  def _host_shards(self):
+    """The NumPy value of every device's shard (in the sharding's device order)."""
+    devs = self._named._device_assignment
+    shape = self._named.shard_shape(self.shape)
+    if self.aval.dtype == dtypes.float0:
+      return [np.zeros(shape, dtypes.float0) for _ in devs]
+    try:
+      return [_shard_to_host(self._gbuf, devs, k) for k in range(len(devs))]
+    except (TypeError, ValueError, BufferError, RuntimeError):
+      # dtypes DLPack cannot carry (bfloat16, float8): per-device views made by jaxlib
+      # (which look up jax's SingleDeviceSharding class, importing jax if installed).
       aval = ShapedArray(shape, self.aval.dtype, self.aval.weak_type)
-      phys = aval if self.aval.dtype != dtypes.float0 else ShapedArray(shape, np.bool_)
-      self._shard_bufs = [
-          Array(_jax.ArrayImpl(phys, backend.device_sharding(d), [b], committed=True,
-                               _skip_checks=True), aval, True)
-          for d, b in zip(devs, self._gbuf._arrays)]
+      return [_to_host(Array(_jax.ArrayImpl(aval, backend.device_sharding(d), [b],
+                                            committed=True, _skip_checks=True), aval, True))
+              for d, b in zip(devs, self._gbuf._arrays)]
+
+  def _device_shards(self):
+    """One single-device Array per device (copies of the shards)."""
+    if self._shard_bufs is None:
+      devs = self._named._device_assignment
+      d = self._named._split_dim()
+      value = self._value
+      pieces = ([value] * len(devs) if d is None else
+                [value[(slice(None),) * d + (slice(i, i + 1),)] for i in range(len(devs))])
+      self._shard_bufs = [device_put_value(p, dev, dtype=self.aval.dtype,
+                                           weak_type=self.aval.weak_type, committed=True)
+                          for p, dev in zip(pieces, devs)]
     return self._shard_bufs
 
   @property
   def _value(self) -> np.ndarray:
     if self._npy is None:
       host_transfers["to_host"] += 1
-      shards = [s._value for s in self._device_shards()]
+      shards = self._host_shards()
       d = self._named._split_dim()
-      self._npy = shards[0] if d is None else np.concatenate(shards, axis=d)
-      self._npy.flags.writeable = False
+      value = shards[0] if d is None else np.concatenate(shards, axis=d)
+      value.flags.writeable = False
+      self._npy = value
     return self._npy
 
   @property
@@ -364,6 +379,34 @@ _host_bitcast = _HostBitcast()
 
 def register_host_bitcast(fn):
   _host_bitcast.fn = fn
+
+
+class _Capsule:
+  """A DLPack capsule as NumPy's `from_dlpack` takes it (a CPU buffer)."""
+  __slots__ = ("capsule",)
+
+  def __init__(self, capsule):
+    self.capsule = capsule
+
+  def __dlpack__(self, stream=None, **kwargs):
+    return self.capsule
+
+  def __dlpack_device__(self):
+    return (DLDeviceType.kDLCPU, 0)
+
+
+def _shard_to_host(gbuf, devices, k):
+  """A copy of device k's shard of the multi-device jaxlib array `gbuf`, read without making
+  per-device jaxlib arrays (whose construction looks up jax's sharding class): the shards are
+  re-listed with device k first (no copy), and the first shard is exported through DLPack."""
+  if devices[0].platform != "cpu":
+    raise BufferError("DLPack host views are CPU-only")
+  if k:
+    order = tuple(devices[k:] + devices[:k])
+    gbuf = _jax.reorder_shards(gbuf, _jax.GSPMDSharding(xc.DeviceList(order),
+                                                        gbuf._sharding._hlo_sharding),
+                               _jax.ArrayCopySemantics.REUSE_INPUT)
+  return np.array(np.from_dlpack(_Capsule(_jax.buffer_to_dlpack_managed_tensor(gbuf))))
 
 
 def _reconstruct(value, weak_type):
