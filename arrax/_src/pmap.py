@@ -254,7 +254,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     raise TypeError("pmap out_axes must be an int, None, or (nested) container with those "
                     f"types as leaves, but got {out_axes}.")
   name = getattr(fun, "__name__", type(fun).__name__)
-  traces = {}
+  traces = {}   # (signature) -> (per-device jaxpr, out tree, out axes)
+  # (signature) -> (executable, out tree, global input avals): eager calls seen before
+  fast = core.register_cache({})
 
   @functools.wraps(fun, updated=())
   def pmap_f(*args, **kwargs):
@@ -279,6 +281,15 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     else:
       statics, dyn_args, dyn_in_axes = {}, args, in_axes
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+    eager = core.trace_ctx.trace is core.eval_trace
+    if eager:   # the hot path: a signature seen before
+      fast_key = (in_tree, tuple(x.aval if isinstance(x, Array) else core.get_aval(x)
+                                 for x in leaves),
+                  tuple(sorted(statics.items())) if statics else (), trace_state())
+      hit = fast.get(fast_key)
+      if hit is not None:
+        exe, out_tree, global_avals = hit
+        return tree_util.tree_unflatten(out_tree, exe.run(leaves, global_avals))
     if type(dyn_in_axes) is int and not kwargs:
       in_flat = [dyn_in_axes] * len(leaves)
     else:
@@ -321,8 +332,11 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     closed, out_tree, out_flat = hit
     params = dict(jaxpr=closed, axis_name=axis_name, axis_size=size, devices=mesh_devices,
                   in_axes=in_flat, out_axes=out_flat, name=name)
-    if core.trace_ctx.trace is core.eval_trace:
-      outs = _pmap_impl(*leaves, **params)
+    if eager:
+      exe = _executable(closed, name, axis_name, mesh_devices, in_flat, out_flat)
+      global_avals = [_global_aval(a, ax, size) for a, ax in zip(closed.in_avals, in_flat)]
+      fast[fast_key] = (exe, out_tree, global_avals)
+      outs = exe.run(leaves, global_avals)
     else:
       outs = pmap_p.bind(*leaves, **params)
     return tree_util.tree_unflatten(out_tree, outs)
