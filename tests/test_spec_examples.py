@@ -7,6 +7,10 @@ numbers are the talks' numbers.
 """
 import contextlib
 import io
+import os
+import pathlib
+import subprocess
+import sys
 import textwrap
 
 import jax as real_jax
@@ -553,10 +557,6 @@ sys.stdout.write(t._run(t.MULTI_DEVICE_SNIPPETS[sys.argv[2]], *mods))
 
 @pytest.mark.parametrize("name", sorted(MULTI_DEVICE_SNIPPETS))
 def test_spec_multi_device_snippet_prints_like_jax(name):
-  import os
-  import pathlib
-  import subprocess
-  import sys
   root = str(pathlib.Path(__file__).resolve().parents[1])
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
              PYTHONPATH=root)

@@ -89,9 +89,14 @@ class _PmapExecutable:
 
   def __init__(self, closed, name, axis_name, devices, in_axes, out_axes):
     size = len(devices)
-    with batching.extend_axis_env(axis_name, size):   # (lowerings may trace bodies again)
-      module = mlir.lower_jaxpr_to_module(f"pmap_{name}", closed, num_replicas=size,
-                                          axis_env={axis_name: size})
+    try:
+      with batching.extend_axis_env(axis_name, size):   # (lowerings may trace bodies again)
+        module = mlir.lower_jaxpr_to_module(f"pmap_{name}", closed, num_replicas=size,
+                                            axis_env={axis_name: size})
+    except mlir.MultiDeviceLowering:
+      raise NotImplementedError("pmap of a function that calls pmap (nested pmap) is not "
+                                "supported by arrax; map the inner function with vmap "
+                                "instead.") from None
     client = xb.get_client(devices[0].platform)
     options = xc.CompileOptions()
     options.num_replicas = size

@@ -49,8 +49,8 @@ def _check_axis_names(axes, api_name):
 def _no_device_collectives(name):
   def lowering(ctx, *args, **params):
     raise NotImplementedError(
-        f"{name} over a named axis needs pmap or shard_map, which arrax does not implement yet; "
-        "use it inside vmap(..., axis_name=...).")
+        f"{name} over a named axis can be lowered only inside pmap over that axis (arrax has "
+        "no shard_map yet); under vmap(..., axis_name=...) it is batched away instead.")
   return lowering
 
 
