@@ -110,6 +110,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     if isinstance(v, core.Tracer):
       return v
     if isinstance(v, Array) and type(v) is not Array:   # multi-device: gather
+      if device is None:
+        return v
       return device_put_value(v._value, device, dtype=v.dtype, weak_type=v.weak_type,
                               committed=device is not None)
     if type(v) is Array:

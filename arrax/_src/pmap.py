@@ -122,17 +122,22 @@ class _PmapExecutable:
         _jax.array_result_handler(a, xla_sharding(self.devices, a.ndim, ax), True,
                                   _skip_checks=True)
         for a, ax in zip(self.out_avals, out_axes)]
-    # XLA's in-process CPU collectives deadlock when several launches of a program with
+    # XLA's in-process CPU collectives deadlock when several launches of programs with
     # collectives are in flight at once (every device thread waits in a different rendezvous),
-    # so such programs complete before the call returns.
+    # so such a program starts only when the previous one has finished.
     text = str(module)
     self.blocking = any(op in text for op in _COLLECTIVE_OPS)
 
   def run(self, args, avals):
     bufs = [_place(x, a, ax, self.devices) for x, a, ax in zip(args, avals, self.in_axes)]
-    raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
-    if self.blocking and raw:
-      _jax.batched_block_until_ready(raw)
+    if self.blocking:
+      if _in_flight:   # the previous program with collectives must finish first
+        _jax.batched_block_until_ready(_in_flight)
+        _in_flight.clear()
+      raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+      _in_flight.extend(raw)
+    else:
+      raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     return [ShardedArray(b, a, s) for b, a, s in zip(raw, self.out_avals, self.out_shardings)]
 
 
@@ -156,6 +161,7 @@ def _place(x, aval, axis, devices):
 
 
 _exe_cache: dict = core.register_cache({})
+_in_flight: list = []   # the results of the last launched program with collectives
 
 
 def _executable(jaxpr, name, axis_name, devices, in_axes, out_axes):
