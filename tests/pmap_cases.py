@@ -251,6 +251,44 @@ def jit_of_pmap(jax, jnp, lax):
 
 
 @case()
+def grad_of_pmap(jax, jnp, lax):
+  f = jax.pmap(lambda x: jnp.sin(x) * 2)
+  return jax.grad(lambda x: f(x).sum())(_x(4, 3))
+
+
+@case()
+def grad_of_pmap_unmapped_in_and_out(jax, jnp, lax):
+  g = jax.pmap(lambda w, x: lax.pmean(jnp.sum(jnp.tanh(x * w) ** 2), "i"), "i",
+               in_axes=(None, 0), out_axes=None)
+  w, x = _x(3, seed=1), _x(4, 3)
+  return jax.grad(g)(w, x), jax.grad(g, argnums=1)(w, x), jax.jit(jax.grad(g))(w, x)
+
+
+@case()
+def grad_of_pmap_mixed_outputs(jax, jnp, lax):
+  h = jax.pmap(lambda w, x: (x * w, lax.psum(x, "i") * w), "i", in_axes=(None, 0),
+               out_axes=(0, None))
+  x = _x(4, 3)
+  v, g = jax.value_and_grad(lambda w: sum(jnp.sum(o ** 2) for o in h(w, x)))(_x(3, seed=2))
+  return np.asarray(v), np.asarray(g)   # (eager sums of several results are gathered)
+
+
+@case()
+def grad_of_pmap_collectives(jax, jnp, lax):
+  f = jax.pmap(lambda x, w: (lax.all_gather(x * w, "i"), lax.ppermute(x, "i", [(0, 1), (1, 0)]),
+                             lax.psum_scatter(x * w, "i", tiled=True)),
+               "i", in_axes=(0, None))
+  return jax.grad(lambda x, w: sum(jnp.sum(o ** 3) for o in f(x, w)), argnums=(0, 1))(
+      _x(4, 4), _x(4, seed=3))
+
+
+@case()
+def jvp_of_pmap(jax, jnp, lax):
+  f = jax.pmap(lambda x, y: (lax.psum(x * y, "i"), jnp.cos(x)), "i", in_axes=(0, None))
+  return jax.jvp(f, (_x(4, 3), _x(3, seed=1)), (_x(4, 3, seed=2), _x(3, seed=3)))
+
+
+@case()
 def vmap_of_pmap(jax, jnp, lax):
   f = jax.pmap(lambda x, y: lax.psum(x, "i") * y, "i", in_axes=(0, None))
   return (jax.vmap(f, in_axes=(0, None))(_x(2, 4, 3), 2.0),

@@ -22,11 +22,13 @@ import logging
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend as xb, batching, core, mlir, tree_util
+from arrax._src import ad, backend as xb, batching, core, mlir, tree_util
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
 from arrax._src.core import ShapedArray
-from arrax._src.lax import shape_ops
+from arrax._src import dtypes
+from arrax._src.lax import elementwise as lax_api
+from arrax._src.lax import parallel, shape_ops
 from arrax._src.sharding_impls import split_sharding, xla_sharding
 from arrax._src.tracing import trace_to_jaxpr
 
@@ -80,6 +82,122 @@ def _pmap_batch(axis_data, args, dims, *, jaxpr, axis_name, axis_size, devices, 
                   for ax, d in zip(out_axes, out_dims))
   outs = pmap_p.bind(*args, jaxpr=batched, in_axes=new_in, out_axes=new_out, **params)
   return outs, list(out_dims)
+
+
+def _wrap_jaxpr(closed, in_avals, pre, post, axis_name, size):
+  """The closed jaxpr of `post(closed(*pre(args)))` on per-device values of `in_avals`."""
+  def fun(*xs):
+    return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
+  with batching.extend_axis_env(axis_name, size):
+    jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
+  return core.ClosedJaxpr(jaxpr, consts)
+
+
+def _out_avals(jaxpr, out_axes, size):
+  return [_global_aval(a, ax, size) for a, ax in zip(jaxpr.out_avals, out_axes)]
+
+
+# Autodiff: the JVP of a pmap is a pmap of the per-device JVP; under partial evaluation the
+# known part runs now as a pmap whose per-device residuals come out stacked along a new axis
+# 0 (and go back in mapped along it); the transpose is a pmap of the per-device transpose. As
+# in JAX (shard_map without replication checks), the cotangent of an unmapped output is divided
+# among the devices and the cotangent of an unmapped input is summed over them.
+@pmap_p.def_jvp
+def _pmap_jvp(primals, tangents, *, jaxpr, axis_name, axis_size, devices, in_axes, out_axes,
+              name):
+  nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
+  with batching.extend_axis_env(axis_name, axis_size):
+    jvp_closed, out_nz = core.memo([jaxpr], ("pmap_jvp", nonzeros, axis_name, axis_size),
+                                   lambda: ad.jvp_jaxpr(jaxpr, nonzeros))
+  t_in = tuple(ax for ax, nz in zip(in_axes, nonzeros) if nz)
+  t_out = tuple(ax for ax, nz in zip(out_axes, out_nz) if nz)
+  outs = pmap_p.bind(*primals, *[t for t in tangents if type(t) is not ad.Zero],
+                     jaxpr=jvp_closed, axis_name=axis_name, axis_size=axis_size,
+                     devices=devices, in_axes=in_axes + t_in, out_axes=out_axes + t_out,
+                     name=name)
+  n = len(out_axes)
+  t_it = iter(outs[n:])
+  t_outs = [next(t_it) if nz else ad.Zero(ad.tangent_aval(a))
+            for a, nz in zip(_out_avals(jaxpr, out_axes, axis_size), out_nz)]
+  return outs[:n], t_outs
+
+
+@pmap_p.def_partial_eval
+def _pmap_partial_eval(trace, args, params):
+  jaxpr, axis_name, size = params["jaxpr"], params["axis_name"], params["axis_size"]
+  in_axes, out_axes = params["in_axes"], params["out_axes"]
+  unknowns = [trace.is_unknown(a) for a in args]
+  with batching.extend_axis_env(axis_name, size):
+    known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
+  n_known_out = len(out_unk) - sum(out_unk)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  known_in = tuple(ax for ax, u in zip(in_axes, unknowns) if not u)
+  known_out = tuple(ax for ax, u in zip(out_axes, out_unk) if not u)
+  n_new_res = len(known.out_avals) - n_known_out
+  known_w = _wrap_jaxpr(
+      known, known.in_avals, lambda xs: xs,
+      lambda outs: outs[:n_known_out] + [_expand(r, 0) for r in outs[n_known_out:]],
+      axis_name, size)
+  with core.set_current_trace(trace.parent):
+    known_outs = pmap_p.bind(*known_args, **dict(params, jaxpr=known_w, in_axes=known_in,
+                                                 out_axes=known_out + (0,) * n_new_res))
+  new_res = iter(known_outs[n_known_out:])
+  res_args, res_axes, squeeze = [], [], []
+  for f in res_fwd:
+    if f is None:
+      res_args.append(next(new_res))
+      res_axes.append(0)
+    else:
+      res_args.append(known_args[f])
+      res_axes.append(known_in[f])
+    squeeze.append(f is None)
+  n_res = len(res_fwd)
+  unk_avals = [a.update(shape=(1, *a.shape)) if sq else a
+               for a, sq in zip(unknown.in_avals[:n_res], squeeze)] + unknown.in_avals[n_res:]
+  unknown_w = _wrap_jaxpr(
+      unknown, unk_avals,
+      lambda xs: [_squeeze(x, 0) if i < n_res and squeeze[i] else x for i, x in enumerate(xs)],
+      lambda outs: outs, axis_name, size)
+  unk_args = [a for a, u in zip(args, unknowns) if u]
+  unk_in = tuple(res_axes) + tuple(ax for ax, u in zip(in_axes, unknowns) if u)
+  unk_out = tuple(ax for ax, u in zip(out_axes, out_unk) if u)
+  unk_outs = iter(trace.record(pmap_p, res_args + unk_args,
+                               dict(params, jaxpr=unknown_w, in_axes=unk_in, out_axes=unk_out)))
+  k_outs = iter(known_outs[:n_known_out])
+  return [next(unk_outs) if u else next(k_outs) for u in out_unk]
+
+
+@pmap_p.def_transpose
+def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
+  linear = tuple(ad.is_undefined(a) for a in args)
+  ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
+  with batching.extend_axis_env(axis_name, axis_size):
+    t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+  res = [a for a, lin in zip(args, linear) if not lin]
+  res_axes = tuple(ax for ax, lin in zip(in_axes, linear) if not lin)
+  ct_axes = tuple(ax for ax, nz in zip(out_axes, ct_nz) if nz)
+  lin_axes = tuple(ax for ax, lin in zip(in_axes, linear) if lin)
+  n_res = len(res)
+
+  def divide(xs):
+    out = list(xs[:n_res])
+    for x, ax in zip(xs[n_res:], ct_axes):
+      if ax is None and axis_size != 1 and core.get_aval(x).dtype != dtypes.float0:
+        aval = core.get_aval(x)
+        x = lax_api.div(x, lax_api.scalar_literal(axis_size, aval.dtype, aval.weak_type))
+      out.append(x)
+    return out
+
+  def post(outs):
+    return [parallel.psum(o, axis_name) if ax is None else o
+            for o, ax in zip(outs, lin_axes)]
+
+  wrapped = _wrap_jaxpr(t_closed, t_closed.in_avals, divide, post, axis_name, axis_size)
+  outs = iter(pmap_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
+                          jaxpr=wrapped, axis_name=axis_name, axis_size=axis_size,
+                          devices=devices, in_axes=res_axes + ct_axes, out_axes=lin_axes,
+                          name=name))
+  return [next(outs) if lin else None for lin in linear]
 
 
 class _PmapExecutable:
@@ -149,6 +267,8 @@ def _place(x, aval, axis, devices):
       return x._gbuf
   if isinstance(x, core.Tracer):
     core._raise_escaped(x)
+  if isinstance(x, core.Literal):
+    x = x.val
   host = np.asarray(x)
   if host.dtype != aval.dtype:
     host = host.astype(aval.dtype)
