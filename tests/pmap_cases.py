@@ -197,6 +197,18 @@ def ppermute_variants(jax, jnp, lax):
 
 
 @case()
+def pbroadcast(jax, jnp, lax):
+  # JAX 0.10.2 cannot lower pbroadcast on CPU; its side computes the same with all_gather.
+  if jax.__name__ == "arrax":
+    bc = lambda v, src: lax.pbroadcast(v, "i", src)   # noqa: E731
+  else:
+    bc = lambda v, src: lax.all_gather(v, "i")[src]   # noqa: E731
+  return (jax.pmap(lambda v: bc(v, 2), "i")(_x(4, 3)),
+          jax.pmap(lambda v: bc(v.sum() > 0, 1), "i")(_x(4, 3)),
+          jax.pmap(jax.grad(lambda v: jnp.sum(bc(v, 3) ** 2)), "i")(_x(4, 3)))
+
+
+@case()
 def pswapaxes(jax, jnp, lax):
   return jax.pmap(lambda v: lax.pswapaxes(v, "i", 0), "i")(_x(4, 4, 3))
 
