@@ -15,18 +15,16 @@ program holds one runs its jaxpr operation by operation (each pmap inside compil
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 import time
-import logging
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import ad, backend as xb, batching, core, mlir, tree_util
+from arrax._src import ad, backend as xb, batching, core, dtypes, mlir, tree_util
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
-from arrax._src.core import ShapedArray
-from arrax._src import dtypes
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import parallel, shape_ops
 from arrax._src.sharding_impls import split_sharding, xla_sharding
