@@ -106,6 +106,24 @@ def devices_argument(jax, jnp, lax):
 
 
 @case()
+def devices_out_of_order(jax, jnp, lax):
+  devs = jax.devices()
+  f = jax.pmap(lambda x: (lax.psum(x, "i"), lax.axis_index("i") * x), "i",
+               devices=[devs[3], devs[1]])
+  return f(_x(2, 3))
+
+
+@case()
+def error_axis_size_mismatch(jax, jnp, lax):
+  return jax.pmap(lambda x: x, axis_size=3)(_x(4, 3))
+
+
+@case()
+def error_inconsistent_sizes(jax, jnp, lax):
+  return jax.pmap(lambda x, y: x + y)(_x(4, 3), _x(2, 3))
+
+
+@case()
 def fewer_than_all_devices(jax, jnp, lax):
   return jax.pmap(lambda x: lax.psum(x, "i") * lax.axis_index("i"), "i")(_x(2, 3))
 
