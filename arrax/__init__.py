@@ -15,6 +15,7 @@ from arrax._src.ad_api import hessian, jacfwd, jacobian, jacrev, linear_transpos
 from arrax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
 from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
+from arrax._src.pmap import pmap as pmap
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
 from arrax import dtypes, random
 from arrax import scipy
@@ -29,5 +30,5 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "errors", "eval_shape", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "nn", "numpy", "process_count", "process_index", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
+    "make_jaxpr", "nn", "numpy", "pmap", "process_count", "process_index", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
 ]

@@ -23,12 +23,14 @@ import time
 import numpy as np
 
 BENCHMARKS = {}   # name -> Benchmark, in definition order
-MODULES = ("core", "numpy_ops", "cnn")   # the modules that define benchmarks
+MODULES = ("core", "numpy_ops", "cnn", "parallel")   # the modules that define benchmarks
 
 
 class Benchmark:
-  def __init__(self, fn, name, module, target, numpy, fresh, baseline, min_time, doc):
+  def __init__(self, fn, name, module, target, numpy, fresh, baseline, min_time, doc,
+               devices=None):
     self.fn, self.name, self.module = fn, name, module
+    self.devices = devices
     self.target, self.numpy, self.fresh = target, numpy, fresh
     self.baseline, self.min_time = baseline, min_time
     self.doc = doc
@@ -38,20 +40,21 @@ class Benchmark:
 
 
 def benchmark(*, target=1.05, numpy=False, fresh=False, baseline=None, min_time=0.25,
-              name=None):
+              name=None, devices=None):
   """Register a benchmark.
 
   target: the arrax/JAX ratio to meet. numpy: the definition also runs with NumPy. fresh: one
   call is a first call (trace + compile + run); timed one call per sample. baseline: the name of
   another benchmark whose arrax time this one is compared with (e.g. the same computation
   batched by hand). min_time: seconds per timing sample (the number of calls per sample is
-  chosen from the warm-up call).
+  chosen from the warm-up call). devices: run the worker with this many simulated CPU devices
+  (XLA_FLAGS is set before the library is imported).
   """
   def register(fn):
     bname = name or fn.__name__
     doc = " ".join((fn.__doc__ or "").split())
     BENCHMARKS[bname] = Benchmark(fn, bname, fn.__module__, target, numpy, fresh, baseline,
-                                  min_time, doc)
+                                  min_time, doc, devices)
     return fn
   return register
 

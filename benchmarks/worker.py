@@ -39,6 +39,9 @@ def main(argv=None):
   b = benches[args.bench]
   if args.lib not in b.libs():
     raise SystemExit(f"{b.name} has no {args.lib} version")
+  if b.devices:   # simulated CPU devices, before the library (and jaxlib's client) starts
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               f" --xla_force_host_platform_device_count={b.devices}").strip()
   lib = harness.Lib(args.lib)
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")   # e.g. arrax's unrolled-loop warning

@@ -7,6 +7,10 @@ numbers are the talks' numbers.
 """
 import contextlib
 import io
+import os
+import pathlib
+import subprocess
+import sys
 import textwrap
 
 import jax as real_jax
@@ -23,8 +27,6 @@ import arrax.numpy as anp
 # Not yet runnable (what is missing):
 #   * 001 PyTorch and NumPy sides of the spectral-radius comparisons: not JAX code (the JAX side
 #     runs, including the (128, 3, 3) batches).
-#   * 001 distributed training with `jax.pmap(..., in_axes=(None, None, 0), out_axes=(None,
-#     None))` and `jax.lax.pmean` over its axis: arrax has no `pmap`.
 #   * 001 multi-node setup (`jax.lib.xla_extension.get_distributed_runtime_*`,
 #     `jax.lib.xla_bridge.register_backend_factory`) and GPU memory preallocation
 #     (`XLA_PYTHON_CLIENT_PREALLOCATE`): JAX internals / GPU, outside arrax.
@@ -48,6 +50,56 @@ _SPECTRAL = """
             eigvals = jnp.linalg.eigvals(mat)
             spectral_radius = jnp.max(jnp.abs(eigvals))
             return spectral_radius
+"""
+
+# The model, optimizer and loss of 001's training examples.
+_MLP_SETUP = """
+        # The talk's `from jax.example_libraries import stax` / `import optimizers` would import
+        # the real module name inside exec, so the snippet reaches them through `jax`.
+        stax = jax.example_libraries.stax
+        optimizers = jax.example_libraries.optimizers
+
+        rng_key = jax.random.PRNGKey(0)
+        input_shape = (2, 2)
+        def flatten():
+            def init_fun(rng_key, input_shape):
+                flattened_size = jnp.prod(jnp.array(list(input_shape)))
+                return (flattened_size,), ()
+            def apply_fun(params, inputs, **kwargs):
+                return inputs.ravel()
+            return init_fun, apply_fun
+        def build_model(rng_key):
+            model_init, model = stax.serial(
+                flatten(), stax.Dense(64), stax.Relu, stax.Dense(64), stax.Relu,
+                stax.Dense(64), stax.Relu, stax.Dense(1))
+            # Handle varying batch sizes.
+            model = jax.vmap(model, in_axes=(None, 0))
+            rng_key, subkey = jax.random.split(rng_key)
+            output_shape, params = model_init(subkey, input_shape)
+            assert output_shape == (1,)
+            return rng_key, params, model
+        def build_opt(params):
+            opt_init, update, get_params = optimizers.adam(3e-4)
+            opt_state = opt_init(params)
+            return opt_state, update, get_params
+        rng_key, params, model = build_model(rng_key)
+        orig_opt_state, opt_update, get_params = build_opt(params)
+        batched_spectral_radius = jax.vmap(jax_spectral_radius)
+
+        def batch_loss(params, batch):
+            preds = model(params, batch)
+            targets = batched_spectral_radius(batch)
+            return jnp.mean(jnp.abs(preds - targets))
+
+        @jax.jit
+        def train_batch(step, opt_state, batch):
+            params = get_params(opt_state)
+            loss, grad = jax.value_and_grad(batch_loss)(params, batch)
+            # Conjugate gradient for steepest-descent optimization.
+            grad = jax.tree_util.tree_map(jnp.conj, grad)
+            opt_state = opt_update(step, grad, opt_state)
+            return opt_state, loss
+
 """
 
 SNIPPETS = {
@@ -354,53 +406,7 @@ SNIPPETS = {
         print(np_batch.shape, np_batch.dtype)
         jax.config.update("jax_threefry_partitionable", True)
     """,
-    "mlp_training": _SPECTRAL + """
-        # The talk's `from jax.example_libraries import stax` / `import optimizers` would import
-        # the real module name inside exec, so the snippet reaches them through `jax`.
-        stax = jax.example_libraries.stax
-        optimizers = jax.example_libraries.optimizers
-
-        rng_key = jax.random.PRNGKey(0)
-        input_shape = (2, 2)
-        def flatten():
-            def init_fun(rng_key, input_shape):
-                flattened_size = jnp.prod(jnp.array(list(input_shape)))
-                return (flattened_size,), ()
-            def apply_fun(params, inputs, **kwargs):
-                return inputs.ravel()
-            return init_fun, apply_fun
-        def build_model(rng_key):
-            model_init, model = stax.serial(
-                flatten(), stax.Dense(64), stax.Relu, stax.Dense(64), stax.Relu,
-                stax.Dense(64), stax.Relu, stax.Dense(1))
-            # Handle varying batch sizes.
-            model = jax.vmap(model, in_axes=(None, 0))
-            rng_key, subkey = jax.random.split(rng_key)
-            output_shape, params = model_init(subkey, input_shape)
-            assert output_shape == (1,)
-            return rng_key, params, model
-        def build_opt(params):
-            opt_init, update, get_params = optimizers.adam(3e-4)
-            opt_state = opt_init(params)
-            return opt_state, update, get_params
-        rng_key, params, model = build_model(rng_key)
-        orig_opt_state, opt_update, get_params = build_opt(params)
-        batched_spectral_radius = jax.vmap(jax_spectral_radius)
-
-        def batch_loss(params, batch):
-            preds = model(params, batch)
-            targets = batched_spectral_radius(batch)
-            return jnp.mean(jnp.abs(preds - targets))
-
-        @jax.jit
-        def train_batch(step, opt_state, batch):
-            params = get_params(opt_state)
-            loss, grad = jax.value_and_grad(batch_loss)(params, batch)
-            # Conjugate gradient for steepest-descent optimization.
-            grad = jax.tree_util.tree_map(jnp.conj, grad)
-            opt_state = opt_update(step, grad, opt_state)
-            return opt_state, loss
-
+    "mlp_training": _SPECTRAL + _MLP_SETUP + """
         opt_state = orig_opt_state
         batch_size = 64
         batch_shape = (batch_size,) + input_shape
@@ -485,3 +491,81 @@ def test_spec_snippet_prints_like_jax(name):
   expected = _run(SNIPPETS[name], real_jax, real_jnp)
   actual = _run(SNIPPETS[name], arrax, anp)
   assert actual == expected
+
+
+# ---- 001 section 8: data-parallel training with pmap, on 4 simulated CPU devices -------------
+# The main test process has one device, so these run in a fresh interpreter whose XLA_FLAGS ask
+# for 4 CPU devices (set before jaxlib is imported), once with each library.
+MULTI_DEVICE_SNIPPETS = {
+    "distributed_training": _SPECTRAL + _MLP_SETUP + """
+        batch_axis = 'batch'
+        def distributed_train_batch(step, opt_state, batch):
+            params = get_params(opt_state)
+            loss, grad = jax.value_and_grad(batch_loss)(params, batch)
+            # This is the only line we had to add to `train_batch`.
+            loss, grad = jax.lax.pmean((loss, grad), batch_axis)
+            # Conjugate gradient for steepest-descent optimization.
+            grad = jax.tree_util.tree_map(jnp.conj, grad)
+            opt_state = opt_update(step, grad, opt_state)
+            return opt_state, loss
+        # `pmap` also `jit`s our function.
+        pmap_train_batch = jax.pmap(
+            distributed_train_batch,
+            batch_axis,
+            in_axes=(None, None, 0),
+            out_axes=(None, None),
+        )
+        world_size = jax.device_count()
+        opt_state = orig_opt_state
+        batch_size = 64
+        batch_shape = (batch_size,) + input_shape
+        assert batch_size % world_size == 0
+        local_batch_size = batch_size // world_size
+        steps = 6
+        log_step_interval = 2
+        for step in range(steps):
+            rng_key, batch = jit_randn(rng_key, batch_shape, dtype=complex)
+            batch = batch.reshape((world_size, local_batch_size) + batch.shape[1:])
+            opt_state, loss = pmap_train_batch(step, opt_state, batch)
+            if step % log_step_interval == 0:
+                print('step ', step, '; loss ', loss, sep='')
+        print('Training with', world_size, jax.process_count(), batch.shape, batch.dtype)
+        print(loss.shape, loss.dtype, type(loss.sharding).__name__, loss.sharding.spec,
+              len(loss.sharding.device_set))
+        params = get_params(opt_state)
+        print(np.round(np.asarray(params[1][0][0, :4]), 5))
+        jit_model = jax.jit(model)
+        ceig_mat = jnp.array([[1.0, -1.0], [1.0, 1.0]])
+        batched_ceig_mat = jnp.expand_dims(ceig_mat, 0)
+        print(round(jit_model(params, batched_ceig_mat)[0].item(), 5))
+        jax.config.update("jax_threefry_partitionable", True)
+    """,
+}
+
+_MULTI_DEVICE_RUNNER = """
+import sys
+sys.path.insert(0, {root!r})
+import tests.test_spec_examples as t
+lib = sys.argv[1]
+if lib == "jax":
+    mods = (t.real_jax, t.real_jnp)
+else:
+    mods = (t.arrax, t.anp)
+sys.stdout.write(t._run(t.MULTI_DEVICE_SNIPPETS[sys.argv[2]], *mods))
+"""
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_DEVICE_SNIPPETS))
+def test_spec_multi_device_snippet_prints_like_jax(name):
+  root = str(pathlib.Path(__file__).resolve().parents[1])
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+             PYTHONPATH=root)
+  code = _MULTI_DEVICE_RUNNER.format(root=root)
+  outs = []
+  for lib in ("jax", "arrax"):
+    res = subprocess.run([sys.executable, "-c", code, lib, name], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    outs.append(res.stdout)
+  assert "Training with 4" in outs[0]
+  assert outs[1] == outs[0]

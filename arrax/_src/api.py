@@ -109,6 +109,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   def put(v):
     if isinstance(v, core.Tracer):
       return v
+    if isinstance(v, Array) and type(v) is not Array:   # multi-device: gather
+      if device is None:
+        return v
+      return device_put_value(v._value, device, dtype=v.dtype, weak_type=v.weak_type,
+                              committed=device is not None)
     if type(v) is Array:
       if device is None or v.device == device:
         return v if device is None else Array(v._buf, v.aval, committed=True)
@@ -121,7 +126,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 def device_get(x):
   """Fetch a pytree of arrays to host NumPy values."""
   def get(v):
-    if type(v) is Array:
+    if isinstance(v, Array):
       return v._value
     return v
   return tree_map(get, x)
@@ -130,7 +135,7 @@ def device_get(x):
 def block_until_ready(x):
   """Wait for every array in a pytree to be computed; returns the pytree."""
   for leaf in tree_flatten(x)[0]:
-    if type(leaf) is Array:
+    if isinstance(leaf, Array):
       leaf.block_until_ready()
   return x
 

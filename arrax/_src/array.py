@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, core, dtypes
+from arrax._src import backend, core, dtypes, sharding_impls
 from arrax._src.config import x64_enabled
 from arrax._src.core import ShapedArray, Tracer, get_aval
 from arrax._src.errors import ConcretizationTypeError
@@ -107,6 +107,12 @@ class Array:
 
   def copy_to_host_async(self):
     pass
+
+  @property
+  def addressable_shards(self):
+    return [sharding_impls.Shard(self.device, (slice(None),) * self.ndim, 0, self)]
+
+  global_shards = addressable_shards
 
   # ---- host values ---------------------------------------------------------------------------
   @property
@@ -246,6 +252,122 @@ class Array:
     return format(self._value if self.ndim else self._value[()], spec)
 
 
+class ShardedArray(Array):
+  """An Array whose data lives as shards on several devices (pmap's results).
+
+  It holds one jaxlib array spanning all its devices (what multi-device executables take and
+  return) and its `NamedSharding`. Single-device computations see it through `_buf`: a copy
+  gathered on the default device, made once when first needed. Code that tests
+  `type(x) is Array` (the fast paths) therefore never meets one.
+  """
+  __slots__ = ("_gbuf", "_named", "_gathered", "_shard_bufs")
+
+  def __init__(self, gbuf, aval: ShapedArray, sharding):
+    self.aval = aval
+    self._npy = None
+    self._committed = False   # (the fast paths' per-device logic never sees it; see above)
+    self._gbuf = gbuf
+    self._named = sharding
+    self._gathered = None
+    self._shard_bufs = None
+
+  @property
+  def _buf(self):
+    if self._gathered is None:
+      self._gathered = device_put_value(self._value, backend.default_device(),
+                                        dtype=self.aval.dtype)._buf
+    return self._gathered
+
+  def block_until_ready(self):
+    self._gbuf.block_until_ready()
+    return self
+
+  def is_ready(self) -> bool:
+    return self._gbuf.is_ready()
+
+  def devices(self):
+    return set(self._named._device_assignment)
+
+  @property
+  def device(self):
+    return self._named
+
+  @property
+  def sharding(self):
+    return self._named
+
+  @property
+  def committed(self):
+    return True
+
+  def delete(self):
+    self._gbuf.delete()
+
+  def is_deleted(self):
+    return self._gbuf.is_deleted()
+
+  def unsafe_buffer_pointer(self):
+    raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+
+  def _host_shards(self):
+    """The NumPy value of every device's shard (in the sharding's device order)."""
+    devs = self._named._device_assignment
+    shape = self._named.shard_shape(self.shape)
+    if self.aval.dtype == dtypes.float0:
+      return [np.zeros(shape, dtypes.float0) for _ in devs]
+    try:
+      return [_shard_to_host(self._gbuf, devs, k) for k in range(len(devs))]
+    except (TypeError, ValueError, BufferError, RuntimeError):
+      # dtypes DLPack cannot carry (bfloat16, float8): per-device views made by jaxlib
+      # (which look up jax's SingleDeviceSharding class, importing jax if installed).
+      aval = ShapedArray(shape, self.aval.dtype, self.aval.weak_type)
+      return [_to_host(Array(_jax.ArrayImpl(aval, backend.device_sharding(d), [b],
+                                            committed=True, _skip_checks=True), aval, True))
+              for d, b in zip(devs, self._gbuf._arrays)]
+
+  def _device_shards(self):
+    """One single-device Array per device (copies of the shards)."""
+    if self._shard_bufs is None:
+      devs = self._named._device_assignment
+      d = self._named._split_dim()
+      value = self._value
+      pieces = ([value] * len(devs) if d is None else
+                [value[(slice(None),) * d + (slice(i, i + 1),)] for i in range(len(devs))])
+      self._shard_bufs = [device_put_value(p, dev, dtype=self.aval.dtype,
+                                           weak_type=self.aval.weak_type, committed=True)
+                          for p, dev in zip(pieces, devs)]
+    return self._shard_bufs
+
+  @property
+  def _value(self) -> np.ndarray:
+    if self._npy is None:
+      host_transfers["to_host"] += 1
+      shards = self._host_shards()
+      d = self._named._split_dim()
+      value = shards[0] if d is None else np.concatenate(shards, axis=d)
+      value.flags.writeable = False
+      self._npy = value
+    return self._npy
+
+  @property
+  def addressable_shards(self):
+    idx = self._named.devices_indices_map(self.shape)
+    replicated = self._named._split_dim() is None
+    return [sharding_impls.Shard(d, idx[d], i if replicated else 0, s)
+            for i, (d, s) in enumerate(zip(self._named._device_assignment,
+                                           self._device_shards()))]
+
+  global_shards = addressable_shards
+
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    raise BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular "
+                      f"device, but an array with a Sharding over {self._named.num_devices} "
+                      "devices was provided.")
+
+  def __reduce__(self):
+    return (_reconstruct, (self._value, self.aval.weak_type))
+
+
 class _HostBitcast:
   """How bfloat16-like buffers reach the host: the elementwise family registers its
   `bitcast_convert_type` here (array sits below lax and never imports it)."""
@@ -257,6 +379,34 @@ _host_bitcast = _HostBitcast()
 
 def register_host_bitcast(fn):
   _host_bitcast.fn = fn
+
+
+class _Capsule:
+  """A DLPack capsule as NumPy's `from_dlpack` takes it (a CPU buffer)."""
+  __slots__ = ("capsule",)
+
+  def __init__(self, capsule):
+    self.capsule = capsule
+
+  def __dlpack__(self, stream=None, **kwargs):
+    return self.capsule
+
+  def __dlpack_device__(self):
+    return (DLDeviceType.kDLCPU, 0)
+
+
+def _shard_to_host(gbuf, devices, k):
+  """A copy of device k's shard of the multi-device jaxlib array `gbuf`, read without making
+  per-device jaxlib arrays (whose construction looks up jax's sharding class): the shards are
+  re-listed with device k first (no copy), and the first shard is exported through DLPack."""
+  if devices[0].platform != "cpu":
+    raise BufferError("DLPack host views are CPU-only")
+  if k:
+    order = tuple(devices[k:] + devices[:k])
+    gbuf = _jax.reorder_shards(gbuf, _jax.GSPMDSharding(xc.DeviceList(order),
+                                                        gbuf._sharding._hlo_sharding),
+                               _jax.ArrayCopySemantics.REUSE_INPUT)
+  return np.array(np.from_dlpack(_Capsule(_jax.buffer_to_dlpack_managed_tensor(gbuf))))
 
 
 def _reconstruct(value, weak_type):

@@ -112,6 +112,8 @@ def to_buffer(x, device):
     return _literal_buffer(x, device)
   if type(x) is core.Token:
     return x._buf._buf, core.abstract_token
+  if isinstance(x, Array):   # a multi-device array, gathered on one device
+    return x._buf, x.aval
   else:
     arr = device_put_value(x, device)
   return arr._buf, arr.aval

@@ -271,8 +271,9 @@ class _CacheEntry:
     self.closed = closed
     self.single = out_tree.num_nodes == 1 and out_tree.num_leaves == 1   # a bare array
     # float0 outputs (tangents of integers) are returned as host NumPy zeros, as JAX does.
-    self.float0 = tuple((i, a.shape) for i, a in enumerate(exe.out_avals)
-                        if getattr(a, "dtype", None) == dtypes.float0)
+    self.float0 = () if exe is None else tuple(
+        (i, a.shape) for i, a in enumerate(exe.out_avals)
+        if getattr(a, "dtype", None) == dtypes.float0)
 
 
 class Lowered:
@@ -497,6 +498,9 @@ class JitWrapped:
     if entry is None:
       entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
     exe = entry.exe
+    if exe is None:
+      return entry.out_tree.unflatten(
+          core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
     bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
     committed = device is not _default_device()   # results stay on a device asked for
@@ -554,10 +558,15 @@ class JitWrapped:
     if config.jax_log_compiles:
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
-    module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
-    exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
-                              closed.in_avals, closed.out_avals, device)
-    entry = _CacheEntry(exe, out_tree, closed)
+    try:
+      module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
+    except mlir.MultiDeviceLowering:
+      # The program holds a multi-device computation (pmap): run its jaxpr op by op.
+      entry = _CacheEntry(None, out_tree, closed)
+    else:
+      exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
+                                closed.in_avals, closed.out_avals, device)
+      entry = _CacheEntry(exe, out_tree, closed)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)
     return entry

@@ -128,13 +128,21 @@ def i32_attr(i):
   return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(i))
 
 
+class MultiDeviceLowering(NotImplementedError):
+  """Raised by a lowering rule whose operation spans several devices (a pmap inside a jit):
+  the enclosing single-device program cannot hold it."""
+
+
 # ---- lowering a jaxpr -----------------------------------------------------------------------
 class ModuleContext:
   """State shared by all lowering rules of one module."""
 
-  def __init__(self, module: ir.Module, name: str):
+  def __init__(self, module: ir.Module, name: str, axis_env=None):
     self.module = module
     self.name = name
+    # Named axes mapped over devices (pmap): name -> size. The program runs as that many
+    # replicas, and collectives over these names lower to XLA's cross-replica collectives.
+    self.axis_env = axis_env or {}
     self.symbol_table = ir.SymbolTable(module.operation)
     self.host_callbacks = []
     self._func_count = 0
@@ -219,7 +227,7 @@ class LoweredModule:
 
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
-                          num_replicas=1) -> LoweredModule:
+                          num_replicas=1, axis_env=None) -> LoweredModule:
   """A StableHLO module `jit_<name>` whose public `main` computes `closed`."""
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
@@ -227,7 +235,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
     module.operation.attributes["sym_name"] = ir.StringAttr.get(f"jit_{_sanitize(name)}")
     module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
-    mctx = ModuleContext(module, name)
+    mctx = ModuleContext(module, name, axis_env)
     if result_names is None:
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]

@@ -1,13 +1,14 @@
 """Collective primitives over named axes: psum, pmax, pmin, ppermute, all_gather, reduce_scatter
 (psum_scatter), all_to_all and axis_index.
 
-A named axis is introduced by `vmap(..., axis_name=...)` (later also by pmap). Under vmap each
+A named axis is introduced by `vmap(..., axis_name=...)` or by `pmap`. Under vmap each
 collective is batched away by its axis-aware rule (`prim.batch_axis`): when the trace's
 axis is one of the collective's names the rule computes the collective across the batch axis;
 otherwise it passes the collective on to the parent trace, adjusting its positional parameters
-for the batch axis, so an outer vmap (or, later, pmap) handles it. Lowering to device
-collectives needs pmap/shard_map, which arrax does not implement yet; reductions over
-positional axes (what a psum becomes under vmap) lower to ordinary reductions.
+for the batch axis, so an outer vmap (or pmap) handles it. What remains over a pmap axis
+lowers to XLA's cross-replica collectives (all_reduce, all_gather, reduce_scatter, all_to_all,
+collective_permute, replica_id) with one replica per device; reductions over positional axes
+(what a psum becomes under vmap) lower to ordinary reductions.
 """
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import math
 import operator
 
 import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, batching, core
+from arrax._src import ad, batching, core, mlir
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import reductions, shape_ops, utils
@@ -46,9 +49,42 @@ def _check_axis_names(axes, api_name):
 def _no_device_collectives(name):
   def lowering(ctx, *args, **params):
     raise NotImplementedError(
-        f"{name} over a named axis needs pmap or shard_map, which arrax does not implement yet; "
-        "use it inside vmap(..., axis_name=...).")
+        f"{name} over a named axis can be lowered only inside pmap over that axis (arrax has "
+        "no shard_map yet); under vmap(..., axis_name=...) it is batched away instead.")
   return lowering
+
+
+def _replica_groups(ctx, name, axis_names, axis_index_groups):
+  """The replica groups attribute of a collective over the pmap axes `axis_names`."""
+  env = ctx.module_context.axis_env
+  names = _names(axis_names)
+  if not names or any(n not in env for n in names):
+    _no_device_collectives(name)(ctx)
+  if len(names) > 1:
+    raise NotImplementedError(f"{name} over several pmap axes {names} is not supported.")
+  if axis_index_groups is not None:
+    groups = [list(g) for g in axis_index_groups]
+  else:
+    groups = [list(range(env[names[0]]))]
+  return ir.DenseIntElementsAttr.get(np.asarray(groups, np.int64))
+
+
+def _group_size(ctx, axis_names, axis_index_groups):
+  if axis_index_groups is not None:
+    return len(axis_index_groups[0])
+  return math.prod(ctx.module_context.axis_env[n] for n in _names(axis_names))
+
+
+_COMBINE = {
+    "psum": lambda dt: hlo.or_ if dt == np.bool_ else hlo.add,
+    "pmax": lambda dt: hlo.or_ if dt == np.bool_ else hlo.maximum,
+    "pmin": lambda dt: hlo.and_ if dt == np.bool_ else hlo.minimum,
+}
+
+
+def _fill_region(op, name, dtype):
+  combine = _COMBINE[name](np.dtype(dtype))
+  mlir.make_reducer_region(op, dtype, lambda acc, xs: [combine(acc[0], xs[0])])
 
 
 def _validate_groups(axis_index_groups):
@@ -114,14 +150,18 @@ def _allreduce_abstract_eval(name):
 
 
 def _allreduce_lowering(name, reduce_prim):
-  named = _no_device_collectives(name)
-
   def lowering(ctx, x, *, axes, axis_index_groups):
-    if any(not isinstance(a, int) for a in axes):
-      return named(ctx, x)
-    if not axes:
+    named = tuple(a for a in axes if not isinstance(a, int))
+    pos = tuple(a for a in axes if isinstance(a, int))
+    if pos:   # the positional part first (its result has the final shape)
+      x, = reduce_prim.lowering(ctx, x, axes=pos)
+    if not named:
       return [x]
-    return reduce_prim.lowering(ctx, x, axes=tuple(axes))
+    groups = _replica_groups(ctx, name, named, axis_index_groups)
+    aval = ctx.avals_out[0]
+    op = hlo.AllReduceOp([mlir.aval_to_ir_type(aval)], [x], groups)
+    _fill_region(op, name, aval.dtype)
+    return [op.results[0]]
   return lowering
 
 
@@ -276,7 +316,11 @@ def _axis_index_batch(axis_data, args, dims, *, axis_name):
 
 
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
-axis_index_p.def_lowering(_no_device_collectives("axis_index"))
+@axis_index_p.def_lowering
+def _axis_index_lower(ctx, *, axis_name):
+  _replica_groups(ctx, "axis_index", axis_name, None)
+  rid = hlo.ReplicaIdOp().result
+  return [hlo.convert(mlir.aval_to_ir_type(ctx.avals_out[0]), rid)]
 axis_index_p.def_batch_axis(_axis_index_batch)
 ad.defjvp_zero(axis_index_p)
 
@@ -339,7 +383,13 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 
 
 ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
-ppermute_p.def_lowering(_no_device_collectives("ppermute"))
+@ppermute_p.def_lowering
+def _ppermute_lower(ctx, x, *, axis_name, perm):
+  _replica_groups(ctx, "ppermute", axis_name, None)
+  _check_perm(perm, _group_size(ctx, axis_name, None))
+  pairs = ir.DenseIntElementsAttr.get(np.asarray(perm, np.int64).reshape(len(perm), 2))
+  op = hlo.CollectivePermuteOp(x, pairs, results=[mlir.aval_to_ir_type(ctx.avals_out[0])])
+  return [op.result]
 ppermute_p.def_batch_axis(_ppermute_batch)
 ad.deflinear2(ppermute_p, _ppermute_transpose)
 
@@ -410,7 +460,20 @@ def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_
 
 
 all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
-all_gather_p.def_lowering(_no_device_collectives("all_gather"))
+@all_gather_p.def_lowering
+def _all_gather_lower(ctx, x, *, all_gather_dimension, axis_name, axis_index_groups,
+                      axis_size, tiled):
+  groups = _replica_groups(ctx, "all_gather", axis_name, axis_index_groups)
+  if not tiled:   # gather along a new axis of size 1
+    aval = ctx.avals_in[0]
+    shape = list(aval.shape)
+    shape.insert(all_gather_dimension, 1)
+    dims = [i for i in range(len(shape)) if i != all_gather_dimension]
+    x = hlo.broadcast_in_dim(mlir.aval_to_ir_type(aval.update(shape=tuple(shape))), x,
+                             mlir.dense_i64(dims))
+  op = hlo.AllGatherOp([mlir.aval_to_ir_type(ctx.avals_out[0])], [x], all_gather_dimension,
+                       groups)
+  return [op.results[0]]
 all_gather_p.def_batch_axis(_all_gather_batch)
 ad.deflinear2(all_gather_p, _all_gather_transpose)
 
@@ -497,7 +560,20 @@ def _reduce_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index
 
 
 reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
-reduce_scatter_p.def_lowering(_no_device_collectives("psum_scatter"))
+@reduce_scatter_p.def_lowering
+def _reduce_scatter_lower(ctx, x, *, scatter_dimension, axis_name, axis_index_groups,
+                          axis_size, tiled):
+  groups = _replica_groups(ctx, "psum_scatter", axis_name, axis_index_groups)
+  aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+  shape = list(aval_in.shape)
+  shape[scatter_dimension] //= axis_size
+  piece = aval_in.update(shape=tuple(shape))
+  op = hlo.ReduceScatterOp(mlir.aval_to_ir_type(piece), x, scatter_dimension, groups)
+  _fill_region(op, "psum", aval_in.dtype)
+  out = op.result
+  if not tiled:   # drop the scattered axis (of size 1 now)
+    out = hlo.reshape(mlir.aval_to_ir_type(aval_out), out)
+  return [out]
 reduce_scatter_p.def_batch_axis(_reduce_scatter_batch)
 ad.deflinear2(reduce_scatter_p, _reduce_scatter_transpose)
 
@@ -571,7 +647,13 @@ def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_ind
 
 
 all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
-all_to_all_p.def_lowering(_no_device_collectives("all_to_all"))
+@all_to_all_p.def_lowering
+def _all_to_all_lower(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
+  groups = _replica_groups(ctx, "all_to_all", axis_name, axis_index_groups)
+  count = _group_size(ctx, axis_name, axis_index_groups)
+  op = hlo.AllToAllOp([x], split_axis, concat_axis, count, groups,
+                      results=[mlir.aval_to_ir_type(ctx.avals_out[0])])
+  return [op.results[0]]
 all_to_all_p.def_batch_axis(_all_to_all_batch)
 ad.deflinear2(all_to_all_p, _all_to_all_transpose)
 
