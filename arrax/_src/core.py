@@ -163,6 +163,7 @@ class Primitive:
   `prim.has_rule(slot)` tells whether it is set.
   """
   multiple_results = False
+  effectful = False    # True: a side effect even with results (io_callback); never dropped
 
   def __init__(self, name: str):
     self.name = name
@@ -538,9 +539,10 @@ def check_jaxpr(jaxpr: Jaxpr):
 
 # ---- effects and dead-code elimination -----------------------------------------------------
 def has_effects(eqn) -> bool:
-  """Whether `eqn` has a side effect: it has no results (a debug callback, say), or a jaxpr in
+  """Whether `eqn` has a side effect: it has no results (a debug callback, say), its primitive
+  is `effectful` (io_callback), or a jaxpr in
   its params has such an equation. Effects are never removed, hoisted or merged."""
-  if not eqn.outvars:
+  if not eqn.outvars or eqn.primitive.effectful:
     return True
   for val in eqn.params.values():
     for j in (val if isinstance(val, (tuple, list)) else (val,)):
