@@ -20,6 +20,7 @@ from arrax._src.debugging import effects_barrier
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
 from arrax import dtypes, random
 from arrax import experimental
+from arrax import custom_batching
 from arrax import scipy
 from arrax import nn
 from arrax import image
@@ -30,7 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
-    "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
+    "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_jaxpr", "nn", "numpy", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
 ]
