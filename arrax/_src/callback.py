@@ -87,23 +87,41 @@ def _host_function(callback, result_avals, what):
 
 
 def _layout(aval):
-  return ir.DenseIntElementsAttr.get(np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64),
+  ndim = 0 if aval is core.abstract_token else len(aval.shape)
+  return ir.DenseIntElementsAttr.get(np.arange(ndim - 1, -1, -1, dtype=np.int64),
                                      type=ir.IndexType.get())
 
 
-def emit_python_callback(ctx, host_fn, args, *, has_side_effect):
-  """A custom call handing `args` to `host_fn` on the host; returns its results' ir.Values."""
-  callbacks = ctx.module_context.host_callbacks
-  callbacks.append(host_fn)
-  result_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
+def emit_python_callback(ctx, host_fn, args, *, has_side_effect, ordered=False):
+  """A custom call handing `args` to `host_fn` on the host; returns its results' ir.Values.
+
+  An `ordered` call also takes and gives the block's ordered-effects token, so that XLA runs
+  ordered callbacks in program order.
+  """
+  mctx = ctx.module_context
+  avals_in, avals_out, operands = list(ctx.avals_in), list(ctx.avals_out), list(args)
+  if ordered:
+    token = mlir.current_ordered_token(mctx)
+    avals_in, avals_out = [core.abstract_token, *avals_in], [core.abstract_token, *avals_out]
+    operands = [token, *operands]
+    untokened = host_fn
+
+    def host_fn(token, *arrays):
+      return (None, *untokened(*arrays))
+
+  mctx.host_callbacks.append(host_fn)
   op = hlo.CustomCallOp(
-      result_types, list(args), "xla_ffi_python_cpu_callback",
-      has_side_effect=has_side_effect,
-      operand_layouts=ir.ArrayAttr.get([_layout(a) for a in ctx.avals_in]),
-      result_layouts=ir.ArrayAttr.get([_layout(a) for a in ctx.avals_out]))
+      [mlir.aval_to_ir_type(a) for a in avals_out], operands, "xla_ffi_python_cpu_callback",
+      has_side_effect=has_side_effect or ordered,
+      operand_layouts=ir.ArrayAttr.get([_layout(a) for a in avals_in]),
+      result_layouts=ir.ArrayAttr.get([_layout(a) for a in avals_out]))
   op.attributes["mhlo.backend_config"] = ir.DictAttr.get({
-      "index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), len(callbacks) - 1)})
-  return list(op.results)
+      "index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64),
+                                  len(mctx.host_callbacks) - 1)})
+  results = list(op.results)
+  if ordered:
+    mctx.ordered_token, *results = results
+  return results
 
 
 def _check_shape_dtype(shape_dtype):
@@ -220,6 +238,7 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
 io_callback_p = core.Primitive("io_callback")
 io_callback_p.multiple_results = True
 io_callback_p.effectful = True    # never dropped, hoisted or merged, even when its results are unused
+core.register_ordered_effect(io_callback_p, lambda params: params["ordered"])
 
 
 @io_callback_p.def_abstract_eval
@@ -230,7 +249,7 @@ def _io_callback_abstract_eval(*avals, callback, result_avals, sharding, ordered
 @io_callback_p.def_lowering
 def _io_callback_lowering(ctx, *args, callback, result_avals, sharding, ordered):
   host_fn = _host_function(callback, result_avals, "io_callback")
-  return emit_python_callback(ctx, host_fn, args, has_side_effect=True)
+  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=ordered)
 
 
 @io_callback_p.def_jvp

@@ -556,6 +556,29 @@ def jaxpr_has_effects(jaxpr: Jaxpr) -> bool:
   return any(has_effects(eqn) for eqn in jaxpr.eqns)
 
 
+# Primitives whose equations may be *ordered* effects (ordered callbacks), with a predicate on
+# the equation's params; lowering threads a token through them (and through control flow
+# holding them) so that XLA keeps them in program order.
+_ordered_effect_rules: dict = {}
+
+
+def register_ordered_effect(prim, is_ordered):
+  _ordered_effect_rules[prim] = is_ordered
+
+
+def jaxpr_has_ordered_effects(jaxpr) -> bool:
+  jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+  for eqn in jaxpr.eqns:
+    rule = _ordered_effect_rules.get(eqn.primitive)
+    if rule is not None and rule(eqn.params):
+      return True
+    for val in eqn.params.values():
+      for j in (val if isinstance(val, (tuple, list)) else (val,)):
+        if isinstance(j, (Jaxpr, ClosedJaxpr)) and jaxpr_has_ordered_effects(j):
+          return True
+  return False
+
+
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):
   """Drop the work nothing uses: equations whose results are unused (unless they have effects)
   and inputs nothing reads, except where `keep_inputs` (a bool or one per input) says so. A

@@ -62,11 +62,11 @@ def _run_callback(callback, args):
     raise
 
 
-def _lower_debug(ctx, args, flat_callback):
+def _lower_debug(ctx, args, flat_callback, ordered):
   def host_fn(*arrays):
     _run_callback(flat_callback, [device_put_value(a) for a in arrays])
     return ()
-  return emit_python_callback(ctx, host_fn, args, has_side_effect=True)
+  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=ordered)
 
 
 def _debug_batch(prim):
@@ -83,6 +83,8 @@ def _debug_batch(prim):
 # ---- debug_callback -------------------------------------------------------------------------
 debug_callback_p = core.Primitive("debug_callback")
 debug_callback_p.multiple_results = True
+core.register_ordered_effect(debug_callback_p,
+                             lambda params: params["effect"] is ordered_debug_effect)
 
 
 @debug_callback_p.def_abstract_eval
@@ -98,7 +100,7 @@ def _debug_callback_impl(*args, callback, effect, partitioned):
 
 @debug_callback_p.def_lowering
 def _debug_callback_lowering(ctx, *args, callback, effect, partitioned):
-  return _lower_debug(ctx, args, callback)
+  return _lower_debug(ctx, args, callback, effect is ordered_debug_effect)
 
 
 debug_callback_p.def_batch(_debug_batch(debug_callback_p))
@@ -209,6 +211,7 @@ def _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders
 
 debug_print_p = core.Primitive("debug_print")
 debug_print_p.multiple_results = True
+core.register_ordered_effect(debug_print_p, lambda params: params["ordered"])
 
 
 @debug_print_p.def_abstract_eval
@@ -230,7 +233,7 @@ def _debug_print_lowering(ctx, *args, fmt, ordered, partitioned, in_tree, static
                           np_printoptions, has_placeholders, logging_record):
   cb = _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
                        logging_record)
-  return _lower_debug(ctx, args, cb)
+  return _lower_debug(ctx, args, cb, ordered)
 
 
 debug_print_p.def_batch(_debug_batch(debug_print_p))
