@@ -238,7 +238,9 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
 io_callback_p = core.Primitive("io_callback")
 io_callback_p.multiple_results = True
 io_callback_p.effectful = True    # never dropped, hoisted or merged, even when its results are unused
-core.register_ordered_effect(io_callback_p, lambda params: params["ordered"])
+# Unordered io_callbacks are chained too: JAX leaves their order to XLA, which in practice keeps
+# program order; chaining makes that certain.
+core.register_ordered_effect(io_callback_p, lambda params: True)
 
 
 @io_callback_p.def_abstract_eval
@@ -249,7 +251,7 @@ def _io_callback_abstract_eval(*avals, callback, result_avals, sharding, ordered
 @io_callback_p.def_lowering
 def _io_callback_lowering(ctx, *args, callback, result_avals, sharding, ordered):
   host_fn = _host_function(callback, result_avals, "io_callback")
-  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=ordered)
+  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=True)
 
 
 @io_callback_p.def_jvp

@@ -83,8 +83,9 @@ def _debug_batch(prim):
 # ---- debug_callback -------------------------------------------------------------------------
 debug_callback_p = core.Primitive("debug_callback")
 debug_callback_p.multiple_results = True
-core.register_ordered_effect(debug_callback_p,
-                             lambda params: params["effect"] is ordered_debug_effect)
+# Unordered debug callbacks are chained too (JAX leaves their order to XLA, which in practice
+# keeps program order; chaining makes that certain).
+core.register_ordered_effect(debug_callback_p, lambda params: True)
 
 
 @debug_callback_p.def_abstract_eval
@@ -100,7 +101,7 @@ def _debug_callback_impl(*args, callback, effect, partitioned):
 
 @debug_callback_p.def_lowering
 def _debug_callback_lowering(ctx, *args, callback, effect, partitioned):
-  return _lower_debug(ctx, args, callback, effect is ordered_debug_effect)
+  return _lower_debug(ctx, args, callback, True)
 
 
 debug_callback_p.def_batch(_debug_batch(debug_callback_p))
@@ -211,7 +212,7 @@ def _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders
 
 debug_print_p = core.Primitive("debug_print")
 debug_print_p.multiple_results = True
-core.register_ordered_effect(debug_print_p, lambda params: params["ordered"])
+core.register_ordered_effect(debug_print_p, lambda params: True)
 
 
 @debug_print_p.def_abstract_eval
@@ -233,7 +234,7 @@ def _debug_print_lowering(ctx, *args, fmt, ordered, partitioned, in_tree, static
                           np_printoptions, has_placeholders, logging_record):
   cb = _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
                        logging_record)
-  return _lower_debug(ctx, args, cb, ordered)
+  return _lower_debug(ctx, args, cb, True)
 
 
 debug_print_p.def_batch(_debug_batch(debug_print_p))
