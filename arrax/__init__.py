@@ -3,7 +3,14 @@
     import arrax as jax
     import arrax.numpy as jnp
 """
-from arrax._src.config import config, disable_jit, enable_x64
+from arrax._src.config import (config, disable_jit, enable_x64, checking_leaks,
+                               default_device, default_matmul_precision,
+                               explain_cache_misses, log_compiles, no_tracing,
+                               numpy_dtype_promotion, numpy_rank_promotion, transfer_guard,
+                               transfer_guard_device_to_device, transfer_guard_device_to_host,
+                               transfer_guard_host_to_device, check_tracer_leaks)
+from arrax._src.environment import (copy_to_host_async, ensure_compile_time_eval, live_arrays,
+                                    named_call, named_scope, print_environment_info)
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
                             device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
@@ -33,5 +40,10 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "nn", "numpy", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
+    "make_jaxpr", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
+    "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
+    "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
+    "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device", "nn", "numpy", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
 ]

@@ -466,6 +466,11 @@ class JitWrapped:
       out_tree_box.append(out_tree)
       return out_leaves
 
+    if config.jax_no_tracing:
+      code = getattr(self._fun, "__code__", None)
+      where = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+      raise RuntimeError(f"re-tracing function {self._name}{where} for `jit`, but "
+                         "'no_tracing' is set")
     names = _leaf_names(self._sig, args, kwargs, self._static_argnums, in_tree)
     jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals, names)
     return jaxpr, consts, out_tree_box[0], names
