@@ -238,6 +238,5 @@ def check_transfer(kind, describe):
     return
   if explicit and level == "disallow":
     return
-  from_errors = _runtime_error
-  raise from_errors(f"INVALID_ARGUMENT: Disallowed {'explicit ' if explicit else ''}"
-                    f"{kind.replace('_', '-')} transfer: {describe()}")
+  raise _runtime_error(f"INVALID_ARGUMENT: Disallowed {kind.replace('_', '-')} transfer: "
+                       f"{describe()}")
