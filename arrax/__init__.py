@@ -28,6 +28,7 @@ from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, 
 from arrax import dtypes, random
 from arrax import experimental
 from arrax import custom_batching
+from arrax import stages
 from arrax import scipy
 from arrax import nn
 from arrax import image
@@ -45,5 +46,5 @@ __all__ = [
     "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device", "nn", "numpy", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
+    "transfer_guard_host_to_device", "nn", "numpy", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
 ]
