@@ -1,5 +1,6 @@
 """jax.debug (print, log, callback, effects), jax.effects_barrier: the printed output matches
 JAX 0.10.2 line for line, eagerly and under jit, vmap, grad, scan, cond, while and remat."""
+import functools
 import logging
 
 import jax
@@ -225,3 +226,72 @@ def test_disable_jit_prints():
     print(jax.lax.scan(body, 0., x))
   """
   assert_prints_like_jax(code, PRELUDE)
+
+
+# ---- jax.debug.breakpoint with commands from a fake stdin ------------------------------------
+def _bp_session(lib, fn, cmds, *args, **kw):
+  import io
+  out = io.StringIO()
+  try:
+    result = fn(lib, *args, stdin=io.StringIO(cmds), stdout=out, **kw)
+  except SystemExit:
+    result = "exit"
+  return out.getvalue().replace("jax.debug", "LIB.debug").replace("arrax.debug", "LIB.debug"), \
+      (np.asarray(result).tolist() if result not in (None, "exit") else result)
+
+
+def _bp_inner(lib, x, stdin, stdout):
+  y = lib.numpy.sin(x)
+  label = "hello"  # noqa: F841 (inspected by the debugger)
+  lib.debug.breakpoint(stdin=stdin, stdout=stdout)
+  return y * 2
+
+
+def _bp_eager(lib, x, stdin, stdout):
+  return _bp_inner(lib, lib.numpy.asarray(x), stdin, stdout)
+
+
+def _bp_jit(lib, x, stdin, stdout):
+  return lib.jit(functools.partial(_bp_inner, lib), static_argnames=("stdin", "stdout"))(
+      lib.numpy.asarray(x), stdin=stdin, stdout=stdout)
+
+
+def _bp_vmap(lib, x, stdin, stdout):
+  def f(v):
+    lib.debug.breakpoint(stdin=stdin, stdout=stdout)
+    return v + 1
+  return lib.vmap(f)(lib.numpy.asarray(x))
+
+
+def _bp_token(lib, x, stdin, stdout):
+  def f(v):
+    t = lib.debug.breakpoint(stdin=stdin, stdout=stdout, token=v)
+    return t + 1
+  return lib.jit(f)(lib.numpy.asarray(x, np.float32))
+
+
+@pytest.mark.parametrize("fn,cmds", [
+    (_bp_eager, "p x\np y\np label\npp {'a': y}\nx.shape\nbad_name\nl\nw\nc\n"),
+    (_bp_jit, "p y\np type(y).__name__ in ('Array', 'ArrayImpl')\nu\nd\nd\nc\n"),
+    (_bp_jit, "p x + 1\nll\nc\n"),
+    (_bp_vmap, "p v\nc\np v\nc\n"),
+    (_bp_token, "p v * 10\nc\n"),
+])
+def test_breakpoint_session(fn, cmds):
+  x = np.arange(3.) if fn is not _bp_token else np.float32(2.)
+  want, got = [_bp_session(lib, fn, cmds, x) for lib in (jax, arrax)]   # one calling line
+  assert got == want
+  assert "Entering jdb:" in got[0]
+
+
+def test_breakpoint_quit_exits():
+  import io
+  for lib in (jax, arrax):
+    with pytest.raises(SystemExit):
+      lib.debug.breakpoint(stdin=io.StringIO("q\n"), stdout=io.StringIO())
+
+
+def test_breakpoint_ordered_and_token_exclusive():
+  for lib in (jax, arrax):
+    with pytest.raises(ValueError, match="mutually exclusive"):
+      lib.debug.breakpoint(ordered=True, token=1.)
