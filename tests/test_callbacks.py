@@ -105,6 +105,32 @@ PURE_CASES = {
       f = lambda x, y: x * jax.pure_callback(lambda a: np.float32(a * 3), S((), jnp.float32), y)
       print(jax.grad(f)(2., 1.))
     """,
+    "legacy_vectorized": """
+      g = jax.vmap(lambda x, y: jax.pure_callback(lambda a, b: (print("lv", a.shape, b.shape), (np.asarray(a) * b).astype(np.float32))[1],
+                                                  S((), jnp.float32), x, y, vmap_method="legacy_vectorized"), in_axes=(0, None))
+      print(g(jnp.arange(3.), 2.))
+    """,
+    "expand_dims_pytree_results": """
+      g = jax.vmap(lambda x: jax.pure_callback(lambda a: {"s": np.asarray(a) * 2, "t": (np.asarray(a) > 1,)},
+                                               {"s": S((2,), jnp.float32), "t": (S((2,), jnp.bool_),)}, x, vmap_method="expand_dims"))
+      print(g(jnp.arange(6.).reshape(3, 2)))
+    """,
+    "custom_vjp": """
+      @jax.custom_vjp
+      def f(x):
+        return jax.pure_callback(lambda a: np.exp(a), S((), jnp.float32), x)
+      def fwd(x):
+        y = f(x)
+        return y, y
+      def bwd(y, g):
+        return (jax.pure_callback(lambda a, b: np.float32(a * b), S((), jnp.float32), y, g),)
+      f.defvjp(fwd, bwd)
+      print(jax.grad(f)(1.), jax.jit(jax.grad(f))(0.), jax.vmap(jax.grad(f))(jnp.arange(2.)))
+    """,
+    "remat": """
+      f = jax.checkpoint(lambda x: x * jax.pure_callback(lambda a: (print("remat cb", a), np.float32(a + 1))[1], S((), jnp.float32), jax.lax.stop_gradient(x)))
+      print(jax.grad(f)(2.))
+    """,
     "wrong_shape_eager": """
       try:
         jax.pure_callback(lambda a: a[:2], S((3,), jnp.float32), jnp.arange(3.))
@@ -278,6 +304,16 @@ IO_CASES = {
         io_callback(lambda: print("side"), None)
         return x * 3
       print(jax.grad(f)(1.))
+    """,
+    "scan_grad_with_io": """
+      def body(c, x):
+        io_callback(lambda a: print("io step", a), None, x)
+        return c * x, None
+      print(jax.grad(lambda xs: jax.lax.scan(body, 1., xs)[0])(jnp.arange(1., 4.)))
+    """,
+    "io_in_vmapped_jit": """
+      f = jax.jit(lambda x: io_callback(lambda a: (print("vj", a), np.float32(a * 3))[1], S((), jnp.float32), x))
+      print(jax.vmap(f)(jnp.arange(3.)))
     """,
     "wrong_dtype": """
       try:
