@@ -364,3 +364,13 @@ def test_ordered_io_callback_in_while_loop(capsys):
                                                ordered=True), 0))
   assert int(f()) == 2
   assert capsys.readouterr().out == "w 0\nw 1\n"
+
+
+def test_unused_callbacks_jaxpr():
+  def make(np_, top):
+    def f(x):
+      top.pure_callback(np.sin, top.ShapeDtypeStruct((3,), np.float32), x)
+      top.experimental.io_callback(np.cos, top.ShapeDtypeStruct((3,), np.float32), x)
+      return x * 2
+    return f
+  check_jaxpr(make, np.arange(3, dtype=np.float32))
