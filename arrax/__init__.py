@@ -3,7 +3,14 @@
     import arrax as jax
     import arrax.numpy as jnp
 """
-from arrax._src.config import config, disable_jit, enable_x64
+from arrax._src.config import (config, disable_jit, enable_x64, checking_leaks,
+                               default_device, default_matmul_precision,
+                               explain_cache_misses, log_compiles, no_tracing,
+                               numpy_dtype_promotion, numpy_rank_promotion, transfer_guard,
+                               transfer_guard_device_to_device, transfer_guard_device_to_host,
+                               transfer_guard_host_to_device, check_tracer_leaks)
+from arrax._src.environment import (copy_to_host_async, ensure_compile_time_eval, live_arrays,
+                                    named_call, named_scope, print_environment_info)
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
                             device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
@@ -16,8 +23,13 @@ from arrax._src.custom_derivatives import closure_convert, custom_gradient, cust
 from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax._src.pmap import pmap as pmap
+from arrax._src.callback import pure_callback
+from arrax._src.debugging import effects_barrier
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
 from arrax import dtypes, random
+from arrax import experimental
+from arrax import custom_batching
+from arrax import stages
 from arrax import scipy
 from arrax import nn
 from arrax import image
@@ -26,9 +38,14 @@ from arrax._src.dtypes import float0
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",
+    "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
-    "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
-    "dtypes", "errors", "eval_shape", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "nn", "numpy", "pmap", "process_count", "process_index", "random", "remat", "scipy", "test_util", "tree", "tree_util", "typeof",
+    "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
+    "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
+    "make_jaxpr", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
+    "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
+    "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
+    "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
 ]

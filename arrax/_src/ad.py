@@ -342,6 +342,11 @@ def linearize_flat(fun, primals):
         p, t = jvp_trace.to_primal_tangent(o)
         out_primals.append(p)
         out_tangents.append(t)
+      if any(isinstance(p, core.Tracer) and p._trace is pe for p in out_primals):
+        raise ValueError(
+            "Linearization failed to produce known values for all output primals. This is "
+            "typically caused by attempting to differentiate a function uses an operation that "
+            "does not support reverse-mode autodiff.")
       out_zeros = [type(t) is Zero for t in out_tangents]
       jaxpr, consts = pe.to_jaxpr([t for t in out_tangents if type(t) is not Zero])
     finally:

@@ -8,6 +8,7 @@ import numpy as np
 # jaxpr_printer registers how jaxprs print with core when imported.
 from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401
 from arrax._src.array import Array, device_put_value
+from arrax._src.config import check_transfer, explicit_transfers
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -119,8 +120,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         return v if device is None else Array(v._buf, v.aval, committed=True)
       return device_put_value(v._value, device, dtype=v.dtype, weak_type=v.weak_type,
                               committed=True)
+    check_transfer("host_to_device", lambda: f"aval={core.get_aval(v)!r}, dst_device={device}")
     return device_put_value(v, device, committed=device is not None)
-  return tree_map(put, x)
+  with explicit_transfers():
+    return tree_map(put, x)
 
 
 def device_get(x):
@@ -129,7 +132,8 @@ def device_get(x):
     if isinstance(v, Array):
       return v._value
     return v
-  return tree_map(get, x)
+  with explicit_transfers():
+    return tree_map(get, x)
 
 
 def block_until_ready(x):

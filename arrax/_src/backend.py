@@ -102,8 +102,15 @@ def process_count(backend=None) -> int:
 _default_device = []
 
 
+_default_device_flag = config.flag("jax_default_device")
+
+
 def default_device():
-  """The device uncommitted computations run on (the first local device of the default backend)."""
+  """The device uncommitted computations run on: `jax_default_device` if set (a device or a
+  platform name), else the first local device of the default backend."""
+  chosen = _default_device_flag.value
+  if chosen is not None:
+    return chosen if not isinstance(chosen, str) else get_client(chosen).local_devices()[0]
   if not _default_device:
     _default_device.append(get_client().local_devices()[0])
   return _default_device[0]

@@ -238,9 +238,9 @@ def _dce(jaxpr: core.Jaxpr, used_outputs):
   kept = []
   for eqn in reversed(jaxpr.eqns):
     used = [type(v) is not core.DropVar and v in live for v in eqn.outvars]
-    if not any(used):
+    if not any(used) and not core.has_effects(eqn):   # effects (debug prints) are kept
       continue
-    if not all(used):
+    if eqn.outvars and not all(used):
       eqn = _prune_call(eqn, used) or eqn
     kept.append(eqn)
     live.update(v for v in eqn.invars if type(v) is core.Var)

@@ -1,7 +1,12 @@
 """Configuration flags, with JAX's names, settable by `config.update` or environment variables."""
 import contextlib
+import logging
 import os
 import threading
+
+from jaxlib._jax import JaxRuntimeError as _runtime_error
+
+_logger = logging.getLogger("arrax")
 
 
 def _env_bool(name, default):
@@ -79,10 +84,32 @@ config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionabl
 config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
 config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
 config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
+config.define("jax_default_device", None)
+config.define("jax_numpy_rank_promotion",
+              os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
+              lambda v: _enum("jax_numpy_rank_promotion", v, ("allow", "warn", "raise")))
+config.define("jax_numpy_dtype_promotion",
+              os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
+              lambda v: _enum("jax_numpy_dtype_promotion", v, ("standard",)))
+config.define("jax_no_tracing", False, bool)
+config.define("jax_check_tracer_leaks", False, bool)
+for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
+              "jax_transfer_guard_device_to_host", "jax_transfer_guard_device_to_device"):
+  config.define(_name, None, lambda v, _n=_name: None if v is None else _enum(
+      _n, v, ("allow", "log", "disallow", "log_explicit", "disallow_explicit")))
 # Beyond JAX: warn when tracing unrolls a Python loop into more than this many operations from
 # one line (0 turns the warning off).
 config.define("arrax_loop_unroll_warning_threshold",
               int(os.environ.get("ARRAX_LOOP_UNROLL_WARNING_THRESHOLD", "100")), int)
+
+
+def _enum(name, value, allowed):
+  if value not in allowed:
+    if name == "jax_numpy_dtype_promotion" and value == "strict":
+      raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not supported by arrax")
+    raise ValueError(f"new enum value must be in {list(allowed)}, got {value} of type "
+                     f"{type(value)}.")
+  return value
 
 
 def x64_enabled():
@@ -120,3 +147,96 @@ def disable_jit(disable: bool = True):
 def enable_x64(new_val: bool = True):
   """Context manager that turns 64-bit types on (or off) for its duration."""
   return config._override("jax_enable_x64", new_val)
+
+
+def _state(name, doc):
+  def context(new_val):
+    return config._override(name, new_val)
+  context.__name__ = name[len("jax_"):]
+  context.__doc__ = doc
+  return context
+
+
+default_device = _state("jax_default_device",
+                        "Context manager: new arrays and computations go to this device.")
+default_matmul_precision = _state("jax_default_matmul_precision",
+                                  "Context manager setting the default precision of matmuls.")
+numpy_rank_promotion = _state("jax_numpy_rank_promotion",
+                              "Context manager: 'allow', 'warn' or 'raise' on NumPy rank "
+                              "promotion in arrax.numpy.")
+numpy_dtype_promotion = _state("jax_numpy_dtype_promotion",
+                               "Context manager for the dtype promotion mode ('standard').")
+log_compiles = _state("jax_log_compiles", "Context manager: log every XLA compilation.")
+explain_cache_misses = _state("jax_explain_cache_misses",
+                              "Context manager: explain why jit traces again.")
+no_tracing = _state("jax_no_tracing",
+                    "Context manager: tracing a jitted function raises RuntimeError.")
+check_tracer_leaks = _state("jax_check_tracer_leaks",
+                            "Context manager for the leak checker (tracers are not tracked).")
+transfer_guard_host_to_device = _state(
+    "jax_transfer_guard_host_to_device",
+    "Context manager guarding implicit host-to-device transfers ('allow', 'disallow', ...).")
+transfer_guard_device_to_host = _state(
+    "jax_transfer_guard_device_to_host",
+    "Context manager guarding implicit device-to-host transfers ('allow', 'disallow', ...).")
+transfer_guard_device_to_device = _state(
+    "jax_transfer_guard_device_to_device",
+    "Context manager guarding implicit device-to-device transfers ('allow', 'disallow', ...).")
+
+
+def checking_leaks():
+  """Context manager turning the tracer-leak checker on."""
+  return check_tracer_leaks(True)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val):
+  """Context manager setting all three transfer guards ('allow', 'log', 'disallow', ...)."""
+  with contextlib.ExitStack() as stack:
+    for cm in (transfer_guard_host_to_device, transfer_guard_device_to_host,
+               transfer_guard_device_to_device):
+      stack.enter_context(cm(new_val))
+    yield
+
+
+def transfer_guard_level(kind):
+  """The guard for `kind` ("host_to_device", ...), falling back to jax_transfer_guard."""
+  val = config._flags[f"jax_transfer_guard_{kind}"].value
+  if val is None:
+    val = config._flags["jax_transfer_guard"].value
+  return "allow" if val is None else val
+
+
+class _Explicit(threading.local):
+  depth = 0
+
+
+_explicit = _Explicit()
+
+
+@contextlib.contextmanager
+def explicit_transfers():
+  """Transfers inside (device_put, device_get) are explicit: guards set to 'disallow' allow
+  them ('disallow_explicit' does not)."""
+  _explicit.depth += 1
+  try:
+    yield
+  finally:
+    _explicit.depth -= 1
+
+
+def check_transfer(kind, describe):
+  """Apply the transfer guard of `kind` to a transfer (`describe()` says what moves)."""
+  level = transfer_guard_level(kind)
+  if level == "allow":
+    return
+  explicit = _explicit.depth > 0
+  if level in ("log", "log_explicit"):
+    if not explicit or level == "log_explicit":
+      _logger.warning("%s%s transfer: %s", "explicit " if explicit else "",
+                      kind.replace("_", "-"), describe())
+    return
+  if explicit and level == "disallow":
+    return
+  raise _runtime_error(f"INVALID_ARGUMENT: Disallowed {kind.replace('_', '-')} transfer: "
+                       f"{describe()}")

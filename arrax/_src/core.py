@@ -165,6 +165,7 @@ class Primitive:
   `prim.has_rule(slot)` tells whether it is set.
   """
   multiple_results = False
+  effectful = False    # True: a side effect even with results (io_callback); never dropped
 
   def __init__(self, name: str):
     self.name = name
@@ -543,9 +544,10 @@ def check_jaxpr(jaxpr: Jaxpr):
 
 # ---- effects and dead-code elimination -----------------------------------------------------
 def has_effects(eqn) -> bool:
-  """Whether `eqn` has a side effect: it has no results (a debug callback, say), or a jaxpr in
+  """Whether `eqn` has a side effect: it has no results (a debug callback, say), its primitive
+  is `effectful` (io_callback), or a jaxpr in
   its params has such an equation. Effects are never removed, hoisted or merged."""
-  if not eqn.outvars:
+  if not eqn.outvars or eqn.primitive.effectful:
     return True
   for val in eqn.params.values():
     for j in (val if isinstance(val, (tuple, list)) else (val,)):
@@ -557,6 +559,29 @@ def has_effects(eqn) -> bool:
 
 def jaxpr_has_effects(jaxpr: Jaxpr) -> bool:
   return any(has_effects(eqn) for eqn in jaxpr.eqns)
+
+
+# Primitives whose equations may be *ordered* effects (ordered callbacks), with a predicate on
+# the equation's params; lowering threads a token through them (and through control flow
+# holding them) so that XLA keeps them in program order.
+_ordered_effect_rules: dict = {}
+
+
+def register_ordered_effect(prim, is_ordered):
+  _ordered_effect_rules[prim] = is_ordered
+
+
+def jaxpr_has_ordered_effects(jaxpr) -> bool:
+  jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+  for eqn in jaxpr.eqns:
+    rule = _ordered_effect_rules.get(eqn.primitive)
+    if rule is not None and rule(eqn.params):
+      return True
+    for val in eqn.params.values():
+      for j in (val if isinstance(val, (tuple, list)) else (val,)):
+        if isinstance(j, (Jaxpr, ClosedJaxpr)) and jaxpr_has_ordered_effects(j):
+          return True
+  return False
 
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):

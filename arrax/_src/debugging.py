@@ -1,112 +1,301 @@
-"""Host callbacks for debugging: `arrax.debug.print` and `arrax.debug.callback`.
+"""Host callbacks for debugging: `arrax.debug.print`, `arrax.debug.log` and `arrax.debug.callback`.
 
 Under jit the callback is a side-effecting custom call (`xla_ffi_python_cpu_callback`, which jaxlib
-registers statically) that hands the operands to Python as NumPy arrays every time the compiled
-program runs; eagerly the callback is simply called.
+registers statically) that hands the operands to Python every time the compiled program runs;
+eagerly the callback is simply called. The user's function receives arrax Arrays, as JAX's
+receives jax Arrays. Non-array arguments (strings, objects) are kept out of the computation and
+passed back as they are.
+
+Two primitives, as in JAX: `debug_callback` (any function) and `debug_print` (a format string
+with its arguments, formatted with the NumPy print options current when it was traced). Both
+have no results, so nothing drops them; under vmap they run once per example, in order; under
+differentiation they see the primal values only.
 """
 from __future__ import annotations
 
+import copy
 import functools
+import logging
+import os
 import string
+import sys
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, mlir
+from arrax._src import core
 from arrax._src.tree_util import tree_flatten, tree_unflatten
-from arrax._src.array import Array
+from arrax._src.array import Array, device_put_value
 from arrax._src.lax import shape_ops
+from arrax._src.callback import emit_python_callback
 
+logger = logging.getLogger(__name__)
+
+
+class DebugEffect:
+  """The effect of an unordered debug callback (printed `Debug`)."""
+  __str__ = __repr__ = lambda self: "Debug"
+
+
+class OrderedDebugEffect:
+  """The effect of an ordered debug callback (printed `OrderedDebug`)."""
+  __str__ = __repr__ = lambda self: "OrderedDebug"
+
+
+debug_effect = DebugEffect()
+ordered_debug_effect = OrderedDebugEffect()
+
+
+def _as_array(x):
+  """An operand as the arrax Array the user's callback receives."""
+  if isinstance(x, Array):
+    return x
+  if isinstance(x, core.Literal):
+    return device_put_value(x.val, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  return device_put_value(x)
+
+
+def _run_callback(callback, args):
+  try:
+    callback(*args)
+  except BaseException:
+    logger.exception("jax.debug.callback failed")
+    raise
+
+
+def _lower_debug(ctx, args, flat_callback, ordered):
+  def host_fn(*arrays):
+    _run_callback(flat_callback, [device_put_value(a) for a in arrays])
+    return ()
+  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=ordered)
+
+
+def _debug_batch(prim):
+  def rule(args, dims, **params):
+    """Under vmap the callback runs once per example, in order."""
+    size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+    for i in range(size):
+      prim.bind(*[x if d is None else shape_ops.index_in_dim(x, i, d, False)
+                  for x, d in zip(args, dims)], **params)
+    return [], []
+  return rule
+
+
+# ---- debug_callback -------------------------------------------------------------------------
 debug_callback_p = core.Primitive("debug_callback")
 debug_callback_p.multiple_results = True
+# Unordered debug callbacks are chained too (JAX leaves their order to XLA, which in practice
+# keeps program order; chaining makes that certain).
+core.register_ordered_effect(debug_callback_p, lambda params: True)
 
 
-class _Callback:
-  """A hashable holder of the user's callback and the structure of its arguments."""
-  __slots__ = ("fn", "in_tree")
-
-  def __init__(self, fn, in_tree):
-    self.fn = fn
-    self.in_tree = in_tree
-
-  def __call__(self, *flat_values):
-    args, kwargs = tree_unflatten(self.in_tree, flat_values)
-    self.fn(*args, **kwargs)
-
-  def __repr__(self):
-    return f"<callback {getattr(self.fn, '__name__', self.fn)}>"
-
-
-def _debug_callback_abstract_eval(*avals, callback, effect):
+@debug_callback_p.def_abstract_eval
+def _debug_callback_abstract_eval(*avals, callback, effect, partitioned):
   return []
 
 
-def _debug_callback_impl(*args, callback, effect):
-  callback(*[np.asarray(a._value) if isinstance(a, Array) else np.asarray(
-      a.val if isinstance(a, core.Literal) else a) for a in args])
+@debug_callback_p.def_impl
+def _debug_callback_impl(*args, callback, effect, partitioned):
+  _run_callback(callback, [_as_array(a) for a in args])
   return []
 
 
-def _layout(aval):
-  return ir.DenseIntElementsAttr.get(np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64),
-                                     type=ir.IndexType.get())
+@debug_callback_p.def_lowering
+def _debug_callback_lowering(ctx, *args, callback, effect, partitioned):
+  return _lower_debug(ctx, args, callback, True)
 
 
-def _debug_callback_lowering(ctx, *args, callback, effect):
-  def host_fn(*arrays):
-    callback(*arrays)
-    return ()
-
-  callbacks = ctx.module_context.host_callbacks
-  callbacks.append(host_fn)
-  op = hlo.CustomCallOp(
-      [], list(args), "xla_ffi_python_cpu_callback", has_side_effect=True,
-      operand_layouts=ir.ArrayAttr.get([_layout(a) for a in ctx.avals_in]),
-      result_layouts=ir.ArrayAttr.get([]))
-  op.attributes["mhlo.backend_config"] = ir.DictAttr.get({
-      "index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), len(callbacks) - 1)})
-  return []
-
-
-debug_callback_p.def_abstract_eval(_debug_callback_abstract_eval)
-debug_callback_p.def_lowering(_debug_callback_lowering)
-debug_callback_p.def_impl(_debug_callback_impl)
-
-
-def _debug_callback_batch(args, dims, *, callback, effect):
-  """Under vmap the callback runs once per example, in order."""
-  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-  for i in range(size):
-    debug_callback_p.bind(*[x if d is None else shape_ops.index_in_dim(x, i, d, False)
-                            for x, d in zip(args, dims)], callback=callback, effect=effect)
-  return [], []
-
-
-debug_callback_p.def_batch(_debug_callback_batch)
-# Under differentiation the callback sees the primal values only (as in JAX).
+debug_callback_p.def_batch(_debug_batch(debug_callback_p))
 debug_callback_p.def_jvp(lambda primals, tangents, **params: (
     debug_callback_p.bind(*primals, **params), []))
+debug_callback_p.def_transpose(lambda ct, *args, **params: [None] * len(args))
 
 
-def callback(callback, *args, ordered=False, **kwargs):
-  """Call `callback(*args, **kwargs)` on the host with concrete values, also under jit."""
+def _split_callback_args(args, kwargs):
+  """(in_tree, array leaves, {position: non-array leaf})."""
   flat, in_tree = tree_flatten((args, kwargs))
-  debug_callback_p.bind(*flat, callback=_Callback(callback, in_tree),
-                        effect="Debug" if not ordered else "OrderedDebug")
+  dyn, static = [], {}
+  for i, a in enumerate(flat):
+    if core.valid_jaxtype(a) or isinstance(a, core.Tracer):
+      dyn.append(a)
+    else:
+      static[i] = a
+  return in_tree, dyn, static
 
 
-class _Formatter(string.Formatter):
+def _merge_callback_args(in_tree, dyn, static):
+  static = dict(static)
+  it = iter(dyn)
+  flat = [static[i] if i in static else next(it) for i in range(len(static) + len(dyn))]
+  return tree_unflatten(in_tree, flat)
+
+
+def _make_flat_callback(in_tree, callback, static):
+  def flat_callback(*dyn):
+    args, kwargs = _merge_callback_args(in_tree, dyn, static)
+    callback(*args, **kwargs)
+    return ()
+  return flat_callback
+
+
+def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
+  """Call `callback(*args, **kwargs)` on the host with concrete values, also under jit, vmap
+  (once per example) and differentiation (with primal values). With `ordered=True` calls
+  happen in program order. Called without a callback, returns a function taking
+  `(callback, *args, **kwargs)` with the given options.
+  """
+  def _debug_callback(cb, *c_args, **c_kwargs):
+    if not callable(cb):
+      raise TypeError("first argument to jax.debug.callback must be callable, but got an "
+                      f"object of type {type(cb)}")
+    in_tree, dyn, static = _split_callback_args(c_args, c_kwargs)
+
+    def _flat_callback(*dyn_args):
+      args_, kwargs_ = _merge_callback_args(in_tree, dyn_args, static)
+      cb(*args_, **kwargs_)
+      return ()
+
+    debug_callback_p.bind(*dyn, callback=_flat_callback,
+                          effect=ordered_debug_effect if ordered else debug_effect,
+                          partitioned=partitioned)
+
+  if callback is not None:
+    _debug_callback(callback, *args, **kwargs)
+    return None
+  if args or kwargs:
+    raise TypeError("debug_callback received unexpected arguments in the two-call form:"
+                    f" {args=} {kwargs=}")
+  return _debug_callback
+
+
+# ---- debug_print ----------------------------------------------------------------------------
+class _FormatChecker(string.Formatter):
+  """Parses a format string (formatting nothing) to find unused arguments."""
+
   def format_field(self, value, format_spec):
-    if isinstance(value, np.ndarray) and value.ndim == 0 and format_spec:
-      value = value[()]
-    return super().format_field(value, format_spec)
+    return ""
+
+  def check_unused_args(self, used_args, args, kwargs):
+    unused = [a for i, a in enumerate(args) if i not in used_args]
+    unused_kw = [k for k in kwargs if k not in used_args]
+    if unused:
+      raise ValueError(f"Unused positional arguments to `jax.debug.print`: {unused}")
+    if unused_kw:
+      raise ValueError(
+          f"Unused keyword arguments to `jax.debug.print`: {unused_kw}. You may be passing an "
+          "f-string (i.e, `f\"{x}\"`) into `jax.debug.print` and instead should pass in a "
+          "regular string.")
 
 
-def _format_print(fmt, *args, **kwargs):
-  print(_Formatter().format(fmt, *args, **kwargs))
+_format_checker = _FormatChecker()
 
 
-def debug_print(fmt: str, *args, ordered=False, **kwargs):
-  """Print `fmt.format(*args, **kwargs)` with the runtime values, also inside jit."""
-  callback(functools.partial(_format_print, fmt), *args, ordered=ordered, **kwargs)
+def _format_and_print(fmt, np_printoptions, has_placeholders, logging_record, *args, **kwargs):
+  if has_placeholders:
+    with np.printoptions(**np_printoptions):
+      msg = fmt.format(*args, **kwargs)
+  else:
+    msg = " ".join((fmt, *(str(a) for a in args)))
+  if logging_record is not None:
+    record = copy.copy(logging_record)
+    record.msg = msg
+    logger.handle(record)
+  else:
+    sys.stdout.write(msg + "\n")
+
+
+def _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
+                    logging_record):
+  cb = functools.partial(_format_and_print, fmt, dict(np_printoptions), has_placeholders,
+                         logging_record)
+  return _make_flat_callback(in_tree, cb, static_args)
+
+
+debug_print_p = core.Primitive("debug_print")
+debug_print_p.multiple_results = True
+core.register_ordered_effect(debug_print_p, lambda params: True)
+
+
+@debug_print_p.def_abstract_eval
+def _debug_print_abstract_eval(*avals, **params):
+  return []
+
+
+@debug_print_p.def_impl
+def _debug_print_impl(*args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
+                      has_placeholders, logging_record):
+  cb = _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
+                       logging_record)
+  _run_callback(cb, [_as_array(a) for a in args])
+  return []
+
+
+@debug_print_p.def_lowering
+def _debug_print_lowering(ctx, *args, fmt, ordered, partitioned, in_tree, static_args,
+                          np_printoptions, has_placeholders, logging_record):
+  cb = _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
+                       logging_record)
+  return _lower_debug(ctx, args, cb, True)
+
+
+debug_print_p.def_batch(_debug_batch(debug_print_p))
+debug_print_p.def_jvp(lambda primals, tangents, **params: (
+    debug_print_p.bind(*primals, **params), []))
+debug_print_p.def_transpose(lambda ct, *args, **params: [None] * len(args))
+
+
+_ARRAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _make_logging_record(level):
+  """A log record pointing at the user's line that called `debug.log`."""
+  frame = sys._getframe(1)
+  while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_ARRAX_DIR):
+    frame = frame.f_back
+  file_name, line_no = ((frame.f_code.co_filename, frame.f_lineno) if frame is not None
+                        else ("(unknown file)", 0))
+  return logger.makeRecord(logger.name, level, file_name, line_no, "", (), None)
+
+
+def debug_print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,
+                _use_logging=False, **kwargs):
+  """Print `fmt.format(*args, **kwargs)` with the runtime values, also inside jit, vmap (once
+  per example) and differentiation. `fmt` must be a plain string, not an f-string (values are
+  formatted when the program runs). Called without `fmt`, returns a printing function with
+  the given options (`jax.debug.print(ordered=True)("x={}", x)`).
+
+  Example:
+    >>> jax.jit(lambda x: jax.debug.print("x={x}", x=x))(jnp.arange(3))
+    x=[0 1 2]
+  """
+  def _debug_print(fmt, *c_args, **c_kwargs):
+    if not skip_format_check:
+      _format_checker.format(fmt, *c_args, **c_kwargs)
+    has_placeholders = False
+    if fmt:
+      _, field_name, *_ = next(iter(string.Formatter().parse(fmt)))
+      has_placeholders = field_name is not None
+    in_tree, dyn, static = _split_callback_args(c_args, c_kwargs)
+    debug_print_p.bind(
+        *dyn, fmt=fmt, ordered=ordered, partitioned=partitioned, in_tree=in_tree,
+        static_args=tuple(static.items()),
+        np_printoptions=tuple(np.get_printoptions().items()),
+        has_placeholders=has_placeholders,
+        logging_record=_make_logging_record(logging.INFO) if _use_logging else None)
+
+  if fmt is not None:
+    _debug_print(fmt, *args, **kwargs)
+    return None
+  if args or kwargs:
+    raise TypeError("debug_print received unexpected arguments in the two-call form:"
+                    f" {args=} {kwargs=}")
+  return _debug_print
+
+
+debug_log = functools.partial(debug_print, _use_logging=True)
+debug_log.__doc__ = "Like `debug.print`, but the message goes to the `logging` module (INFO)."
+
+
+def effects_barrier():
+  """Wait until every callback of computations already launched has run. Executions are
+  synchronous here, so there is nothing to wait for."""
+  return None

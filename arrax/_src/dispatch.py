@@ -11,7 +11,10 @@ from jaxlib import _jax, xla_client as xc
 
 from arrax._src import backend, core, mlir
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import config, x64_enabled
+from arrax._src.config import check_transfer, config, x64_enabled
+
+_h2d_guard = config.flag("jax_transfer_guard_host_to_device")
+_any_guard = config.flag("jax_transfer_guard")
 
 _PY_SCALARS = (int, float, bool, complex)
 
@@ -99,11 +102,18 @@ def _literal_buffer(lit, device):
   return hit
 
 
+def _guard_host_to_device(x, device):
+  if _h2d_guard.value is not None or _any_guard.value is not None:
+    check_transfer("host_to_device", lambda: f"aval={core.get_aval(x)!r}, dst_device={device}")
+
+
 def to_buffer(x, device):
   """The device buffer and aval of an argument (copying host values to `device`)."""
   if type(x) is Array:
     buf = x._buf
     return buf, x.aval
+  if type(x) is not core.Literal and not isinstance(x, (core.Tracer, core.Token)):
+    _guard_host_to_device(x, device)
   if type(x) in _PY_SCALARS:
     return _python_scalar_buffer(x, device)
   if isinstance(x, core.Tracer):

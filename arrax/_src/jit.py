@@ -14,15 +14,17 @@ import logging
 import time
 import warnings
 import weakref
+from typing import Union
 
 import numpy as np
+from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_unflatten
-from arrax._src.api import eval_shape
+from arrax._src.api import ShapeDtypeStruct, eval_shape
 from arrax._src.tree_util import keystr, tree_flatten_with_path
 
 _flatten = _registry.flatten
@@ -276,7 +278,110 @@ class _CacheEntry:
         if getattr(a, "dtype", None) == dtypes.float0)
 
 
-class Lowered:
+# ---- the stages of jit: Wrapped -> Traced -> Lowered -> Compiled (jax.stages) --------------
+CompilerOptions = dict[str, Union[str, bool]]  # noqa: UP007 (prints as JAX's alias does)
+
+
+class Wrapped:
+  """A function transformed by jit: callable, and `trace`/`lower` give its next stages."""
+
+  def trace(self, *args, **kwargs):
+    raise NotImplementedError
+
+  def lower(self, *args, **kwargs):
+    raise NotImplementedError
+
+
+class ArgInfo:
+  """The abstract value of one argument of a traced/lowered/compiled function."""
+  __slots__ = ("_aval", "donated")
+
+  def __init__(self, _aval, donated):
+    self._aval = _aval
+    self.donated = donated
+
+  shape = property(lambda self: self._aval.shape)
+  dtype = property(lambda self: self._aval.dtype)
+
+  def __eq__(self, other):
+    return (type(other) is ArgInfo and self._aval == other._aval
+            and self.donated == other.donated)
+
+  def __hash__(self):
+    return hash((self._aval, self.donated))
+
+  def __repr__(self):
+    aval = self._aval
+    short = (f"ShapedArray({aval.str_short()}{', weak_type=True' if aval.weak_type else ''})"
+             if isinstance(aval, core.ShapedArray) else repr(aval))
+    return f"ArgInfo(_aval={short}, donated={self.donated})"
+
+
+def _out_info(closed, out_tree):
+  return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
+
+
+class _StageInfo:
+  """What every stage knows: argument and result types."""
+  in_tree = out_tree = _closed = None
+
+  @property
+  def in_avals(self):
+    return tree_unflatten(self.in_tree, list(self._closed.in_avals))
+
+  @property
+  def out_info(self):
+    return _out_info(self._closed, self.out_tree)
+
+  @property
+  def args_info(self):
+    return tree_unflatten(self.in_tree, [ArgInfo(a, False) for a in self._closed.in_avals])
+
+  @property
+  def donate_argnums(self):
+    return ()
+
+
+class Traced(_StageInfo):
+  """A jitted function traced for particular argument types: its jaxpr and result types."""
+
+  def __init__(self, jitted, args, kwargs, closed, out_tree, in_tree):
+    self._jitted = jitted
+    self._args = (args, kwargs)
+    self._closed = closed
+    self.out_tree = out_tree
+    self.in_tree = in_tree
+
+  jaxpr = property(lambda self: self._closed)
+  fun_name = property(lambda self: self._jitted._name)
+
+  @property
+  def out_avals(self):
+    return tree_unflatten(self.out_tree, list(self._closed.out_avals))
+
+  def lower(self, *, lowering_platforms=None):
+    """Lower to StableHLO."""
+    args, kwargs = self._args
+    return self._jitted.lower(*args, **kwargs)
+
+
+class _HloText:
+  """The HLO of a lowered module (what `Lowered.compiler_ir("hlo")` gives)."""
+
+  def __init__(self, computation):
+    self._computation = computation
+
+  def as_hlo_text(self):
+    return self._computation.as_hlo_text()
+
+  def as_hlo_module(self):
+    return self._computation.get_hlo_module()
+
+  def __getattr__(self, name):
+    return getattr(self._computation, name)
+
+
+class Lowered(_StageInfo):
   """The StableHLO module of a jitted function for particular arguments."""
 
   def __init__(self, jitted, key, closed, out_tree, module, in_tree):
@@ -288,29 +393,43 @@ class Lowered:
     self._module = module
 
   def as_text(self, dialect=None, *, debug_info=False):
-    """The StableHLO module as MLIR text."""
+    """The module as text: StableHLO MLIR (default) or, with dialect="hlo", XLA HLO."""
+    if dialect == "hlo":
+      return self.compiler_ir("hlo").as_hlo_text()
     return self._module.module.operation.get_asm(enable_debug_info=debug_info)
 
   def compiler_ir(self, dialect=None):
-    return self._module.module
+    """The MLIR module (dialect None or "stablehlo"), or the XLA HLO computation ("hlo")."""
+    if dialect in (None, "stablehlo"):
+      return self._module.module
+    if dialect == "hlo":
+      return _HloText(_jax.mlir.mlir_module_to_xla_computation(
+          self._module.module.operation.get_asm(), use_tuple_args=False, return_tuple=False))
+    raise ValueError(f"Unknown dialect {dialect}")
+
+  def cost_analysis(self):
+    """XLA's cost estimates of the unoptimized HLO, as a dict."""
+    return _jax.hlo_module_cost_analysis(backend.get_client(),
+                                         self.compiler_ir("hlo").as_hlo_module())
 
   def compile(self, compiler_options=None):
     """Compile with XLA; the result can be called and inspected."""
     device = self._key[-1]
     loaded = dispatch.compile_module(self._module, device, self._jitted._name)
     exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device)
-    return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key)
+    return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed)
 
 
-class Compiled:
+class Compiled(_StageInfo):
   """A compiled executable of a jitted function (from `jit(f).lower(...).compile()`)."""
 
-  def __init__(self, exe, in_tree, out_tree, jitted, key):
+  def __init__(self, exe, in_tree, out_tree, jitted, key, closed=None):
     self._exe = exe
     self.in_tree = in_tree
     self.out_tree = out_tree
     self._jitted = jitted
     self._key = key
+    self._closed = closed
 
   def as_text(self):
     """The optimized HLO (after XLA's fusion and other passes)."""
@@ -318,21 +437,28 @@ class Compiled:
 
   def cost_analysis(self):
     """XLA's cost estimates (flops, bytes accessed, ...) as a dict."""
-    from jaxlib import _jax
     return _jax.hlo_module_cost_analysis(backend.get_client(), self._exe.loaded.hlo_modules()[0])
 
   def memory_analysis(self):
     return self._exe.loaded.get_compiled_memory_stats()
 
   def __call__(self, *args, **kwargs):
-    dyn_args, dyn_kwargs, _ = self._jitted._split_static(args, kwargs)
-    leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
+    # Called with the dynamic arguments only (static ones were fixed when lowering), as JAX's.
+    leaves, treedef = tree_flatten((args, kwargs))
     if treedef != self.in_tree:
-      raise TypeError(f"Function compiled with input pytree {self.in_tree} called with "
-                      f"{treedef}.")
+      raise TypeError("Function compiled with input pytree does not match the input pytree it "
+                      f"was called with: compiled for {self.in_tree}, called with {treedef}.")
     device = self._exe.device
-    bufs = [dispatch.to_buffer(x, device)[0] for x in leaves]
-    return tree_unflatten(self.out_tree, self._exe.execute(bufs))
+    pairs = [dispatch.to_buffer(x, device) for x in leaves]
+    if any(a.strip_weak_type() != b.strip_weak_type()
+           for (_, a), b in zip(pairs, self._exe.in_avals)):
+      raise TypeError(
+          "Argument types differ from the types for which this computation was compiled. "
+          "The mismatches are: " + ", ".join(
+              f"argument {i}: expected {b.str_short()}, got {a.str_short()}"
+              for i, ((_, a), b) in enumerate(zip(pairs, self._exe.in_avals))
+              if a.strip_weak_type() != b.strip_weak_type()))
+    return tree_unflatten(self.out_tree, self._exe.execute([b for b, _ in pairs]))
 
 
 # ---- the jitted function ---------------------------------------------------------------------
@@ -392,7 +518,7 @@ def _shared_caches(fun, options):
   return caches
 
 
-class JitWrapped:
+class JitWrapped(Wrapped):
   """A function compiled with XLA on first call for each new input signature."""
 
   def __init__(self, fun, static_argnums=None, static_argnames=None, keep_unused=False,
@@ -467,6 +593,11 @@ class JitWrapped:
       out_tree_box.append(out_tree)
       return out_leaves
 
+    if config.jax_no_tracing:
+      code = getattr(self._fun, "__code__", None)
+      where = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+      raise RuntimeError(f"re-tracing function {self._name}{where} for `jit`, but "
+                         "'no_tracing' is set")
     names = _leaf_names(self._sig, args, kwargs, self._static_argnums, in_tree)
     jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals, names)
     return jaxpr, consts, out_tree_box[0], names
@@ -609,7 +740,13 @@ class JitWrapped:
     return Lowered(self, key, closed, out_tree, module, in_tree)
 
   def trace(self, *args, **kwargs):
-    return self.lower(*args, **kwargs)
+    """Trace for these arguments (arrays or ShapeDtypeStructs): a `Traced` with the jaxpr."""
+    dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    avals = tuple(_arg_aval(x) for x in leaves)
+    closed, out_tree, _ = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                              avals, statics)
+    return Traced(self, args, kwargs, closed, out_tree, in_tree)
 
   def eval_shape(self, *args, **kwargs):
     return eval_shape(self, *args, **kwargs)

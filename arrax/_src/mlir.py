@@ -146,6 +146,9 @@ class ModuleContext:
     self.symbol_table = ir.SymbolTable(module.operation)
     self.host_callbacks = []
     self._func_count = 0
+    # The token chaining the ordered side effects (ordered callbacks) of the block being
+    # lowered: each takes it and gives the next, so XLA keeps them in program order.
+    self.ordered_token = None
 
   def fresh_func_name(self, base):
     self._func_count += 1
@@ -175,6 +178,11 @@ def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
     env[v] = c
   for v, a in zip(jaxpr.invars, args):
     env[v] = a
+  _lower_eqns(mctx, jaxpr, env, read)
+  return [read(v) for v in jaxpr.outvars]
+
+
+def _lower_eqns(mctx, jaxpr, env, read):
   for eqn in jaxpr.eqns:
     prim = eqn.primitive
     in_avals = [v.aval for v in eqn.invars]
@@ -187,15 +195,17 @@ def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
                          f"{len(eqn.outvars)}")
     for v, o in zip(eqn.outvars, outs):
       env[v] = o
-  return [read(v) for v in jaxpr.outvars]
 
 
 def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
-                       public=False, arg_names=None, result_names=None, donated=None):
+                       public=False, arg_names=None, result_names=None, donated=None,
+                       with_token=False):
+  """Emit `closed` as a func.func named `name` in the module; consts become constants.
+  `with_token`: the function takes the ordered-effects token first and returns it first."""
   del donated  # TODO(donation): input_output_aliases
-  """Emit `closed` as a func.func named `name` in the module; consts become constants."""
-  in_types = [aval_to_ir_type(a) for a in closed.in_avals]
-  out_types = [aval_to_ir_type(a) for a in closed.out_avals]
+  tok = [hlo.TokenType.get()] if with_token else []
+  in_types = tok + [aval_to_ir_type(a) for a in closed.in_avals]
+  out_types = tok + [aval_to_ir_type(a) for a in closed.out_avals]
   with ir.InsertionPoint(mctx.module.body):
     fn = func_d.FuncOp(name, ir.FunctionType.get(in_types, out_types))
   fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -203,14 +213,29 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
     fn.result_attrs = ir.ArrayAttr.get([
         ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in result_names])
   locs = [ir.Location.name(n) if n else ir.Location.unknown()
-          for n in (arg_names or [None] * len(in_types))]
+          for n in (arg_names or [None] * len(closed.in_avals))]
+  locs = [ir.Location.unknown()] * len(tok) + locs
   block = fn.add_entry_block(arg_locs=locs)
-  with ir.InsertionPoint(block):
-    consts = [ir_constant(np.asarray(c, v.aval.dtype))
-              for v, c in zip(closed.jaxpr.constvars, closed.consts)]
-    outs = jaxpr_subcomp(mctx, closed.jaxpr, consts, list(block.arguments))
-    func_d.ReturnOp(outs)
+  outer_token, mctx.ordered_token = mctx.ordered_token, None   # a function chains its own
+  try:
+    with ir.InsertionPoint(block):
+      consts = [ir_constant(np.asarray(c, v.aval.dtype))
+                for v, c in zip(closed.jaxpr.constvars, closed.consts)]
+      args = list(block.arguments)
+      if with_token:
+        mctx.ordered_token, *args = args
+      outs = jaxpr_subcomp(mctx, closed.jaxpr, consts, args)
+      func_d.ReturnOp(([current_ordered_token(mctx)] if with_token else []) + outs)
+  finally:
+    mctx.ordered_token = outer_token
   return fn
+
+
+def current_ordered_token(mctx) -> ir.Value:
+  """The token ordering the next ordered effect (made at the first one)."""
+  if mctx.ordered_token is None:
+    mctx.ordered_token = hlo.create_token()
+  return mctx.ordered_token
 
 
 class LoweredModule:
@@ -252,9 +277,13 @@ def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str,
   """Emit `closed` as a private function and a func.call to it (used by nested jit)."""
   mctx = ctx.module_context
   fn_name = mctx.fresh_func_name(_sanitize(name))
-  fn = lower_jaxpr_to_fun(mctx, fn_name, closed)
-  call = func_d.CallOp(fn, list(args))
-  return list(call.results)
+  ordered = core.jaxpr_has_ordered_effects(closed)
+  fn = lower_jaxpr_to_fun(mctx, fn_name, closed, with_token=ordered)
+  call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
+  results = list(call.results)
+  if ordered:
+    mctx.ordered_token, *results = results
+  return results
 
 
 def make_reducer_region(op, scalar_dtype, body_fn, n=1):

@@ -3,11 +3,13 @@ and the broadcasting `_where` that the elementwise functions and the reductions 
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
 from arrax._src import core, dtypes
 from arrax._src.array import Array
+from arrax._src.config import config
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
@@ -92,6 +94,23 @@ def ensure_arraylike(fun_name, *args):
   return tuple(_as_operand(a) for a in args)
 
 
+_rank_promotion = config.flag("jax_numpy_rank_promotion")
+
+
+def _rank_promotion_warning_or_error(fun_name, shapes):
+  shapes_str = " ".join(map(str, shapes))
+  if _rank_promotion.value == "warn":
+    warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+                  f"{shapes_str}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                  "to disable this warning; for more information, see "
+                  "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+  elif _rank_promotion.value == "raise":
+    raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes "
+                     f"{shapes_str} and with the config option "
+                     "jax_numpy_rank_promotion='raise'. For more information, see "
+                     "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def promote_shapes(fun_name, *args):
   """NumPy rank promotion: lower-rank non-scalar operands get leading size-1 axes.
 
@@ -107,6 +126,8 @@ def promote_shapes(fun_name, *args):
   ranks = {len(s) for s in shapes if s}
   if len(ranks) < 2:
     return [lax.asarray_operand(a) for a in args]
+  if _rank_promotion.value != "allow":
+    _rank_promotion_warning_or_error(fun_name, shapes)
   _check_broadcastable(fun_name, shapes)
   rank = max(ranks)
   out = []

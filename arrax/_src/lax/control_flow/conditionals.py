@@ -57,13 +57,24 @@ def _cond_lowering(ctx, index, *args, branches, branches_platforms=None):
   if branches_platforms is not None:
     branch = branches[platform_branch(branches_platforms, "cond")]
     return common.lower_closed(ctx.module_context, branch, args)
+  mctx = ctx.module_context
   out_types = [mlir.aval_to_ir_type(a) for a in ctx.avals_out]
-  case = hlo.CaseOp(out_types, index, len(branches))
+  # Ordered effects in a branch: the branches take the ordered-effects token (captured) and
+  # give it back as an extra result.
+  ordered = any(core.jaxpr_has_ordered_effects(b) for b in branches)
+  token = mlir.current_ordered_token(mctx) if ordered else None
+  case = hlo.CaseOp(out_types + ([hlo.TokenType.get()] if ordered else []), index,
+                    len(branches))
   for region, branch in zip(case.regions, branches):
     block = region.blocks.append()
     with ir.InsertionPoint(block):
-      hlo.return_(common.lower_closed(ctx.module_context, branch, args))
-  return list(case.results)
+      mctx.ordered_token = token
+      outs = common.lower_closed(mctx, branch, args)
+      hlo.return_(outs + ([mlir.current_ordered_token(mctx)] if ordered else []))
+  results = list(case.results)
+  if ordered:
+    *results, mctx.ordered_token = results
+  return results
 
 
 cond_p.def_abstract_eval(_cond_abstract_eval)

@@ -61,26 +61,41 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   mctx = ctx.module_context
   types = [mlir.aval_to_ir_type(a) for a in ctx.avals_in]
-  op = hlo.WhileOp(types, list(args))
+  # Ordered effects in the loop: the ordered-effects token is an extra (last) loop carry.
+  ordered = (core.jaxpr_has_ordered_effects(body_jaxpr)
+             or core.jaxpr_has_ordered_effects(cond_jaxpr))
+  tok = [mlir.current_ordered_token(mctx)] if ordered else []
+  tok_type = [hlo.TokenType.get()] if ordered else []
+  op = hlo.WhileOp(types + tok_type, list(args) + tok)
   pred_aval = cond_jaxpr.out_avals[0]
 
-  cond_block = op.regions[0].blocks.append(*types)
+  cond_block = op.regions[0].blocks.append(*types, *tok_type)
   with ir.InsertionPoint(cond_block):
-    c_consts, _, carry = _split(list(cond_block.arguments), [cond_nconsts, body_nconsts])
+    c_args = list(cond_block.arguments)[:len(types)]
+    if ordered:
+      mctx.ordered_token = cond_block.arguments[len(types)]
+    c_consts, _, carry = _split(c_args, [cond_nconsts, body_nconsts])
     pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
     hlo.return_([_reduce_or(pred, pred_aval)])
 
-  body_block = op.regions[1].blocks.append(*types)
+  body_block = op.regions[1].blocks.append(*types, *tok_type)
   with ir.InsertionPoint(body_block):
-    c_consts, b_consts, carry = _split(list(body_block.arguments), [cond_nconsts, body_nconsts])
+    b_args = list(body_block.arguments)[:len(types)]
+    if ordered:
+      mctx.ordered_token = body_block.arguments[len(types)]
+    c_consts, b_consts, carry = _split(b_args, [cond_nconsts, body_nconsts])
     new = common.lower_closed(mctx, body_jaxpr, b_consts + carry)
     if pred_aval.shape:
       # A batched predicate (under vmap): finished examples keep their carry.
       pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
       new = [_select_prefix(pred, pred_aval, n, c, a)
              for n, c, a in zip(new, carry, body_jaxpr.out_avals)]
-    hlo.return_(c_consts + b_consts + new)
-  return list(op.results)[cond_nconsts + body_nconsts:]
+    hlo.return_(c_consts + b_consts + new
+                + ([mlir.current_ordered_token(mctx)] if ordered else []))
+  results = list(op.results)
+  if ordered:
+    *results, mctx.ordered_token = results
+  return results[cond_nconsts + body_nconsts:]
 
 
 def _reduce_or(pred, aval):
