@@ -21,9 +21,11 @@ _float8_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
     "float8_e3m4", "float8_e4m3", "float8_e8m0fnu") if hasattr(ml_dtypes, n))
 _custom_float_dtypes = (bfloat16,) + _float8_dtypes
 _int4_dtypes = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4))
-# The other ml_dtypes types jax.numpy names (4- and 6-bit floats, the newer 8-bit floats, 1- and
-# 2-bit integers): classified and promoted as JAX does, but not array dtypes in arrax yet (no
-# StableHLO type for them in mlir.dtype_to_ir_type), so they are not in `supported_dtypes`.
+# Sub-byte types arrays can have (XLA's CPU runtime runs them, as in JAX).
+_array_subbyte_dtypes = _int4_dtypes + tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
+    "int2", "uint2", "float4_e2m1fn") if hasattr(ml_dtypes, n))
+# The other ml_dtypes types jax.numpy names (6-bit floats, 1-bit integers) are classified and
+# promoted as JAX does but are not array dtypes (XLA's runtime rejects them; JAX fails too).
 _more_float_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
     "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
     "float8_e8m0fnu") if hasattr(ml_dtypes, n))
@@ -37,7 +39,7 @@ _unsigned_intn = frozenset(d for d in _intn_dtypes if d.name.startswith("u"))
 
 supported_dtypes = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                               bfloat16, float16, float32, float64, complex64, complex128,
-                              *_float8_dtypes, *_int4_dtypes])
+                              *_float8_dtypes, *_array_subbyte_dtypes])
 
 _to_32bit = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
@@ -85,9 +87,9 @@ def check_user_dtype(dtype, fun_name=None):
   if dt not in supported_dtypes and dt != float0:
     where = f" in {fun_name}" if fun_name else ""
     if dt in _more_float_dtypes or dt in _more_int_dtypes:
-      raise TypeError(f"arrax does not support arrays of dtype {dt}{where} yet (JAX does): "
-                      "there is no lowering of this type to XLA in arrax. Use float8_e4m3fn, "
-                      "float8_e5m2, int4 or a wider type.")
+      raise TypeError(f"arrax does not support arrays of dtype {dt}{where}: XLA's runtime "
+                      "has no such type (JAX fails on it too). Use float4_e2m1fn, float8_e4m3fn, "
+                      "int2, int4 or a wider type.")
     raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dt}{where}")
   canonical = canonicalize_dtype(dt)
   if canonical != dt:

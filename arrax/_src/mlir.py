@@ -54,9 +54,12 @@ def dtype_to_ir_type(dtype) -> ir.Type:
                         "float8_e4m3b11fnuz": "Float8E4M3B11FNUZType",
                         "float8_e3m4": "Float8E3M4Type", "float8_e4m3": "Float8E4M3Type",
                         "float8_e8m0fnu": "Float8E8M0FNUType"}[dtype.name]).get()
-  if dtype in dtypes._int4_dtypes:
-    return (ir.IntegerType.get_signless(4) if dtype.name == "int4"
-            else ir.IntegerType.get_unsigned(4))
+  if dtype.name == "float4_e2m1fn":
+    return ir.Float4E2M1FNType.get()
+  if dtype in dtypes._intn_dtypes:
+    bits = int(dtype.name.lstrip("uint"))
+    return (ir.IntegerType.get_unsigned(bits) if dtype.name.startswith("u")
+            else ir.IntegerType.get_signless(bits))
   if kind == "f":
     return {2: ir.F16Type, 4: ir.F32Type, 8: ir.F64Type}[dtype.itemsize].get()
   if kind == "i":
@@ -96,7 +99,7 @@ def compare(x, y, direction, dtype, total_order=False) -> ir.Value:
   dtype = np.dtype(dtype)
   if dtypes.is_inexact(dtype):
     kind = "TOTALORDER" if total_order else "FLOAT"
-  elif dtype.kind == "i" or dtype.name == "int4":
+  elif dtype.kind == "i" or (dtype in dtypes._intn_dtypes and dtype.name[0] == "i"):
     kind = "SIGNED"
   else:   # unsigned and bool
     kind = "UNSIGNED"

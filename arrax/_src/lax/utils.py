@@ -33,7 +33,7 @@ def dtype_class(dtype) -> str:
     return FLOAT
   if dtype.kind == "c":
     return COMPLEX
-  if dtype.kind in "iu" or dtype in dtypes._int4_dtypes:
+  if dtype.kind in "iu" or dtype in dtypes._intn_dtypes:
     return INT
   return "other"
 

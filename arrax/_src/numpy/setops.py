@@ -602,11 +602,11 @@ def isreal(x):
 _DTYPE_KINDS = {
     "bool": (np.dtype(np.bool_),),
     "signed integer": tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
-    + (dtypes._int4_dtypes[0],),
+    + tuple(d for d in dtypes._intn_dtypes if d not in dtypes._unsigned_intn),
     "unsigned integer": tuple(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
-    + (dtypes._int4_dtypes[1],),
+    + tuple(d for d in dtypes._intn_dtypes if d in dtypes._unsigned_intn),
     "real floating": tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
-    + dtypes._custom_float_dtypes,
+    + dtypes._all_custom_float_dtypes,
     "complex floating": (np.dtype(np.complex64), np.dtype(np.complex128)),
 }
 _DTYPE_KINDS["integral"] = _DTYPE_KINDS["signed integer"] + _DTYPE_KINDS["unsigned integer"]
