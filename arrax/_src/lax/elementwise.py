@@ -16,6 +16,7 @@ from arrax._src import ad, array, batching, core, dtypes, mlir, tree_util
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import Literal, ShapedArray, Tracer
 from arrax._src.lax import broadcasting, utils
+from arrax._src.lax.accuracy import accuracy_attr, check_accuracy
 from arrax._src.lax.utils import _host_cast, asarray_operand, scalar_literal
 from arrax._src.tracing import stage_literal
 from arrax._src.lax.utils import (ANY, BOOL_OR_INT, COMPLEX, FLOAT, INEXACT, INT, NUM,
@@ -63,6 +64,11 @@ def _binop(name, classes, emit, **kw):
 
 def _simple(op):
   return lambda ctx, *args, **params: op(*args)
+
+
+def _accurate(op):
+  """The lowering of a transcendental function taking an optional `accuracy` request."""
+  return lambda ctx, x, accuracy=None: op(x, result_accuracy=accuracy_attr(accuracy))
 
 
 def _is_unsigned(aval):
@@ -434,24 +440,24 @@ for _p in (and_p, or_p, xor_p, not_p, shift_left_p, shift_right_arithmetic_p,
 
 
 # ---- transcendental ------------------------------------------------------------------------
-exp_p = _unop("exp", INEXACT, _simple(hlo.exponential))
-ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
-log_p = _unop("log", INEXACT, _simple(hlo.log))
-ad.defjvp(log_p, lambda g, x: div(g, x))
-log1p_p = _unop("log1p", INEXACT, _simple(hlo.log_plus_one))
-ad.defjvp(log1p_p, lambda g, x: div(g, add(x, _one(x))))
-expm1_p = _unop("expm1", INEXACT, _simple(hlo.exponential_minus_one))
-ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _one(ans))))
-sqrt_p = _unop("sqrt", INEXACT, _simple(hlo.sqrt))
-ad.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_const(x, 0.5), ans)))
-rsqrt_p = _unop("rsqrt", INEXACT, _simple(hlo.rsqrt))
-ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x))))
-cbrt_p = _unop("cbrt", FLOAT, _simple(hlo.cbrt))
-ad.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_const(x, 1 / 3), _integer_pow(ans, -2))))
-tanh_p = _unop("tanh", INEXACT, _simple(hlo.tanh))
-ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_one(x), ans)))
-logistic_p = _unop("logistic", INEXACT, _simple(hlo.logistic))
-ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_one(ans), ans))))
+exp_p = _unop("exp", INEXACT, _accurate(hlo.exponential))
+ad.defjvp2(exp_p, lambda g, ans, x, **_: mul(g, ans))
+log_p = _unop("log", INEXACT, _accurate(hlo.log))
+ad.defjvp(log_p, lambda g, x, **_: div(g, x))
+log1p_p = _unop("log1p", INEXACT, _accurate(hlo.log_plus_one))
+ad.defjvp(log1p_p, lambda g, x, **_: div(g, add(x, _one(x))))
+expm1_p = _unop("expm1", INEXACT, _accurate(hlo.exponential_minus_one))
+ad.defjvp2(expm1_p, lambda g, ans, x, **_: mul(g, add(ans, _one(ans))))
+sqrt_p = _unop("sqrt", INEXACT, _accurate(hlo.sqrt))
+ad.defjvp2(sqrt_p, lambda g, ans, x, **_: mul(g, div(_const(x, 0.5), ans)))
+rsqrt_p = _unop("rsqrt", INEXACT, _accurate(hlo.rsqrt))
+ad.defjvp2(rsqrt_p, lambda g, ans, x, **_: mul(g, mul(_const(x, -0.5), div(ans, x))))
+cbrt_p = _unop("cbrt", FLOAT, _accurate(hlo.cbrt))
+ad.defjvp2(cbrt_p, lambda g, ans, x, **_: mul(g, mul(_const(x, 1 / 3), _integer_pow(ans, -2))))
+tanh_p = _unop("tanh", INEXACT, _accurate(hlo.tanh))
+ad.defjvp2(tanh_p, lambda g, ans, x, **_: mul(add(g, mul(g, ans)), sub(_one(x), ans)))
+logistic_p = _unop("logistic", INEXACT, _accurate(hlo.logistic))
+ad.defjvp2(logistic_p, lambda g, ans, x, **_: mul(g, mul(ans, sub(_one(ans), ans))))
 
 
 def _complex_sin_cos(ctx, x, is_cos):
@@ -479,24 +485,24 @@ def _complex_sin_cos(ctx, x, is_cos):
   return hlo.select(a_is_zero, at_zero, hlo.complex(re, im))
 
 
-def _sin_emit(ctx, x):
+def _sin_emit(ctx, x, accuracy=None):
   if ctx.avals_in[0].dtype.kind == "c":
     return _complex_sin_cos(ctx, x, is_cos=False)
-  return hlo.sine(x)
+  return hlo.sine(x, result_accuracy=accuracy_attr(accuracy))
 
 
-def _cos_emit(ctx, x):
+def _cos_emit(ctx, x, accuracy=None):
   if ctx.avals_in[0].dtype.kind == "c":
     return _complex_sin_cos(ctx, x, is_cos=True)
-  return hlo.cosine(x)
+  return hlo.cosine(x, result_accuracy=accuracy_attr(accuracy))
 
 
 sin_p = _unop("sin", INEXACT, _sin_emit)
-ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+ad.defjvp(sin_p, lambda g, x, **_: mul(g, cos(x)))
 cos_p = _unop("cos", INEXACT, _cos_emit)
-ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
-tan_p = _unop("tan", INEXACT, _simple(hlo.tan))
-ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_const(x, 1), square(ans))))
+ad.defjvp(cos_p, lambda g, x, **_: neg(mul(g, sin(x))))
+tan_p = _unop("tan", INEXACT, _accurate(hlo.tan))
+ad.defjvp2(tan_p, lambda g, ans, x, **_: mul(g, add(_const(x, 1), square(ans))))
 asin_p = _unop("asin", INEXACT, _simple(chlo.asin))
 ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
 acos_p = _unop("acos", INEXACT, _simple(chlo.acos))
@@ -537,13 +543,13 @@ ad.defjvp(polygamma_p, _polygamma_jvp_m,
           lambda g, m, x: mul(g, polygamma(add(m, _const(m, 1)), x)))
 
 
-def _exp2_emit(ctx, x):
+def _exp2_emit(ctx, x, accuracy=None):
   log2 = mlir.full_like_aval(np.log(2), ctx.avals_in[0])
-  return hlo.exponential(hlo.multiply(log2, x))
+  return hlo.exponential(hlo.multiply(log2, x), result_accuracy=accuracy_attr(accuracy))
 
 
 exp2_p = _unop("exp2", INEXACT, _exp2_emit)
-ad.defjvp2(exp2_p, lambda g, ans, x: mul(log(_const(x, 2)), mul(g, ans)))
+ad.defjvp2(exp2_p, lambda g, ans, x, **_: mul(log(_const(x, 2)), mul(g, ans)))
 
 
 def _integer_pow_emit(ctx, x, *, y):
@@ -932,6 +938,17 @@ def _unary(prim):
   return fn
 
 
+def _unary_with_accuracy(prim):
+  def fn(x, *, accuracy=None):
+    if check_accuracy(prim.name, accuracy) is None:
+      return prim.bind(asarray_operand(x))
+    return prim.bind(asarray_operand(x), accuracy=accuracy)
+  fn.__name__ = prim.name
+  fn.__doc__ = (f"Elementwise {prim.name}; `accuracy` (a lax.Tolerance or lax.AccuracyMode) "
+                "asks XLA for an implementation of that accuracy.")
+  return fn
+
+
 def _binary(prim):
   def fn(x, y):
     return prim.bind(asarray_operand(x), asarray_operand(y))
@@ -949,7 +966,12 @@ max = _binary(max_p)  # noqa: A001
 min = _binary(min_p)  # noqa: A001
 pow = _binary(pow_p)  # noqa: A001
 atan2 = _binary(atan2_p)
-nextafter = _binary(nextafter_p)
+
+def nextafter(x1, x2):
+  """The next representable value after `x1` in the direction of `x2` (elementwise)."""
+  return nextafter_p.bind(asarray_operand(x1), asarray_operand(x2))
+
+
 complex = _binary(complex_p)  # noqa: A001
 eq = _binary(eq_p)
 ne = _binary(ne_p)
@@ -973,19 +995,19 @@ abs = _unary(abs_p)  # noqa: A001
 bitwise_not = _unary(not_p)
 population_count = _unary(population_count_p)
 clz = _unary(clz_p)
-exp = _unary(exp_p)
-exp2 = _unary(exp2_p)
-log = _unary(log_p)
-log1p = _unary(log1p_p)
-expm1 = _unary(expm1_p)
-sqrt = _unary(sqrt_p)
-rsqrt = _unary(rsqrt_p)
-cbrt = _unary(cbrt_p)
-tanh = _unary(tanh_p)
-logistic = _unary(logistic_p)
-sin = _unary(sin_p)
-cos = _unary(cos_p)
-tan = _unary(tan_p)
+exp = _unary_with_accuracy(exp_p)
+exp2 = _unary_with_accuracy(exp2_p)
+log = _unary_with_accuracy(log_p)
+log1p = _unary_with_accuracy(log1p_p)
+expm1 = _unary_with_accuracy(expm1_p)
+sqrt = _unary_with_accuracy(sqrt_p)
+rsqrt = _unary_with_accuracy(rsqrt_p)
+cbrt = _unary_with_accuracy(cbrt_p)
+tanh = _unary_with_accuracy(tanh_p)
+logistic = _unary_with_accuracy(logistic_p)
+sin = _unary_with_accuracy(sin_p)
+cos = _unary_with_accuracy(cos_p)
+tan = _unary_with_accuracy(tan_p)
 asin = _unary(asin_p)
 acos = _unary(acos_p)
 atan = _unary(atan_p)
@@ -999,7 +1021,12 @@ erfc = _unary(erfc_p)
 erf_inv = _unary(erf_inv_p)
 lgamma = _unary(lgamma_p)
 digamma = _unary(digamma_p)
-polygamma = _binary(polygamma_p)
+
+def polygamma(m, x):
+  """The `m`-th derivative of the digamma function at `x` (elementwise)."""
+  return polygamma_p.bind(asarray_operand(m), asarray_operand(x))
+
+
 real = _unary(real_p)
 imag = _unary(imag_p)
 

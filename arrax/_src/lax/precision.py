@@ -4,7 +4,7 @@ accuracy requests of transcendental functions (`AccuracyMode`, `Tolerance`).
 
 These are JAX's public names with JAX's fields and members. arrax's `dot_general` takes
 `Precision` values (or their names); the algorithm types are accepted here as values but dot
-products do not take them yet, and the unary functions take no `accuracy` argument.
+products do not take them yet. The transcendental functions take `accuracy` (lax/accuracy.py).
 """
 from __future__ import annotations
 
@@ -17,30 +17,11 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import dtypes, mlir
+from arrax._src.lax.accuracy import AccuracyMode, Tolerance
 from arrax._src.lax.dot import Precision
 
 __all__ = ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers",
            "PrecisionLike", "Tolerance"]
-
-
-class Tolerance:
-  """Tolerances a transcendental function's implementation must meet: at most two of atol,
-  rtol and ulps (all nonnegative, not all zero)."""
-
-  def __init__(self, atol: float = 0.0, rtol: float = 0.0, ulps: int = 0):
-    if atol < 0.0 or rtol < 0.0 or ulps < 0.0:
-      raise ValueError("Tolerances must be non-negative.")
-    if atol == 0.0 and rtol == 0.0 and ulps == 0:
-      raise ValueError("At least one of atol, rtol, or ulps must be set.")
-    self.atol = atol
-    self.rtol = rtol
-    self.ulps = ulps
-
-
-class AccuracyMode(enum.Enum):
-  """Which implementation of a transcendental function to prefer."""
-  HIGHEST = 1
-  DEFAULT = 2
 
 
 class DotAlgorithm(NamedTuple):

@@ -1,0 +1,54 @@
+"""`accuracy=` of the transcendental lax functions (lax.Tolerance, lax.AccuracyMode)."""
+import numpy as np
+import pytest
+
+from tests.oracle import call_with, check, check_jaxpr, check_raises, grad_of, rand, vmapped
+
+NAMES = ["exp", "exp2", "log", "log1p", "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic",
+         "sin", "cos", "tan"]
+ACCURACIES = {
+    "none": lambda lax: None,
+    "highest": lambda lax: lax.AccuracyMode.HIGHEST,
+    "default": lambda lax: lax.AccuracyMode.DEFAULT,
+    "tolerance": lambda lax: lax.Tolerance(atol=1e-5, rtol=1e-5),
+}
+X = np.abs(rand((3, 4), np.float32)) + 0.25
+
+
+def _case(name, acc):
+  return lambda lax, x: getattr(lax, name)(x, accuracy=ACCURACIES[acc](lax))
+
+
+@pytest.mark.parametrize("acc", list(ACCURACIES))
+@pytest.mark.parametrize("name", NAMES)
+def test_values(name, acc):
+  check(_case(name, acc), X, build=call_with("lax"), jit=True, tol=1e-5)
+
+
+@pytest.mark.parametrize("acc", ["highest", "tolerance"])
+@pytest.mark.parametrize("name", ["exp", "sin", "log", "tanh"])
+def test_transforms(name, acc):
+  f = _case(name, acc)
+  check(lambda lax, x: f(lax, x).sum(), X, build=call_with("lax"), transform=grad_of(),
+        tol=1e-5)
+  check(f, X, build=call_with("lax"), transform=vmapped(), tol=1e-5)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_jaxpr(name):
+  check_jaxpr(_case(name, "highest"), X, build=call_with("lax"))
+
+
+def test_dtypes():
+  for dt in (np.float16, np.float32, np.complex64):
+    check(_case("exp", "highest"), rand((4,), dt), build=call_with("lax"), tol=1e-2)
+
+
+@pytest.mark.parametrize("bad", [3, "HIGHEST", 1e-3])
+def test_bad_accuracy(bad):
+  check_raises(lambda lax, x: lax.exp(x, accuracy=bad), X, build=call_with("lax"), jit=True)
+
+
+def test_tolerance_validation():
+  check_raises(lambda lax, x: lax.Tolerance(atol=-1.0), X, build=call_with("lax"))
+  check_raises(lambda lax, x: lax.Tolerance(), X, build=call_with("lax"))
