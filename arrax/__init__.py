@@ -6,6 +6,7 @@
 from arrax._src.config import (config, disable_jit, enable_x64, checking_leaks,
                                default_device, default_matmul_precision,
                                explain_cache_misses, log_compiles, no_tracing,
+                               debug_infs, debug_nans,
                                numpy_dtype_promotion, numpy_rank_promotion, transfer_guard,
                                transfer_guard_device_to_device, transfer_guard_device_to_host,
                                transfer_guard_host_to_device, check_tracer_leaks)
@@ -44,7 +45,7 @@ __all__ = [
     "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_jaxpr", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
     "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
-    "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
+    "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",

@@ -80,6 +80,7 @@ config.define("jax_disable_jit", _env_bool("jax_disable_jit", False), bool)
 config.define("jax_log_compiles", _env_bool("jax_log_compiles", False), bool)
 config.define("jax_explain_cache_misses", _env_bool("jax_explain_cache_misses", False), bool)
 config.define("jax_debug_nans", _env_bool("jax_debug_nans", False), bool)
+config.define("jax_debug_infs", _env_bool("jax_debug_infs", False), bool)
 config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionable", True), bool)
 config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
 config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
@@ -166,6 +167,10 @@ numpy_rank_promotion = _state("jax_numpy_rank_promotion",
                               "promotion in arrax.numpy.")
 numpy_dtype_promotion = _state("jax_numpy_dtype_promotion",
                                "Context manager for the dtype promotion mode ('standard').")
+debug_nans = _state("jax_debug_nans", "Context manager: raise FloatingPointError on a NaN "
+                    "result, naming the operation that made it.")
+debug_infs = _state("jax_debug_infs", "Context manager: raise FloatingPointError on an inf "
+                    "result, naming the operation that made it.")
 log_compiles = _state("jax_log_compiles", "Context manager: log every XLA compilation.")
 explain_cache_misses = _state("jax_explain_cache_misses",
                               "Context manager: explain why jit traces again.")

@@ -162,8 +162,8 @@ def apply_primitive(prim, args, params):
   else:
     _prim_cache.move_to_end(key)
   outs = exe.execute(bufs)
-  if config.jax_debug_nans:
-    check_nans(prim.name, outs)
+  if config.jax_debug_nans or config.jax_debug_infs:
+    check_special(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
 
 
@@ -180,7 +180,21 @@ def _compile_primitive(prim, avals, params, device):
   return Executable(compile_module(module, device, prim.name), avals, out_avals, device)
 
 
-def check_nans(name, outs):
+def special_value(outs):
+  """'nan' or 'inf' if an output holds one that jax_debug_nans / jax_debug_infs looks for."""
   for o in outs:
-    if type(o) is not core.Token and np.issubdtype(o.dtype, np.inexact) and np.isnan(np.asarray(o._value, np.complex128)).any():
-      raise FloatingPointError(f"invalid value (nan) encountered in {name}")
+    if isinstance(o, Array) and np.issubdtype(o.dtype, np.inexact):
+      v = np.asarray(o._value, np.complex128)
+      if config.jax_debug_nans and np.isnan(v).any():
+        return "nan"
+      if config.jax_debug_infs and np.isinf(v).any():
+        return "inf"
+  return None
+
+
+def check_special(name, outs):
+  """FloatingPointError naming `name` when an output holds a NaN (inf) and jax_debug_nans
+  (jax_debug_infs) is on."""
+  kind = special_value(outs)
+  if kind is not None:
+    raise FloatingPointError(f"invalid value ({kind}) encountered in {name}")

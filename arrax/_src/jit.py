@@ -32,6 +32,7 @@ _flatten = _registry.flatten
 logger = logging.getLogger("arrax")
 _disable_jit = config.flag("jax_disable_jit")
 _debug_nans = config.flag("jax_debug_nans")
+_debug_infs = config.flag("jax_debug_infs")
 _eval_trace = core.eval_trace
 _default_device = backend.default_device
 
@@ -62,7 +63,35 @@ def _jit_impl(*args, jaxpr, name):
                               jaxpr.out_avals, device)
     per_jaxpr[device] = exe
   bufs = [dispatch.to_buffer(a, device)[0] for a in args]
-  return exe.execute(bufs)
+  outs = exe.execute(bufs)
+  if _debug_nans.value or _debug_infs.value:
+    _check_special(name, outs, lambda: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
+  return outs
+
+
+def _check_special(name, outs, deoptimized):
+  """With jax_debug_nans/infs: a NaN (inf) among a jitted function's outputs runs
+  `deoptimized()` (the function without jit, op by op), so that the error names the operation
+  that made it, as JAX does."""
+  kind = dispatch.special_value(outs)
+  if kind is None:
+    return
+  # JAX says "nan" for infs too.
+  print("Invalid nan value encountered in the output of a jax.jit function. Calling the "
+        "de-optimized version.")
+  try:
+    deoptimized()
+  except (FloatingPointError, ZeroDivisionError) as e:
+    raise e from None
+  raise FloatingPointError(
+      f"{(f'jit({name})', kind)}. Because jax_config.debug_nans.value and/or "
+      "config.jax_debug_infs is set, the de-optimized function (i.e., the function as if the "
+      "`jit` decorator were removed) was called in an attempt to get a more precise error "
+      "message. However, the de-optimized function did not produce invalid values during its "
+      "execution. This behavior can result from `jit` optimizations causing the invalid value "
+      "to be produced. It may also arise from having nan/inf literals as inputs or outputs, "
+      "like `jax.jit(lambda ...: jax.numpy.nan)(...)`. \n\nIt may be possible to avoid the "
+      "invalid value by removing the `jit` decorator, at the cost of losing optimizations.")
 
 
 jit_p.def_abstract_eval(_jit_abstract_eval)
@@ -640,11 +669,14 @@ class JitWrapped(Wrapped):
       outs[i] = np.zeros(shape, dtypes.float0)
     if exe.token_outs:
       outs = dispatch.wrap_tokens(outs)
-    if _debug_nans.value:
-      dispatch.check_nans(self._name, outs)
+    if _debug_nans.value or _debug_infs.value:
+      self._check_special(outs, args, kwargs)
     if entry.single:
       return outs[0]
     return entry.out_tree.unflatten(outs)
+
+  def _check_special(self, outs, args, kwargs):
+    _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
 
   def _call_traced(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree):
     if self._inline:
