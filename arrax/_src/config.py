@@ -81,6 +81,20 @@ config.define("jax_log_compiles", _env_bool("jax_log_compiles", False), bool)
 config.define("jax_explain_cache_misses", _env_bool("jax_explain_cache_misses", False), bool)
 config.define("jax_debug_nans", _env_bool("jax_debug_nans", False), bool)
 config.define("jax_debug_infs", _env_bool("jax_debug_infs", False), bool)
+# The persistent compilation cache (compilation_cache.py): on by default, unlike JAX.
+config.define("jax_enable_compilation_cache", _env_bool("jax_enable_compilation_cache", True),
+              bool)
+config.define("jax_compilation_cache_dir",
+              os.environ.get("JAX_COMPILATION_CACHE_DIR",
+                             os.path.join(os.environ.get("XDG_CACHE_HOME")
+                                          or os.path.join(os.path.expanduser("~"), ".cache"),
+                                          "arrax", "xla")))
+config.define("jax_persistent_cache_min_compile_time_secs",
+              float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1.0")), float)
+config.define("jax_persistent_cache_min_entry_size_bytes",
+              int(os.environ.get("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")), int)
+config.define("jax_compilation_cache_max_size",
+              int(os.environ.get("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 ** 30))), int)
 config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionable", True), bool)
 config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
 config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))

@@ -9,7 +9,7 @@ import time
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, core, mlir
+from arrax._src import backend, compilation_cache, core, mlir
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import check_transfer, config, x64_enabled
 
@@ -55,19 +55,34 @@ def wrap_tokens(outs):
 
 
 def compile_module(lowered, device, name=""):
-  """Compile a LoweredModule for one device with XLA."""
+  """Compile a LoweredModule for one device with XLA (or load it from the persistent
+  compilation cache)."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
   options = xc.CompileOptions()
   options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+  devices = xc.DeviceList((device,))
+  # Executables calling back into Python cannot be serialized with their callbacks.
+  directory = None if lowered.host_callbacks else compilation_cache.cache_dir()
+  if directory:
+    key = compilation_cache.cache_key(str(lowered.module), client, device,
+                                      options.SerializeAsString())
+    blob = compilation_cache.get(directory, key)
+    if blob is not None:
+      try:
+        return client.deserialize_executable(blob, devices, options)
+      except Exception as e:  # noqa: BLE001  (a stale or damaged entry: compile instead)
+        logger.warning("arrax: could not load %s from the compilation cache: %s", name, e)
   start = time.perf_counter()
   if lowered.host_callbacks:
-    loaded = client.compile_and_load(lowered.module, xc.DeviceList((device,)), options,
+    loaded = client.compile_and_load(lowered.module, devices, options,
                                      host_callbacks=list(lowered.host_callbacks))
   else:
-    loaded = client.compile_and_load(lowered.module, xc.DeviceList((device,)), options)
+    loaded = client.compile_and_load(lowered.module, devices, options)
+  elapsed = time.perf_counter() - start
   if config.jax_log_compiles:
-    logger.warning("Finished XLA compilation of %s in %.3f sec", name,
-                   time.perf_counter() - start)
+    logger.warning("Finished XLA compilation of %s in %.3f sec", name, elapsed)
+  if directory and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
+    compilation_cache.put(directory, key, loaded.serialize())
   return loaded
 
 
