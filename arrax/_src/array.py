@@ -319,7 +319,7 @@ class ShardedArray(Array):
     if self.aval.dtype == dtypes.float0:
       return [np.zeros(shape, dtypes.float0) for _ in devs]
     try:
-      return [_shard_to_host(self._gbuf, devs, k) for k in range(len(devs))]
+      return [_shard_to_host(self._gbuf, devs, k).reshape(shape) for k in range(len(devs))]
     except (TypeError, ValueError, BufferError, RuntimeError):
       # dtypes DLPack cannot carry (bfloat16, float8): per-device views made by jaxlib
       # (which look up jax's SingleDeviceSharding class, importing jax if installed).

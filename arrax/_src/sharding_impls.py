@@ -349,6 +349,10 @@ class NamedSharding(Sharding):
   def devices_indices_map(self, global_shape):
     """Each device's index (a tuple of slices) into an array of `global_shape`."""
     global_shape = tuple(global_shape)
+    split = [i for i in range(len(self.spec)) if self._shards_per_dim(len(self.spec))[i] > 1]
+    if split and split[-1] >= len(global_shape):
+      raise IndexError(f"{self.spec} names {len(self.spec)} array axes, but the shape "
+                       f"{global_shape} has {len(global_shape)}")
     sizes = self.mesh.shape
     pos = {n: i for i, n in enumerate(self.mesh.axis_names)}
     counts = self._shards_per_dim(len(global_shape))
