@@ -23,6 +23,7 @@ from arrax._src.custom_derivatives import closure_convert, custom_gradient, cust
 from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax._src.pmap import pmap as pmap
+from arrax._src import spmd as _spmd  # noqa: F401  (jit with in/out shardings)
 from arrax._src.callback import pure_callback
 from arrax._src.debugging import effects_barrier
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util

@@ -362,9 +362,184 @@ def error_explicit_axes_incompatible_shardings(jax, jnp):
   return a + b
 
 
+# ---- jit with in_shardings / out_shardings ------------------------------------------------------
+def _auto_mesh(jax, shape=(2, 2), names=("x", "y")):
+  return jax.make_mesh(shape, names, axis_types=(jax.sharding.AxisType.Auto,) * len(shape))
+
+
+@case
+def jit_in_and_out_shardings(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(lambda a: jnp.sin(a) * 2, in_shardings=NS(m, P("x")),
+              out_shardings=NS(m, P(None, "y")))
+  out = f(_x(4, 8))
+  again = jax.jit(lambda a: a + 1, out_shardings=NS(m, P(None, "y")))(out)
+  return out, again, f(np.asarray(out)), f(jnp.asarray(out))
+
+
+@case
+def jit_tuple_shardings_matmul_and_reduction(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  g = jax.jit(lambda a, b: (a @ b.T, a.sum(0)), in_shardings=(NS(m, P("x", "y")), NS(m, P())),
+              out_shardings=(NS(m, P("x")), NS(m, P())))
+  return g(_x(4, 8), _x(4, 8, seed=1))
+
+
+@case
+def jit_contraction_over_sharded_axis(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(jnp.matmul, in_shardings=(NS(m, P(None, "x")), NS(m, P("x", "y"))),
+              out_shardings=NS(m, P("y", None)))
+  return f(_x(4, 8), _x(8, 4, seed=2))
+
+
+@case
+def jit_out_shardings_only(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  return (jax.jit(lambda a: a + 1, out_shardings=NS(m, P("y", "x")))(_x(4, 8)),
+          jax.jit(lambda a: a.sum(1), out_shardings=NS(m, P("x")))(
+              jax.device_put(_x(4, 8), NS(m, P("x", "y")))))
+
+
+@case
+def jit_inferred_out_shardings_elementwise(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  return (jax.jit(lambda a: a * 3, in_shardings=NS(m, P("x", "y")))(_x(4, 8)),
+          jax.jit(lambda a, b: (a - b, a * 2), in_shardings=NS(m, P(None, "y")))(
+              _x(4, 8), _x(4, 8, seed=3)),
+          jax.jit(lambda a: a.T, in_shardings=NS(m, P("x")))(_x(4, 8)))
+
+
+@case
+def jit_shardings_dtypes(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  out = []
+  for dt in [np.int32, np.int8, np.bool_, np.float16, jnp.bfloat16, np.complex64]:
+    f = jax.jit(lambda a: (a, a[::-1]), in_shardings=NS(m, P("x", "y")),
+                out_shardings=(NS(m, P("y")), NS(m, P(None, "x"))))
+    out.append(f(_x(4, 4, dtype=dt)))
+  return out
+
+
+@case
+def jit_shardings_1d_and_size_one_meshes(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m1 = _auto_mesh(jax, (4,), ("i",))
+  m2 = _auto_mesh(jax, (4, 1), ("a", "b"))
+  f = jax.jit(lambda a: jnp.cumsum(a, 0), in_shardings=NS(m1, P("i")),
+              out_shardings=NS(m1, P(None, "i")))
+  g = jax.jit(lambda a: jnp.exp(a).sum(), in_shardings=NS(m2, P("a", "b")),
+              out_shardings=NS(m2, P()))
+  return f(_x(4, 8)), g(_x(4, 8))
+
+
+@case
+def jit_shardings_pytrees_scalars_kwargs(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(lambda d, s: {"u": d["a"] * s, "v": d["b"].sum() + s},
+              in_shardings=({"a": NS(m, P("x")), "b": NS(m, P())}, NS(m, P())),
+              out_shardings={"u": NS(m, P(None, "y")), "v": NS(m, P())})
+  h = jax.jit(lambda a, *, k: a * k, out_shardings=NS(m, P("x")))
+  return f({"a": _x(4, 8), "b": _x(2, 2, seed=5)}, 2.0), h(_x(4, 2), k=np.float32(3.0))
+
+
+@case
+def error_jit_in_shardings_with_kwargs(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  h = jax.jit(lambda a, *, k: a * k, in_shardings=NS(m, P("x")))
+  return h(_x(4, 2), k=np.float32(3.0))
+
+
+@case
+def error_jit_committed_arg_other_sharding(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(lambda a: a * 2, in_shardings=NS(m, P("x")))
+  return f(jax.device_put(_x(4, 8), NS(m, P(None, "y"))))
+
+
+@case
+def error_jit_committed_single_device_arg(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(lambda a: a * 2, in_shardings=NS(m, P("x")))
+  return f(jax.device_put(_x(4, 8), jax.devices()[1]))
+
+
+@case
+def jit_committed_arg_equivalent_sharding(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(lambda a: a * 2, in_shardings=NS(m, P("x")))
+  return f(jax.device_put(_x(4, 8), NS(m, P("x", None))))
+
+
+@case
+def jit_shardings_under_transformations(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  f = jax.jit(lambda u: (jnp.sin(u) * u).sum(), in_shardings=NS(m, P("x")),
+              out_shardings=NS(m, P()))
+  x = _x(4, 8)
+  g = jax.grad(f)(x)
+  v = jax.vmap(lambda r: jax.jit(lambda a: a * 2, in_shardings=NS(m, P("x")))(r))(_x(3, 4, 2))
+  inner = jax.jit(lambda a: f(a) + 1)(x)
+  return np.asarray(g), np.asarray(v), np.asarray(inner), np.asarray(f(x))
+
+
+@case
+def jit_shardings_partial_decorator(jax, jnp):
+  import functools
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+
+  @functools.partial(jax.jit, in_shardings=NS(m, P("x")), out_shardings=NS(m, P("y")))
+  def f(a):
+    return a * a
+
+  return f(_x(4, 4)), f.__name__
+
+
+@case
+def error_jit_shardings_indivisible(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  return jax.jit(lambda a: a, in_shardings=NS(m, P(("x", "y"))))(_x(6, 4))
+
+
+@case
+def error_jit_in_shardings_structure(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  return jax.jit(lambda a, b: a + b, in_shardings=(NS(m, P("x")),))(_x(4, 4), _x(4, 4))
+
+
+@case
+def error_jit_out_shardings_rank(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = _auto_mesh(jax)
+  return jax.jit(lambda a: a.sum(), out_shardings=NS(m, P("x")))(_x(4, 4))
+
+
+@case
+def jit_none_shardings_is_plain_jit(jax, jnp):
+  f = jax.jit(lambda a: a * 2, in_shardings=None, out_shardings=None)
+  out = f(_x(2, 3))
+  return np.asarray(out), repr(out.sharding), out.committed
+
+
 _MESSAGES = {"error_named_sharding_unknown_axis", "error_named_sharding_duplicate_axis",
              "error_mesh_ndim_mismatch", "error_make_mesh_too_many_devices",
-             "error_device_put_rank_too_small"}
+             "error_device_put_rank_too_small", "error_jit_in_shardings_with_kwargs",
+             "error_jit_committed_arg_other_sharding"}
 
 
 def run_case(name, fn, a_mods, j_mods):
