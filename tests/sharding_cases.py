@@ -163,7 +163,19 @@ def partition_spec_basics(jax, jnp):
            P("x", ("y", "z"), None)]
   return (specs, P("x") == P("x"), P("x") == P("x", None), P("x") == ("x",),
           hash(P("x", None)) == hash(P("x", None)), isinstance(P(), tuple), P("a", "b")[1],
-          P(("x",)) == P("x"), jax.P is P)
+          P(("x",)) == P("x"), jax.P is P, P(["x", "y"]), P(["x"]), repr(P("x", unreduced={"y"})),
+          repr(P(unreduced={"b", "a"})), P("x", unreduced={"y"}) == P("x"),
+          P("x", unreduced={"y"}).partitions)
+
+
+@case
+def error_partition_spec_iterate_unreduced(jax, jnp):
+  return list(jax.sharding.PartitionSpec("x", unreduced={"y"}))
+
+
+@case
+def error_partition_spec_overlapping_unreduced(jax, jnp):
+  return jax.sharding.PartitionSpec("x", unreduced={"x"})
 
 
 # ---- NamedSharding / SingleDeviceSharding -------------------------------------------------------
@@ -539,7 +551,9 @@ def jit_none_shardings_is_plain_jit(jax, jnp):
 _MESSAGES = {"error_named_sharding_unknown_axis", "error_named_sharding_duplicate_axis",
              "error_mesh_ndim_mismatch", "error_make_mesh_too_many_devices",
              "error_device_put_rank_too_small", "error_jit_in_shardings_with_kwargs",
-             "error_jit_committed_arg_other_sharding"}
+             "error_jit_committed_arg_other_sharding",
+             "error_partition_spec_iterate_unreduced",
+             "error_partition_spec_overlapping_unreduced"}
 
 
 def run_case(name, fn, a_mods, j_mods):

@@ -99,3 +99,26 @@ def test_pickle_partition_spec_and_sharded_array():
   a = arrax.device_put(np.arange(3.0), arrax.NamedSharding(arrax.make_mesh((1,), ("x",)),
                                                            arrax.P()))
   assert pickle.loads(pickle.dumps(a)).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_multi_device_paths_do_not_import_jax():
+  """device_put onto meshes (incl. partially replicated layouts), host reads and jit with
+  shardings never import jax."""
+  code = """
+import sys
+import numpy as np
+import arrax, arrax.numpy as jnp
+P, NS = arrax.P, arrax.NamedSharding
+m = arrax.make_mesh((2, 2), ("x", "y"))
+a = arrax.device_put(np.arange(16.0).reshape(4, 4), NS(m, P("x")))
+f = arrax.jit(lambda u: u * 2, in_shardings=NS(m, P("x", "y")), out_shardings=NS(m, P(None, "y")))
+b = f(np.arange(16.0).reshape(4, 4)) + arrax.jit(lambda u: u, out_shardings=NS(m, P(None, "y")))(a)
+b = f(b / 2)
+print(np.asarray(a).sum(), np.asarray(b).sum(), [s.data.shape for s in b.addressable_shards])
+print(any(m == "jax" or m.startswith("jax.") for m in sys.modules))
+"""
+  res = _run_script(code)
+  assert res.returncode == 0, res.stderr[-3000:]
+  lines = res.stdout.splitlines()
+  assert lines[0] == "120.0 360.0 [(4, 2), (4, 2), (4, 2), (4, 2)]"
+  assert lines[1] == "False"

@@ -51,23 +51,38 @@ class PartitionSpec:
   __slots__ = ("_partitions", "unreduced", "reduced")
 
   def __init__(self, *partitions, unreduced=frozenset(), reduced=frozenset()):
-    for p in partitions:
-      if isinstance(p, list):
-        raise TypeError(f"unhashable type: 'list'")
     object.__setattr__(self, "_partitions", tuple(_canonical_partition(p) for p in partitions))
     object.__setattr__(self, "unreduced", frozenset(unreduced))
     object.__setattr__(self, "reduced", frozenset(reduced))
+    used = {a for p in self._partitions if p is not None
+            for a in (p if isinstance(p, tuple) else (p,))}
+    if used & self.unreduced:
+      raise ValueError(f"partitions cannot overlap with unreduced axes passed to "
+                       f"PartitionSpec. Got partitions: {self._partitions} and unreduced axes: "
+                       f"{self.unreduced}")
 
   def __setattr__(self, name, value):
     raise AttributeError("PartitionSpec is immutable")
 
   def __repr__(self):
-    return f"P({repr(self._partitions)[1:-1]})"
+    inner = repr(self._partitions)[1:-1]
+    extra = [f"{n}={{{', '.join(repr(a) for a in sorted(v))}}}"
+             for n, v in (("unreduced", self.unreduced), ("reduced", self.reduced)) if v]
+    if extra:
+      inner = ", ".join(([inner.rstrip(",")] if inner else []) + extra)
+    return f"P({inner})"
 
   __str__ = __repr__
 
   def __iter__(self):
+    if self.unreduced or self.reduced:
+      raise ValueError("Using *pspec is dangerous when PartitionSpec has non-empty "
+                       "unreduced/reduced set. Please use *spec.partitions")
     return iter(self._partitions)
+
+  @property
+  def partitions(self):
+    return self._partitions
 
   def __len__(self):
     return len(self._partitions)
@@ -86,9 +101,6 @@ class PartitionSpec:
 
   def __reduce__(self):
     return (PartitionSpec, self._partitions)
-
-  def _normalized_spec_for_aval(self, ndim):
-    return PartitionSpec(*(tuple(self._partitions) + (None,) * (ndim - len(self))))
 
 
 P = PartitionSpec
@@ -284,7 +296,7 @@ class NamedSharding(Sharding):
     self.spec = spec
     self._memory_kind = memory_kind
     seen = set()
-    for p in spec:
+    for p in spec._partitions:
       names = () if p is None else (p if isinstance(p, tuple) else (p,))
       for name in names:
         if name not in mesh.axis_names:
@@ -319,12 +331,12 @@ class NamedSharding(Sharding):
   @property
   def is_fully_replicated(self):
     sizes = self.mesh.shape
-    return all(sizes[a] == 1 for p in self.spec if p is not None
+    return all(sizes[a] == 1 for p in self.spec._partitions if p is not None
                for a in (p if isinstance(p, tuple) else (p,)))
 
   def _split_dim(self):
     """The array axis split over a one-dimensional mesh (pmap's layouts), or None."""
-    for i, p in enumerate(self.spec):
+    for i, p in enumerate(self.spec._partitions):
       if p is not None:
         return i
     return None
@@ -339,7 +351,7 @@ class NamedSharding(Sharding):
     for i, (n, k) in enumerate(zip(shape, self._shards_per_dim(len(shape)))):
       if n % k:
         raise IndivisibleError(
-            f"Sharding spec {tuple(self.spec)} implies that array axis {i} is partitioned {k} "
+            f"Sharding spec {self.spec._partitions} implies that array axis {i} is partitioned {k} "
             f"times, but does not evenly divide the dimension size {n}. Got shape: "
             f"{tuple(shape)} and sharding {self!r}")
 
