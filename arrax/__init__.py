@@ -35,7 +35,7 @@ from arrax import scipy
 from arrax import nn
 from arrax import image
 from arrax import sharding
-from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh)
+from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
 from arrax._src.dtypes import float0
 
 __version__ = "0.1.0"
@@ -45,7 +45,7 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "make_mesh", "NamedSharding", "P", "sharding", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
+    "make_jaxpr", "make_mesh", "NamedSharding", "P", "set_mesh", "sharding", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
     "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
     "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",

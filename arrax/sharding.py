@@ -2,7 +2,8 @@
 from arrax._src.sharding_impls import (AxisType as AxisType, Mesh as Mesh,
                                        NamedSharding as NamedSharding,
                                        PartitionSpec as PartitionSpec, Sharding as Sharding,
-                                       SingleDeviceSharding as SingleDeviceSharding)
+                                       SingleDeviceSharding as SingleDeviceSharding,
+                                       get_mesh as get_mesh, set_mesh as set_mesh)
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
-           "SingleDeviceSharding"]
+           "SingleDeviceSharding", "get_mesh", "set_mesh"]

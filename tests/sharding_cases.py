@@ -69,6 +69,9 @@ def describe(x):
       out["spec"] = repr(x.spec)
       out["mesh"] = describe(x.mesh)
     return out
+  if name == "Mesh" and x.empty:
+    return {"repr": repr(x), "str": str(x), "empty": True, "size": x.size,
+            "shape": list(x.shape.items()), "axis_names": list(x.axis_names)}
   if name == "Mesh":
     return {"repr": repr(x), "str": str(x), "shape": list(x.shape.items()),
             "axis_names": list(x.axis_names), "ids": x.device_ids.tolist(),
@@ -164,7 +167,7 @@ def partition_spec_basics(jax, jnp):
   return (specs, P("x") == P("x"), P("x") == P("x", None), P("x") == ("x",),
           hash(P("x", None)) == hash(P("x", None)), isinstance(P(), tuple), P("a", "b")[1],
           P(("x",)) == P("x"), jax.P is P, P(["x", "y"]), P(["x"]), repr(P("x", unreduced={"y"})),
-          repr(P(unreduced={"b", "a"})), P("x", unreduced={"y"}) == P("x"),
+          repr(P(unreduced={"b"})), P("x", unreduced={"y"}) == P("x"),
           P("x", unreduced={"y"}).partitions)
 
 
@@ -548,12 +551,53 @@ def jit_none_shardings_is_plain_jit(jax, jnp):
   return np.asarray(out), repr(out.sharding), out.committed
 
 
+@case
+def set_mesh_and_partition_specs(jax, jnp):
+  P = jax.sharding.PartitionSpec
+  m = _auto_mesh(jax)
+  before = jax.sharding.get_mesh()
+  with jax.set_mesh(m) as r:
+    inside = jax.sharding.get_mesh()
+    out = jax.jit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P(None, "y"))(_x(4, 4))
+    put = jax.device_put(_x(4, 2, seed=1), P("y"))
+    with jax.set_mesh(jax.make_mesh((4,), ("i",))):
+      nested = jax.sharding.get_mesh()
+      put2 = jax.device_put(_x(4), P("i"))
+    back = jax.sharding.get_mesh()
+  after = jax.sharding.get_mesh()
+  return (before, r, inside, out, put, nested, put2, back, after, jax.set_mesh is
+          jax.sharding.set_mesh)
+
+
+@case
+def set_mesh_called_without_with(jax, jnp):
+  m = _auto_mesh(jax, (4,), ("i",))
+  prev = jax.sharding.get_mesh()
+  jax.set_mesh(m)
+  now = jax.sharding.get_mesh()
+  out = jax.device_put(_x(8), jax.sharding.PartitionSpec("i"))
+  jax.set_mesh(None)
+  return prev, now, out, jax.sharding.get_mesh()
+
+
+@case
+def error_jit_partition_spec_without_mesh(jax, jnp):
+  return jax.jit(lambda a: a, out_shardings=jax.sharding.PartitionSpec("x"))(_x(4))
+
+
+@case
+def error_device_put_partition_spec_without_mesh(jax, jnp):
+  return jax.device_put(_x(4), jax.sharding.PartitionSpec("x"))
+
+
 _MESSAGES = {"error_named_sharding_unknown_axis", "error_named_sharding_duplicate_axis",
              "error_mesh_ndim_mismatch", "error_make_mesh_too_many_devices",
              "error_device_put_rank_too_small", "error_jit_in_shardings_with_kwargs",
              "error_jit_committed_arg_other_sharding",
              "error_partition_spec_iterate_unreduced",
-             "error_partition_spec_overlapping_unreduced"}
+             "error_partition_spec_overlapping_unreduced",
+             "error_jit_partition_spec_without_mesh",
+             "error_device_put_partition_spec_without_mesh"}
 
 
 def run_case(name, fn, a_mods, j_mods):

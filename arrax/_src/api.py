@@ -112,6 +112,12 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   device. A NamedSharding splits each array over its mesh as its spec says."""
   if isinstance(device, sharding_impls.SingleDeviceSharding):
     device = device._device
+  if isinstance(device, sharding_impls.PartitionSpec):
+    mesh = sharding_impls.get_mesh()
+    if mesh.empty:
+      raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to "
+                       "device_put")
+    device = sharding_impls.NamedSharding(mesh, device)
 
   def put(v):
     if isinstance(v, core.Tracer):

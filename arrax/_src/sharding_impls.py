@@ -112,10 +112,14 @@ class Mesh:
   """An n-dimensional array of devices with one name per axis."""
 
   def __init__(self, devices, axis_names, axis_types=None):
-    self.devices = np.asarray(devices, dtype=object)
     if isinstance(axis_names, str):
       axis_names = (axis_names,)
     self.axis_names = tuple(axis_names)
+    if not self.axis_names and (devices is None or np.size(devices) == 0):   # Mesh()
+      self.devices = None
+      self.axis_types = ()
+      return
+    self.devices = np.asarray(devices, dtype=object)
     if self.devices.ndim != len(self.axis_names):
       raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to equal the "
                        f"length of its second argument (`axis_names`), but got devices.ndim == "
@@ -135,38 +139,40 @@ class Mesh:
 
   @property
   def shape(self):
-    return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
+    return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
 
   @property
   def shape_tuple(self):
-    return tuple(zip(self.axis_names, self.devices.shape))
+    return tuple(zip(self.axis_names, self.axis_sizes))
 
   @property
   def axis_sizes(self):
-    return self.devices.shape
+    return () if self.devices is None else self.devices.shape
 
   @property
   def size(self):
-    return self.devices.size
+    return 0 if self.devices is None else self.devices.size
 
   @property
   def empty(self):
-    return self.devices.ndim == 0
+    return self.devices is None
 
   @property
   def device_ids(self):
+    if self.empty:
+      raise AssertionError("an empty Mesh has no device ids")
     return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
 
   @property
   def local_devices(self):
-    return list(self.devices.flat)
+    return [] if self.devices is None else list(self.devices.flat)
 
   @property
   def _flat_devices_tuple(self):
-    return tuple(self.devices.flat)
+    return tuple(self.local_devices)
 
   def _key(self):
-    return (tuple(d.id for d in self.devices.flat), self.devices.shape, self.axis_names,
+    return (tuple(d.id for d in self.local_devices), self.axis_sizes, self.axis_names,
             self.axis_types)
 
   def __eq__(self, other):
@@ -184,12 +190,47 @@ class Mesh:
     return False
 
   def __str__(self):
+    if self.empty:
+      return "Mesh()"
     axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.devices.shape))
     return f"Mesh({axes}, axis_types={self.axis_types})"
 
   def __repr__(self):
+    if self.empty:
+      return "Mesh(axis_sizes=(), axis_names=())"
     return (f"Mesh(axis_sizes={self.devices.shape}, axis_names={self.axis_names!r}, "
             f"axis_types={self.axis_types})")
+
+
+class _MeshContext:
+  mesh = None
+
+
+_mesh_context = _MeshContext()
+
+
+class set_mesh:
+  """Make `mesh` the mesh that PartitionSpecs given to jit and device_put refer to: at once
+  (and for good) when called, or until the end of a `with set_mesh(mesh):` block."""
+
+  def __init__(self, mesh):
+    if mesh is not None and not isinstance(mesh, Mesh):
+      raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+    self._previous = _mesh_context.mesh
+    _mesh_context.mesh = mesh
+
+  def __enter__(self):
+    return None
+
+  def __exit__(self, *exc):
+    _mesh_context.mesh = self._previous
+    return False
+
+
+def get_mesh():
+  """The mesh set by set_mesh (an empty Mesh when none is)."""
+  mesh = _mesh_context.mesh
+  return mesh if mesh is not None else Mesh(None, ())
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):

@@ -22,7 +22,7 @@ from arrax._src import backend as xb, batching, core, jit as jit_mod, mlir, pmap
 from arrax._src.api import _abstractify, _put_named
 from arrax._src.array import ShardedArray
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec, SingleDeviceSharding,
-                                       _named_xla_sharding)
+                                       _named_xla_sharding, get_mesh)
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_structure, tree_unflatten
 
@@ -35,6 +35,14 @@ def _per_leaf(name, tree, shardings):
   if isinstance(shardings, jit_mod._Unspecified):
     return [None] * tree.num_leaves
   out = batching.flatten_axes(name, tree, shardings)
+  if any(isinstance(s, PartitionSpec) for s in out):
+    mesh = get_mesh()
+    if mesh.empty:
+      raise RuntimeError(
+          f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+          f"{name}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
+          f"provide `Sharding`s to {name} and then the mesh context manager is not required.")
+    out = [NamedSharding(mesh, s) if isinstance(s, PartitionSpec) else s for s in out]
   for s in out:
     if isinstance(s, SingleDeviceSharding):
       raise NotImplementedError(f"jit {name}: arrax supports NamedShardings there (a "
@@ -150,7 +158,8 @@ class ShardedJit:
     self._name = getattr(fun, "__name__", type(fun).__name__)
     self._cache: dict = {}
     self._named_shardings = [s for s in tree_flatten((in_shardings, out_shardings))[0]
-                             if isinstance(s, (NamedSharding, SingleDeviceSharding))]
+                             if isinstance(s, (NamedSharding, SingleDeviceSharding,
+                                               PartitionSpec))]
     functools.update_wrapper(self, fun, updated=())
 
   def __repr__(self):
@@ -174,7 +183,7 @@ class ShardedJit:
             f"jit sharding: {s!r},\narg sharding: {x.sharding!r} for arg type: "
             f"{x.aval.str_short() if hasattr(x.aval, 'str_short') else x.aval}")
     avals = [_abstractify(x) for x in leaves]
-    key = (in_tree, tuple(avals), tuple(arg_shardings),
+    key = (in_tree, tuple(avals), tuple(arg_shardings), get_mesh(),
            tuple(x._named if type(x) is ShardedArray else None for x in leaves))
     exe = self._cache.get(key)
     if exe is None:
