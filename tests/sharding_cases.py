@@ -50,6 +50,8 @@ def describe(x):
   if hasattr(x, "addressable_shards") and hasattr(x, "dtype"):
     return {"array": [str(x.dtype), list(x.shape), _value(np.asarray(x))],
             "sharding": repr(x.sharding), "committed": bool(x.committed),
+            "repr": repr(x), "replicated": x.is_fully_replicated,
+            "addressable": x.is_fully_addressable,
             "devices": sorted(d.id for d in x.devices()),
             "shards": [[_slices(s.index), s.device.id, s.replica_id, _value(s.data),
                         str(s.data.dtype)] for s in x.addressable_shards]}

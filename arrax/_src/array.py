@@ -89,6 +89,14 @@ class Array:
     return devs[0] if len(devs) == 1 else self._buf._sharding
 
   @property
+  def is_fully_replicated(self) -> bool:
+    return self.sharding.is_fully_replicated
+
+  @property
+  def is_fully_addressable(self) -> bool:
+    return True
+
+  @property
   def sharding(self):
     devs = self._buf._sharding._devices
     if len(devs) == 1:
