@@ -522,7 +522,15 @@ def jit_shardings_partial_decorator(jax, jnp):
   def f(a):
     return a * a
 
-  return f(_x(4, 4)), f.__name__
+  class Model:
+    scale = 3.0
+
+    @functools.partial(jax.jit, out_shardings=NS(m, P("x")))
+    def apply(self, a):
+      return a * self.scale
+
+  return (f(_x(4, 4)), f.__name__, Model().apply(_x(4, 2)),
+          [(s.shape, str(s.dtype)) for s in [f.eval_shape(_x(4, 4))]])
 
 
 @case

@@ -165,6 +165,18 @@ class ShardedJit:
   def __repr__(self):
     return f"<JitWrapped({self._fun!r})>"
 
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  def __getattr__(self, name):
+    # Stages and the rest (lower, trace, eval_shape, clear_cache, ...) are an ordinary
+    # jit's: they describe the single-device program.
+    if name.startswith("__") or name in ("_plain", "_fun"):
+      raise AttributeError(name)
+    return getattr(self._plain, name)
+
   def __call__(self, *args, **kwargs):
     leaves, in_tree = tree_flatten((args, kwargs))
     if core.trace_ctx.trace is not core.eval_trace or any(
