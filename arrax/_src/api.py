@@ -4,11 +4,13 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from jaxlib import _jax
 
 # jaxpr_printer registers how jaxprs print with core when imported.
 from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401
-from arrax._src.array import Array, device_put_value
-from arrax._src.config import check_transfer, explicit_transfers
+from arrax._src import sharding_impls
+from arrax._src.array import Array, ShardedArray, device_put_value
+from arrax._src.config import check_transfer, explicit_transfers, x64_enabled
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -106,10 +108,22 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-  """Transfer a pytree of arrays to `device` (committed) or the default device."""
+  """Transfer a pytree of arrays to `device` (a Device or Sharding; committed) or the default
+  device. A NamedSharding splits each array over its mesh as its spec says."""
+  if isinstance(device, sharding_impls.SingleDeviceSharding):
+    device = device._device
+  if isinstance(device, sharding_impls.PartitionSpec):
+    mesh = sharding_impls.get_mesh()
+    if mesh.empty:
+      raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to "
+                       "device_put")
+    device = sharding_impls.NamedSharding(mesh, device)
+
   def put(v):
     if isinstance(v, core.Tracer):
       return v
+    if isinstance(device, sharding_impls.NamedSharding):
+      return _put_named(v, device)
     if isinstance(v, Array) and type(v) is not Array:   # multi-device: gather
       if device is None:
         return v
@@ -124,6 +138,38 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     return device_put_value(v, device, committed=device is not None)
   with explicit_transfers():
     return tree_map(put, x)
+
+
+def _put_named(v, sharding):
+  """`v` as a ShardedArray laid out as `sharding` says (one jaxlib array over its devices)."""
+  if isinstance(v, Array):
+    dtype, weak_type = v.dtype, v.weak_type
+    host = v._value
+  else:
+    check_transfer("host_to_device", lambda: f"aval={core.get_aval(v)!r}, dst_device={sharding}")
+    aval = core.get_aval(v)
+    dtype, weak_type = aval.dtype, aval.weak_type
+    host = np.asarray(v)
+  if host.dtype != dtype:
+    host = host.astype(dtype)
+  sharding.check_compatible(host.shape)
+  devices = sharding._device_assignment
+  idx = sharding.devices_indices_map(host.shape)
+  aval = core.ShapedArray(host.shape, dtype, weak_type)
+  if dtype == dtypes.float0:
+    raise NotImplementedError("device_put of float0 arrays over a mesh")
+  pieces = [np.ascontiguousarray(host[idx[d]]) for d in devices]
+  xla = sharding._xla_sharding(host.ndim)
+  try:
+    buf = _jax.batched_device_put(aval, xla, pieces, list(devices), True, True,
+                                  enable_x64=x64_enabled())
+  except RuntimeError:
+    # jaxlib's batched put fails on partially replicated layouts (it calls a hook only jax
+    # installs); assemble the array from one single-device array per shard instead.
+    bufs = [device_put_value(p, d, dtype=dtype, committed=True)._buf
+            for p, d in zip(pieces, devices)]
+    buf = _jax.ArrayImpl(aval, xla, bufs, committed=True, _skip_checks=True)
+  return ShardedArray(buf, aval, sharding)
 
 
 def device_get(x):

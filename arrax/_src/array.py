@@ -89,7 +89,18 @@ class Array:
     return devs[0] if len(devs) == 1 else self._buf._sharding
 
   @property
+  def is_fully_replicated(self) -> bool:
+    return self.sharding.is_fully_replicated
+
+  @property
+  def is_fully_addressable(self) -> bool:
+    return True
+
+  @property
   def sharding(self):
+    devs = self._buf._sharding._devices
+    if len(devs) == 1:
+      return sharding_impls.SingleDeviceSharding(devs[0])
     return self._buf._sharding
 
   @property
@@ -316,7 +327,7 @@ class ShardedArray(Array):
     if self.aval.dtype == dtypes.float0:
       return [np.zeros(shape, dtypes.float0) for _ in devs]
     try:
-      return [_shard_to_host(self._gbuf, devs, k) for k in range(len(devs))]
+      return [_shard_to_host(self._gbuf, devs, k).reshape(shape) for k in range(len(devs))]
     except (TypeError, ValueError, BufferError, RuntimeError):
       # dtypes DLPack cannot carry (bfloat16, float8): per-device views made by jaxlib
       # (which look up jax's SingleDeviceSharding class, importing jax if installed).
@@ -328,14 +339,11 @@ class ShardedArray(Array):
   def _device_shards(self):
     """One single-device Array per device (copies of the shards)."""
     if self._shard_bufs is None:
-      devs = self._named._device_assignment
-      d = self._named._split_dim()
       value = self._value
-      pieces = ([value] * len(devs) if d is None else
-                [value[(slice(None),) * d + (slice(i, i + 1),)] for i in range(len(devs))])
-      self._shard_bufs = [device_put_value(p, dev, dtype=self.aval.dtype,
+      idx = self._named.devices_indices_map(self.shape)
+      self._shard_bufs = [device_put_value(value[idx[dev]], dev, dtype=self.aval.dtype,
                                            weak_type=self.aval.weak_type, committed=True)
-                          for p, dev in zip(pieces, devs)]
+                          for dev in self._named._device_assignment]
     return self._shard_bufs
 
   @property
@@ -343,8 +351,13 @@ class ShardedArray(Array):
     if self._npy is None:
       host_transfers["to_host"] += 1
       shards = self._host_shards()
-      d = self._named._split_dim()
-      value = shards[0] if d is None else np.concatenate(shards, axis=d)
+      idx = self._named.devices_indices_map(self.shape)
+      if self._named.is_fully_replicated:
+        value = shards[0]
+      else:
+        value = np.empty(self.shape, shards[0].dtype)
+        for dev, shard in zip(self._named._device_assignment, shards):
+          value[idx[dev]] = shard
       value.flags.writeable = False
       self._npy = value
     return self._npy
@@ -352,10 +365,13 @@ class ShardedArray(Array):
   @property
   def addressable_shards(self):
     idx = self._named.devices_indices_map(self.shape)
-    replicated = self._named._split_dim() is None
-    return [sharding_impls.Shard(d, idx[d], i if replicated else 0, s)
-            for i, (d, s) in enumerate(zip(self._named._device_assignment,
-                                           self._device_shards()))]
+    seen: dict = {}
+    out = []
+    for d, s in zip(self._named._device_assignment, self._device_shards()):
+      key = tuple((i.start, i.stop) for i in idx[d])
+      out.append(sharding_impls.Shard(d, idx[d], seen.get(key, 0), s))
+      seen[key] = seen.get(key, 0) + 1
+    return out
 
   global_shards = addressable_shards
 

@@ -821,6 +821,18 @@ def _names_for(base, tree):
   return [f"{base}{keystr(path)}" for path, _ in tree_flatten_with_path(tree)[0]]
 
 
+class _ShardedJitSlot:
+  """The class implementing jit with shardings (`_src/spmd.py`, a higher layer, sets it)."""
+  cls = None
+
+
+_sharded_jit = _ShardedJitSlot()
+
+
+def register_sharded_jit(cls):
+  _sharded_jit.cls = cls
+
+
 class _Unspecified:
   def __repr__(self):
     return "UnspecifiedValue"
@@ -834,8 +846,10 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
         keep_unused=False, device=None, backend=None, inline=False, compiler_options=None):
   """Compile `fun` with XLA; calls with new shapes/dtypes/static values retrace and recompile.
 
-  JAX's signature; an unknown keyword is a TypeError. Shardings and compiler options are not
-  supported yet (NotImplementedError); donated buffers are not reused (a warning says so).
+  JAX's signature; an unknown keyword is a TypeError. in_shardings/out_shardings (pytree
+  prefixes of NamedShardings) partition the program over their mesh (`_src/spmd.py`);
+  compiler options are not supported yet (NotImplementedError); donated buffers are not
+  reused (a warning says so).
 
   Example:
     >>> f = jit(lambda x: x * 2)
@@ -843,8 +857,16 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
     Array([0, 2, 4], dtype=int32)
   """
   if in_shardings is not _UNSPECIFIED or out_shardings is not _UNSPECIFIED:
-    raise NotImplementedError("jit: in_shardings/out_shardings are not supported by arrax yet; "
-                              "leave them unspecified (arrays stay on their device).")
+    if (_sharded_jit.cls is None or static_argnums is not None or static_argnames is not None
+        or donate_argnums is not None or donate_argnames is not None or device is not None
+        or backend is not None):
+      raise NotImplementedError("jit: in_shardings/out_shardings are supported by arrax only "
+                                "without static, donated, device or backend arguments.")
+    if fun is None:
+      return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
+                           keep_unused=keep_unused, inline=inline)
+    return _sharded_jit.cls(fun, in_shardings, out_shardings,
+                            JitWrapped(fun, None, None, keep_unused, inline, None, None))
   if compiler_options:
     raise NotImplementedError("jit: compiler_options are not supported by arrax yet.")
   if donate_argnums is not None or donate_argnames is not None:

@@ -261,7 +261,8 @@ def _place(x, aval, axis, devices):
   """The jaxlib array of argument `x` split along `axis` (replicated if None) over `devices`."""
   if type(x) is ShardedArray:
     named = x._named
-    if named._device_assignment == devices and named._split_dim() == axis:
+    if (named.mesh.devices.ndim == 1 and named._device_assignment == devices and
+        named._split_dim() == axis):
       return x._gbuf
   if isinstance(x, core.Tracer):
     core._raise_escaped(x)

@@ -1,60 +1,179 @@
-"""Shardings of arrays over several devices: `Mesh`, `PartitionSpec` and `NamedSharding`.
+"""Shardings of arrays over several devices: `Mesh`, `PartitionSpec`, `NamedSharding`,
+`SingleDeviceSharding` (the classes `arrax.sharding` exports, as JAX 0.10.2 defines them).
 
-Only what pmap's outputs need: a one-dimensional mesh of devices, and an array either split
-along one of its axes over that mesh (one slice per device) or replicated on every device.
-Each NamedSharding knows the jaxlib `GSPMDSharding` that places such an array's shards.
+A NamedSharding splits array axis i over the mesh axes its spec names at position i (several
+names: their sizes multiply, the first varying slowest); mesh axes it does not name hold
+replicas. Each sharding knows which slice of an array every device holds
+(`devices_indices_map`) and the jaxlib `GSPMDSharding` that places such shards.
 """
 from __future__ import annotations
 
+import collections
+import enum
 import functools
+import math
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
+from arrax._src import backend
 
-class PartitionSpec(tuple):
-  """How each axis of an array is split over mesh axes (None: not split)."""
 
-  def __new__(cls, *partitions):
-    return tuple.__new__(cls, partitions)
+class AxisType(enum.Enum):
+  """How a mesh axis is used by sharding propagation (arrax records it; only Auto's meaning,
+  propagation left to the compiler, applies)."""
+  Auto = enum.auto()
+  Explicit = enum.auto()
+  Manual = enum.auto()
 
   def __repr__(self):
-    inner = ", ".join(repr(p) for p in self)
-    return f"P({inner}{',' if len(self) == 1 else ''})"
+    return self.name
+
+
+class IndivisibleError(ValueError):
+  """An array axis whose size the number of its shards does not divide."""
+
+
+class DuplicateSpecError(Exception):
+  """A PartitionSpec naming one mesh axis twice."""
+
+
+def _canonical_partition(p):
+  if isinstance(p, (tuple, list)):
+    p = tuple(p)
+    return p[0] if len(p) == 1 else p
+  return p
+
+
+class PartitionSpec:
+  """How each axis of an array is split over mesh axes: per array axis None (not split), a mesh
+  axis name, or a tuple of names. Trailing axes not listed are not split."""
+  __slots__ = ("_partitions", "unreduced", "reduced")
+
+  def __init__(self, *partitions, unreduced=frozenset(), reduced=frozenset()):
+    object.__setattr__(self, "_partitions", tuple(_canonical_partition(p) for p in partitions))
+    object.__setattr__(self, "unreduced", frozenset(unreduced))
+    object.__setattr__(self, "reduced", frozenset(reduced))
+    used = {a for p in self._partitions if p is not None
+            for a in (p if isinstance(p, tuple) else (p,))}
+    if used & self.unreduced:
+      raise ValueError(f"partitions cannot overlap with unreduced axes passed to "
+                       f"PartitionSpec. Got partitions: {self._partitions} and unreduced axes: "
+                       f"{self.unreduced}")
+
+  def __setattr__(self, name, value):
+    raise AttributeError("PartitionSpec is immutable")
+
+  def __repr__(self):
+    inner = repr(self._partitions)[1:-1]
+    extra = [f"{n}={{{', '.join(repr(a) for a in sorted(v))}}}"
+             for n, v in (("unreduced", self.unreduced), ("reduced", self.reduced)) if v]
+    if extra:
+      inner = ", ".join(([inner.rstrip(",")] if inner else []) + extra)
+    return f"P({inner})"
 
   __str__ = __repr__
 
+  def __iter__(self):
+    if self.unreduced or self.reduced:
+      raise ValueError("Using *pspec is dangerous when PartitionSpec has non-empty "
+                       "unreduced/reduced set. Please use *spec.partitions")
+    return iter(self._partitions)
+
+  @property
+  def partitions(self):
+    return self._partitions
+
+  def __len__(self):
+    return len(self._partitions)
+
+  def __getitem__(self, i):
+    return self._partitions[i]
+
+  def __eq__(self, other):
+    if not isinstance(other, PartitionSpec):
+      return False
+    return (self._partitions, self.unreduced, self.reduced) == (
+        other._partitions, other.unreduced, other.reduced)
+
+  def __hash__(self):
+    return hash((self._partitions, self.unreduced, self.reduced))
+
   def __reduce__(self):
-    return (PartitionSpec, tuple(self))
+    return (PartitionSpec, self._partitions)
+
+
+P = PartitionSpec
+
+_mesh_stack: list = []
 
 
 class Mesh:
-  """An array of devices with named axes."""
+  """An n-dimensional array of devices with one name per axis."""
 
-  def __init__(self, devices, axis_names):
-    self.devices = np.asarray(devices, dtype=object)
+  def __init__(self, devices, axis_names, axis_types=None):
     if isinstance(axis_names, str):
       axis_names = (axis_names,)
     self.axis_names = tuple(axis_names)
+    if not self.axis_names and (devices is None or np.size(devices) == 0):   # Mesh()
+      self.devices = None
+      self.axis_types = ()
+      return
+    self.devices = np.asarray(devices, dtype=object)
     if self.devices.ndim != len(self.axis_names):
       raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to equal the "
                        f"length of its second argument (`axis_names`), but got devices.ndim == "
                        f"{self.devices.ndim} and len(axis_names) == {len(self.axis_names)}.")
+    if axis_types is None:
+      axis_types = (AxisType.Auto,) * len(self.axis_names)
+    elif isinstance(axis_types, AxisType):
+      axis_types = (axis_types,)
+    axis_types = tuple(axis_types)
+    if not all(isinstance(a, AxisType) for a in axis_types):
+      raise TypeError(f"axis_types passed to Mesh must be of type `jax.sharding.AxisType`. "
+                      f"Got {axis_types} of type {tuple(type(a) for a in axis_types)}")
+    if len(axis_types) != len(self.axis_names):
+      raise ValueError(f"Number of axis names should match the number of axis_types. Got "
+                       f"axis_names={self.axis_names} and axis_types={axis_types}")
+    self.axis_types = axis_types
 
   @property
   def shape(self):
-    return dict(zip(self.axis_names, self.devices.shape))
+    return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+  @property
+  def shape_tuple(self):
+    return tuple(zip(self.axis_names, self.axis_sizes))
+
+  @property
+  def axis_sizes(self):
+    return () if self.devices is None else self.devices.shape
 
   @property
   def size(self):
-    return self.devices.size
+    return 0 if self.devices is None else self.devices.size
+
+  @property
+  def empty(self):
+    return self.devices is None
 
   @property
   def device_ids(self):
+    if self.empty:
+      raise AssertionError("an empty Mesh has no device ids")
     return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
 
+  @property
+  def local_devices(self):
+    return [] if self.devices is None else list(self.devices.flat)
+
+  @property
+  def _flat_devices_tuple(self):
+    return tuple(self.local_devices)
+
   def _key(self):
-    return (tuple(d.id for d in self.devices.flat), self.devices.shape, self.axis_names)
+    return (tuple(d.id for d in self.local_devices), self.axis_sizes, self.axis_names,
+            self.axis_types)
 
   def __eq__(self, other):
     return isinstance(other, Mesh) and self._key() == other._key()
@@ -62,31 +181,177 @@ class Mesh:
   def __hash__(self):
     return hash(self._key())
 
-  def __repr__(self):
+  def __enter__(self):
+    _mesh_stack.append(self)
+    return self
+
+  def __exit__(self, *exc):
+    _mesh_stack.pop()
+    return False
+
+  def __str__(self):
+    if self.empty:
+      return "Mesh()"
     axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.devices.shape))
-    types = ", ".join("Auto" for _ in self.axis_names)
-    return f"Mesh({axes}, axis_types=({types}{',' if len(self.axis_names) == 1 else ''}))"
+    return f"Mesh({axes}, axis_types={self.axis_types})"
+
+  def __repr__(self):
+    if self.empty:
+      return "Mesh(axis_sizes=(), axis_names=())"
+    return (f"Mesh(axis_sizes={self.devices.shape}, axis_names={self.axis_names!r}, "
+            f"axis_types={self.axis_types})")
 
 
-class NamedSharding:
-  """An array laid out over `mesh` as `spec` says (axis i split over mesh axis spec[i])."""
+class _MeshContext:
+  mesh = None
 
-  def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind=None):
-    self.mesh = mesh
-    self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
-    self._memory_kind = memory_kind
+
+_mesh_context = _MeshContext()
+
+
+class set_mesh:
+  """Make `mesh` the mesh that PartitionSpecs given to jit and device_put refer to: at once
+  (and for good) when called, or until the end of a `with set_mesh(mesh):` block."""
+
+  def __init__(self, mesh):
+    if mesh is not None and not isinstance(mesh, Mesh):
+      raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+    self._previous = _mesh_context.mesh
+    _mesh_context.mesh = mesh
+
+  def __enter__(self):
+    return None
+
+  def __exit__(self, *exc):
+    _mesh_context.mesh = self._previous
+    return False
+
+
+def get_mesh():
+  """The mesh set by set_mesh (an empty Mesh when none is)."""
+  mesh = _mesh_context.mesh
+  return mesh if mesh is not None else Mesh(None, ())
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+  """A Mesh of the first prod(axis_shapes) devices (default: all devices of the default
+  backend) in device order; axis types default to Explicit."""
+  axis_shapes = tuple(axis_shapes)
+  axis_names = tuple(axis_names)
+  if len(axis_shapes) != len(axis_names):
+    raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to equal the "
+                     f"length of its second argument (`axis_names`), but got devices.ndim == "
+                     f"{len(axis_shapes)} and len(axis_names) == {len(axis_names)}.")
+  if devices is None:
+    devices = backend.devices()
+  devices = list(devices)
+  n = math.prod(axis_shapes)
+  if len(devices) < n:
+    raise ValueError(f"Number of devices {len(devices)} must be >= the product of mesh_shape "
+                     f"{axis_shapes}")
+  if axis_types is None:
+    axis_types = (AxisType.Explicit,) * len(axis_names)
+  arr = np.empty(n, dtype=object)
+  arr[:] = devices[:n]
+  return Mesh(arr.reshape(axis_shapes), axis_names, axis_types=axis_types)
+
+
+class Sharding:
+  """Where the shards of an array live (base class of the sharding kinds)."""
+
+  @property
+  def device_set(self):
+    raise NotImplementedError
+
+  @property
+  def is_fully_addressable(self):
+    return True
+
+  @property
+  def addressable_devices(self):
+    return self.device_set
+
+  @property
+  def num_devices(self):
+    return len(self.device_set)
 
   @property
   def memory_kind(self):
     return self._memory_kind or "device"
 
   @property
-  def device_set(self):
-    return set(self.mesh.devices.flat)
+  def _internal_device_list(self):
+    return xc.DeviceList(self._device_assignment)
+
+  def addressable_devices_indices_map(self, global_shape):
+    return self.devices_indices_map(global_shape)
+
+  def shard_shape(self, global_shape):
+    idx = next(iter(self.devices_indices_map(tuple(global_shape)).values()))
+    return tuple(len(range(*s.indices(n))) for s, n in zip(idx, global_shape))
+
+
+class SingleDeviceSharding(Sharding):
+  """A whole array on one device."""
+
+  def __init__(self, device, *, memory_kind=None):
+    self._device = device
+    self._memory_kind = memory_kind
 
   @property
-  def addressable_devices(self):
-    return self.device_set
+  def device_set(self):
+    return {self._device}
+
+  @property
+  def _device_assignment(self):
+    return (self._device,)
+
+  @property
+  def is_fully_replicated(self):
+    return True
+
+  def devices_indices_map(self, global_shape):
+    return {self._device: (slice(None),) * len(global_shape)}
+
+  def __eq__(self, other):
+    return (isinstance(other, SingleDeviceSharding) and self._device == other._device and
+            self.memory_kind == other.memory_kind)
+
+  def __hash__(self):
+    return hash((self._device, self.memory_kind))
+
+  def __repr__(self):
+    return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
+
+
+class NamedSharding(Sharding):
+  """An array laid out over `mesh` as `spec` says (axis i split over the mesh axes spec[i])."""
+
+  def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind=None):
+    if not isinstance(spec, PartitionSpec):
+      if isinstance(spec, list):
+        raise TypeError("unhashable type: 'list'")
+      raise TypeError(f"spec passed to NamedSharding must be a PartitionSpec. Got {spec!r} of "
+                      f"type {type(spec)}")
+    self.mesh = mesh
+    self.spec = spec
+    self._memory_kind = memory_kind
+    seen = set()
+    for p in spec._partitions:
+      names = () if p is None else (p if isinstance(p, tuple) else (p,))
+      for name in names:
+        if name not in mesh.axis_names:
+          raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
+                           f"{mesh.axis_names}.")
+        if name in seen:
+          raise DuplicateSpecError(
+              f"A single NamedSharding spec specification can map every mesh axis to at most "
+              f"one positional dimension, but {spec} has duplicate entries for `{name}`")
+        seen.add(name)
+
+  @property
+  def device_set(self):
+    return set(self.mesh.devices.flat)
 
   @property
   def _device_assignment(self):
@@ -96,43 +361,74 @@ class NamedSharding:
   def num_devices(self):
     return self.mesh.size
 
+  def _axes_of(self, dim):
+    p = self.spec[dim] if dim < len(self.spec) else None
+    return () if p is None else (p if isinstance(p, tuple) else (p,))
+
+  def _shards_per_dim(self, ndim):
+    sizes = self.mesh.shape
+    return [math.prod(sizes[a] for a in self._axes_of(i)) for i in range(ndim)]
+
   @property
   def is_fully_replicated(self):
-    return all(p is None for p in self.spec)
-
-  @property
-  def is_fully_addressable(self):
-    return True
+    sizes = self.mesh.shape
+    return all(sizes[a] == 1 for p in self.spec._partitions if p is not None
+               for a in (p if isinstance(p, tuple) else (p,)))
 
   def _split_dim(self):
-    """The array axis split over the (one-dimensional) mesh, or None when replicated."""
-    for i, p in enumerate(self.spec):
+    """The array axis split over a one-dimensional mesh (pmap's layouts), or None."""
+    for i, p in enumerate(self.spec._partitions):
       if p is not None:
         return i
     return None
 
+  def check_compatible(self, shape, what="device_put args"):
+    """Raise as JAX does when an array of `shape` cannot be laid out this way."""
+    if len(self.spec) > len(shape):
+      raise ValueError(
+          f"One of {what} is incompatible with its sharding annotation {self!r}: Sharding "
+          f"{self!r} is only valid for values of rank at least {len(self.spec)}, but was "
+          f"applied to a value of rank {len(shape)}.")
+    for i, (n, k) in enumerate(zip(shape, self._shards_per_dim(len(shape)))):
+      if n % k:
+        raise IndivisibleError(
+            f"Sharding spec {self.spec._partitions} implies that array axis {i} is partitioned {k} "
+            f"times, but does not evenly divide the dimension size {n}. Got shape: "
+            f"{tuple(shape)} and sharding {self!r}")
+
   def shard_shape(self, global_shape):
-    d = self._split_dim()
-    if d is None:
-      return tuple(global_shape)
-    shape = list(global_shape)
-    shape[d] //= self.mesh.size
-    return tuple(shape)
+    return tuple(n // k for n, k in zip(global_shape, self._shards_per_dim(len(global_shape))))
 
   def devices_indices_map(self, global_shape):
     """Each device's index (a tuple of slices) into an array of `global_shape`."""
-    d = self._split_dim()
+    global_shape = tuple(global_shape)
+    split = [i for i in range(len(self.spec)) if self._shards_per_dim(len(self.spec))[i] > 1]
+    if split and split[-1] >= len(global_shape):
+      raise IndexError(f"{self.spec} names {len(self.spec)} array axes, but the shape "
+                       f"{global_shape} has {len(global_shape)}")
+    sizes = self.mesh.shape
+    pos = {n: i for i, n in enumerate(self.mesh.axis_names)}
+    counts = self._shards_per_dim(len(global_shape))
     out = {}
-    per = global_shape[d] // self.mesh.size if d is not None else None
-    for i, dev in enumerate(self.mesh.devices.flat):
-      idx = [slice(None)] * len(global_shape)
-      if d is not None:
-        idx[d] = slice(i * per, (i + 1) * per)
-      out[dev] = tuple(idx)
+    for coords in np.ndindex(*self.mesh.devices.shape):
+      idx = []
+      for dim, (n, k) in enumerate(zip(global_shape, counts)):
+        if k == 1:
+          idx.append(slice(None))
+          continue
+        block = 0
+        for a in self._axes_of(dim):
+          block = block * sizes[a] + coords[pos[a]]
+        per = n // k
+        idx.append(slice(block * per, (block + 1) * per))
+      out[self.mesh.devices[coords]] = tuple(idx)
     return out
 
+  def _xla_sharding(self, ndim):
+    return _named_xla_sharding(self.mesh, self.spec, ndim)
+
   def _key(self):
-    return (self.mesh, tuple(self.spec), self.memory_kind)
+    return (self.mesh, self.spec, self.memory_kind)
 
   def __eq__(self, other):
     return isinstance(other, NamedSharding) and self._key() == other._key()
@@ -141,7 +437,38 @@ class NamedSharding:
     return hash(self._key())
 
   def __repr__(self):
-    return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+    return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self.memory_kind})"
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_xla_sharding(mesh, spec, ndim):
+  """jaxlib's GSPMDSharding for `spec` over `mesh`: the mesh's device positions, transposed so
+  that each array axis's mesh axes come first (in order) and unnamed axes last, form the tile
+  assignment; unnamed axes of size > 1 become a replicated last tile dimension."""
+  sharding = NamedSharding(mesh, spec)
+  names = mesh.axis_names
+  sizes = mesh.shape
+  perm, tiles = [], []
+  for d in range(ndim):
+    axes = sharding._axes_of(d)
+    perm += [names.index(a) for a in axes]
+    tiles.append(math.prod(sizes[a] for a in axes))
+  rest = [i for i in range(len(names)) if i not in perm]
+  replicas = math.prod(mesh.devices.shape[i] for i in rest)
+  devices = xc.DeviceList(tuple(mesh.devices.flat))
+  if math.prod(tiles) == 1:
+    hlo = xc.HloSharding.replicate()
+  elif replicas == 1:
+    hlo = xc.HloSharding.iota_tile(tiles, list(mesh.devices.shape), perm + rest)
+  else:
+    proto = xc.OpSharding()
+    proto.type = xc.OpSharding.Type.OTHER
+    proto.tile_assignment_dimensions = tiles + [replicas]
+    proto.tile_assignment_devices = [int(i) for i in np.arange(mesh.size).reshape(
+        mesh.devices.shape).transpose(perm + rest).flat]
+    proto.replicate_on_last_tile_dim = True
+    hlo = xc.HloSharding.from_proto(proto)
+  return _jax.GSPMDSharding(devices, hlo)
 
 
 def split_sharding(devices: tuple, axis_name, ndim: int, dim):
@@ -166,8 +493,6 @@ def xla_sharding(devices: tuple, ndim: int, dim):
     tiles[dim] = len(devices)
     hlo = xc.HloSharding.iota_tile(tiles)
   return _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo)
-
-
 class Shard:
   """One device's piece of an array: its device, index into the array, and data."""
   __slots__ = ("device", "index", "replica_id", "data")
