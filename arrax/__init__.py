@@ -7,7 +7,7 @@ from arrax._src.config import config, disable_jit, enable_x64
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
                             device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
-from arrax._src.backend import (default_backend, device_count, devices, local_device_count,
+from arrax._src.backend import (Device, default_backend, device_count, devices, local_device_count,
                                 local_devices, process_count, process_index)
 from arrax._src.jit import jit
 from arrax._src.ad_api import grad, jvp, linearize, value_and_grad, vjp
@@ -17,12 +17,18 @@ from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
 from arrax import dtypes, random
+from arrax import core, extend, flatten_util, interpreters, lib, typing
 from arrax import scipy
 from arrax import nn
 from arrax import image
 from arrax._src.dtypes import float0
 
-__version__ = "0.1.0"
+from arrax._src.jax_alias import install_as_jax
+from arrax import version
+from arrax.version import __version__, __version_info__
+
+# arrax's own release; `__version__` is the JAX API version arrax implements.
+__arrax_version__ = "0.1.0"
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend",

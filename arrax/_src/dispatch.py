@@ -9,7 +9,7 @@ import time
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, core, mlir
+from arrax._src import backend, compiler, core, mlir
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import config, x64_enabled
 
@@ -57,11 +57,8 @@ def compile_module(lowered, device, name=""):
   options = xc.CompileOptions()
   options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
   start = time.perf_counter()
-  if lowered.host_callbacks:
-    loaded = client.compile_and_load(lowered.module, xc.DeviceList((device,)), options,
-                                     host_callbacks=list(lowered.host_callbacks))
-  else:
-    loaded = client.compile_and_load(lowered.module, xc.DeviceList((device,)), options)
+  loaded = compiler.backend_compile_and_load(client, lowered.module, xc.DeviceList((device,)),
+                                             options, lowered.host_callbacks)
   if config.jax_log_compiles:
     logger.warning("Finished XLA compilation of %s in %.3f sec", name,
                    time.perf_counter() - start)
@@ -172,3 +169,8 @@ def check_nans(name, outs):
   for o in outs:
     if type(o) is not core.Token and np.issubdtype(o.dtype, np.inexact) and np.isnan(np.asarray(o._value, np.complex128)).any():
       raise FloatingPointError(f"invalid value (nan) encountered in {name}")
+
+
+def wait_for_tokens():
+  """Wait for pending side effects (`jax._src.dispatch.wait_for_tokens`): arrax runs effects in
+  program order, so there is nothing to wait for."""

@@ -73,6 +73,9 @@ class JaxprTrace(core.Trace):
   def process_primitive(self, prim, args, params):
     if not self.valid:
       raise core.UnexpectedTracerError(f"Trace already ended; cannot apply {prim.name}.")
+    if core.trace_ctx.compile_time_eval and not any(isinstance(a, Tracer) for a in args):
+      with core.set_current_trace(core.eval_trace):
+        return prim.bind(*args, **params)
     invars = [self.get_var(a) for a in args]
     out = prim.abstract_eval(*[v.aval for v in invars], **params)
     out_avals = out if prim.multiple_results else [out]

@@ -1,0 +1,1 @@
+"""arrax.experimental: APIs JAX keeps under jax.experimental (submodules: checkify, layout)."""

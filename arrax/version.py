@@ -1,0 +1,8 @@
+"""arrax.version (`jax.version`): the JAX API version arrax implements.
+
+arrax's own release number is `arrax.__arrax_version__`."""
+_version = "0.10.2"
+__version__ = _version
+__version_info__ = tuple(int(p) for p in _version.split("."))
+_minimum_jaxlib_version = "0.10.2"
+_minimum_jaxlib_version_info = (0, 10, 2)
