@@ -2,7 +2,7 @@
 import numpy as _np
 
 from arrax._src import dtypes as _dtypes
-from arrax._src.dtypes import (ExtendedDType as ExtendedDType, TypePromotionError as TypePromotionError,
+from arrax._src.dtypes import (TypePromotionError as TypePromotionError,
                                extended as extended, finfo as finfo, float0 as float0,
                                iinfo as iinfo, issubdtype as issubdtype, prng_key as prng_key,
                                result_type as result_type)

@@ -236,10 +236,15 @@ def test_rules_registered_with_def_methods_only():
 PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn",
           ".nn.initializers", ".scipy", ".scipy.special", ".scipy.stats", ".tree_util", ".tree",
           ".errors", ".dtypes", ".debug", ".test_util", ".custom_derivatives", ".ad_checkpoint",
-          ".example_libraries.stax", ".example_libraries.optimizers"]
+          ".example_libraries.stax", ".example_libraries.optimizers", ".typing", ".core",
+          ".extend", ".extend.core", ".extend.linear_util", ".extend.source_info_util",
+          ".extend.backend", ".interpreters", ".interpreters.ad", ".interpreters.batching",
+          ".interpreters.mlir", ".interpreters.partial_eval", ".flatten_util", ".lib", ".version",
+          ".experimental.checkify", ".experimental.layout"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs
+    "": {"install_as_jax"},   # makes `import jax` resolve to arrax (running JAX libraries)
 }
 
 
