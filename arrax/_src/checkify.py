@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from arrax._src import core
+from arrax._src.array import ArrayType as Array
 from arrax._src.tree_util import tree_leaves
 
 
@@ -92,7 +93,14 @@ class _State(threading.local):
 _state = _State()
 
 
-def _concrete_pred(pred):
+def _is_scalar_pred(pred):
+  return isinstance(pred, bool) or (isinstance(pred, Array) and pred.shape == ()
+                                    and pred.dtype == np.dtype(bool))
+
+
+def _concrete_pred(pred, name):
+  if not _is_scalar_pred(pred):
+    raise TypeError(f"{name} takes a scalar pred as argument, got {pred}")
   for x in tree_leaves(pred):
     if isinstance(x, core.Tracer):
       raise ValueError(
@@ -100,7 +108,7 @@ def _concrete_pred(pred):
           "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
           "functionalizing it through `checkify.checkify`. (arrax evaluates checks on concrete "
           "values only.)")
-  return all(bool(np.all(np.asarray(x))) for x in tree_leaves(pred))
+  return bool(pred)
 
 
 def _format(msg, args, kwargs):
@@ -110,14 +118,18 @@ def _format(msg, args, kwargs):
 
 
 def check(pred, msg, *fmt_args, **fmt_kwargs):
-  """Fail with `msg` (formatted with the arguments) where `pred` is not all true."""
+  """Fail with `msg` (formatted with the arguments) if the scalar boolean `pred` is false."""
+  _check(pred, msg, "check", fmt_args, fmt_kwargs)
+
+
+def _check(pred, msg, name, fmt_args, fmt_kwargs):
   if not isinstance(msg, str):
     raise TypeError(f"Expected error message to be a string, got {msg!r}")
   for x in tree_leaves((fmt_args, fmt_kwargs)):
     if not hasattr(x, "dtype"):
       raise TypeError("Formatting arguments to checkify.check need to be PyTrees of arrays, "
                       f"but got {x!r} of type {type(x)}.")
-  if _concrete_pred(pred):
+  if _concrete_pred(pred, name):
     return
   exc = FailedCheckError(_format(msg, fmt_args, fmt_kwargs))
   if _state.frames:
@@ -131,7 +143,7 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
 def debug_check(pred, msg, *fmt_args, **fmt_kwargs):
   """A check that only fails inside `checkify` (outside it is ignored)."""
   if _state.frames:
-    check(pred, msg, *fmt_args, **fmt_kwargs)
+    _check(pred, msg, "debug_check", fmt_args, fmt_kwargs)
 
 
 def check_error(error):
