@@ -466,3 +466,41 @@ def test_traceback_util_and_source_info():
     pass
   from arrax._src import dispatch
   assert dispatch.wait_for_tokens() is None
+
+
+# ---- typeof and eval_shape of typed keys, jit with None shardings, the tree registry -----------------
+def test_typeof_and_eval_shape_of_keys():
+  assert str(arrax.typeof(arrax.random.key(0))) == str(jax.typeof(jax.random.key(0)))
+  assert repr(arrax.typeof(arrax.random.split(arrax.random.key(0), 3))) == \
+      repr(jax.typeof(jax.random.split(jax.random.key(0), 3)))
+  a = arrax.eval_shape(lambda: {"k": arrax.random.key(0), "x": anp.ones(2)})
+  j = jax.eval_shape(lambda: {"k": jax.random.key(0), "x": jnp.ones(2)})
+  assert repr(a) == repr(j)
+  assert arrax.typeof(anp.ones(2)).sharding is None
+
+
+def test_jit_accepts_none_shardings():
+  f = arrax.jit(lambda x: x * 2, in_shardings=None, out_shardings=(None,))
+  assert_same(f(anp.ones(2)), jax.jit(lambda x: x * 2, in_shardings=None)(jnp.ones(2)))
+  with pytest.raises(NotImplementedError):
+    arrax.jit(lambda x: x, out_shardings=arrax.devices()[0])
+
+
+def test_python_tree_registry():
+  from arrax._src import tree_util as atu
+  from jax._src import tree_util as jtu_src
+  import dataclasses
+
+  class Node:
+    pass
+  arrax.tree_util.register_pytree_node(Node, lambda n: ((), None), lambda a, c: Node())
+
+  @dataclasses.dataclass
+  class DC:
+    a: int
+  arrax.tree_util.register_dataclass(DC, data_fields=["a"], meta_fields=[])
+  assert Node in atu._registry and DC in atu._registry
+  for t in (tuple, list, dict, type(None)):
+    assert (t in atu._registry) == (t in jtu_src._registry)
+  children, aux = atu._registry[DC].to_iter(DC(3))
+  assert atu._registry[DC].from_iter(aux, children) == DC(3)

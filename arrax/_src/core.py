@@ -31,10 +31,13 @@ class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype and whether its dtype is weak."""
   __slots__ = ("shape", "dtype", "weak_type", "_hash")
   array_abstraction_level = 1
+  # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a
+  # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
+  sharding = None
 
   def __init__(self, shape, dtype, weak_type=False):
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
     self._hash = None
 

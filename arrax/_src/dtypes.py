@@ -357,6 +357,8 @@ def to_inexact_dtype(dtype):
 
 def short_dtype_name(dtype):
   """`f32`, `i32`, `bool`, `bf16`, ... as jaxprs print them."""
+  if isinstance(dtype, ExtendedDType):
+    return dtype.name
   dtype = np.dtype(dtype)
   if dtype == float0:
     return "float0"

@@ -21,7 +21,7 @@ from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
-from arrax._src.tree_util import registry as _registry, tree_flatten, tree_unflatten
+from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.api import eval_shape
 from arrax._src.tree_util import keystr, tree_flatten_with_path
 
@@ -664,6 +664,11 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
     >>> f(jnp.arange(3))
     Array([0, 2, 4], dtype=int32)
   """
+  # Shardings that are pytrees of None (flax.nnx passes them) ask for nothing.
+  if in_shardings is not _UNSPECIFIED and not tree_leaves(in_shardings):
+    in_shardings = _UNSPECIFIED
+  if out_shardings is not _UNSPECIFIED and not tree_leaves(out_shardings):
+    out_shardings = _UNSPECIFIED
   if in_shardings is not _UNSPECIFIED or out_shardings is not _UNSPECIFIED:
     raise NotImplementedError("jit: in_shardings/out_shardings are not supported by arrax yet; "
                               "leave them unspecified (arrays stay on their device).")

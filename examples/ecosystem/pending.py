@@ -29,16 +29,19 @@ def _placeholder_fn(name):
 
 
 def _module(path, classes=(), fns=()):
-  full = "arrax." + path
+  full = "arrax." + path if path else "arrax"
   mod = sys.modules.get(full)
   if mod is None:
     try:
       __import__(full)
       mod = sys.modules[full]
     except ImportError:
-      mod = types.ModuleType(full, "placeholder module (examples/ecosystem/pending.py)")
-      sys.modules[full] = mod
       parent, _, child = full.rpartition(".")
+      if parent not in sys.modules:
+        _module(parent[len("arrax."):])
+      mod = types.ModuleType(full, "placeholder module (examples/ecosystem/pending.py)")
+      mod.__path__ = []
+      sys.modules[full] = mod
       setattr(sys.modules[parent], child, mod)
   for c in classes:
     if not hasattr(mod, c):
@@ -54,6 +57,13 @@ def install():
                                "PartitionSpec", "SingleDeviceSharding", "AxisType"],
           fns=["get_abstract_mesh", "use_mesh", "set_mesh", "reshard"])
   _module("experimental", fns=["io_callback"])
+  # flax.nnx: mutable array references and hijax (jax.experimental.hijax).
+  _module("_src.state.types", classes=["AbstractRef"])
+  hjx = _module("experimental.hijax", classes=["HiPrim", "VJPHiPrimitive", "HiType",
+                                               "AbstractValue"], fns=["instantiate_zeros"])
+  hjx.register_hitype = lambda cls, fn: None
+  hjx.aval_method = hjx.aval_property = lambda f=None, **kw: f if f is not None else kw.get("fget")
+  _module("", classes=["Ref"], fns=["new_ref"])
   _module("stages", classes=["Lowered", "Compiled", "Wrapped", "Traced", "OutInfo"])
   if not hasattr(arrax, "named_scope"):
     arrax.named_scope = contextlib.contextmanager(lambda name: (yield))
