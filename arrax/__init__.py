@@ -5,7 +5,7 @@
 """
 from arrax._src.config import config, disable_jit, enable_x64
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
-                            device_put, eval_shape, make_jaxpr, typeof)
+                            device_put, eval_shape, make_jaxpr, named_call, typeof)
 from arrax._src.array import ArrayType as Array
 from arrax._src.backend import (Device, default_backend, device_count, devices, local_device_count,
                                 local_devices, process_count, process_index)
@@ -24,6 +24,7 @@ from arrax import image
 from arrax._src.dtypes import float0
 
 from arrax._src.jax_alias import install_as_jax
+from arrax._src.core import ensure_compile_time_eval
 from arrax import version
 from arrax.version import __version__, __version_info__
 

@@ -504,3 +504,21 @@ def test_python_tree_registry():
     assert (t in atu._registry) == (t in jtu_src._registry)
   children, aux = atu._registry[DC].to_iter(DC(3))
   assert atu._registry[DC].from_iter(aux, children) == DC(3)
+
+
+def test_named_call_and_top_level_compile_time_eval():
+  def f(x):
+    return anp.sin(x) * 2
+  g = arrax.named_call(f, name="my_f")
+  assert g.__name__ == jax.named_call(f, name="my_f").__name__ == "f"
+  assert_same(g(anp.float32(0.5)), jax.named_call(lambda x: jnp.sin(x) * 2)(jnp.float32(0.5)))
+  assert str(arrax.make_jaxpr(g)(1.0)) == str(arrax.make_jaxpr(f)(1.0))
+  assert arrax.ensure_compile_time_eval is arrax.core.ensure_compile_time_eval
+
+  @arrax.jit
+  def h(x):
+    with arrax.ensure_compile_time_eval():
+      c = anp.arange(3.0) * 2
+      assert not isinstance(c, arrax.core.Tracer)
+    return x + c
+  assert_same(h(anp.ones(3)), jnp.ones(3) + jnp.arange(3.0) * 2)

@@ -146,3 +146,15 @@ def typeof(x):
   if isinstance(dt, dtypes.ExtendedDType) and not isinstance(x, core.Tracer):
     return core.ShapedArray(x.shape, dt)
   return core.get_aval(x)
+
+
+def named_call(fun, *, name=None):
+  """`fun` with its computations named `name` (default: `fun.__name__`). arrax keeps no name
+  stacks in its programs, so the result computes and stages exactly what `fun` does."""
+  if name is None:
+    name = fun.__name__
+
+  @functools.wraps(fun)
+  def named(*args, **kwargs):
+    return fun(*args, **kwargs)
+  return named

@@ -15,7 +15,7 @@ def _placeholder_class(name):
 
 
 def _placeholder_fn(name):
-  if name in ("pmap", "named_call"):      # transformations: wrapping works, calling fails
+  if name == "pmap":      # transformations: wrapping works, calling fails
     def transform(fun=None, *args, **kwargs):
       def wrapped(*a, **k):
         raise NotImplementedError(f"jax.{name} is not provided by arrax yet (placeholder)")
@@ -67,6 +67,8 @@ def install():
   _module("stages", classes=["Lowered", "Compiled", "Wrapped", "Traced", "OutInfo"])
   if not hasattr(arrax, "named_scope"):
     arrax.named_scope = contextlib.contextmanager(lambda name: (yield))
-  for f in ["pmap", "pure_callback", "named_call", "ensure_compile_time_eval"]:
+  if not hasattr(arrax, "numpy_dtype_promotion"):
+    arrax.numpy_dtype_promotion = contextlib.contextmanager(lambda mode: (yield))
+  for f in ["pmap", "pure_callback"]:
     if not hasattr(arrax, f):
       setattr(arrax, f, _placeholder_fn(f))
