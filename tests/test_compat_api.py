@@ -522,3 +522,19 @@ def test_named_call_and_top_level_compile_time_eval():
       assert not isinstance(c, arrax.core.Tracer)
     return x + c
   assert_same(h(anp.ones(3)), jnp.ones(3) + jnp.arange(3.0) * 2)
+
+
+def test_core_deprecated_and_removed_names():
+  import warnings
+  for name in ["check_jaxpr", "find_top_trace", "valid_jaxtype", "get_opaque_trace_state"]:
+    with warnings.catch_warnings(record=True) as w:
+      warnings.simplefilter("always")
+      assert getattr(arrax.core, name) is getattr(arrax.extend.core, name)
+      getattr(jax.core, name)
+    assert len(w) == 2 and all(issubclass(x.category, DeprecationWarning) for x in w)
+  for name in ["get_aval", "mapped_aval", "subjaxprs", "no_such_name"]:
+    with pytest.raises(AttributeError):
+      getattr(jax.core, name)
+    with pytest.raises(AttributeError, match=name):
+      getattr(arrax.core, name)
+  assert not hasattr(arrax.core, "raise_to_shaped") and not hasattr(jax.core, "raise_to_shaped")
