@@ -1,4 +1,7 @@
 """arrax.core (`jax.core`): the public names of the core (abstract values, traces, jaxprs)."""
+import warnings as _warnings
+
+from arrax._src import core as _core
 from arrax._src.core import (
     AbstractValue as AbstractValue,
     Atom as Atom,
@@ -13,10 +16,6 @@ from arrax._src.core import (
     max_dim as max_dim,
     min_dim as min_dim,
 )
-
-import warnings as _warnings
-
-from arrax._src import core as _core
 
 # Names JAX 0.10.2 still serves from jax.core with a DeprecationWarning (where arrax has them)
 # and names it removed (an AttributeError pointing to the new place).
