@@ -17,7 +17,7 @@ from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
 from arrax import dtypes, random
-from arrax import core, extend, flatten_util, interpreters, lib, typing
+from arrax import api_util, core, extend, flatten_util, interpreters, lib, typing
 from arrax import scipy
 from arrax import nn
 from arrax import image

@@ -538,3 +538,30 @@ def test_core_deprecated_and_removed_names():
     with pytest.raises(AttributeError, match=name):
       getattr(arrax.core, name)
   assert not hasattr(arrax.core, "raise_to_shaped") and not hasattr(jax.core, "raise_to_shaped")
+
+
+@pytest.mark.parametrize("lib", ["arrax", "jax"])
+def test_api_util_flatten_and_trace(lib):
+  # What flax.core.axes_scan does: flatten a pytree function, trace it, DCE, evaluate.
+  top = LIBS[lib][0]
+  np_ = LIBS[lib][1]
+  import importlib
+  lu = importlib.import_module(f"{lib}.extend.linear_util")
+  pe = importlib.import_module(f"{lib}.interpreters.partial_eval")
+
+  def body(c, xs):
+    return {"sum": c + xs["a"].sum()}, [xs["a"] * 2, c]
+  init, xs = np_.float32(1), {"a": np_.arange(3.0)}
+  in_flat, in_tree = top.tree_util.tree_flatten((init, xs))
+  dbg = top.api_util.debug_info("test scan", body, (init, xs), {})
+  f_flat, out_tree = top.api_util.flatten_fun_nokwargs(lu.wrap_init(body, debug_info=dbg),
+                                                       in_tree)
+  avals = [top.api_util.shaped_abstractify(x) for x in in_flat]
+  jaxpr, out_avals, consts = pe.trace_to_jaxpr_dynamic(f_flat, avals)
+  assert [str(a) for a in out_avals] == ["float32[]", "float32[3]", "float32[]"]
+  jaxpr, used = pe.dce_jaxpr(jaxpr, [True, False, False])
+  assert used == [True, True]           # c and xs["a"] both feed the first output
+  out = top.core.eval_jaxpr(jaxpr, consts, *[x for x, u in zip(in_flat, used) if u])
+  assert float(out[0]) == 4.0
+  assert str(out_tree()) == str(top.tree_util.tree_structure(({"sum": 0}, [0, 0])))
+  assert dbg.traced_for == "test scan"

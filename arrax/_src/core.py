@@ -35,7 +35,9 @@ class ShapedArray(AbstractValue):
   # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
   sharding = None
 
-  def __init__(self, shape, dtype, weak_type=False):
+  def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
+               memory_space=None):
+    del sharding, vma, memory_space   # JAX's keywords; arrax's avals hold none of them yet
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
