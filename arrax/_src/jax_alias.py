@@ -10,6 +10,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import logging
 import sys
 
 ALIAS = "jax"
@@ -87,3 +88,6 @@ def install_as_jax():
         f"imported the real jax ({', '.join(real[:3])}{', ...' if len(real) > 3 else ''}). "
         "Call it first, or start the program with `python -m arrax script.py`.")
   sys.meta_path.insert(0, _FINDER)
+  # Libraries listen to JAX's log records (compilations, ...) on the "jax" logger: arrax's
+  # records reach its handlers too (after arrax's own).
+  logging.getLogger(TARGET).parent = logging.getLogger(ALIAS)

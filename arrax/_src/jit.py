@@ -16,6 +16,7 @@ import warnings
 import weakref
 
 import numpy as np
+from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array
@@ -291,7 +292,14 @@ class Lowered:
     return self._module.module.operation.get_asm(enable_debug_info=debug_info)
 
   def compiler_ir(self, dialect=None):
-    return self._module.module
+    """The lowered program: the StableHLO module (`dialect` None or "stablehlo"), or XLA's HLO
+    computation (`dialect="hlo"`; `.as_hlo_text()` prints it)."""
+    if dialect in (None, "stablehlo"):
+      return self._module.module
+    if dialect == "hlo":
+      return _jax.mlir.mlir_module_to_xla_computation(str(self._module.module),
+                                                      use_tuple_args=False)
+    raise ValueError(f"Unknown dialect {dialect!r}: use 'stablehlo' or 'hlo'")
 
   def compile(self, compiler_options=None):
     """Compile with XLA; the result can be called and inspected."""

@@ -67,6 +67,16 @@ def install():
   _module("stages", classes=["Lowered", "Compiled", "Wrapped", "Traced", "OutInfo"])
   if not hasattr(arrax, "named_scope"):
     arrax.named_scope = contextlib.contextmanager(lambda name: (yield))
+  if not hasattr(arrax, "log_compiles"):
+    @contextlib.contextmanager
+    def log_compiles(enable=True):
+      prev = arrax.config.jax_log_compiles
+      arrax.config.update("jax_log_compiles", enable)
+      try:
+        yield
+      finally:
+        arrax.config.update("jax_log_compiles", prev)
+    arrax.log_compiles = log_compiles
   if not hasattr(arrax, "numpy_dtype_promotion"):
     arrax.numpy_dtype_promotion = contextlib.contextmanager(lambda mode: (yield))
   for f in ["pmap", "pure_callback"]:
