@@ -565,3 +565,27 @@ def test_api_util_flatten_and_trace(lib):
   assert float(out[0]) == 4.0
   assert str(out_tree()) == str(top.tree_util.tree_structure(({"sum": 0}, [0, 0])))
   assert dbg.traced_for == "test scan"
+
+
+@pytest.mark.parametrize("fn", [lambda x: x * x, lambda x: anp.sin(x) + 1,
+                                lambda x: (x.sum(), x[::-1])])
+def test_compiler_ir_hlo(fn):
+  import re
+  lowered = arrax.jit(fn).lower(anp.arange(3.0))
+  text = lowered.compiler_ir("hlo").as_hlo_text()
+  assert re.search(r"ENTRY .*\{", text) and "f32[3]" in text
+  assert type(lowered.compiler_ir()) is type(jax.jit(lambda x: x).lower(1.0).compiler_ir())
+  assert str(lowered.compiler_ir("stablehlo")) == str(lowered.compiler_ir())
+  with pytest.raises(ValueError):
+    lowered.compiler_ir("mhlo-but-not-really")
+
+
+def test_compiler_ir_hlo_same_ops_as_jax():
+  # optax's numerics tests compare the HLO ops of equivalent functions.
+  import re
+  def ops(lib, np_, f):
+    text = lib.jit(f).lower(np_.ones(3)).compiler_ir(dialect="hlo").as_hlo_text()
+    entry = re.search(r"ENTRY.*", text, re.DOTALL).group()
+    return re.findall(r"= \S+ (\w+)\(", entry)
+  assert ops(arrax, anp, lambda x: x * x) == ops(jax, jnp, lambda x: x * x)
+  assert ops(arrax, anp, lambda x: anp.square(x)) == ops(jax, jnp, lambda x: jnp.square(x))

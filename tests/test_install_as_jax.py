@@ -139,3 +139,18 @@ def test_missing_jax_module_does_not_fall_back_to_real_jax():
 def test_submodules_are_arrax_modules(stmt, name):
   out = ok(run(["-m", "arrax"], code=stmt + "\nprint(m.__name__)"))
   assert out[0] == name
+
+
+def test_log_records_reach_the_jax_logger():
+  out = ok(run(["-m", "arrax"], code="""
+      import logging, jax
+      records = []
+      class H(logging.Handler):
+        def emit(self, r):
+          records.append(r.getMessage())
+      logging.getLogger("jax").addHandler(H())
+      jax.config.update("jax_log_compiles", True)
+      jax.jit(lambda x: x * 3.5)(1.0)
+      print(any("compilation" in m for m in records))
+  """))
+  assert out[0] == "True"
