@@ -589,3 +589,32 @@ def test_compiler_ir_hlo_same_ops_as_jax():
     return re.findall(r"= \S+ (\w+)\(", entry)
   assert ops(arrax, anp, lambda x: x * x) == ops(jax, jnp, lambda x: x * x)
   assert ops(arrax, anp, lambda x: anp.square(x)) == ops(jax, jnp, lambda x: jnp.square(x))
+
+
+@pytest.mark.parametrize("lib", ["arrax", "jax"])
+def test_direct_lowering_rule_and_fancy_batcher(lib):
+  top, np_, ad, batching, mlir = LIBS[lib]
+  from jaxlib.mlir.dialects import stablehlo as hlo
+  p = top.extend.core.Primitive(f"direct_double_{lib}")
+  p.def_abstract_eval(lambda x: top.core.ShapedArray(x.shape, x.dtype))
+
+  def lower(ctx, x):
+    assert [a.shape for a in ctx.avals_in] == [a.shape for a in ctx.avals_out]
+    return [hlo.add(x, x)]
+  mlir.register_lowering(p, lower)
+  seen = []
+
+  def fancy(axis_data, args, dims):
+    seen.append(axis_data.size)
+    return p.bind(*args), dims[0]
+  batching.fancy_primitive_batchers[p] = fancy
+  ad.deflinear2(p, lambda ct, x: [p.bind(ct)])
+  p.def_impl(lambda x: x + x)     # JAX needs it for eager binds (arrax would lower instead)
+  x = np_.arange(6.0).reshape(2, 3)
+  out = top.jit(lambda v: p.bind(v))(x)
+  assert np.array_equal(np.asarray(out), 2 * np.arange(6.0).reshape(2, 3))
+  out = top.vmap(lambda v: p.bind(v))(x)
+  assert np.array_equal(np.asarray(out), 2 * np.arange(6.0).reshape(2, 3)) and seen == [2]
+  g = top.grad(lambda v: p.bind(v).sum())(x)
+  assert np.array_equal(np.asarray(g), np.full((2, 3), 2.0))
+  assert np.array_equal(np.asarray(p.bind(x)), 2 * np.arange(6.0).reshape(2, 3))
