@@ -55,8 +55,9 @@ def compare_examples(arrax_py, jax_py):
 
 
 def _summary(text):
-  counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|error|errors|skipped)",
-                                              text.strip().splitlines()[-1] if text.strip() else "")}
+  last = text.strip().splitlines()[-1] if text.strip() else ""
+  counts = {sub + k: int(v) for v, sub, k in
+            re.findall(r"(\d+) (subtests )?(passed|failed|errors?|skipped)", last)}
   failed = {line.split(" ")[1] for line in text.splitlines()
             if line.startswith(("FAILED ", "ERROR "))}
   return counts, failed
