@@ -618,3 +618,19 @@ def test_direct_lowering_rule_and_fancy_batcher(lib):
   g = top.grad(lambda v: p.bind(v).sum())(x)
   assert np.array_equal(np.asarray(g), np.full((2, 3), 2.0))
   assert np.array_equal(np.asarray(p.bind(x)), 2 * np.arange(6.0).reshape(2, 3))
+
+
+@pytest.mark.parametrize("fn", ["isfinite", "isinf", "isnan", "isreal", "signbit"])
+def test_constant_results_of_jnp_functions_are_arrays(fn):
+  # jnp.isfinite of an integer is a constant; under jit it must still be a traced array value
+  # with array methods (chex calls `.all()` on it), not a jaxpr Literal.
+  def run(lib, np_):
+    @lib.jit
+    def f(x):
+      y = getattr(np_, fn)(x)
+      return lib.lax.select(y.all(), 1.0, 2.0), y
+    return f(3), lib.make_jaxpr(lambda x: getattr(np_, fn)(x))(3)
+  (a, aj), (j, jj) = run(arrax, anp), run(jax, jnp)
+  assert_same(a, j)
+  assert str(aj) == str(jj)
+  assert isinstance(getattr(anp, fn)(3), arrax.Array)
