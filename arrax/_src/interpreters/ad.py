@@ -21,12 +21,3 @@ def zero_from_primal(x, instantiate=False):
   """The symbolic (or, with `instantiate`, concrete) zero tangent of primal `x`."""
   z = _zero_from_primal_value(x)
   return instantiate_zeros(z) if instantiate else z
-
-
-def jvp(fun, has_aux=False, instantiate=True, transform_stack=True):
-  raise NotImplementedError("jax.interpreters.ad.jvp (a linear_util transformation) is not "
-                            "provided by arrax; use jax.jvp")
-
-
-def linear_transpose2(*args, **kwargs):
-  raise NotImplementedError("jax.interpreters.ad.linear_transpose2 is not provided by arrax")
