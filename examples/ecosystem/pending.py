@@ -77,8 +77,9 @@ def install():
       finally:
         arrax.config.update("jax_log_compiles", prev)
     arrax.log_compiles = log_compiles
-  if not hasattr(arrax, "numpy_dtype_promotion"):
-    arrax.numpy_dtype_promotion = contextlib.contextmanager(lambda mode: (yield))
+  for cm in ["numpy_dtype_promotion", "checking_leaks", "check_tracer_leaks"]:
+    if not hasattr(arrax, cm):     # config context managers: accepted, not enforced
+      setattr(arrax, cm, contextlib.contextmanager(lambda *args, **kwargs: (yield)))
   for f in ["pmap", "pure_callback"]:
     if not hasattr(arrax, f):
       setattr(arrax, f, _placeholder_fn(f))
