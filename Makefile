@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: demo test bench venv array-api
+.PHONY: demo test bench venv array-api ecosystem
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,3 +41,25 @@ array-api: $(BIN)/python
 	  -p no:cacheprovider -q -rf > $(ARRAY_API_FAILURES).log 2>&1; \
 	  grep '^FAILED ' $(ARRAY_API_FAILURES).log | sed 's/^FAILED //; s/ - .*//' | sort > $(ARRAY_API_FAILURES); \
 	  tail -n 1 $(ARRAY_API_FAILURES).log; echo "failures listed in $(ARRAY_API_FAILURES) (log: $(ARRAY_API_FAILURES).log)"
+
+# JAX libraries on arrax (not part of `make test`): builds two Python >= 3.12 venvs outside the
+# repo, ECO_DIR/arrax (arrax + optax, chex, flax, equinox installed without jax) and ECO_DIR/jax
+# (the same libraries on JAX 0.10.2), runs examples/ecosystem/*.py in both and compares their
+# output line by line; ECO_ARGS=--optax-tests also runs optax's shipped tests in both.
+ECO_PY ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
+ECO_DIR ?= $(HOME)/.cache/arrax-ecosystem
+ECO_LIBS = optax==0.2.8 chex==0.1.92 flax==0.12.12 equinox==0.13.8 jaxtyping==0.3.11 wadler_lindig==0.1.8
+ECO_DEPS = toolz absl-py typing_extensions msgpack rich PyYAML treescope pytest scikit-learn
+ECO_ARGS ?=
+
+ecosystem:
+	test -x $(ECO_DIR)/arrax/bin/python || $(ECO_PY) -m venv $(ECO_DIR)/arrax
+	$(ECO_DIR)/arrax/bin/pip install -q -e .
+	$(ECO_DIR)/arrax/bin/pip install -q --no-deps $(ECO_LIBS)
+	$(ECO_DIR)/arrax/bin/pip install -q $(ECO_DEPS)
+	test -x $(ECO_DIR)/jax/bin/python || $(ECO_PY) -m venv $(ECO_DIR)/jax
+	$(ECO_DIR)/jax/bin/pip install -q "jax==0.10.2" "jaxlib==0.10.2"
+	$(ECO_DIR)/jax/bin/pip install -q --no-deps $(ECO_LIBS)
+	$(ECO_DIR)/jax/bin/pip install -q $(ECO_DEPS) scipy
+	$(ECO_DIR)/arrax/bin/python examples/ecosystem/compare.py \
+	  --arrax-python $(ECO_DIR)/arrax/bin/python --jax-python $(ECO_DIR)/jax/bin/python $(ECO_ARGS)

@@ -15,7 +15,7 @@ from arrax._src.environment import (copy_to_host_async, ensure_compile_time_eval
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
                             device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
-from arrax._src.backend import (default_backend, device_count, devices, local_device_count,
+from arrax._src.backend import (Device, default_backend, device_count, devices, local_device_count,
                                 local_devices, process_count, process_index)
 from arrax._src.jit import jit
 from arrax._src.ad_api import grad, jvp, linearize, value_and_grad, vjp
@@ -32,6 +32,7 @@ from arrax import dtypes, random
 from arrax import experimental
 from arrax import custom_batching
 from arrax import stages
+from arrax import api_util, core, extend, flatten_util, interpreters, lib, typing
 from arrax import scipy
 from arrax import nn
 from arrax import image
@@ -39,7 +40,12 @@ from arrax import sharding
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
 from arrax._src.dtypes import float0
 
-__version__ = "0.1.0"
+from arrax._src.jax_alias import install_as_jax
+from arrax import version
+from arrax.version import __version__, __version_info__
+
+# arrax's own release; `__version__` is the JAX API version arrax implements.
+__arrax_version__ = "0.1.0"
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "default_backend",

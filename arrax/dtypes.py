@@ -2,7 +2,10 @@
 import numpy as _np
 
 from arrax._src import dtypes as _dtypes
-from arrax._src.dtypes import finfo, float0, iinfo, issubdtype, result_type  # noqa: F401
+from arrax._src.dtypes import (TypePromotionError as TypePromotionError,
+                               extended as extended, finfo as finfo, float0 as float0,
+                               iinfo as iinfo, issubdtype as issubdtype, prng_key as prng_key,
+                               result_type as result_type)
 
 bfloat16 = _dtypes.bfloat16.type
 

@@ -237,10 +237,15 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".nn.initializers", ".scipy", ".scipy.special", ".scipy.stats", ".tree_util", ".tree",
           ".errors", ".dtypes", ".debug", ".test_util", ".custom_derivatives", ".ad_checkpoint",
           ".example_libraries.stax", ".example_libraries.optimizers", ".experimental",
-          ".custom_batching", ".stages"]
+          ".custom_batching", ".stages", ".typing", ".core",
+          ".extend", ".extend.core", ".extend.linear_util", ".extend.source_info_util",
+          ".extend.backend", ".interpreters", ".interpreters.ad", ".interpreters.batching",
+          ".interpreters.mlir", ".interpreters.partial_eval", ".flatten_util", ".lib", ".version",
+          ".experimental.checkify", ".experimental.layout", ".api_util", ".sharding"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs
+    "": {"install_as_jax"},   # makes `import jax` resolve to arrax (running JAX libraries)
 }
 
 

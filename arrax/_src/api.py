@@ -21,7 +21,7 @@ class ShapeDtypeStruct:
 
   def __init__(self, shape, dtype, sharding=None, weak_type=False):
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.sharding = sharding
     self.weak_type = weak_type
 
@@ -103,8 +103,12 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 def eval_shape(fun, *args, **kwargs):
   """The shapes and dtypes `fun` would return, as ShapeDtypeStructs, without computing anything."""
   jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
-  return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                                   for a in jaxpr.out_avals])
+  out = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                  for a in jaxpr.out_avals])
+  # Typed PRNG keys (pytree nodes over their key data) are one struct of their key dtype.
+  is_key = lambda x: isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType)
+  return tree_map(lambda x: ShapeDtypeStruct(x.shape, x.dtype) if is_key(x) else x, out,
+                  is_leaf=is_key)
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -191,4 +195,21 @@ def block_until_ready(x):
 
 
 def typeof(x):
+  """The abstract value (type) of `x`: shape, dtype and weak type; typed PRNG keys have their
+  extended dtype (`key<fry>[]`)."""
+  dt = getattr(x, "dtype", None)
+  if isinstance(dt, dtypes.ExtendedDType) and not isinstance(x, core.Tracer):
+    return core.ShapedArray(x.shape, dt)
   return core.get_aval(x)
+
+
+def named_call(fun, *, name=None):
+  """`fun` with its computations named `name` (default: `fun.__name__`). arrax keeps no name
+  stacks in its programs, so the result computes and stages exactly what `fun` does."""
+  if name is None:
+    name = fun.__name__
+
+  @functools.wraps(fun)
+  def named(*args, **kwargs):
+    return fun(*args, **kwargs)
+  return named

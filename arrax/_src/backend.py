@@ -128,3 +128,29 @@ config._listeners.append(_reset_default_device)
 def device_sharding(device):
   """A replicated single-device sharding. GSPMDSharding needs no Python hooks on jaxlib classes."""
   return _jax.GSPMDSharding(xc.DeviceList((device,)), xc.HloSharding.replicate())
+
+
+# ---- jax.extend.backend / jax._src.xla_bridge names --------------------------------------------
+Device = _jax.Device
+
+
+def get_backend(platform=None):
+  """The XLA client of `platform` (the default backend if None)."""
+  return get_client(platform)
+
+
+def backends():
+  """The clients created so far, by platform name (the default one is created if none is)."""
+  if not _clients:
+    get_client()
+  return dict(_clients)
+
+
+def clear_backends():
+  """Forget the XLA clients (new ones are created on next use); caches must be cleared too."""
+  _clients.clear()
+  _default_device.clear()
+
+
+def get_default_device():
+  return default_device()

@@ -22,14 +22,24 @@ from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionErr
 
 
 # ---- abstract values -------------------------------------------------------------------------
-class ShapedArray:
+class AbstractValue:
+  """The base of abstract values (ShapedArray, AbstractToken), as `jax.core.AbstractValue`."""
+  __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype and whether its dtype is weak."""
   __slots__ = ("shape", "dtype", "weak_type", "_hash")
   array_abstraction_level = 1
+  # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a
+  # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
+  sharding = None
 
-  def __init__(self, shape, dtype, weak_type=False):
+  def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
+               memory_space=None):
+    del sharding, vma, memory_space   # JAX's keywords; arrax's avals hold none of them yet
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
     self._hash = None
 
@@ -64,7 +74,7 @@ class ShapedArray:
     return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
 
 
-class AbstractToken:
+class AbstractToken(AbstractValue):
   """The abstract value of an XLA token (which orders side effects): printed `Tok`. At run
   time a token is a `Token` holding an empty boolean buffer."""
   __slots__ = ()
@@ -225,6 +235,15 @@ class Primitive:
 
   def def_const_fold(self, fn):
     return self._def("const_fold", fn)
+
+  def def_effectful_abstract_eval(self, fn):
+    """JAX's form `fn(*avals, **params) -> (avals, effects)`; arrax tracks no effect sets, so
+    only the avals are kept."""
+    self._def("abstract_eval", lambda *avals, **params: fn(*avals, **params)[0])
+    return fn
+
+  def get_bind_params(self, params):
+    return [], params
 
 
 def _no_eager_impl(prim, args, params):
@@ -663,3 +682,119 @@ def memo(objs, key, build):
     per = _memo_cache[first] = {}
   per[full_key] = (tuple(_ref(o) for o in rest), result)
   return result
+
+
+# ---- names of JAX's core API (jax.core, jax.extend.core) ---------------------------------------
+Atom = Var | Literal
+Value = Any
+ParamDict = dict
+
+
+@contextlib.contextmanager
+def eval_context():
+  """Run the block with the eager trace current."""
+  with set_current_trace(eval_trace):
+    yield
+
+
+def max_dim(d1, d2):
+  """max(d1, d2) for dimension sizes."""
+  return max(d1, d2)
+
+
+def min_dim(d1, d2):
+  """min(d1, d2) for dimension sizes."""
+  return min(d1, d2)
+
+
+def find_top_trace(xs):
+  """The trace operations on `xs` would be interpreted by (the current trace, as in JAX)."""
+  del xs
+  return trace_ctx.trace
+
+
+class OpaqueTraceState:
+  """Identifies the current trace; equal when taken under the same trace."""
+  __slots__ = ("_trace_ref",)
+
+  def __init__(self, trace):
+    self._trace_ref = weakref.ref(trace)
+
+  def __eq__(self, other):
+    return isinstance(other, OpaqueTraceState) and self._trace_ref() is other._trace_ref()
+
+  def __hash__(self):
+    return id(self._trace_ref())
+
+
+def get_opaque_trace_state(convention=None):
+  del convention
+  return OpaqueTraceState(trace_ctx.trace)
+
+
+@contextlib.contextmanager
+def take_current_trace():
+  """Yield the current trace with the eager trace current inside the block."""
+  prev = trace_ctx.trace
+  trace_ctx.trace = eval_trace
+  try:
+    yield prev
+  finally:
+    trace_ctx.trace = prev
+
+
+def mapped_aval(size, axis, aval):
+  """The aval of one slice of `aval` along `axis` (None: unmapped)."""
+  if axis is None:
+    return aval
+  if aval.shape[axis] != size:
+    raise ValueError(f"mapped_aval: axis {axis} of {aval} is not of size {size}")
+  return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1:])
+
+
+def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
+  """`aval` with a new axis of length `size` at `axis` (None: unchanged)."""
+  del explicit_mesh_axis
+  if axis is None:
+    return aval
+  return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
+
+
+def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=None, ctx=None):
+  del effects, ctx
+  return JaxprEqn(invars, outvars, primitive, params, source_info)
+
+
+def jaxprs_in_params(params):
+  """The jaxprs (open) held by an equation's params."""
+  out = []
+  for v in params.values():
+    vs = v if isinstance(v, (tuple, list)) else (v,)
+    for x in vs:
+      if isinstance(x, ClosedJaxpr):
+        out.append(x.jaxpr)
+      elif isinstance(x, Jaxpr):
+        out.append(x)
+  return out
+
+
+def subjaxprs(jaxpr):
+  """The jaxprs held by the params of `jaxpr`'s equations."""
+  for eqn in jaxpr.eqns:
+    yield from jaxprs_in_params(eqn.params)
+
+
+def primal_dtype_to_tangent_dtype(primal_dtype):
+  """float0 for integer and boolean primals, the dtype itself for inexact ones."""
+  return primal_dtype if dtypes.issubdtype(primal_dtype, np.inexact) else dtypes.float0
+
+
+def concrete_or_error(force, val, context=""):
+  """`force(val)` for a concrete value; ConcretizationTypeError for a tracer."""
+  if isinstance(val, Tracer):
+    raise ConcretizationTypeError(val, context)
+  return val if force is None else force(val)
+
+
+def unsafe_am_i_under_a_jit_DO_NOT_USE():
+  return type(trace_ctx.trace).__name__ == "JaxprTrace"

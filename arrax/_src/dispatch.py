@@ -9,7 +9,7 @@ import time
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, compilation_cache, core, mlir
+from arrax._src import backend, compilation_cache, compiler, core, mlir
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import check_transfer, config, x64_enabled
 
@@ -73,11 +73,8 @@ def compile_module(lowered, device, name=""):
       except Exception as e:  # noqa: BLE001  (a stale or damaged entry: compile instead)
         logger.warning("arrax: could not load %s from the compilation cache: %s", name, e)
   start = time.perf_counter()
-  if lowered.host_callbacks:
-    loaded = client.compile_and_load(lowered.module, devices, options,
-                                     host_callbacks=list(lowered.host_callbacks))
-  else:
-    loaded = client.compile_and_load(lowered.module, devices, options)
+  loaded = compiler.backend_compile_and_load(client, lowered.module, devices, options,
+                                             lowered.host_callbacks)
   elapsed = time.perf_counter() - start
   if config.jax_log_compiles:
     logger.warning("Finished XLA compilation of %s in %.3f sec", name, elapsed)
@@ -213,3 +210,8 @@ def check_special(name, outs):
   kind = special_value(outs)
   if kind is not None:
     raise FloatingPointError(f"invalid value ({kind}) encountered in {name}")
+
+
+def wait_for_tokens():
+  """Wait for pending side effects (`jax._src.dispatch.wait_for_tokens`): arrax runs effects in
+  program order, so there is nothing to wait for."""

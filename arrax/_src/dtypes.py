@@ -1,4 +1,5 @@
 """Dtypes: canonicalization under jax_enable_x64, weak types, and JAX's promotion lattice."""
+import abc
 import functools
 import warnings
 
@@ -118,11 +119,61 @@ _abstract = {np.generic, np.number, np.inexact, np.floating, np.integer,
              np.signedinteger, np.unsignedinteger, np.complexfloating, np.bool_}
 
 
+# ---- extended dtypes (typed PRNG keys) -----------------------------------------------------------
+class extended(np.generic):
+  """The scalar class of extended dtypes (never instantiated): `issubdtype(key.dtype,
+  extended)` holds for typed PRNG keys."""
+
+
+class prng_key(extended):
+  """The scalar class of PRNG key dtypes (never instantiated), for `issubdtype`."""
+
+
+extended.__module__ = prng_key.__module__ = "jax.dtypes"
+
+
+class ExtendedDType(abc.ABC):
+  """The base of extended dtypes (such as `key<fry>`): `.type` is their scalar class."""
+  __slots__ = ()
+
+  @property
+  @abc.abstractmethod
+  def type(self) -> type: ...
+
+  _rules = None
+
+
+class TypePromotionError(ValueError):
+  """Raised when dtypes cannot be promoted together (under strict promotion)."""
+
+
+DType = np.dtype
+
+
+def supports_inf(dtype) -> bool:
+  """Whether `dtype` has infinities (not the finite-only float8 types, not integers)."""
+  typ = np.dtype(dtype).type
+  if typ in {ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
+             ml_dtypes.float8_e5m2fnuz}:
+    return False
+  return issubdtype(dtype, np.inexact)
+
+
+def _is_dtype_class(x):
+  return isinstance(x, type) and issubclass(x, np.generic)
+
+
 def issubdtype(a, b):
   """np.issubdtype that also knows bfloat16, float4/6/8 and 1/2/4-bit integer (ml_dtypes)
-  types."""
+  types and extended dtypes (typed PRNG keys)."""
   if a is None:
     return False
+  if isinstance(a, ExtendedDType) or isinstance(b, ExtendedDType):
+    if isinstance(a, ExtendedDType) and _is_dtype_class(b):
+      return issubclass(a.type, b)
+    return a == b
+  if _is_dtype_class(b) and issubclass(b, extended):
+    return _is_dtype_class(a) and issubclass(a, b)
   a = np.dtype(a)
   if a in _all_custom_float_dtypes or a in _intn_dtypes:
     if b in _abstract:
@@ -308,6 +359,8 @@ def to_inexact_dtype(dtype):
 
 def short_dtype_name(dtype):
   """`f32`, `i32`, `bool`, `bf16`, ... as jaxprs print them."""
+  if isinstance(dtype, ExtendedDType):
+    return dtype.name
   dtype = np.dtype(dtype)
   if dtype == float0:
     return "float0"

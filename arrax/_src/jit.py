@@ -20,10 +20,10 @@ import numpy as np
 from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
-from arrax._src.array import Array
+from arrax._src.array import Array, device_put_value
 from arrax._src.config import config, trace_state, trace_state_change
-from arrax._src.tracing import closed_with_host_consts, trace_to_jaxpr
-from arrax._src.tree_util import registry as _registry, tree_flatten, tree_unflatten
+from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
+from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.api import ShapeDtypeStruct, eval_shape
 from arrax._src.tree_util import keystr, tree_flatten_with_path
 
@@ -547,6 +547,13 @@ def _shared_caches(fun, options):
   return caches
 
 
+def _user_literal(lit):
+  staged = stage_literal(lit)
+  if type(staged) is core.Literal:
+    return device_put_value(lit.val, None, dtype=lit.aval.dtype, weak_type=lit.aval.weak_type)
+  return staged
+
+
 class JitWrapped(Wrapped):
   """A function compiled with XLA on first call for each new input signature."""
 
@@ -680,7 +687,12 @@ class JitWrapped(Wrapped):
 
   def _call_traced(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree):
     if self._inline:
-      return self._fun(*args, **kwargs)
+      out = self._fun(*args, **kwargs)
+      # A rank-0 constant result (jnp.isfinite of an integer, say) reaches the caller as a
+      # value of the trace (or an Array), never as a bare jaxpr Literal, as in JAX.
+      if type(out) is core.Literal:
+        return _user_literal(out)
+      return out
     # Under another trace: stage one `jit` equation.
     avals = tuple(_arg_aval(x) for x in leaves)
     closed, outer, out_tree, _ = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree,
@@ -856,6 +868,11 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
     >>> f(jnp.arange(3))
     Array([0, 2, 4], dtype=int32)
   """
+  # Shardings that are pytrees of None (flax.nnx passes them) ask for nothing.
+  if in_shardings is not _UNSPECIFIED and not tree_leaves(in_shardings):
+    in_shardings = _UNSPECIFIED
+  if out_shardings is not _UNSPECIFIED and not tree_leaves(out_shardings):
+    out_shardings = _UNSPECIFIED
   if in_shardings is not _UNSPECIFIED or out_shardings is not _UNSPECIFIED:
     if (_sharded_jit.cls is None or static_argnums is not None or static_argnames is not None
         or donate_argnums is not None or donate_argnames is not None or device is not None

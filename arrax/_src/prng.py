@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from arrax._src import array, core
+from arrax._src import array, core, dtypes
 from arrax._src.array import Array
 from arrax._src.config import config
 from arrax._src.jit import jit
@@ -261,9 +261,10 @@ def random_bits(data, bit_width, shape):
 
 
 # ---- typed key arrays ----------------------------------------------------------------------
-class KeyTy:
+class KeyTy(dtypes.ExtendedDType):
   """The dtype of typed PRNG key arrays; threefry2x32 keys print as `key<fry>`."""
   __slots__ = ()
+  type = dtypes.prng_key
   name = "key<fry>"
   itemsize = 8
   kind = "V"

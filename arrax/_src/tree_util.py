@@ -372,6 +372,17 @@ def tree_broadcast(prefix_tree: Any, full_tree: Any,
 # Registration
 # ---------------------------------------------------------------------------
 
+# The node types registered from Python, with their flatten/unflatten functions, as JAX keeps
+# them in `jax._src.tree_util._registry` (libraries test membership: flax.nnx does).
+_RegistryEntry = collections.namedtuple("_RegistryEntry", ["to_iter", "from_iter"])
+_registry = {
+    tuple: _RegistryEntry(lambda xs: (xs, None), lambda _, xs: tuple(xs)),
+    list: _RegistryEntry(lambda xs: (xs, None), lambda _, xs: list(xs)),
+    dict: _RegistryEntry(lambda d: (tuple(d[k] for k in sorted(d)), tuple(sorted(d))),
+                         lambda keys, xs: dict(zip(keys, xs))),
+    type(None): _RegistryEntry(lambda z: ((), None), lambda _, xs: None),
+}
+
 def register_pytree_node(nodetype: type, flatten_func: Callable,
                          unflatten_func: Callable,
                          flatten_with_keys_func: Callable | None = None
@@ -385,6 +396,7 @@ def register_pytree_node(nodetype: type, flatten_func: Callable,
   """
   registry.register_node(nodetype, flatten_func, unflatten_func,
                          flatten_with_keys_func)
+  _registry[nodetype] = _RegistryEntry(flatten_func, unflatten_func)
 
 
 def register_pytree_node_class(cls: Typ) -> Typ:
@@ -461,6 +473,14 @@ def register_dataclass(nodetype: Typ, data_fields: Sequence[str] | None = None,
 
   registry.register_dataclass_node(nodetype, list(data_fields),
                                    list(meta_fields))
+
+  def flatten_func(x):
+    return (tuple(getattr(x, n) for n in data_fields),
+            tuple(getattr(x, n) for n in meta_fields))
+
+  def unflatten_func(meta, data):
+    return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, data)))
+  _registry[nodetype] = _RegistryEntry(flatten_func, unflatten_func)
   return nodetype
 
 

@@ -469,9 +469,17 @@ def can_cast(from_, to, casting="safe"):
 
 
 def iscomplexobj(x):
-  if x is None:
+  """Whether `x` has a complex type: its `.dtype` is looked up first, so scalar-type objects
+  (`jnp.complex64`) and dtypes' holders work as well as arrays and scalars."""
+  if isinstance(x, (complex, np.complexfloating)):
+    return True
+  if x is None or isinstance(x, (bool, int, float, str, np.generic)):
     return False
-  return core.get_aval(_asarray(x) if isinstance(x, (list, tuple)) else x).dtype.kind == "c"
+  try:
+    typ = x.dtype.type
+  except AttributeError:
+    typ = _asarray(x).dtype.type
+  return dtypes.issubdtype(typ, np.complexfloating)
 
 
 def isrealobj(x):

@@ -1,0 +1,23 @@
+"""`jax.interpreters.batching` compatibility over arrax's batching module.
+
+JAX's tables map onto arrax's slots: `primitive_batchers[p] = rule(args, dims, **params)` is the
+`batch` slot (called only when something is batched); `fancy_primitive_batchers[p] =
+rule(axis_data, args, dims, **params)` is `batch_axis`; `axis_primitive_batchers[p] =
+rule(axis_size, axis_name, trace_type, args, dims, **params)` (an older form) too."""
+from arrax._src import batching as _batching
+from arrax._src.batching import (AxisData, BatchTrace, BatchTracer, bdim_at_front,  # noqa: F401
+                                 broadcast, defbroadcasting, defvectorized, matchaxis, moveaxis,
+                                 not_mapped)
+from arrax._src.interpreters.registry import RuleTable
+
+
+def _axis_rule(prim, rule):
+  def batch_axis(axis_data, args, dims, **params):
+    return rule(axis_data.size, axis_data.name, None, args, dims, **params)
+  return batch_axis
+
+
+primitive_batchers = RuleTable("batch")
+fancy_primitive_batchers = RuleTable("batch_axis")
+axis_primitive_batchers = RuleTable("batch_axis", _axis_rule)
+batch_jaxpr = _batching.batch_jaxpr

@@ -1,0 +1,2 @@
+"""arrax.experimental.layout (`jax.experimental.layout`)."""
+from arrax._src.layout import Format as Format, Layout as Layout

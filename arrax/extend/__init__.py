@@ -1,0 +1,4 @@
+"""arrax.extend (`jax.extend`): interfaces for libraries that extend the system (their own
+primitives, jaxpr manipulation, backends)."""
+from arrax.extend import backend as backend, core as core, linear_util as linear_util
+from arrax.extend import source_info_util as source_info_util

@@ -1,0 +1,1 @@
+"""arrax.lib (`jax.lib`): JAX exposes nothing public here; the module exists for imports."""
