@@ -320,3 +320,16 @@ def test_array_methods_named_like_tracer_fields_work_under_jit():
   x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
   assert_same(arrax.jit(lambda x: x.var(axis=0) + x.std())(x),
               jax.jit(lambda x: x.var(axis=0) + x.std())(x))
+
+
+def test_donation_warns_at_first_compile_not_at_definition():
+  import warnings
+  with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    f = arrax.jit(lambda x: x + 1, donate_argnums=0)
+    g = arrax.jit(lambda x: x + 1, donate_argnums=())
+    assert not w   # libraries decorate at import time (equinox): nothing to say yet
+    np.testing.assert_array_equal(f(np.ones(2, np.float32)), np.full(2, 2, np.float32))
+    g(np.ones(2, np.float32))
+    f(np.ones(3, np.float32))
+  assert [str(x.message).startswith("Some donated buffers were not usable") for x in w] == [True]

@@ -266,4 +266,5 @@ def test_jit_rejects_unknown_keyword():
   with pytest.raises(TypeError, match="static_argnum"):
     arrax.jit(lambda x: x, static_argnum=0)
   with pytest.raises(NotImplementedError, match="in_shardings"):
-    arrax.jit(lambda x: x, in_shardings=None, static_argnums=0)
+    arrax.jit(lambda x: x, static_argnums=0,
+              in_shardings=arrax.sharding.SingleDeviceSharding(arrax.devices()[0]))

@@ -556,6 +556,7 @@ def _user_literal(lit):
 
 class JitWrapped(Wrapped):
   """A function compiled with XLA on first call for each new input signature."""
+  _donation_pending = False   # donate_argnums given: warn (once) that they are not used
 
   def __init__(self, fun, static_argnums=None, static_argnames=None, keep_unused=False,
                inline=False, device=None, backend=None):
@@ -725,6 +726,11 @@ class JitWrapped(Wrapped):
     return closed, out_tree, names
 
   def _compile(self, key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device):
+    if self._donation_pending:
+      self._donation_pending = False
+      warnings.warn("Some donated buffers were not usable: arrax does not implement buffer "
+                    "donation yet, so donate_argnums/donate_argnames only cost memory, never "
+                    "correctness.", stacklevel=4)
     if config.jax_log_compiles or config.jax_explain_cache_misses:
       self._explain_miss(key)
     start = time.perf_counter()
@@ -861,7 +867,7 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
   JAX's signature; an unknown keyword is a TypeError. in_shardings/out_shardings (pytree
   prefixes of NamedShardings) partition the program over their mesh (`_src/spmd.py`);
   compiler options are not supported yet (NotImplementedError); donated buffers are not
-  reused (a warning says so).
+  reused (a warning at the first compilation says so).
 
   Example:
     >>> f = jit(lambda x: x * 2)
@@ -886,12 +892,13 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
                             JitWrapped(fun, None, None, keep_unused, inline, None, None))
   if compiler_options:
     raise NotImplementedError("jit: compiler_options are not supported by arrax yet.")
-  if donate_argnums is not None or donate_argnames is not None:
-    warnings.warn("Some donated buffers were not usable: arrax does not implement buffer "
-                  "donation yet, so donate_argnums/donate_argnames only cost memory, never "
-                  "correctness.", stacklevel=2)
   if fun is None:
     return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                          keep_unused=keep_unused, device=device, backend=backend, inline=inline)
   # keep_unused: arrax never prunes a jitted function's inputs, so every value is honoured.
-  return JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend)
+  wrapped = JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend)
+  if any(d is not None and d not in ((), []) for d in (donate_argnums, donate_argnames)):
+    # warned at the first compilation
+    wrapped._donation_pending = True
+  return wrapped
