@@ -242,7 +242,7 @@ def test_generic_reduce_window_has_no_vjp():
   with pytest.raises(Exception) as err:
     jax.grad(lambda x: window_fn(jax, "2d_same", "prod")(x).sum())(x)
   assert err.type is ValueError
-  with pytest.raises(NotImplementedError, match="reduce_window"):
+  with pytest.raises(ValueError, match="Linearization failed"):   # JAX's class and message
     arrax.grad(lambda x: window_fn(arrax, "2d_same", "prod")(x).sum())(x)
 
 
