@@ -355,3 +355,11 @@ def test_x64(x64):
       _jaxpr_case("trace", a, offset=1),
       _jaxpr_case("diagonal", a, offset=1),
   ])
+
+
+@pytest.mark.parametrize("name", ["eigvals", "eig", "eigh", "svd", "cholesky", "inv", "qr"])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_failed_decomposition_fills_like_jax(name, dtype):
+  # A NaN input makes LAPACK fail; results are NaN (nan+nanj for complex), as in JAX.
+  a = np.array([[np.nan, 1.0], [1.0, 3.0]], dtype)
+  check(*_fns(name), a)

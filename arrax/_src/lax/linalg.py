@@ -125,10 +125,11 @@ def _info_ok(info, batch_dims, direction="EQ"):
 
 
 def _nan_unless(ok, x, aval):
-  """x where `ok` (one flag per batch element), NaN elsewhere."""
+  """x where `ok` (one flag per batch element), NaN elsewhere (nan+nanj for complex, as JAX)."""
   flags_t = ir.RankedTensorType.get(aval.shape, ir.IntegerType.get_signless(1))
   flags = hlo.broadcast_in_dim(flags_t, ok, mlir.dense_i64(range(len(ok.type.shape))))
-  return hlo.select(flags, x, mlir.full_like_aval(np.nan, aval))
+  nan = complex(np.nan, np.nan) if np.dtype(aval.dtype).kind == "c" else np.nan
+  return hlo.select(flags, x, mlir.full_like_aval(nan, aval))
 
 
 def _lower_fun(ctx, fun, avals_in, args):
