@@ -1,0 +1,2 @@
+"""arrax.scipy.fft: discrete cosine transforms, as jax.scipy.fft."""
+from arrax._src.scipy.fft import dct as dct, dctn as dctn, idct as idct, idctn as idctn  # noqa: F401
