@@ -1,0 +1,235 @@
+"""More of jax.scipy.special: Bessel functions, zeta, loggamma, poch, bernoulli, betainc.
+
+The modified Bessel functions are lax's exponentially scaled ones times exp|x|; `bessel_jn` is
+Miller's backward recurrence (normalized by the Neumann sum); the Hurwitz zeta is lax.zeta with
+a JVP from its Euler-Maclaurin expansion (as JAX); complex `loggamma` is Lanczos' approximation
+(g = 7, nine terms) after shifting the argument right of Re z = 1/2.
+"""
+from __future__ import annotations
+
+import operator
+from fractions import Fraction
+from functools import partial
+
+import numpy as np
+
+from arrax._src import core, dtypes
+from arrax._src.ad_api import jvp
+from arrax._src.batching import vmap
+from arrax._src.custom_derivatives import custom_jvp
+from arrax._src.errors import ConcretizationTypeError
+from arrax._src.jit import jit
+from arrax._src.lax import elementwise as lax
+from arrax._src.lax import shape_ops
+from arrax._src.lax import special as lax_special
+from arrax._src.lax.control_flow import conditionals, loops
+from arrax._src.lax.control_flow.while_loop import while_loop
+from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
+from arrax._src.numpy.util import promote_dtypes_inexact
+from arrax._src.scipy.special import digamma, gamma, promote_args_inexact
+
+
+def _static_index(x, what):
+  if isinstance(x, core.Tracer):
+    raise ConcretizationTypeError(x, f"The problem arose with the {what}.\n")
+  return operator.index(x)
+
+
+# ---- modified Bessel functions of orders 0 and 1 -----------------------------------------------
+def i0e(x):
+  """exp(-|x|) I0(x), the exponentially scaled modified Bessel function of order 0."""
+  x, = promote_args_inexact("i0e", x)
+  return lax_special.bessel_i0e(x)
+
+
+def i0(x):
+  """The modified Bessel function of the first kind of order 0."""
+  x, = promote_args_inexact("i0", x)
+  return lax.mul(lax.exp(lax.abs(x)), lax_special.bessel_i0e(x))
+
+
+def i1e(x):
+  """exp(-|x|) I1(x), the exponentially scaled modified Bessel function of order 1."""
+  x, = promote_args_inexact("i1e", x)
+  return lax_special.bessel_i1e(x)
+
+
+def i1(x):
+  """The modified Bessel function of the first kind of order 1."""
+  x, = promote_args_inexact("i1", x)
+  return lax.mul(lax.exp(lax.abs(x)), lax_special.bessel_i1e(x))
+
+
+# ---- Bessel functions of the first kind, orders 0..v ---------------------------------------------
+def _jn_one(z, *, v, n_iter):
+  """J_0(z) .. J_v(z) for scalar z by downward recurrence from order n_iter + 1."""
+  zero = lax._const(z, 0.0)
+
+  def step(carry, k):
+    f0, f1, total = carry
+    f = 2.0 * (k + 1.0) * f1 / z - f0
+    total = conditionals.cond(ufuncs.mod(k, 2) == 0, lambda t, f: t + 2.0 * f,
+                              lambda t, f: t, total, f)
+    return (f1, f, total), f
+
+  (_, _, total), vals = loops.scan(step, (zero, lax._const(z, 1e-16), zero),
+                                   shape_ops.iota(core.get_aval(z).dtype, n_iter + 1),
+                                   reverse=True)
+  # vals[0] is J_0 up to scale; the Neumann sum J_0 + 2 (J_2 + J_4 + ...) = 1 normalizes.
+  return vals[:v + 1] / (total - vals[0])
+
+
+@jit(static_argnames=["v", "n_iter"])
+def bessel_jn(z, *, v, n_iter=50):
+  """Bessel functions of the first kind J_0(z) .. J_v(z), stacked on a new leading axis."""
+  z = creation.asarray(z)
+  z, = promote_dtypes_inexact(z)
+  # As JAX: only complex128 is caught here (np.issubdtype(complex64, complex) is False);
+  # complex64 fails later, in the recurrence's `mod`.
+  if np.issubdtype(z.dtype, complex):
+    raise ValueError("complex input not supported.")
+  v = _static_index(v, "Argument v of bessel_jn.")
+  n_iter = int(n_iter)
+  fn = partial(_jn_one, v=v, n_iter=n_iter)
+  for _ in range(z.ndim):
+    fn = vmap(fn)
+  return lax_numpy.moveaxis(fn(z), -1, 0)
+
+
+# ---- Hurwitz zeta --------------------------------------------------------------------------------
+def _bernoulli_numbers(n):
+  """B_0 .. B_n as Fractions (Akiyama-Tanigawa), with B_1 = +1/2."""
+  out, row = [], []
+  for m in range(n + 1):
+    row.append(Fraction(1, m + 1))
+    for j in range(m, 0, -1):
+      row[j - 1] = j * (row[j - 1] - row[j])
+    out.append(row[0])
+  return out
+
+
+# (2k)! / B_2k for k = 1 .. 16: the denominators of the Euler-Maclaurin correction terms.
+_B = _bernoulli_numbers(32)
+_EM_DENOMS = [float(Fraction(int(np.prod(np.arange(1, 2 * k + 1, dtype=object))), 1) / _B[2 * k])
+              for k in range(1, 17)]
+
+
+def _zeta_series(x, q):
+  """The Euler-Maclaurin expansion of the Hurwitz zeta (its derivatives give zeta's JVP)."""
+  s, a = promote_args_inexact("zeta", x, q)
+  typ = a.dtype.type
+  n = m = typ(8) if a.dtype == np.float32 else typ(16)
+  s_, a_ = lax_numpy.expand_dims(s, -1), lax_numpy.expand_dims(a, -1)
+  k = lax_numpy.expand_dims(np.arange(n, dtype=n.dtype), tuple(range(a.ndim)))
+  head = reductions.sum((a_ + k) ** -s_, -1)
+  tail_integral = lax.div((a + n) ** (typ(1) - s), s - typ(1))
+  t0 = (a + n) ** -s
+  j = lax_numpy.expand_dims(np.arange(2 * m, dtype=m.dtype), tuple(range(s.ndim)))
+  t1 = reductions.cumprod((s_ + j) / (a_ + n), -1)[..., ::2]
+  t1 = lax_numpy.clip(t1, max=dtypes.finfo(typ).max)
+  denoms = np.expand_dims(np.array(_EM_DENOMS[:t1.shape[-1]], dtype=typ), tuple(range(a.ndim)))
+  return head + tail_integral + t0 * (typ(0.5) + (t1 / denoms).sum(-1))
+
+
+@custom_jvp
+def zeta(x, q=None):
+  """The Hurwitz zeta function sum_{n >= 0} (n + q) ** -x (q is required)."""
+  if q is None:
+    raise NotImplementedError("Riemann zeta function not implemented; pass q != None to "
+                              "compute the Hurwitz Zeta function.")
+  x, q = promote_args_inexact("zeta", x, q)
+  return lax_special.zeta(x, q)
+
+
+zeta.defjvp(partial(jvp, _zeta_series))
+
+
+# ---- loggamma, poch, bernoulli, betainc ------------------------------------------------------
+_LANCZOS_G = 7.0
+_LANCZOS = np.array([0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+                     771.32342877765313, -176.61502916214059, 12.507343278686905,
+                     -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7])
+
+
+def _lanczos_loggamma(z):
+  """log Gamma(z) for complex z, reflecting Re z < 1/2 through Euler's formula."""
+  reflect = ufuncs.real(z) < 0.5
+  w = lax_numpy.where(reflect, 1.0 - z, z) - 1.0
+  coeffs = creation.asarray(_LANCZOS, dtype=z.dtype)
+  ks = lax_numpy.expand_dims(creation.arange(1, 9, dtype=z.dtype), tuple(range(w.ndim)))
+  ag = coeffs[0] + reductions.sum(
+      lax_numpy.expand_dims(coeffs[1:], tuple(range(w.ndim)))
+      / (lax_numpy.expand_dims(w, (w.ndim,)) + ks), axis=-1)
+  t = w + _LANCZOS_G + 0.5
+  lg = (creation.asarray(0.5 * np.log(2.0 * np.pi), dtype=z.dtype) + (w + 0.5) * ufuncs.log(t)
+        - t + ufuncs.log(ag))
+  z_safe = lax_numpy.where(reflect, z, creation.full_like(z, 0.5))
+  reflected = (ufuncs.log(creation.asarray(np.pi, dtype=z.dtype))
+               - ufuncs.log(ufuncs.sin(np.pi * z_safe)) - lg)
+  return lax_numpy.where(reflect, reflected, lg)
+
+
+@jit
+def _complex_loggamma(z):
+  """SciPy's principal branch: shift z right by n, subtract the logs of z .. z + n - 1."""
+  bad = ufuncs.isnan(z) | ((ufuncs.imag(z) == 0) & (ufuncs.real(z) == ufuncs.floor(ufuncs.real(z)))
+                           & (ufuncs.real(z) <= 0))
+  z_safe = lax_numpy.where(bad, creation.ones_like(z), z)
+  n = ufuncs.maximum(0, ufuncs.ceil(0.5 - ufuncs.real(z_safe)).astype(int))
+
+  def body(state):
+    k, acc = state
+    mask = k < n
+    zk = lax_numpy.where(mask, z_safe + k, creation.ones_like(z_safe))
+    return k + 1, acc + lax_numpy.where(mask, ufuncs.log(zk), creation.zeros_like(acc))
+
+  _, logs = while_loop(lambda s: reductions.any(s[0] < n), body,
+                       (0, creation.zeros_like(z_safe)))
+  res = _lanczos_loggamma(z_safe + n) - logs
+  return lax_numpy.where(bad, creation.array(complex(np.nan, np.nan), dtype=z.dtype), res)
+
+
+def loggamma(x):
+  """The principal branch of log Gamma(x): nan for real x <= 0, complex x accepted."""
+  x, = promote_args_inexact("loggamma", x)
+  if dtypes.issubdtype(x.dtype, np.complexfloating):
+    return _complex_loggamma(x)
+  return lax_numpy.where(x > 0, lax.lgamma(x), np.nan)
+
+
+@custom_jvp
+def poch(z, m):
+  """The Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z) (1 where m == 0)."""
+  z, m = promote_args_inexact("poch", z, m)
+  if dtypes.issubdtype(z.dtype, np.complexfloating):
+    raise ValueError("jnp.poch does not support complex-valued inputs.")
+  return lax_numpy.where(m == 0., creation.array(1, dtype=z.dtype), gamma(z + m) / gamma(z))
+
+
+poch.defjvps(lambda z_dot, ans, z, m: (digamma(z + m) - digamma(z)) * poch(z, m) * z_dot,
+             lambda m_dot, ans, z, m: digamma(z + m) * poch(z, m) * m_dot)
+
+
+def bernoulli(n):
+  """The Bernoulli numbers B_0 .. B_n (B_1 = -1/2), in floating point."""
+  n = _static_index(n, "Argument n of bernoulli")
+  if n < 0:
+    raise ValueError("n must be a non-negative integer.")
+  first = creation.array([1, -1 / 2, 1 / 6])
+  if n < 3:
+    return first[:n + 1]
+  bn = creation.zeros(n + 1).at[:3].set(first)
+  # B_2k from zeta(2k): (-1)^(k+1) 2 (2k)! / (2 pi)^2k * zeta(2k), built as a running product.
+  m = creation.arange(4, n + 1, 2, dtype=bn.dtype)
+  scale = (1. / np.pi ** 2) * reductions.cumprod(-(m - 1) * m / 4 / np.pi ** 2)
+  k = creation.arange(2, 50, dtype=bn.dtype)
+  zeta_minus_1 = reductions.sum(k[:, None] ** -m[None, :], axis=0)
+  return bn.at[4::2].set(scale * (1 + zeta_minus_1))
+
+
+def betainc(a, b, x):
+  """The regularized incomplete beta function I_x(a, b)."""
+  a, b, x = promote_args_inexact("betainc", a, b, x)
+  if dtypes.issubdtype(x.dtype, np.complexfloating):
+    raise ValueError("betainc does not support complex-valued inputs.")
+  return lax_special.betainc(a, b, x)
