@@ -1,3 +1,5 @@
 """arrax.scipy.stats: probability distributions, as jax.scipy.stats."""
-from arrax.scipy.stats import (bernoulli, beta, cauchy, expon, gamma, laplace,  # noqa: F401
-                               logistic, multivariate_normal, norm, poisson, t, uniform)
+from arrax.scipy.stats import (bernoulli, beta, betabinom, binom, cauchy, chi2,  # noqa: F401
+                               dirichlet, expon, gamma, gennorm, geom, gumbel_l, gumbel_r,
+                               laplace, logistic, multinomial, multivariate_normal, nbinom, norm,
+                               pareto, poisson, t, uniform, vonmises, wrapcauchy)
