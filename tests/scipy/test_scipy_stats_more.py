@@ -120,3 +120,45 @@ def test_grads_jit_vmap():
               jax.jit(jst.betabinom.pmf)(K, 5., 2., 3.), tol=(1e-5, 1e-6))
   assert_same(arrax.vmap(ast.chi2.cdf, (None, 0))(x, x), jax.vmap(jst.chi2.cdf, (None, 0))(x, x),
               tol=(1e-5, 1e-6))
+
+
+@pytest.mark.parametrize("fn", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"])
+def test_truncnorm(fn):
+  x = np.float32([-np.inf, -3., -1., 0., 0.3, 1., 2.5, 4., np.inf, np.nan])
+  both("truncnorm", fn, x, -1., 2.)
+  both("truncnorm", fn, x, 0.5, 3., 0.2, 2.)
+  both("truncnorm", fn, x, np.float32([-5., 1., 2.])[:, None], 6.)
+  both("truncnorm", fn, x, 2., 1.)   # a >= b: nan
+
+
+SAMPLE = np.float32([[1, 2, 2, 3], [3, 3, 1, 1], [0, 5, 5, 5]])
+
+
+@pytest.mark.parametrize("kw", [{}, {"axis": 1}, {"axis": None}, {"keepdims": True},
+                                {"axis": -1, "keepdims": True}])
+def test_mode_sem(kw):
+  assert_same(ast.mode(SAMPLE, **kw), jst.mode(SAMPLE, **kw))
+  assert_same(ast.mode(SAMPLE.astype(np.int32), **kw), jst.mode(SAMPLE.astype(np.int32), **kw))
+  assert_same(ast.sem(SAMPLE, **kw), jst.sem(SAMPLE, **kw), tol=(1e-5, 1e-6))
+  assert_same(ast.sem(SAMPLE, ddof=0, nan_policy="omit", **kw),
+              jst.sem(SAMPLE, ddof=0, nan_policy="omit", **kw), tol=(1e-5, 1e-6))
+
+
+@pytest.mark.parametrize("method", ["average", "min", "max", "dense", "ordinal"])
+def test_rankdata(method):
+  assert_same(ast.rankdata(SAMPLE, method), jst.rankdata(SAMPLE, method))
+  assert_same(ast.rankdata(SAMPLE, method, axis=1), jst.rankdata(SAMPLE, method, axis=1))
+  assert_same(ast.rankdata(np.float32([1., np.nan]), method),
+              jst.rankdata(np.float32([1., np.nan]), method))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.mode(SAMPLE, nan_policy="omit"), lambda m: m.mode(SAMPLE, nan_policy="bad"),
+    lambda m: m.rankdata(SAMPLE, "bad"), lambda m: m.rankdata(SAMPLE, nan_policy="raise"),
+    lambda m: m.sem(SAMPLE, nan_policy="raise"),
+])
+def test_sample_statistics_errors(call):
+  with pytest.raises(Exception) as jerr:
+    call(jst)
+  with pytest.raises(type(jerr.value)):
+    call(ast)
