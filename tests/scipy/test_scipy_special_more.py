@@ -98,3 +98,39 @@ def test_errors(call):
     call(jsp)
   with pytest.raises(type(jerr.value)):
     call(asp)
+
+
+WIDE = np.float32([-30., -3., -1., -0., 0., 0.3, 1., 1.7, 2.5, 10., 30., 1e4, np.inf, np.nan])
+
+
+@pytest.mark.parametrize("name", ["spence", "erfcx"])
+def test_spence_erfcx(name):
+  both(name, WIDE, tol=(1e-4, 1e-6))
+  if name == "erfcx":
+    both(name, 2)
+    both(name, np.float16([0.5, 3.]), tol=(1e-2, 1e-3))
+
+
+def test_wofz_and_complex_erfcx():
+  re, im = np.meshgrid(np.float32([-8., -1., 0., 0.5, 3., 40.]),
+                       np.float32([-6., -0.5, 0., 0.2, 2., 30.]))
+  z = (re + 1j * im).astype(np.complex64)
+  both("wofz", z, tol=(1e-4, 1e-6))
+  both("erfcx", z, tol=(1e-4, 1e-6))
+  both("wofz", np.float32([0., 1.5]))
+  assert_same(arrax.grad(lambda t: asp.wofz(t).real)(0.7 + 0.2j),
+              jax.grad(lambda t: jsp.wofz(t).real)(0.7 + 0.2j), tol=(1e-4, 1e-6))
+
+
+def test_spence_erfcx_grads_and_errors(x64):
+  x = np.linspace(0.1, 5, 7)
+  both("spence", x, tol=(1e-10, 1e-12))
+  both("erfcx", x, tol=(1e-10, 1e-12))
+  for name in ("spence", "erfcx"):
+    assert_same(arrax.grad(getattr(asp, name))(0.7), jax.grad(getattr(jsp, name))(0.7),
+                tol=(1e-10, 1e-12))
+  for call in (lambda m: m.spence(np.int32(1)), lambda m: m.spence(np.complex64(1j))):
+    with pytest.raises(TypeError):
+      call(jsp)
+    with pytest.raises(TypeError):
+      call(asp)

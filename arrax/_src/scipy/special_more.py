@@ -20,11 +20,12 @@ from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
+from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import shape_ops
 from arrax._src.lax import special as lax_special
 from arrax._src.lax.control_flow import conditionals, loops
 from arrax._src.lax.control_flow.while_loop import while_loop
-from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import creation, lax_numpy, polynomial, reductions, searching, ufuncs
 from arrax._src.numpy.util import promote_dtypes_inexact
 from arrax._src.scipy.special import digamma, gamma, promote_args_inexact
 
@@ -233,3 +234,112 @@ def betainc(a, b, x):
   if dtypes.issubdtype(x.dtype, np.complexfloating):
     raise ValueError("betainc does not support complex-valued inputs.")
   return lax_special.betainc(a, b, x)
+
+
+# ---- spence (the dilogarithm) ------------------------------------------------------------------
+# Cephes' rational approximation of -w P(w) / Q(w) for the dilogarithm near 1.
+_SPENCE_P = [4.65128586073990045278E-5, 7.31589045238094711071E-3, 1.33847639578309018650E-1,
+             8.79691311754530315341E-1, 2.71149851196553469920E0, 4.25697156008121755724E0,
+             3.29771340985225106936E0, 1.00000000000000000126E0]
+_SPENCE_Q = [6.90990488912553276999E-4, 2.54043763932544379113E-2, 2.82974860602568089943E-1,
+             1.41172597751831069617E0, 3.63800533345137075418E0, 5.03278880143316990390E0,
+             3.54771340985225096217E0, 9.99999999999999998740E-1]
+
+
+def _spence_positive(x):
+  """Spence's function for x > 0 (x != 1), reduced to |w| < 1/2 by x -> 1/x and reflections."""
+  inverted = x > 2.0
+  x = lax_numpy.where(inverted, 1.0 / x, x)
+  big, small = x > 1.5, x < 0.5
+  inverted = inverted | big
+  w = lax_numpy.where(big, 1.0 / x - 1.0, lax_numpy.where(small, -x, x - 1.0))
+  y = -w * polynomial.polyval(creation.array(_SPENCE_P, dtype=w.dtype), w) / polynomial.polyval(
+      creation.array(_SPENCE_Q, dtype=w.dtype), w)
+  y = lax_numpy.where(small, np.pi ** 2 / 6.0 - ufuncs.log(x) * ufuncs.log(1.0 - x) - y, y)
+  return lax_numpy.where(inverted, -0.5 * ufuncs.log(x) ** 2 - y, y)
+
+
+def spence(x):
+  """Spence's function (SciPy's dilogarithm): the integral of log(t) / (1 - t) from 1 to x."""
+  x = creation.asarray(x)
+  if x.dtype not in (np.float32, np.float64):
+    raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported types.")
+  return searching.piecewise(x, [x < 0.0, x == 1.0, x == 0.0],
+                             [np.nan, 0, np.pi ** 2 / 6, _spence_positive])
+
+
+# ---- the Faddeeva function, erfcx -----------------------------------------------------------------
+def _weideman_coefficients(n=32):
+  """Weideman's (1994) expansion of the Faddeeva function in ((L + iz) / (L - iz))^k: the
+  coefficients from one FFT of exp(-t^2) (L^2 + t^2) sampled at t = L tan(theta / 2)."""
+  length = np.sqrt(n / np.sqrt(2.))
+  m = 2 * n
+  k = np.arange(-m + 1, m)
+  t = length * np.tan(k * np.pi / (2 * m))
+  f = np.concatenate([[0.], np.exp(-t ** 2) * (length ** 2 + t ** 2)])
+  a = np.real(np.fft.fft(np.fft.fftshift(f))) / (2 * m)
+  return length, a[1:n + 1][::-1]
+
+
+_WOFZ_L, _WOFZ_C = _weideman_coefficients()
+
+
+def _wofz_upper(z):
+  """w(z) for Im z >= 0."""
+  iz = lax.complex(lax.neg(lax.imag(z)), lax.real(z))
+  length = creation.asarray(_WOFZ_L + 0j, dtype=z.dtype)
+  denom = length - iz
+  p = polynomial.polyval(creation.asarray(_WOFZ_C, dtype=z.dtype), (length + iz) / denom)
+  return 2 * p / (denom * denom) + creation.asarray(1. / np.sqrt(np.pi) + 0j, z.dtype) / denom
+
+
+@custom_jvp
+def _wofz(z):
+  upper = lax.ge(lax.imag(z), lax._const(lax.real(z), 0.))
+  w = _wofz_upper(lax.select(upper, z, lax.neg(z)))
+  # w(-z) = 2 exp(-z^2) - w(z) gives the lower half plane.
+  return lax.select(upper, w, 2 * lax.exp(lax.neg(z * z)) - w)
+
+
+_wofz.defjvps(lambda g, ans, z: g * (lax.neg(2 * z * ans) + lax.complex(
+    lax._const(lax.real(z), 0.), lax._const(lax.real(z), 2. / np.sqrt(np.pi)))))
+
+
+def wofz(z):
+  """The Faddeeva function w(z) = exp(-z^2) erfc(-iz)."""
+  z, = promote_args_inexact("wofz", z)
+  return _wofz(z.astype(lax_linalg._complex_dtype(z.dtype)))
+
+
+def _erfcx_series(x, nterms):
+  """The asymptotic series of erfcx for large x."""
+  coeffs = [7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875, .75, -.5, 1.]
+  t = lax._const(x, 1.) / lax.square(x)
+  p = polynomial.polyval(np.array(coeffs[-nterms:], dtype=x.dtype), t)
+  return p / (x * lax._const(x, np.sqrt(np.pi)))
+
+
+def _erfcx_real(x, nterms):
+  large = x > lax._const(x, np.sqrt(np.log(dtypes.finfo(x.dtype).max)))
+  safe = lax.select(large, creation.full_like(x, 1.), x)
+  return lax.select(large, _erfcx_series(x, nterms), lax.exp(lax.square(safe)) * lax.erfc(safe))
+
+
+@custom_jvp
+def _erfcx(x):
+  if x.dtype == np.float64:
+    return _erfcx_real(x, 9)
+  if x.dtype == np.float32:
+    return _erfcx_real(x, 5)
+  return _erfcx_real(x.astype(np.float32), 5).astype(x.dtype)
+
+
+_erfcx.defjvps(lambda g, ans, x: g * (2 * x * ans - lax._const(x, 2. / np.sqrt(np.pi))))
+
+
+def erfcx(x):
+  """The scaled complementary error function exp(x^2) erfc(x) (complex x through wofz)."""
+  x, = promote_args_inexact("erfcx", x)
+  if dtypes.issubdtype(x.dtype, np.complexfloating):
+    return _wofz(lax.complex(lax.neg(lax.imag(x)), lax.real(x)))
+  return _erfcx(x)
