@@ -91,7 +91,7 @@ def test_jit_vmap():
 @pytest.mark.parametrize("call", [
     lambda m: m.zeta(2.), lambda m: m.bernoulli(-1), lambda m: m.poch(1j, 2.),
     lambda m: m.betainc(1., 2., 0.5j), lambda m: m.bessel_jn(1j, v=2),
-    lambda m: m.bessel_jn(1., v=1.5),
+    lambda m: m.bessel_jn(1., v=1.5), lambda m: m.dawsn(1j),
 ])
 def test_errors(call):
   with pytest.raises(Exception) as jerr:
@@ -103,10 +103,10 @@ def test_errors(call):
 WIDE = np.float32([-30., -3., -1., -0., 0., 0.3, 1., 1.7, 2.5, 10., 30., 1e4, np.inf, np.nan])
 
 
-@pytest.mark.parametrize("name", ["spence", "erfcx"])
+@pytest.mark.parametrize("name", ["spence", "erfcx", "dawsn"])
 def test_spence_erfcx(name):
   both(name, WIDE, tol=(1e-4, 1e-6))
-  if name == "erfcx":
+  if name != "spence":
     both(name, 2)
     both(name, np.float16([0.5, 3.]), tol=(1e-2, 1e-3))
 
@@ -126,7 +126,8 @@ def test_spence_erfcx_grads_and_errors(x64):
   x = np.linspace(0.1, 5, 7)
   both("spence", x, tol=(1e-10, 1e-12))
   both("erfcx", x, tol=(1e-10, 1e-12))
-  for name in ("spence", "erfcx"):
+  both("dawsn", np.linspace(-8, 8, 17), tol=(1e-10, 1e-12))
+  for name in ("spence", "erfcx", "dawsn"):
     assert_same(arrax.grad(getattr(asp, name))(0.7), jax.grad(getattr(jsp, name))(0.7),
                 tol=(1e-10, 1e-12))
   for call in (lambda m: m.spence(np.int32(1)), lambda m: m.spence(np.complex64(1j))):
