@@ -162,3 +162,12 @@ def test_sample_statistics_errors(call):
     call(jst)
   with pytest.raises(type(jerr.value)):
     call(ast)
+
+
+def test_poisson_entropy():
+  mu = np.float32([0., 0.1, 1., 5., 9.9, 10., 50., 99., 100., 1e4])
+  both("poisson", "entropy", mu, tol=(1e-5, 1e-6))
+  both("poisson", "entropy", mu[:4, None], np.float32([0., 2.]), tol=(1e-5, 1e-6))
+  both("poisson", "entropy", 3, tol=(1e-5, 1e-6))
+  assert_same(arrax.jit(ast.poisson.entropy)(mu), jax.jit(jst.poisson.entropy)(mu),
+              tol=(1e-5, 1e-6))
