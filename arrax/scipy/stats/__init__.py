@@ -5,3 +5,4 @@ from arrax.scipy.stats import (bernoulli, beta, betabinom, binom, cauchy, chi2, 
                                pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy)
 from arrax._src.scipy.stats._core import (  # noqa: F401
     mode as mode, rankdata as rankdata, sem as sem)
+from arrax._src.scipy.stats.kde import gaussian_kde as gaussian_kde  # noqa: F401
