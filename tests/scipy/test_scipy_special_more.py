@@ -135,3 +135,15 @@ def test_spence_erfcx_grads_and_errors(x64):
       call(jsp)
     with pytest.raises(TypeError):
       call(asp)
+
+
+def test_owens_t():
+  h, a = np.meshgrid(np.float32([-2., -0.5, 0., 0.3, 0.67, 1., 3., np.nan]),
+                     np.float32([-3., -1., 0., 0.5, 1., 1.5, 10., np.nan]))
+  both("owens_t", h, a, tol=(1e-5, 1e-7))
+  both("owens_t", 0.5, 2)
+  for argnum in (0, 1):
+    assert_same(arrax.grad(asp.owens_t, argnum)(0.5, 0.7), jax.grad(jsp.owens_t, argnum)(0.5, 0.7),
+                tol=(1e-5, 1e-7))
+  check_grads(asp.owens_t, (np.float32([0.3, 1.2]), np.float32([0.4, 2.])), order=1,
+              modes=("fwd", "rev"), atol=5e-2, rtol=5e-2)

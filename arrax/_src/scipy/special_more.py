@@ -30,6 +30,11 @@ from arrax._src.numpy.util import promote_dtypes_inexact
 from arrax._src.scipy.special import digamma, gamma, promote_args_inexact
 
 
+def _c(x, value):
+  """value as a host constant of x's dtype (as JAX's lax._const: not weakly typed)."""
+  return np.array(value, dtype=x.dtype)
+
+
 def _static_index(x, what):
   if isinstance(x, core.Tracer):
     raise ConcretizationTypeError(x, f"The problem arose with the {what}.\n")
@@ -64,7 +69,7 @@ def i1(x):
 # ---- Bessel functions of the first kind, orders 0..v ---------------------------------------------
 def _jn_one(z, *, v, n_iter):
   """J_0(z) .. J_v(z) for scalar z by downward recurrence from order n_iter + 1."""
-  zero = lax._const(z, 0.0)
+  zero = _c(z, 0.0)
 
   def step(carry, k):
     f0, f1, total = carry
@@ -73,7 +78,7 @@ def _jn_one(z, *, v, n_iter):
                               lambda t, f: t, total, f)
     return (f1, f, total), f
 
-  (_, _, total), vals = loops.scan(step, (zero, lax._const(z, 1e-16), zero),
+  (_, _, total), vals = loops.scan(step, (zero, _c(z, 1e-16), zero),
                                    shape_ops.iota(core.get_aval(z).dtype, n_iter + 1),
                                    reverse=True)
   # vals[0] is J_0 up to scale; the Neumann sum J_0 + 2 (J_2 + J_4 + ...) = 1 normalizes.
@@ -295,14 +300,14 @@ def _wofz_upper(z):
 
 @custom_jvp
 def _wofz(z):
-  upper = lax.ge(lax.imag(z), lax._const(lax.real(z), 0.))
+  upper = lax.ge(lax.imag(z), _c(lax.real(z), 0.))
   w = _wofz_upper(lax.select(upper, z, lax.neg(z)))
   # w(-z) = 2 exp(-z^2) - w(z) gives the lower half plane.
   return lax.select(upper, w, 2 * lax.exp(lax.neg(z * z)) - w)
 
 
 _wofz.defjvps(lambda g, ans, z: g * (lax.neg(2 * z * ans) + lax.complex(
-    lax._const(lax.real(z), 0.), lax._const(lax.real(z), 2. / np.sqrt(np.pi)))))
+    _c(lax.real(z), 0.), _c(lax.real(z), 2. / np.sqrt(np.pi)))))
 
 
 def wofz(z):
@@ -314,13 +319,13 @@ def wofz(z):
 def _erfcx_series(x, nterms):
   """The asymptotic series of erfcx for large x."""
   coeffs = [7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875, .75, -.5, 1.]
-  t = lax._const(x, 1.) / lax.square(x)
+  t = _c(x, 1.) / lax.square(x)
   p = polynomial.polyval(np.array(coeffs[-nterms:], dtype=x.dtype), t)
-  return p / (x * lax._const(x, np.sqrt(np.pi)))
+  return p / (x * _c(x, np.sqrt(np.pi)))
 
 
 def _erfcx_real(x, nterms):
-  large = x > lax._const(x, np.sqrt(np.log(dtypes.finfo(x.dtype).max)))
+  large = x > _c(x, np.sqrt(np.log(dtypes.finfo(x.dtype).max)))
   safe = lax.select(large, creation.full_like(x, 1.), x)
   return lax.select(large, _erfcx_series(x, nterms), lax.exp(lax.square(safe)) * lax.erfc(safe))
 
@@ -334,7 +339,7 @@ def _erfcx(x):
   return _erfcx_real(x.astype(np.float32), 5).astype(x.dtype)
 
 
-_erfcx.defjvps(lambda g, ans, x: g * (2 * x * ans - lax._const(x, 2. / np.sqrt(np.pi))))
+_erfcx.defjvps(lambda g, ans, x: g * (2 * x * ans - _c(x, 2. / np.sqrt(np.pi))))
 
 
 def erfcx(x):
@@ -376,19 +381,19 @@ def _dawsn_real(x):
   c = {k: np.array(v, dtype=x.dtype) for k, v in _DAWSN.items()}
   pv = polynomial.polyval
   ax = lax.abs(x)
-  t = lax._const(x, 1.) / lax.square(ax)
-  one = lax._const(x, 1.)
-  r1, r3 = ax < lax._const(x, 3.25), ax >= lax._const(x, 6.25)
+  t = _c(x, 1.) / lax.square(ax)
+  one = _c(x, 1.)
+  r1, r3 = ax < _c(x, 3.25), ax >= _c(x, 6.25)
   r2 = ~r1 & ~r3
   # Each range is evaluated at a harmless point outside it, so no nan reaches the gradient.
   a1 = lax.select(r1, ax, creation.full_like(ax, 1.))
   near = a1 * pv(c["an"], lax.square(a1)) / pv(c["ad"], lax.square(a1))
   a2 = lax.select(r2, ax, creation.full_like(ax, 1.))
   t2 = lax.select(r2, t, creation.full_like(t, 1.))
-  mid = (lax._const(x, 0.5) / a2) * (one + t2 * pv(c["bn"], t2) / pv(c["bd"], t2))
+  mid = (_c(x, 0.5) / a2) * (one + t2 * pv(c["bn"], t2) / pv(c["bd"], t2))
   a3 = lax.select(r3, ax, creation.full_like(ax, 1.))
   t3 = lax.select(r3, t, creation.full_like(t, 1.))
-  far = (lax._const(x, 0.5) / a3) * (one + t3 * pv(c["cn"], t3) / pv(c["cd"], t3))
+  far = (_c(x, 0.5) / a3) * (one + t3 * pv(c["cn"], t3) / pv(c["cd"], t3))
   return ufuncs.sign(x) * lax.select(r1, near, lax.select(r3, far, mid))
 
 
@@ -399,7 +404,7 @@ def _dawsn(x):
   return _dawsn_real(x.astype(np.float32)).astype(x.dtype)
 
 
-_dawsn.defjvps(lambda g, ans, x: g * (lax._const(x, 1.) - lax._const(x, 2.) * x * ans))
+_dawsn.defjvps(lambda g, ans, x: g * (_c(x, 1.) - _c(x, 2.) * x * ans))
 
 
 def dawsn(x):
@@ -408,3 +413,61 @@ def dawsn(x):
   if dtypes.issubdtype(x.dtype, np.complexfloating):
     raise ValueError("dawsn does not support complex-valued inputs.")
   return _dawsn(x)
+
+
+# ---- Owen's T function -------------------------------------------------------------------------
+def _owens_t_rule():
+  """T(h, a) = a / 2pi * int_0^1 exp(-h^2 (1 + a^2 t^2) / 2) / (1 + a^2 t^2) dt: the positive
+  half of 26-point Gauss-Legendre on [-1, 1], as (t^2, weight / 2pi)."""
+  nodes, weights = np.polynomial.legendre.leggauss(26)
+  keep = nodes > 0
+  order = np.argsort(nodes[keep])
+  return nodes[keep][order] ** 2, weights[keep][order] / (2 * np.pi)
+
+
+_OWENS_T_T2, _OWENS_T_W = _owens_t_rule()
+
+
+def _owens_t_quadrature(h, a):
+  r = ufuncs.square(a)[..., None] * lax_numpy.expand_dims(_OWENS_T_T2, tuple(range(a.ndim)))
+  integrand = ufuncs.exp(-0.5 * ufuncs.square(h)[..., None] * (1. + r)) / (1. + r)
+  return a * (integrand @ _OWENS_T_W)
+
+
+@custom_jvp
+def _owens_t(h, a):
+  h = ufuncs.abs(h)
+  abs_a = ufuncs.abs(a)
+  root_2 = _c(h, np.sqrt(2))
+  h_scaled = h / root_2
+  # |a| > 1 is reduced to |a| <= 1 by T(h, a) = 1/4 (...) - T(a h, 1 / a).
+  small_a = lax_numpy.where(abs_a <= 1., abs_a, ufuncs.reciprocal(abs_a))
+  small_h = lax_numpy.where(abs_a <= 1., h, abs_a * h)
+  t = _owens_t_quadrature(small_h, small_a)
+  t = lax_numpy.where(small_h == 0., ufuncs.arctan(small_a) / (2 * np.pi), t)
+  t = lax_numpy.where(small_a == 1.,
+                      0.125 * lax.erfc(-small_h / root_2) * lax.erfc(small_h / root_2), t)
+  erfc_h, erfc_ah = lax.erfc(h_scaled), lax.erfc(abs_a * h_scaled)
+  reflected = lax_numpy.where(
+      abs_a * h <= 0.67, 0.25 - 0.25 * lax.erf(h_scaled) * lax.erf(abs_a * h_scaled) - t,
+      0.25 * (erfc_h + erfc_ah - erfc_h * erfc_ah) - t)
+  t = lax.sign(a) * lax_numpy.where(abs_a > 1., reflected, t)
+  return lax_numpy.where(ufuncs.isnan(a) | ufuncs.isnan(h), creation.full_like(t, np.nan), t)
+
+
+@_owens_t.defjvp
+def _owens_t_jvp(primals, tangents):
+  (h, a), (dh, da) = primals, tangents
+  out = _owens_t(h, a)
+  root_2 = _c(h, np.sqrt(2))
+  d_h = (-lax.exp(-0.5 * lax.square(h)) * lax.erf(a * h / root_2)
+         / (2. * _c(h, np.sqrt(2. * np.pi))))
+  d_a = lax.exp(-0.5 * (lax.square(a) + 1.) * lax.square(h)) / (2. * np.pi * (lax.square(a) + 1.))
+  return out, (d_h * dh + d_a * da).astype(out.dtype)
+
+
+def owens_t(h, a):
+  """Owen's T function: the probability that X > h and 0 < Y < a X for independent standard
+  normal X, Y (for h, a >= 0)."""
+  h, a = promote_args_inexact("owens_t", h, a)
+  return _owens_t(h, a)
