@@ -234,7 +234,11 @@ def test_rules_registered_with_def_methods_only():
 
 # ---- public modules --------------------------------------------------------------------------
 PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn",
-          ".nn.initializers", ".scipy", ".scipy.special", ".scipy.stats", ".tree_util", ".tree",
+          ".nn.initializers", ".scipy", ".scipy.cluster", ".scipy.cluster.vq", ".scipy.fft",
+          ".scipy.integrate", ".scipy.interpolate", ".scipy.linalg", ".scipy.ndimage",
+          ".scipy.optimize", ".scipy.signal", ".scipy.sparse", ".scipy.sparse.linalg",
+          ".scipy.spatial", ".scipy.spatial.transform",
+          ".scipy.special", ".scipy.stats", ".tree_util", ".tree",
           ".errors", ".dtypes", ".debug", ".test_util", ".custom_derivatives", ".ad_checkpoint",
           ".example_libraries.stax", ".example_libraries.optimizers", ".experimental",
           ".custom_batching", ".stages", ".typing", ".core",

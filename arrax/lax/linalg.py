@@ -3,3 +3,5 @@ from arrax._src.lax.linalg import (  # noqa: F401
     EigImplementation, EighImplementation, SvdAlgorithm, cholesky, cholesky_p, eig, eig_p,
     eigh, eigh_p, householder_product, householder_product_p, lu, lu_p,
     lu_pivots_to_permutation, qr, qr_p, svd, svd_p, triangular_solve, triangular_solve_p)
+from arrax._src.lax.linalg_schur import (  # noqa: F401
+    hessenberg as hessenberg, hessenberg_p as hessenberg_p, schur as schur, schur_p as schur_p)

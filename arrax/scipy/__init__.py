@@ -1,2 +1,3 @@
-"""arrax.scipy: the parts of jax.scipy built so far (special, stats)."""
-from arrax.scipy import special, stats  # noqa: F401
+"""arrax.scipy: SciPy-like APIs, as jax.scipy."""
+from arrax.scipy import (cluster, fft, integrate, interpolate, linalg, ndimage,  # noqa: F401
+                         optimize, signal, sparse, spatial, special, stats)

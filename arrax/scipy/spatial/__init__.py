@@ -1,0 +1,2 @@
+"""arrax.scipy.spatial, as jax.scipy.spatial."""
+from arrax.scipy.spatial import transform  # noqa: F401

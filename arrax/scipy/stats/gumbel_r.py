@@ -1,0 +1,4 @@
+"""arrax.scipy.stats.gumbel_r, as jax.scipy.stats.gumbel_r."""
+from arrax._src.scipy.stats.gumbel_r import (  # noqa: F401
+    cdf as cdf, logcdf as logcdf, logpdf as logpdf, logsf as logsf, pdf as pdf, ppf as ppf,
+    sf as sf)
