@@ -1,4 +1,5 @@
-"""`accuracy=` of the transcendental lax functions (lax.Tolerance, lax.AccuracyMode)."""
+"""`accuracy=` of the transcendental lax functions (lax.Tolerance, lax.AccuracyMode) and
+`out_dtype=` of lax.mul."""
 import numpy as np
 import pytest
 
@@ -52,3 +53,30 @@ def test_bad_accuracy(bad):
 def test_tolerance_validation():
   check_raises(lambda lax, x: lax.Tolerance(atol=-1.0), X, build=call_with("lax"))
   check_raises(lambda lax, x: lax.Tolerance(), X, build=call_with("lax"))
+
+
+MUL_CASES = [(np.int8, np.float16, np.float32), (np.float32, np.float32, np.float16),
+             (np.int32, np.int32, np.int8), (np.bfloat16 if hasattr(np, "bfloat16") else
+                                             np.float16, np.float32, np.float32)]
+
+
+@pytest.mark.parametrize("xt,yt,ot", MUL_CASES)
+def test_mul_out_dtype(xt, yt, ot):
+  x, y = rand((3, 4), xt, seed=1), rand((3, 4), yt, seed=2)
+  f = lambda lax, a, b: lax.mul(a, b, out_dtype=ot)   # noqa: E731
+  check(f, x, y, build=call_with("lax"), jit=True, tol=1e-2)
+  check_jaxpr(f, x, y, build=call_with("lax"))
+
+
+def test_mul_out_dtype_transforms():
+  y = rand((5,), np.float16, seed=3)
+  f = lambda lax, v: lax.mul(v, v, out_dtype=np.float32).sum()   # noqa: E731
+  check(f, y, build=call_with("lax"), transform=grad_of(), tol=1e-2)
+  check_jaxpr(f, y, build=call_with("lax"), transform=grad_of())
+  check(lambda lax, v: lax.mul(v, 2 * v, out_dtype=np.float32), y, build=call_with("lax"),
+        transform=vmapped(), tol=1e-2)
+
+
+def test_mul_mixed_types_need_out_dtype():
+  check_raises(lambda lax, a, b: lax.mul(a, b), rand((2,), np.float32), rand((2,), np.float16),
+               build=call_with("lax"))

@@ -32,10 +32,12 @@ def _naryop(name, arg_classes, emit, *, out_dtype=None, same_dtype=True, weak=No
       raise TypeError(f"{name} takes {len(arg_classes)} operands, got {len(avals)}")
     for i, (aval, classes) in enumerate(zip(avals, arg_classes)):
       utils.check_dtype(name, aval, classes, i if len(avals) > 1 else None)
-    if same_dtype and len(avals) > 1:
+    requested = params.get("out_dtype")   # lax.mul(..., out_dtype=): inputs may differ
+    if same_dtype and len(avals) > 1 and requested is None:
       utils.same_dtypes(name, avals)
     shape = utils.broadcasting_shape(name, *avals)
-    dt = out_dtype(*avals) if out_dtype else avals[0].dtype
+    dt = (np.dtype(requested) if requested is not None else
+          out_dtype(*avals) if out_dtype else avals[0].dtype)
     wt = weak(*avals) if weak else utils.weak_of(avals)
     return ShapedArray(shape, dt, wt)
 
@@ -220,18 +222,27 @@ sub_p.def_jvp(_linear_binop_jvp(sub_p, True))
 sub_p.def_transpose(_sub_transpose)
 
 
-mul_p = _binop("mul", NUM, _simple(hlo.multiply))
+def _mul_emit(ctx, x, y, out_dtype=None):
+  if out_dtype is not None:   # multiply in the requested type
+    ty = mlir.aval_to_ir_type(ctx.avals_out[0])
+    x, y = hlo.convert(ty, x), hlo.convert(ty, y)
+  return hlo.multiply(x, y)
 
 
-def _mul_transpose(ct, x, y):
+mul_p = _binop("mul", NUM, _mul_emit)
+
+
+def _mul_transpose(ct, x, y, **params):
   if ad.is_undefined(x) and ad.is_undefined(y):
     raise NotImplementedError("mul is bilinear: it can be transposed in one operand only")
   if ad.is_undefined(x):
-    return [_unbroadcast(x.aval, mul(ct, y)), None]
-  return [None, _unbroadcast(y.aval, mul(x, ct))]
+    kw = {"out_dtype": x.aval.dtype} if params.get("out_dtype") is not None else {}
+    return [_unbroadcast(x.aval, mul(ct, y, **kw)), None]
+  kw = {"out_dtype": y.aval.dtype} if params.get("out_dtype") is not None else {}
+  return [None, _unbroadcast(y.aval, mul(x, ct, **kw))]
 
 
-ad.defjvp(mul_p, lambda tx, x, y: mul(tx, y), lambda ty, x, y: mul(x, ty))
+ad.defjvp(mul_p, lambda tx, x, y, **p: mul(tx, y, **p), lambda ty, x, y, **p: mul(x, ty, **p))
 mul_p.def_transpose(_mul_transpose)
 
 
@@ -959,7 +970,16 @@ def _binary(prim):
 
 add = _binary(add_p)
 sub = _binary(sub_p)
-mul = _binary(mul_p)
+
+
+def mul(x, y, *, out_dtype=None):
+  """Elementwise product; `out_dtype` computes it in that type (the operands may then differ
+  in type)."""
+  if out_dtype is None:
+    return mul_p.bind(asarray_operand(x), asarray_operand(y))
+  return mul_p.bind(asarray_operand(x), asarray_operand(y), out_dtype=out_dtype)
+
+
 div = _binary(div_p)
 rem = _binary(rem_p)
 max = _binary(max_p)  # noqa: A001
