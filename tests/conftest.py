@@ -10,18 +10,28 @@ import gc  # noqa: E402
 import pytest  # noqa: E402
 
 
+def _memory_mappings():
+  try:
+    with open("/proc/self/maps") as f:
+      return sum(1 for _ in f)
+  except OSError:
+    return 0
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _free_executables_after_module():
-  """Drop both libraries' compiled executables after each test module. Each XLA executable
-  holds a few memory mappings and a process may have only ~65k (vm.max_map_count): a worker
-  running thousands of tests would otherwise crash inside XLA's compiler."""
+  """Drop both libraries' compiled executables after a test module once the process holds
+  many memory mappings. Each XLA executable holds a few, and a process may have only ~65k
+  (vm.max_map_count): a worker running thousands of tests would otherwise crash inside XLA's
+  compiler. Below the threshold the caches stay warm for the next module."""
   yield
-  import jax
+  if _memory_mappings() > 20000:
+    import jax
 
-  import arrax
-  arrax.clear_caches()
-  jax.clear_caches()
-  gc.collect()
+    import arrax
+    arrax.clear_caches()
+    jax.clear_caches()
+    gc.collect()
 
 
 @pytest.fixture
