@@ -145,7 +145,7 @@ def to_buffer(x, device):
 # Bounded (least recently used out first): every XLA executable holds a few memory mappings
 # of machine code, and a process may have only ~65k of them (vm.max_map_count), so a program
 # that runs ops on ever new shapes must not keep all its executables.
-PRIM_CACHE_SIZE = 2048
+PRIM_CACHE_SIZE = 4096
 _prim_cache: collections.OrderedDict = core.register_cache(collections.OrderedDict())
 
 

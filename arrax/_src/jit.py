@@ -505,7 +505,7 @@ class _ExecutableCache(dict):
 # All jit functions together keep at most JIT_CACHE_SIZE executables, the oldest compiled
 # going first: each holds memory mappings of machine code, of which a process may have only
 # ~65k (vm.max_map_count). A hit does not refresh an entry (nothing added to the call path).
-JIT_CACHE_SIZE = 2048
+JIT_CACHE_SIZE = 4096
 _compiled_order: collections.OrderedDict = collections.OrderedDict()
 
 
