@@ -80,13 +80,15 @@ def test_damaged_entry_is_recompiled(tmp_path):
   assert again["compiled"] == 1 and again["out"] == first["out"]
 
 
-def test_disabled_with_empty_dir_or_flag():
+def test_disabled_with_empty_dir_or_flag(tmp_path):
   old = arrax.config.jax_compilation_cache_dir
-  assert compilation_cache.cache_dir() == old   # on by default
+  assert compilation_cache.cache_dir() is None   # off until a directory is set, as in JAX
   try:
+    arrax.config.update("jax_compilation_cache_dir", str(tmp_path))
+    assert compilation_cache.cache_dir() == str(tmp_path)
     arrax.config.update("jax_compilation_cache_dir", "")
     assert compilation_cache.cache_dir() is None
-    arrax.config.update("jax_compilation_cache_dir", old)
+    arrax.config.update("jax_compilation_cache_dir", str(tmp_path))
     arrax.config.update("jax_enable_compilation_cache", False)
     assert compilation_cache.cache_dir() is None
   finally:
