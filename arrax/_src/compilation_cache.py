@@ -30,7 +30,7 @@ def cache_dir() -> str | None:
   if not config.jax_enable_compilation_cache:
     return None
   d = config.jax_compilation_cache_dir
-  return d or None
+  return os.path.expanduser(d) if d else None
 
 
 def cache_key(module_text: str, client, device, options_bytes: bytes) -> str:
