@@ -132,7 +132,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       if device is None:
         return v
       return device_put_value(v._value, device, dtype=v.dtype, weak_type=v.weak_type,
-                              committed=device is not None)
+                              committed=True)
     if type(v) is Array:
       if device is None or v.device == device:
         return v if device is None else Array(v._buf, v.aval, committed=True)
@@ -201,15 +201,3 @@ def typeof(x):
   if isinstance(dt, dtypes.ExtendedDType) and not isinstance(x, core.Tracer):
     return core.ShapedArray(x.shape, dt)
   return core.get_aval(x)
-
-
-def named_call(fun, *, name=None):
-  """`fun` with its computations named `name` (default: `fun.__name__`). arrax keeps no name
-  stacks in its programs, so the result computes and stages exactly what `fun` does."""
-  if name is None:
-    name = fun.__name__
-
-  @functools.wraps(fun)
-  def named(*args, **kwargs):
-    return fun(*args, **kwargs)
-  return named

@@ -102,7 +102,7 @@ config.define("jax_numpy_rank_promotion",
               lambda v: _enum("jax_numpy_rank_promotion", v, ("allow", "warn", "raise")))
 config.define("jax_numpy_dtype_promotion",
               os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
-              lambda v: _enum("jax_numpy_dtype_promotion", v, ("standard",)))
+              lambda v: _dtype_promotion(v))
 config.define("jax_no_tracing", False, bool)
 config.define("jax_check_tracer_leaks", False, bool)
 for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
@@ -115,10 +115,14 @@ config.define("arrax_loop_unroll_warning_threshold",
               int(os.environ.get("ARRAX_LOOP_UNROLL_WARNING_THRESHOLD", "100")), int)
 
 
+def _dtype_promotion(value):
+  if value == "strict":
+    raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not supported by arrax")
+  return _enum("jax_numpy_dtype_promotion", value, ("standard",))
+
+
 def _enum(name, value, allowed):
   if value not in allowed:
-    if name == "jax_numpy_dtype_promotion" and value == "strict":
-      raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not supported by arrax")
     raise ValueError(f"new enum value must be in {list(allowed)}, got {value} of type "
                      f"{type(value)}.")
   return value

@@ -562,18 +562,25 @@ def check_jaxpr(jaxpr: Jaxpr):
 
 
 # ---- effects and dead-code elimination -----------------------------------------------------
+def jaxprs_in_params(params):
+  """The jaxprs (open) held by an equation's params."""
+  out = []
+  for v in params.values():
+    for x in (v if isinstance(v, (tuple, list)) else (v,)):
+      if isinstance(x, ClosedJaxpr):
+        out.append(x.jaxpr)
+      elif isinstance(x, Jaxpr):
+        out.append(x)
+  return out
+
+
 def has_effects(eqn) -> bool:
   """Whether `eqn` has a side effect: it has no results (a debug callback, say), its primitive
-  is `effectful` (io_callback), or a jaxpr in
-  its params has such an equation. Effects are never removed, hoisted or merged."""
+  is `effectful` (io_callback), or a jaxpr in its params has such an equation. Effects are
+  never removed, hoisted or merged."""
   if not eqn.outvars or eqn.primitive.effectful:
     return True
-  for val in eqn.params.values():
-    for j in (val if isinstance(val, (tuple, list)) else (val,)):
-      j = j.jaxpr if isinstance(j, ClosedJaxpr) else j
-      if isinstance(j, Jaxpr) and jaxpr_has_effects(j):
-        return True
-  return False
+  return any(jaxpr_has_effects(j) for j in jaxprs_in_params(eqn.params))
 
 
 def jaxpr_has_effects(jaxpr: Jaxpr) -> bool:
@@ -596,10 +603,8 @@ def jaxpr_has_ordered_effects(jaxpr) -> bool:
     rule = _ordered_effect_rules.get(eqn.primitive)
     if rule is not None and rule(eqn.params):
       return True
-    for val in eqn.params.values():
-      for j in (val if isinstance(val, (tuple, list)) else (val,)):
-        if isinstance(j, (Jaxpr, ClosedJaxpr)) and jaxpr_has_ordered_effects(j):
-          return True
+    if any(jaxpr_has_ordered_effects(j) for j in jaxprs_in_params(eqn.params)):
+      return True
   return False
 
 
@@ -736,11 +741,8 @@ def get_opaque_trace_state(convention=None):
 def take_current_trace():
   """Yield the current trace with the eager trace current inside the block."""
   prev = trace_ctx.trace
-  trace_ctx.trace = eval_trace
-  try:
+  with set_current_trace(eval_trace):
     yield prev
-  finally:
-    trace_ctx.trace = prev
 
 
 def mapped_aval(size, axis, aval):
@@ -763,19 +765,6 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=None, ctx=None):
   del effects, ctx
   return JaxprEqn(invars, outvars, primitive, params, source_info)
-
-
-def jaxprs_in_params(params):
-  """The jaxprs (open) held by an equation's params."""
-  out = []
-  for v in params.values():
-    vs = v if isinstance(v, (tuple, list)) else (v,)
-    for x in vs:
-      if isinstance(x, ClosedJaxpr):
-        out.append(x.jaxpr)
-      elif isinstance(x, Jaxpr):
-        out.append(x)
-  return out
 
 
 def subjaxprs(jaxpr):

@@ -15,6 +15,8 @@ from arrax._src.config import check_transfer, config, x64_enabled
 
 _h2d_guard = config.flag("jax_transfer_guard_host_to_device")
 _any_guard = config.flag("jax_transfer_guard")
+debug_nans = config.flag("jax_debug_nans")
+debug_infs = config.flag("jax_debug_infs")
 
 _PY_SCALARS = (int, float, bool, complex)
 
@@ -174,7 +176,7 @@ def apply_primitive(prim, args, params):
   else:
     _prim_cache.move_to_end(key)
   outs = exe.execute(bufs)
-  if config.jax_debug_nans or config.jax_debug_infs:
+  if debug_nans.value or debug_infs.value:
     check_special(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
 
@@ -197,9 +199,9 @@ def special_value(outs):
   for o in outs:
     if isinstance(o, Array) and np.issubdtype(o.dtype, np.inexact):
       v = np.asarray(o._value, np.complex128)
-      if config.jax_debug_nans and np.isnan(v).any():
+      if debug_nans.value and np.isnan(v).any():
         return "nan"
-      if config.jax_debug_infs and np.isinf(v).any():
+      if debug_infs.value and np.isinf(v).any():
         return "inf"
   return None
 

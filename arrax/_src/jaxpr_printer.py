@@ -100,15 +100,6 @@ def _pp_vars(vs, ctx: PpContext, *, separator: str = "", print_shapes: bool = Fa
 
 
 # ---- params -----------------------------------------------------------------------------------
-def _jaxprs_in_params(params):
-  for val in params.values():
-    for v in (val if isinstance(val, tuple) else (val,)):
-      if isinstance(v, Jaxpr):
-        yield v
-      elif isinstance(v, ClosedJaxpr):
-        yield v.jaxpr
-
-
 _ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
 
 
@@ -223,10 +214,10 @@ def _find_shared(top: Jaxpr, ctx: PpContext) -> list:
     for eqn in jaxpr.eqns:
       name = eqn.params.get("name")
       if not isinstance(name, str):
-        queue.extend(_jaxprs_in_params(eqn.params))
+        queue.extend(core.jaxprs_in_params(eqn.params))
         continue
       name = name.strip("<>")
-      for sub in _jaxprs_in_params(eqn.params):
+      for sub in core.jaxprs_in_params(eqn.params):
         queue.append(sub)
         names.setdefault(sub, name)
 

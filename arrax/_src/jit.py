@@ -31,8 +31,6 @@ _flatten = _registry.flatten
 
 logger = logging.getLogger("arrax")
 _disable_jit = config.flag("jax_disable_jit")
-_debug_nans = config.flag("jax_debug_nans")
-_debug_infs = config.flag("jax_debug_infs")
 _eval_trace = core.eval_trace
 _default_device = backend.default_device
 
@@ -64,7 +62,7 @@ def _jit_impl(*args, jaxpr, name):
     per_jaxpr[device] = exe
   bufs = [dispatch.to_buffer(a, device)[0] for a in args]
   outs = exe.execute(bufs)
-  if _debug_nans.value or _debug_infs.value:
+  if dispatch.debug_nans.value or dispatch.debug_infs.value:
     _check_special(name, outs, lambda: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
   return outs
 
@@ -374,12 +372,13 @@ class _StageInfo:
 class Traced(_StageInfo):
   """A jitted function traced for particular argument types: its jaxpr and result types."""
 
-  def __init__(self, jitted, args, kwargs, closed, out_tree, in_tree):
+  def __init__(self, jitted, closed, out_tree, in_tree, arg_names, avals, statics):
     self._jitted = jitted
-    self._args = (args, kwargs)
     self._closed = closed
     self.out_tree = out_tree
     self.in_tree = in_tree
+    self._arg_names = arg_names
+    self._signature = (avals, statics)
 
   jaxpr = property(lambda self: self._closed)
   fun_name = property(lambda self: self._jitted._name)
@@ -390,8 +389,12 @@ class Traced(_StageInfo):
 
   def lower(self, *, lowering_platforms=None):
     """Lower to StableHLO."""
-    args, kwargs = self._args
-    return self._jitted.lower(*args, **kwargs)
+    jitted = self._jitted
+    module = mlir.lower_jaxpr_to_module(jitted._name, self._closed, arg_names=self._arg_names)
+    avals, statics = self._signature
+    key = (self.in_tree, avals, statics, trace_state(),
+           jitted._device or backend.default_device())
+    return Lowered(jitted, key, self._closed, self.out_tree, module, self.in_tree)
 
 
 class _HloText:
@@ -479,14 +482,12 @@ class Compiled(_StageInfo):
                       f"was called with: compiled for {self.in_tree}, called with {treedef}.")
     device = self._exe.device
     pairs = [dispatch.to_buffer(x, device) for x in leaves]
-    if any(a.strip_weak_type() != b.strip_weak_type()
-           for (_, a), b in zip(pairs, self._exe.in_avals)):
-      raise TypeError(
-          "Argument types differ from the types for which this computation was compiled. "
-          "The mismatches are: " + ", ".join(
-              f"argument {i}: expected {b.str_short()}, got {a.str_short()}"
-              for i, ((_, a), b) in enumerate(zip(pairs, self._exe.in_avals))
-              if a.strip_weak_type() != b.strip_weak_type()))
+    mismatches = [f"argument {i}: expected {b.str_short()}, got {a.str_short()}"
+                  for i, ((_, a), b) in enumerate(zip(pairs, self._exe.in_avals))
+                  if a.strip_weak_type() != b.strip_weak_type()]
+    if mismatches:
+      raise TypeError("Argument types differ from the types for which this computation was "
+                      "compiled. The mismatches are: " + ", ".join(mismatches))
     return tree_unflatten(self.out_tree, self._exe.execute([b for b, _ in pairs]))
 
 
@@ -677,14 +678,11 @@ class JitWrapped(Wrapped):
       outs[i] = np.zeros(shape, dtypes.float0)
     if exe.token_outs:
       outs = dispatch.wrap_tokens(outs)
-    if _debug_nans.value or _debug_infs.value:
-      self._check_special(outs, args, kwargs)
+    if dispatch.debug_nans.value or dispatch.debug_infs.value:
+      _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
     if entry.single:
       return outs[0]
     return entry.out_tree.unflatten(outs)
-
-  def _check_special(self, outs, args, kwargs):
-    _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
 
   def _call_traced(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree):
     if self._inline:
@@ -779,24 +777,16 @@ class JitWrapped(Wrapped):
 
   def lower(self, *args, **kwargs):
     """Trace and lower to StableHLO for these arguments (arrays or ShapeDtypeStructs)."""
-    dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-    avals = tuple(_arg_aval(x) for x in leaves)
-    device = self._device or backend.default_device()
-    closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                                  avals, statics)
-    module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
-    key = (in_tree, avals, statics, trace_state(), device)
-    return Lowered(self, key, closed, out_tree, module, in_tree)
+    return self.trace(*args, **kwargs).lower()
 
   def trace(self, *args, **kwargs):
     """Trace for these arguments (arrays or ShapeDtypeStructs): a `Traced` with the jaxpr."""
     dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple(_arg_aval(x) for x in leaves)
-    closed, out_tree, _ = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                              avals, statics)
-    return Traced(self, args, kwargs, closed, out_tree, in_tree)
+    closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                  avals, statics)
+    return Traced(self, closed, out_tree, in_tree, names, avals, statics)
 
   def eval_shape(self, *args, **kwargs):
     return eval_shape(self, *args, **kwargs)
@@ -839,16 +829,12 @@ def _names_for(base, tree):
   return [f"{base}{keystr(path)}" for path, _ in tree_flatten_with_path(tree)[0]]
 
 
-class _ShardedJitSlot:
-  """The class implementing jit with shardings (`_src/spmd.py`, a higher layer, sets it)."""
-  cls = None
-
-
-_sharded_jit = _ShardedJitSlot()
+_sharded_jit_cls = None   # jit with shardings: set by `_src/spmd.py`, a higher layer
 
 
 def register_sharded_jit(cls):
-  _sharded_jit.cls = cls
+  global _sharded_jit_cls
+  _sharded_jit_cls = cls
 
 
 class _Unspecified:
@@ -880,7 +866,7 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
   if out_shardings is not _UNSPECIFIED and not tree_leaves(out_shardings):
     out_shardings = _UNSPECIFIED
   if in_shardings is not _UNSPECIFIED or out_shardings is not _UNSPECIFIED:
-    if (_sharded_jit.cls is None or static_argnums is not None or static_argnames is not None
+    if (_sharded_jit_cls is None or static_argnums is not None or static_argnames is not None
         or donate_argnums is not None or donate_argnames is not None or device is not None
         or backend is not None):
       raise NotImplementedError("jit: in_shardings/out_shardings are supported by arrax only "
@@ -888,7 +874,7 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
     if fun is None:
       return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
                            keep_unused=keep_unused, inline=inline)
-    return _sharded_jit.cls(fun, in_shardings, out_shardings,
+    return _sharded_jit_cls(fun, in_shardings, out_shardings,
                             JitWrapped(fun, None, None, keep_unused, inline, None, None))
   if compiler_options:
     raise NotImplementedError("jit: compiler_options are not supported by arrax yet.")

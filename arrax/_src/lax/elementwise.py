@@ -232,14 +232,15 @@ def _mul_emit(ctx, x, y, out_dtype=None):
 mul_p = _binop("mul", NUM, _mul_emit)
 
 
-def _mul_transpose(ct, x, y, **params):
+def _mul_transpose(ct, x, y, *, out_dtype=None):
   if ad.is_undefined(x) and ad.is_undefined(y):
     raise NotImplementedError("mul is bilinear: it can be transposed in one operand only")
-  if ad.is_undefined(x):
-    kw = {"out_dtype": x.aval.dtype} if params.get("out_dtype") is not None else {}
-    return [_unbroadcast(x.aval, mul(ct, y, **kw)), None]
-  kw = {"out_dtype": y.aval.dtype} if params.get("out_dtype") is not None else {}
-  return [None, _unbroadcast(y.aval, mul(x, ct, **kw))]
+  # With out_dtype, the cotangent is computed in the operand's type (as JAX).
+  undefined = x if ad.is_undefined(x) else y
+  to = None if out_dtype is None else undefined.aval.dtype
+  if undefined is x:
+    return [_unbroadcast(x.aval, mul(ct, y, out_dtype=to)), None]
+  return [None, _unbroadcast(y.aval, mul(x, ct, out_dtype=to))]
 
 
 ad.defjvp(mul_p, lambda tx, x, y, **p: mul(tx, y, **p), lambda ty, x, y, **p: mul(x, ty, **p))
@@ -986,6 +987,7 @@ max = _binary(max_p)  # noqa: A001
 min = _binary(min_p)  # noqa: A001
 pow = _binary(pow_p)  # noqa: A001
 atan2 = _binary(atan2_p)
+
 
 def nextafter(x1, x2):
   """The next representable value after `x1` in the direction of `x2` (elementwise)."""

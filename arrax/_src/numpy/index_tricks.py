@@ -17,7 +17,7 @@ import numpy as np
 from arrax._src import api, array, core, dtypes
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
-from arrax._src.lax import platform, shape_ops, stacking
+from arrax._src.lax import platform, shape_ops
 from arrax._src.lax import reductions as lax_reductions
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.assembly import (_asarray, _concrete, _concrete_index, _dtype, _ndim,
@@ -37,11 +37,6 @@ __all__ = [
 
 
 # ---- helpers ----------------------------------------------------------------------------------
-def _stack(arrays, axis=0):
-  """jnp.stack of a sequence: common dtype, then the `stack` primitive (as JAX's jnp.stack)."""
-  return stacking.stack(util.promote_dtypes(*arrays), axis)
-
-
 _INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -67,7 +62,7 @@ class _Mgrid:
     grids = meshgrid(*out, indexing="ij", sparse=False)
     if len(grids) == 0:
       return creation.arange(0)
-    return _stack(grids, 0)
+    return lax_numpy.stack(grids, 0)
 
 
 class _Ogrid:
@@ -223,7 +218,7 @@ def indices(dimensions, dtype=None, sparse=False):
     out.append(shape_ops.broadcast_in_dim(idx, s, (i,)))
   if sparse:
     return tuple(out)
-  return _stack(out, 0) if out else creation.array([], dtype=dtype)
+  return lax_numpy.stack(out, 0) if out else creation.array([], dtype=dtype)
 
 
 # ---- diagonals --------------------------------------------------------------------------------
