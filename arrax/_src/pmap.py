@@ -18,6 +18,7 @@ import functools
 import logging
 import operator
 import time
+import weakref
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
@@ -275,6 +276,24 @@ def _place(x, aval, axis, devices):
 
 
 _exe_cache: dict = core.register_cache({})
+
+
+class _CallCache(dict):
+  """One pmap-wrapped function's eager calls seen before (weakly listed for clear_caches, so
+  the cache goes away with its function)."""
+  __slots__ = ("__weakref__",)
+
+
+_call_caches: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> cache
+
+
+class _AllCallCaches:
+  def clear(self):
+    for cache in list(_call_caches.values()):
+      cache.clear()
+
+
+core.register_cache(_AllCallCaches())
 _in_flight: list = []   # the results of the last launched program with collectives
 
 
@@ -382,7 +401,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   name = getattr(fun, "__name__", type(fun).__name__)
   traces = {}   # (signature) -> (per-device jaxpr, out tree, out axes)
   # (signature) -> (executable, out tree): eager calls seen before
-  fast = core.register_cache({})
+  fast = _CallCache()
+  _call_caches[id(fast)] = fast
 
   @functools.wraps(fun, updated=())
   def pmap_f(*args, **kwargs):
