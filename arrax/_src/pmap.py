@@ -122,35 +122,20 @@ def _pmap_jvp(primals, tangents, *, jaxpr, axis_name, axis_size, devices, in_axe
   return outs[:n], t_outs
 
 
-@pmap_p.def_partial_eval
-def _pmap_partial_eval(trace, args, params):
-  jaxpr, axis_name, size = params["jaxpr"], params["axis_name"], params["axis_size"]
-  in_axes, out_axes = params["in_axes"], params["out_axes"]
-  unknowns = [trace.is_unknown(a) for a in args]
+def _split_known_unknown(jaxpr, unknowns, in_axes, out_axes, axis_name, size):
+  """The known and the unknown pmap of a partially known pmap call (memoized by the caller):
+  (known jaxpr, its in/out axes, unknown jaxpr, its in/out axes, out_unk, res_fwd)."""
   with batching.extend_axis_env(axis_name, size):
     known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
   n_known_out = len(out_unk) - sum(out_unk)
-  known_args = [a for a, u in zip(args, unknowns) if not u]
   known_in = tuple(ax for ax, u in zip(in_axes, unknowns) if not u)
-  known_out = tuple(ax for ax, u in zip(out_axes, out_unk) if not u)
   n_new_res = len(known.out_avals) - n_known_out
+  known_out = tuple(ax for ax, u in zip(out_axes, out_unk) if not u) + (0,) * n_new_res
   known_w = _wrap_jaxpr(
       known, known.in_avals, lambda xs: xs,
       lambda outs: outs[:n_known_out] + [_expand(r, 0) for r in outs[n_known_out:]],
       axis_name, size)
-  with core.set_current_trace(trace.parent):
-    known_outs = pmap_p.bind(*known_args, **dict(params, jaxpr=known_w, in_axes=known_in,
-                                                 out_axes=known_out + (0,) * n_new_res))
-  new_res = iter(known_outs[n_known_out:])
-  res_args, res_axes, squeeze = [], [], []
-  for f in res_fwd:
-    if f is None:
-      res_args.append(next(new_res))
-      res_axes.append(0)
-    else:
-      res_args.append(known_args[f])
-      res_axes.append(known_in[f])
-    squeeze.append(f is None)
+  squeeze = [f is None for f in res_fwd]
   n_res = len(res_fwd)
   unk_avals = [a.update(shape=(1, *a.shape)) if sq else a
                for a, sq in zip(unknown.in_avals[:n_res], squeeze)] + unknown.in_avals[n_res:]
@@ -158,26 +143,41 @@ def _pmap_partial_eval(trace, args, params):
       unknown, unk_avals,
       lambda xs: [_squeeze(x, 0) if i < n_res and squeeze[i] else x for i, x in enumerate(xs)],
       lambda outs: outs, axis_name, size)
-  unk_args = [a for a, u in zip(args, unknowns) if u]
-  unk_in = tuple(res_axes) + tuple(ax for ax, u in zip(in_axes, unknowns) if u)
+  unk_in = (tuple(0 if f is None else known_in[f] for f in res_fwd) +
+            tuple(ax for ax, u in zip(in_axes, unknowns) if u))
   unk_out = tuple(ax for ax, u in zip(out_axes, out_unk) if u)
+  return known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd
+
+
+@pmap_p.def_partial_eval
+def _pmap_partial_eval(trace, args, params):
+  jaxpr, axis_name, size = params["jaxpr"], params["axis_name"], params["axis_size"]
+  in_axes, out_axes = params["in_axes"], params["out_axes"]
+  unknowns = tuple(trace.is_unknown(a) for a in args)
+  known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd = core.memo(
+      [jaxpr], ("pmap_partial_eval", unknowns, in_axes, out_axes, axis_name, size),
+      lambda: _split_known_unknown(jaxpr, unknowns, in_axes, out_axes, axis_name, size))
+  n_known_out = len(out_unk) - sum(out_unk)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with core.set_current_trace(trace.parent):
+    known_outs = pmap_p.bind(*known_args, **dict(params, jaxpr=known_w, in_axes=known_in,
+                                                 out_axes=known_out))
+  new_res = iter(known_outs[n_known_out:])
+  res_args = [next(new_res) if f is None else known_args[f] for f in res_fwd]
+  unk_args = [a for a, u in zip(args, unknowns) if u]
   unk_outs = iter(trace.record(pmap_p, res_args + unk_args,
                                dict(params, jaxpr=unknown_w, in_axes=unk_in, out_axes=unk_out)))
   k_outs = iter(known_outs[:n_known_out])
   return [next(unk_outs) if u else next(k_outs) for u in out_unk]
 
 
-@pmap_p.def_transpose
-def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
-  linear = tuple(ad.is_undefined(a) for a in args)
-  ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
+def _transpose_per_device(jaxpr, linear, ct_nz, in_axes, out_axes, axis_name, axis_size):
+  """The per-device program of the transposed pmap (memoized by the caller)."""
   with batching.extend_axis_env(axis_name, axis_size):
     t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
-  res = [a for a, lin in zip(args, linear) if not lin]
-  res_axes = tuple(ax for ax, lin in zip(in_axes, linear) if not lin)
   ct_axes = tuple(ax for ax, nz in zip(out_axes, ct_nz) if nz)
   lin_axes = tuple(ax for ax, lin in zip(in_axes, linear) if lin)
-  n_res = len(res)
+  n_res = len(linear) - sum(linear)
 
   def divide(xs):
     out = list(xs[:n_res])
@@ -192,7 +192,21 @@ def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, o
     return [parallel.psum(o, axis_name) if ax is None else o
             for o, ax in zip(outs, lin_axes)]
 
-  wrapped = _wrap_jaxpr(t_closed, t_closed.in_avals, divide, post, axis_name, axis_size)
+  return _wrap_jaxpr(t_closed, t_closed.in_avals, divide, post, axis_name, axis_size)
+
+
+@pmap_p.def_transpose
+def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
+  linear = tuple(ad.is_undefined(a) for a in args)
+  ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
+  wrapped = core.memo(
+      [jaxpr], ("pmap_transpose", linear, ct_nz, in_axes, out_axes, axis_name, axis_size),
+      lambda: _transpose_per_device(jaxpr, linear, ct_nz, in_axes, out_axes, axis_name,
+                                    axis_size))
+  res = [a for a, lin in zip(args, linear) if not lin]
+  res_axes = tuple(ax for ax, lin in zip(in_axes, linear) if not lin)
+  ct_axes = tuple(ax for ax, nz in zip(out_axes, ct_nz) if nz)
+  lin_axes = tuple(ax for ax, lin in zip(in_axes, linear) if lin)
   outs = iter(pmap_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
                           jaxpr=wrapped, axis_name=axis_name, axis_size=axis_size,
                           devices=devices, in_axes=res_axes + ct_axes, out_axes=lin_axes,
@@ -275,7 +289,9 @@ def _place(x, aval, axis, devices):
                                  list(devices), True, True, enable_x64=x64_enabled())
 
 
-_exe_cache: dict = core.register_cache({})
+# per-device jaxpr -> {(axis name, devices, in_axes, out_axes): executable}; as jit's, an
+# entry lives as long as its jaxpr (held by the pmap-wrapped function or an equation).
+_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDictionary())
 
 
 class _CallCache(dict):
@@ -306,10 +322,11 @@ def wait_for_collectives():
 
 
 def _executable(jaxpr, name, axis_name, devices, in_axes, out_axes):
-  key = (jaxpr, axis_name, devices, in_axes, out_axes)
-  exe = _exe_cache.get(key)
+  per_jaxpr = _exe_cache.setdefault(jaxpr, {})
+  key = (axis_name, devices, in_axes, out_axes)
+  exe = per_jaxpr.get(key)
   if exe is None:
-    exe = _exe_cache[key] = _PmapExecutable(jaxpr, name, axis_name, devices, in_axes, out_axes)
+    exe = per_jaxpr[key] = _PmapExecutable(jaxpr, name, axis_name, devices, in_axes, out_axes)
   return exe
 
 
