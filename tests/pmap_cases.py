@@ -11,6 +11,8 @@ import traceback
 
 import numpy as np
 
+from tests.multidevice import builtin_base, rand as _x
+
 CASES = {}    # name -> (function, minimum device count)
 
 
@@ -19,17 +21,6 @@ def case(min_devices=4):
     CASES[fn.__name__] = (fn, min_devices)
     return fn
   return register
-
-
-def _x(*shape, dtype=np.float32, seed=0):
-  rng = np.random.RandomState(seed)
-  if np.dtype(dtype) == np.bool_:
-    return rng.rand(*shape) > 0.5
-  if np.issubdtype(np.dtype(dtype), np.integer):
-    return rng.randint(-5, 6, size=shape).astype(dtype)
-  if np.issubdtype(np.dtype(dtype), np.complexfloating):
-    return (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(dtype)
-  return rng.randn(*shape).astype(dtype)
 
 
 # ---- in_axes / out_axes ------------------------------------------------------------------------
@@ -421,13 +412,6 @@ def error_unbound_axis_name(jax, jnp, lax):
 
 
 # ---- comparison ----------------------------------------------------------------------------------
-def _base_error(e):
-  for cls in type(e).__mro__:
-    if cls.__module__ == "builtins":
-      return cls
-  return Exception
-
-
 def _describe(tree, jax_mod):
   leaves = jax_mod.tree_util.tree_leaves(tree)
   out = []
@@ -475,7 +459,7 @@ def run_case(fn, arrax_mods, jax_mods):
   try:
     expected = ("ok", _describe(fn(*jax_mods), jax_mods[0]))
   except Exception as e:   # noqa: BLE001
-    expected = ("raise", _base_error(e))
+    expected = ("raise", builtin_base(e))
   try:
     actual = ("ok", _describe(fn(*arrax_mods), arrax_mods[0]))
   except Exception as e:   # noqa: BLE001

@@ -12,23 +12,14 @@ import traceback
 
 import numpy as np
 
+from tests.multidevice import builtin_base, rand as _x
+
 CASES = {}
 
 
 def case(fn):
   CASES[fn.__name__] = fn
   return fn
-
-
-def _x(*shape, dtype=np.float32, seed=0):
-  rng = np.random.RandomState(seed)
-  if np.dtype(dtype) == np.bool_:
-    return rng.rand(*shape) > 0.5
-  if np.issubdtype(np.dtype(dtype), np.integer):
-    return rng.randint(-5, 6, size=shape).astype(dtype)
-  if np.issubdtype(np.dtype(dtype), np.complexfloating):
-    return (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(dtype)
-  return rng.randn(*shape).astype(dtype)
 
 
 def _slices(idx):
@@ -94,8 +85,7 @@ def describe(x):
 
 
 def _error(e, message=False):
-  base = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
-  return ["error", base.__name__] + ([str(e)] if message else [])
+  return ["error", builtin_base(e).__name__] + ([str(e)] if message else [])
 
 
 # ---- meshes ------------------------------------------------------------------------------------

@@ -4,32 +4,17 @@ The main test process has one device, so the cases (tests/pmap_cases.py) run in 
 interpreter whose XLA_FLAGS ask for 4 (or 8) CPU devices before jaxlib is imported; one
 subprocess per device count runs every case with both libraries and reports per case.
 """
-import json
-import os
-import pathlib
-import subprocess
-import sys
-
 import pytest
 
 from tests import pmap_cases
+from tests.multidevice import ROOT, case_results, run_script
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 _results: dict = {}
-
-
-def _run_script(code, ndev, timeout=900):
-  env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={ndev}",
-             PYTHONPATH=str(ROOT))
-  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                        timeout=timeout, cwd=str(ROOT))
 
 
 def _results_for(ndev):
   if ndev not in _results:
-    res = _run_script(f"import tests.pmap_cases as c; c.main({ndev})", ndev)
-    assert res.returncode == 0, res.stderr[-3000:]
-    _results[ndev] = json.loads(res.stdout.split("RESULTS", 1)[1])
+    _results[ndev] = case_results("pmap_cases", f"main({ndev})", ndev)
   return _results[ndev]
 
 
@@ -86,7 +71,7 @@ DATA_PARALLEL = ROOT / "examples" / "data_parallel.py"
 
 @pytest.mark.skipif(not DATA_PARALLEL.exists(), reason="example not written")
 def test_data_parallel_example_matches_single_device_training():
-  res = _run_script(f"import runpy; runpy.run_path({str(DATA_PARALLEL)!r}, "
+  res = run_script(f"import runpy; runpy.run_path({str(DATA_PARALLEL)!r}, "
                     "run_name='__main__')", 4)
   assert res.returncode == 0, res.stderr[-3000:]
   assert "devices: 4" in res.stdout
@@ -107,7 +92,7 @@ out = arrax.pmap(lambda x: x, out_axes=None)(np.ones((4, 3), np.int8))
 print(repr(out), (s + 1).tolist())
 print(any(m == "jax" or m.startswith("jax.") for m in sys.modules))
 """
-  res = _run_script(code, 4)
+  res = run_script(code, 4)
   assert res.returncode == 0, res.stderr[-3000:]
   lines = res.stdout.splitlines()
   assert lines[0] == ("[[24.0, 32.0], [24.0, 32.0], [24.0, 32.0], [24.0, 32.0]] "

@@ -4,32 +4,18 @@ The cases (tests/sharding_cases.py) run in one fresh interpreter whose XLA_FLAGS
 devices before jaxlib is imported; it runs every case with both libraries and reports per case.
 """
 import inspect
-import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import pytest
 
 from tests import sharding_cases
+from tests.multidevice import case_results, run_script
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 _results: dict = {}
-
-
-def _run_script(code, timeout=900):
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
-             PYTHONPATH=str(ROOT))
-  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                        timeout=timeout, cwd=str(ROOT))
 
 
 def _results_all():
   if not _results:
-    res = _run_script("import tests.sharding_cases as c; c.main()")
-    assert res.returncode == 0, res.stderr[-3000:]
-    _results.update(json.loads(res.stdout.split("RESULTS", 1)[1]))
+    _results.update(case_results("sharding_cases", "main()"))
   return _results
 
 
@@ -117,7 +103,7 @@ b = f(b / 2)
 print(np.asarray(a).sum(), np.asarray(b).sum(), [s.data.shape for s in b.addressable_shards])
 print(any(m == "jax" or m.startswith("jax.") for m in sys.modules))
 """
-  res = _run_script(code)
+  res = run_script(code)
   assert res.returncode == 0, res.stderr[-3000:]
   lines = res.stdout.splitlines()
   assert lines[0] == "120.0 360.0 [(4, 2), (4, 2), (4, 2), (4, 2)]"

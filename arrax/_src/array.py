@@ -146,9 +146,7 @@ class Array:
     array API specifies)."""
     devs = self._buf._sharding._devices
     if len(devs) > 1:
-      raise BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular "
-                        f"device, but an array with a Sharding over {len(devs)} devices was "
-                        "provided.")
+      raise _multi_device_dlpack_error(len(devs))
     src = devs[0]
     target = None
     if dl_device:
@@ -297,7 +295,7 @@ class ShardedArray(Array):
     return self._gbuf.is_ready()
 
   def devices(self):
-    return set(self._named._device_assignment)
+    return self._named.device_set
 
   @property
   def device(self):
@@ -320,21 +318,21 @@ class ShardedArray(Array):
   def unsafe_buffer_pointer(self):
     raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
 
-  def _host_shards(self):
-    """The NumPy value of every device's shard (in the sharding's device order)."""
+  def _host_shard(self, k):
+    """The NumPy value of the shard on device k (in the sharding's device order)."""
     devs = self._named._device_assignment
     shape = self._named.shard_shape(self.shape)
     if self.aval.dtype == dtypes.float0:
-      return [np.zeros(shape, dtypes.float0) for _ in devs]
+      return np.zeros(shape, dtypes.float0)
     try:
-      return [_shard_to_host(self._gbuf, devs, k).reshape(shape) for k in range(len(devs))]
+      return _shard_to_host(self._gbuf, devs, k).reshape(shape)
     except (TypeError, ValueError, BufferError, RuntimeError):
-      # dtypes DLPack cannot carry (bfloat16, float8): per-device views made by jaxlib
-      # (which look up jax's SingleDeviceSharding class, importing jax if installed).
+      # dtypes DLPack cannot carry (bfloat16, float8): a per-device view made by jaxlib
+      # (which looks up jax's SingleDeviceSharding class, importing jax if installed).
       aval = ShapedArray(shape, self.aval.dtype, self.aval.weak_type)
-      return [_to_host(Array(_jax.ArrayImpl(aval, backend.device_sharding(d), [b],
-                                            committed=True, _skip_checks=True), aval, True))
-              for d, b in zip(devs, self._gbuf._arrays)]
+      buf = _jax.ArrayImpl(aval, backend.device_sharding(devs[k]), [self._gbuf._arrays[k]],
+                           committed=True, _skip_checks=True)
+      return _to_host(Array(buf, aval, True))
 
   def _device_shards(self):
     """One single-device Array per device (copies of the shards)."""
@@ -350,13 +348,14 @@ class ShardedArray(Array):
   def _value(self) -> np.ndarray:
     if self._npy is None:
       host_transfers["to_host"] += 1
-      shards = self._host_shards()
-      idx = self._named.devices_indices_map(self.shape)
-      if self._named.is_fully_replicated:
-        value = shards[0]
+      if self._named.is_fully_replicated:   # every device holds the whole value
+        value = self._host_shard(0)
       else:
+        devs = self._named._device_assignment
+        idx = self._named.devices_indices_map(self.shape)
+        shards = [self._host_shard(k) for k in range(len(devs))]
         value = np.empty(self.shape, shards[0].dtype)
-        for dev, shard in zip(self._named._device_assignment, shards):
+        for dev, shard in zip(devs, shards):
           value[idx[dev]] = shard
       value.flags.writeable = False
       self._npy = value
@@ -376,12 +375,16 @@ class ShardedArray(Array):
   global_shards = addressable_shards
 
   def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    raise BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular "
-                      f"device, but an array with a Sharding over {self._named.num_devices} "
-                      "devices was provided.")
+    raise _multi_device_dlpack_error(self._named.num_devices)
 
   def __reduce__(self):
     return (_reconstruct, (self._value, self.aval.weak_type))
+
+
+def _multi_device_dlpack_error(num_devices):
+  return BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular "
+                     f"device, but an array with a Sharding over {num_devices} devices was "
+                     "provided.")
 
 
 class _HostBitcast:

@@ -18,11 +18,12 @@ import functools
 import logging
 import operator
 import time
+import weakref
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import ad, backend as xb, batching, core, dtypes, mlir, tree_util
+from arrax._src import ad, backend as xb, batching, compiler, core, dtypes, mlir, tree_util
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
 from arrax._src.lax import elementwise as lax_api
@@ -49,9 +50,13 @@ def _global_aval(aval, axis, size):
   return aval.update(shape=tuple(shape))
 
 
+def _global_avals(avals, axes, size):
+  return [_global_aval(a, ax, size) for a, ax in zip(avals, axes)]
+
+
 @pmap_p.def_abstract_eval
 def _pmap_abstract_eval(*avals, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
-  return [_global_aval(a, ax, axis_size) for a, ax in zip(jaxpr.out_avals, out_axes)]
+  return _global_avals(jaxpr.out_avals, out_axes, axis_size)
 
 
 @pmap_p.def_lowering
@@ -74,11 +79,12 @@ def _pmap_batch(axis_data, args, dims, *, jaxpr, axis_name, axis_size, devices, 
   params = dict(axis_name=axis_name, axis_size=axis_size, devices=devices, name=name)
   with batching.extend_axis_env(axis_name, axis_size):
     batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
-  new_in = tuple(None if ax is None else ax + (d is not None and d <= ax)
-                 for ax, d in zip(in_axes, dims))
-  new_out = tuple(None if ax is None else ax + (d is not None and d <= ax)
-                  for ax, d in zip(out_axes, out_dims))
-  outs = pmap_p.bind(*args, jaxpr=batched, in_axes=new_in, out_axes=new_out, **params)
+
+  def shift(axes, batch_dims):
+    return tuple(None if ax is None else ax + (d is not None and d <= ax)
+                 for ax, d in zip(axes, batch_dims))
+  outs = pmap_p.bind(*args, jaxpr=batched, in_axes=shift(in_axes, dims),
+                     out_axes=shift(out_axes, out_dims), **params)
   return outs, list(out_dims)
 
 
@@ -89,10 +95,6 @@ def _wrap_jaxpr(closed, in_avals, pre, post, axis_name, size):
   with batching.extend_axis_env(axis_name, size):
     jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
   return core.ClosedJaxpr(jaxpr, consts)
-
-
-def _out_avals(jaxpr, out_axes, size):
-  return [_global_aval(a, ax, size) for a, ax in zip(jaxpr.out_avals, out_axes)]
 
 
 # Autodiff: the JVP of a pmap is a pmap of the per-device JVP; under partial evaluation the
@@ -116,39 +118,24 @@ def _pmap_jvp(primals, tangents, *, jaxpr, axis_name, axis_size, devices, in_axe
   n = len(out_axes)
   t_it = iter(outs[n:])
   t_outs = [next(t_it) if nz else ad.Zero(ad.tangent_aval(a))
-            for a, nz in zip(_out_avals(jaxpr, out_axes, axis_size), out_nz)]
+            for a, nz in zip(_global_avals(jaxpr.out_avals, out_axes, axis_size), out_nz)]
   return outs[:n], t_outs
 
 
-@pmap_p.def_partial_eval
-def _pmap_partial_eval(trace, args, params):
-  jaxpr, axis_name, size = params["jaxpr"], params["axis_name"], params["axis_size"]
-  in_axes, out_axes = params["in_axes"], params["out_axes"]
-  unknowns = [trace.is_unknown(a) for a in args]
+def _split_known_unknown(jaxpr, unknowns, in_axes, out_axes, axis_name, size):
+  """The known and the unknown pmap of a partially known pmap call (memoized by the caller):
+  (known jaxpr, its in/out axes, unknown jaxpr, its in/out axes, out_unk, res_fwd)."""
   with batching.extend_axis_env(axis_name, size):
     known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
   n_known_out = len(out_unk) - sum(out_unk)
-  known_args = [a for a, u in zip(args, unknowns) if not u]
   known_in = tuple(ax for ax, u in zip(in_axes, unknowns) if not u)
-  known_out = tuple(ax for ax, u in zip(out_axes, out_unk) if not u)
   n_new_res = len(known.out_avals) - n_known_out
+  known_out = tuple(ax for ax, u in zip(out_axes, out_unk) if not u) + (0,) * n_new_res
   known_w = _wrap_jaxpr(
       known, known.in_avals, lambda xs: xs,
       lambda outs: outs[:n_known_out] + [_expand(r, 0) for r in outs[n_known_out:]],
       axis_name, size)
-  with core.set_current_trace(trace.parent):
-    known_outs = pmap_p.bind(*known_args, **dict(params, jaxpr=known_w, in_axes=known_in,
-                                                 out_axes=known_out + (0,) * n_new_res))
-  new_res = iter(known_outs[n_known_out:])
-  res_args, res_axes, squeeze = [], [], []
-  for f in res_fwd:
-    if f is None:
-      res_args.append(next(new_res))
-      res_axes.append(0)
-    else:
-      res_args.append(known_args[f])
-      res_axes.append(known_in[f])
-    squeeze.append(f is None)
+  squeeze = [f is None for f in res_fwd]
   n_res = len(res_fwd)
   unk_avals = [a.update(shape=(1, *a.shape)) if sq else a
                for a, sq in zip(unknown.in_avals[:n_res], squeeze)] + unknown.in_avals[n_res:]
@@ -156,26 +143,41 @@ def _pmap_partial_eval(trace, args, params):
       unknown, unk_avals,
       lambda xs: [_squeeze(x, 0) if i < n_res and squeeze[i] else x for i, x in enumerate(xs)],
       lambda outs: outs, axis_name, size)
-  unk_args = [a for a, u in zip(args, unknowns) if u]
-  unk_in = tuple(res_axes) + tuple(ax for ax, u in zip(in_axes, unknowns) if u)
+  unk_in = (tuple(0 if f is None else known_in[f] for f in res_fwd) +
+            tuple(ax for ax, u in zip(in_axes, unknowns) if u))
   unk_out = tuple(ax for ax, u in zip(out_axes, out_unk) if u)
+  return known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd
+
+
+@pmap_p.def_partial_eval
+def _pmap_partial_eval(trace, args, params):
+  jaxpr, axis_name, size = params["jaxpr"], params["axis_name"], params["axis_size"]
+  in_axes, out_axes = params["in_axes"], params["out_axes"]
+  unknowns = tuple(trace.is_unknown(a) for a in args)
+  known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd = core.memo(
+      [jaxpr], ("pmap_partial_eval", unknowns, in_axes, out_axes, axis_name, size),
+      lambda: _split_known_unknown(jaxpr, unknowns, in_axes, out_axes, axis_name, size))
+  n_known_out = len(out_unk) - sum(out_unk)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with core.set_current_trace(trace.parent):
+    known_outs = pmap_p.bind(*known_args, **dict(params, jaxpr=known_w, in_axes=known_in,
+                                                 out_axes=known_out))
+  new_res = iter(known_outs[n_known_out:])
+  res_args = [next(new_res) if f is None else known_args[f] for f in res_fwd]
+  unk_args = [a for a, u in zip(args, unknowns) if u]
   unk_outs = iter(trace.record(pmap_p, res_args + unk_args,
                                dict(params, jaxpr=unknown_w, in_axes=unk_in, out_axes=unk_out)))
   k_outs = iter(known_outs[:n_known_out])
   return [next(unk_outs) if u else next(k_outs) for u in out_unk]
 
 
-@pmap_p.def_transpose
-def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
-  linear = tuple(ad.is_undefined(a) for a in args)
-  ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
+def _transpose_per_device(jaxpr, linear, ct_nz, in_axes, out_axes, axis_name, axis_size):
+  """The per-device program of the transposed pmap (memoized by the caller)."""
   with batching.extend_axis_env(axis_name, axis_size):
     t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
-  res = [a for a, lin in zip(args, linear) if not lin]
-  res_axes = tuple(ax for ax, lin in zip(in_axes, linear) if not lin)
   ct_axes = tuple(ax for ax, nz in zip(out_axes, ct_nz) if nz)
   lin_axes = tuple(ax for ax, lin in zip(in_axes, linear) if lin)
-  n_res = len(res)
+  n_res = len(linear) - sum(linear)
 
   def divide(xs):
     out = list(xs[:n_res])
@@ -190,7 +192,21 @@ def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, o
     return [parallel.psum(o, axis_name) if ax is None else o
             for o, ax in zip(outs, lin_axes)]
 
-  wrapped = _wrap_jaxpr(t_closed, t_closed.in_avals, divide, post, axis_name, axis_size)
+  return _wrap_jaxpr(t_closed, t_closed.in_avals, divide, post, axis_name, axis_size)
+
+
+@pmap_p.def_transpose
+def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
+  linear = tuple(ad.is_undefined(a) for a in args)
+  ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
+  wrapped = core.memo(
+      [jaxpr], ("pmap_transpose", linear, ct_nz, in_axes, out_axes, axis_name, axis_size),
+      lambda: _transpose_per_device(jaxpr, linear, ct_nz, in_axes, out_axes, axis_name,
+                                    axis_size))
+  res = [a for a, lin in zip(args, linear) if not lin]
+  res_axes = tuple(ax for ax, lin in zip(in_axes, linear) if not lin)
+  ct_axes = tuple(ax for ax, nz in zip(out_axes, ct_nz) if nz)
+  lin_axes = tuple(ax for ax, lin in zip(in_axes, linear) if lin)
   outs = iter(pmap_p.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
                           jaxpr=wrapped, axis_name=axis_name, axis_size=axis_size,
                           devices=devices, in_axes=res_axes + ct_axes, out_axes=lin_axes,
@@ -200,8 +216,8 @@ def _pmap_transpose(cts, *args, jaxpr, axis_name, axis_size, devices, in_axes, o
 
 class _PmapExecutable:
   """A replicated XLA program with the shardings of its arguments and results."""
-  __slots__ = ("loaded", "devices", "in_axes", "handlers", "out_avals", "out_shardings",
-               "blocking")
+  __slots__ = ("loaded", "devices", "in_axes", "in_avals", "handlers", "out_avals",
+               "out_shardings", "blocking")
 
   def __init__(self, closed, name, axis_name, devices, in_axes, out_axes):
     size = len(devices)
@@ -213,25 +229,22 @@ class _PmapExecutable:
       raise NotImplementedError("pmap of a function that calls pmap (nested pmap) is not "
                                 "supported by arrax; map the inner function with vmap "
                                 "instead.") from None
-    client = xb.get_client(devices[0].platform)
     options = xc.CompileOptions()
     options.num_replicas = size
     options.num_partitions = 1
     options.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id] for d in devices]))
     start = time.perf_counter()
-    dl = xc.DeviceList(tuple(devices))
-    if module.host_callbacks:
-      self.loaded = client.compile_and_load(module.module, dl, options,
-                                            host_callbacks=list(module.host_callbacks))
-    else:
-      self.loaded = client.compile_and_load(module.module, dl, options)
+    self.loaded = compiler.backend_compile_and_load(
+        xb.get_client(devices[0].platform), module.module, xc.DeviceList(tuple(devices)),
+        options, module.host_callbacks)
     if config.jax_log_compiles:
       logger.warning("Finished XLA compilation of pmap(%s) in %.3f sec", name,
                      time.perf_counter() - start)
     self.devices = tuple(devices)
     self.in_axes = in_axes
-    self.out_avals = [_global_aval(a, ax, size) for a, ax in zip(closed.out_avals, out_axes)]
+    self.in_avals = _global_avals(closed.in_avals, in_axes, size)
+    self.out_avals = _global_avals(closed.out_avals, out_axes, size)
     self.out_shardings = [split_sharding(devices, axis_name, a.ndim, ax)
                           for a, ax in zip(self.out_avals, out_axes)]
     self.handlers = [
@@ -244,16 +257,13 @@ class _PmapExecutable:
     text = str(module)
     self.blocking = any(op in text for op in _COLLECTIVE_OPS)
 
-  def run(self, args, avals):
-    bufs = [_place(x, a, ax, self.devices) for x, a, ax in zip(args, avals, self.in_axes)]
+  def run(self, args):
+    bufs = [_place(x, a, ax, self.devices) for x, a, ax in zip(args, self.in_avals, self.in_axes)]
     if self.blocking:
-      if _in_flight:   # the previous program with collectives must finish first
-        _jax.batched_block_until_ready(_in_flight)
-        _in_flight.clear()
-      raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+      wait_for_collectives()
+    raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+    if self.blocking:
       _in_flight.extend(raw)
-    else:
-      raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     return [ShardedArray(b, a, s) for b, a, s in zip(raw, self.out_avals, self.out_shardings)]
 
 
@@ -279,23 +289,50 @@ def _place(x, aval, axis, devices):
                                  list(devices), True, True, enable_x64=x64_enabled())
 
 
-_exe_cache: dict = core.register_cache({})
+# per-device jaxpr -> {(axis name, devices, in_axes, out_axes): executable}; as jit's, an
+# entry lives as long as its jaxpr (held by the pmap-wrapped function or an equation).
+_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDictionary())
+
+
+class _CallCache(dict):
+  """One pmap-wrapped function's eager calls seen before (weakly listed for clear_caches, so
+  the cache goes away with its function)."""
+  __slots__ = ("__weakref__",)
+
+
+_call_caches: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> cache
+
+
+class _AllCallCaches:
+  def clear(self):
+    for cache in list(_call_caches.values()):
+      cache.clear()
+
+
+core.register_cache(_AllCallCaches())
 _in_flight: list = []   # the results of the last launched program with collectives
 
 
+def wait_for_collectives():
+  """Wait until the last launched program with collectives has finished (see
+  `_PmapExecutable.blocking`): call before launching another such program."""
+  if _in_flight:
+    _jax.batched_block_until_ready(_in_flight)
+    _in_flight.clear()
+
+
 def _executable(jaxpr, name, axis_name, devices, in_axes, out_axes):
-  key = (jaxpr, axis_name, devices, in_axes, out_axes)
-  exe = _exe_cache.get(key)
+  per_jaxpr = _exe_cache.setdefault(jaxpr, {})
+  key = (axis_name, devices, in_axes, out_axes)
+  exe = per_jaxpr.get(key)
   if exe is None:
-    exe = _exe_cache[key] = _PmapExecutable(jaxpr, name, axis_name, devices, in_axes, out_axes)
+    exe = per_jaxpr[key] = _PmapExecutable(jaxpr, name, axis_name, devices, in_axes, out_axes)
   return exe
 
 
 @pmap_p.def_impl
 def _pmap_impl(*args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, name):
-  exe = _executable(jaxpr, name, axis_name, devices, in_axes, out_axes)
-  avals = [_global_aval(a, ax, axis_size) for a, ax in zip(jaxpr.in_avals, in_axes)]
-  return exe.run(args, avals)
+  return _executable(jaxpr, name, axis_name, devices, in_axes, out_axes).run(args)
 
 
 # ---- the public function ------------------------------------------------------------------------
@@ -311,12 +348,7 @@ def _squeeze(x, axis):
 
 
 def _expand(x, axis):
-  if axis is None:
-    return x
-  shape = list(core.get_aval(x).shape)
-  shape.insert(axis, 1)
-  dims = tuple(i for i in range(len(shape)) if i != axis)
-  return shape_ops.broadcast_in_dim(x, tuple(shape), dims)
+  return x if axis is None else shape_ops.expand_dims(x, (axis,))
 
 
 def _trace_replica(fun, in_tree, statics, replica_avals, in_axes, out_axes_spec, axis_name,
@@ -385,8 +417,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                     f"types as leaves, but got {out_axes}.")
   name = getattr(fun, "__name__", type(fun).__name__)
   traces = {}   # (signature) -> (per-device jaxpr, out tree, out axes)
-  # (signature) -> (executable, out tree, global input avals): eager calls seen before
-  fast = core.register_cache({})
+  # (signature) -> (executable, out tree): eager calls seen before
+  fast = _CallCache()
+  _call_caches[id(fast)] = fast
 
   @functools.wraps(fun, updated=())
   def pmap_f(*args, **kwargs):
@@ -411,15 +444,15 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     else:
       statics, dyn_args, dyn_in_axes = {}, args, in_axes
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+    avals = tuple(x.aval if isinstance(x, Array) else core.get_aval(x) for x in leaves)
+    static_key = tuple(sorted(statics.items())) if statics else ()
     eager = core.trace_ctx.trace is core.eval_trace
     if eager:   # the hot path: a signature seen before
-      fast_key = (in_tree, tuple(x.aval if isinstance(x, Array) else core.get_aval(x)
-                                 for x in leaves),
-                  tuple(sorted(statics.items())) if statics else (), trace_state())
+      fast_key = (in_tree, avals, static_key, trace_state())
       hit = fast.get(fast_key)
       if hit is not None:
-        exe, out_tree, global_avals = hit
-        return tree_util.tree_unflatten(out_tree, exe.run(leaves, global_avals))
+        exe, out_tree = hit
+        return tree_util.tree_unflatten(out_tree, exe.run(leaves))
     if type(dyn_in_axes) is int and not kwargs:
       in_flat = [dyn_in_axes] * len(leaves)
     else:
@@ -428,7 +461,6 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                          f"corresponding value, got specification {dyn_in_axes} for value "
                          f"tree {in_tree}.")
       in_flat = batching.flatten_axes("pmap in_axes", in_tree, (dyn_in_axes, 0), kws=True)
-    avals = [core.get_aval(x) for x in leaves]
     in_flat = tuple(None if ax is None else ax % max(a.ndim, 1)
                     for a, ax in zip(avals, in_flat))
     sizes = [a.shape[ax] for a, ax in zip(avals, in_flat) if ax is not None]
@@ -453,7 +485,6 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     mesh_devices = tuple(all_devices[:size])
     replica_avals = tuple(a if ax is None else _global_aval(a, ax, 1)
                           for a, ax in zip(avals, in_flat))
-    static_key = tuple(sorted(statics.items()))
     key = (in_tree, replica_avals, in_flat, static_key, trace_state(), mesh_devices)
     hit = traces.get(key)
     if hit is None:
@@ -464,9 +495,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                   in_axes=in_flat, out_axes=out_flat, name=name)
     if eager:
       exe = _executable(closed, name, axis_name, mesh_devices, in_flat, out_flat)
-      global_avals = [_global_aval(a, ax, size) for a, ax in zip(closed.in_avals, in_flat)]
-      fast[fast_key] = (exe, out_tree, global_avals)
-      outs = exe.run(leaves, global_avals)
+      fast[fast_key] = (exe, out_tree)
+      outs = exe.run(leaves)
     else:
       outs = pmap_p.bind(*leaves, **params)
     return tree_util.tree_unflatten(out_tree, outs)

@@ -38,6 +38,11 @@ class DuplicateSpecError(Exception):
   """A PartitionSpec naming one mesh axis twice."""
 
 
+def _names(p):
+  """The mesh axis names of one PartitionSpec entry (None, a name or a tuple of names)."""
+  return () if p is None else (p if isinstance(p, tuple) else (p,))
+
+
 def _canonical_partition(p):
   if isinstance(p, (tuple, list)):
     p = tuple(p)
@@ -54,8 +59,7 @@ class PartitionSpec:
     object.__setattr__(self, "_partitions", tuple(_canonical_partition(p) for p in partitions))
     object.__setattr__(self, "unreduced", frozenset(unreduced))
     object.__setattr__(self, "reduced", frozenset(reduced))
-    used = {a for p in self._partitions if p is not None
-            for a in (p if isinstance(p, tuple) else (p,))}
+    used = {a for p in self._partitions for a in _names(p)}
     if used & self.unreduced:
       raise ValueError(f"partitions cannot overlap with unreduced axes passed to "
                        f"PartitionSpec. Got partitions: {self._partitions} and unreduced axes: "
@@ -104,8 +108,6 @@ class PartitionSpec:
 
 
 P = PartitionSpec
-
-_mesh_stack: list = []
 
 
 class Mesh:
@@ -181,12 +183,10 @@ class Mesh:
   def __hash__(self):
     return hash(self._key())
 
-  def __enter__(self):
-    _mesh_stack.append(self)
+  def __enter__(self):   # (`with mesh:` only scopes code visually: nothing reads it)
     return self
 
   def __exit__(self, *exc):
-    _mesh_stack.pop()
     return False
 
   def __str__(self):
@@ -338,8 +338,7 @@ class NamedSharding(Sharding):
     self._memory_kind = memory_kind
     seen = set()
     for p in spec._partitions:
-      names = () if p is None else (p if isinstance(p, tuple) else (p,))
-      for name in names:
+      for name in _names(p):
         if name not in mesh.axis_names:
           raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
                            f"{mesh.axis_names}.")
@@ -362,8 +361,7 @@ class NamedSharding(Sharding):
     return self.mesh.size
 
   def _axes_of(self, dim):
-    p = self.spec[dim] if dim < len(self.spec) else None
-    return () if p is None else (p if isinstance(p, tuple) else (p,))
+    return _names(self.spec[dim]) if dim < len(self.spec) else ()
 
   def _shards_per_dim(self, ndim):
     sizes = self.mesh.shape
@@ -371,9 +369,7 @@ class NamedSharding(Sharding):
 
   @property
   def is_fully_replicated(self):
-    sizes = self.mesh.shape
-    return all(sizes[a] == 1 for p in self.spec._partitions if p is not None
-               for a in (p if isinstance(p, tuple) else (p,)))
+    return all(k == 1 for k in self._shards_per_dim(len(self.spec)))
 
   def _split_dim(self):
     """The array axis split over a one-dimensional mesh (pmap's layouts), or None."""
@@ -402,7 +398,7 @@ class NamedSharding(Sharding):
   def devices_indices_map(self, global_shape):
     """Each device's index (a tuple of slices) into an array of `global_shape`."""
     global_shape = tuple(global_shape)
-    split = [i for i in range(len(self.spec)) if self._shards_per_dim(len(self.spec))[i] > 1]
+    split = [i for i, k in enumerate(self._shards_per_dim(len(self.spec))) if k > 1]
     if split and split[-1] >= len(global_shape):
       raise IndexError(f"{self.spec} names {len(self.spec)} array axes, but the shape "
                        f"{global_shape} has {len(global_shape)}")
@@ -471,14 +467,10 @@ def _named_xla_sharding(mesh, spec, ndim):
   return _jax.GSPMDSharding(devices, hlo)
 
 
+@functools.lru_cache(maxsize=1024)
 def split_sharding(devices: tuple, axis_name, ndim: int, dim):
   """The NamedSharding of a rank-`ndim` array split along `dim` (None: replicated) over a
   one-dimensional mesh of `devices` named `axis_name`."""
-  return _split_sharding(tuple(devices), axis_name, ndim, dim)
-
-
-@functools.lru_cache(maxsize=1024)
-def _split_sharding(devices, axis_name, ndim, dim):
   spec = PartitionSpec() if dim is None else PartitionSpec(*([None] * dim), axis_name)
   return NamedSharding(Mesh(np.array(devices, dtype=object), (axis_name,)), spec)
 
@@ -493,6 +485,8 @@ def xla_sharding(devices: tuple, ndim: int, dim):
     tiles[dim] = len(devices)
     hlo = xc.HloSharding.iota_tile(tiles)
   return _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo)
+
+
 class Shard:
   """One device's piece of an array: its device, index into the array, and data."""
   __slots__ = ("device", "index", "replica_id", "data")

@@ -18,17 +18,13 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 from jaxlib.mlir import ir
 
-from arrax._src import backend as xb, batching, core, jit as jit_mod, mlir, pmap
+from arrax._src import backend as xb, batching, compiler, core, jit as jit_mod, mlir, pmap
 from arrax._src.api import _abstractify, _put_named
 from arrax._src.array import ShardedArray
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec, SingleDeviceSharding,
                                        _named_xla_sharding, get_mesh)
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_structure, tree_unflatten
-
-
-def _is_unspecified(s):
-  return s is None or isinstance(s, jit_mod._Unspecified)
 
 
 def _per_leaf(name, tree, shardings):
@@ -52,6 +48,11 @@ def _per_leaf(name, tree, shardings):
   return out
 
 
+def _sharding_attr(sharding, ndim):
+  """The `mhlo.sharding` attribute of an argument or result laid out as `sharding` says."""
+  return ir.StringAttr.get(str(sharding._xla_sharding(ndim)._hlo_sharding))
+
+
 class _Executable:
   __slots__ = ("loaded", "mesh", "in_shardings", "out_shardings", "handlers", "out_avals",
                "out_tree")
@@ -67,14 +68,13 @@ class _Executable:
       main = next(op for op in lowered.module.body.operations
                   if ir.StringAttr(op.attributes["sym_name"]).value == "main")
       main.arg_attrs = ir.ArrayAttr.get([
-          ir.DictAttr.get({"mhlo.sharding": ir.StringAttr.get(
-              str(s._xla_sharding(a.ndim)._hlo_sharding))})
+          ir.DictAttr.get({"mhlo.sharding": _sharding_attr(s, a.ndim)})
           for s, a in zip(in_shardings, closed.in_avals)])
       res = []
       for nm, s, a in zip(names, out_specified, closed.out_avals):
         attrs = {"jax.result_info": ir.StringAttr.get(nm)}
         if s is not None:
-          attrs["mhlo.sharding"] = ir.StringAttr.get(str(s._xla_sharding(a.ndim)._hlo_sharding))
+          attrs["mhlo.sharding"] = _sharding_attr(s, a.ndim)
         res.append(ir.DictAttr.get(attrs))
       main.result_attrs = ir.ArrayAttr.get(res)
     client = xb.get_client(devices[0].platform)
@@ -86,7 +86,8 @@ class _Executable:
     build.use_spmd_partitioning = True
     build.allow_spmd_sharding_propagation_to_parameters = [False] * len(closed.in_avals)
     build.allow_spmd_sharding_propagation_to_output = [s is None for s in out_specified]
-    self.loaded = client.compile_and_load(lowered.module, xc.DeviceList(devices), options)
+    self.loaded = compiler.backend_compile_and_load(client, lowered.module, xc.DeviceList(devices),
+                                                    options)
     self.mesh = mesh
     self.in_shardings = in_shardings
     self.out_avals = closed.out_avals
@@ -101,9 +102,7 @@ class _Executable:
   def run(self, leaves):
     bufs = [x._gbuf if type(x) is ShardedArray and x._named == s else _put_named(x, s)._gbuf
             for x, s in zip(leaves, self.in_shardings)]
-    if pmap._in_flight:   # (XLA's CPU collectives: one program with collectives at a time)
-      _jax.batched_block_until_ready(pmap._in_flight)
-      pmap._in_flight.clear()
+    pmap.wait_for_collectives()   # (XLA's CPU collectives: one such program at a time)
     raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     _jax.batched_block_until_ready(raw)
     return [ShardedArray(b, a, s) for b, a, s in zip(raw, self.out_avals, self.out_shardings)]

@@ -46,20 +46,15 @@ def _check_axis_names(axes, api_name):
                       "this axis.")
 
 
-def _no_device_collectives(name):
-  def lowering(ctx, *args, **params):
-    raise NotImplementedError(
-        f"{name} over a named axis can be lowered only inside pmap over that axis (arrax has "
-        "no shard_map yet); under vmap(..., axis_name=...) it is batched away instead.")
-  return lowering
-
-
 def _replica_groups(ctx, name, axis_names, axis_index_groups):
-  """The replica groups attribute of a collective over the pmap axes `axis_names`."""
+  """The replica groups attribute of a collective over the pmap axes `axis_names` (raises
+  when they are not all pmap axes of the module being lowered)."""
   env = ctx.module_context.axis_env
   names = _names(axis_names)
   if not names or any(n not in env for n in names):
-    _no_device_collectives(name)(ctx)
+    raise NotImplementedError(
+        f"{name} over a named axis can be lowered only inside pmap over that axis (arrax has "
+        "no shard_map yet); under vmap(..., axis_name=...) it is batched away instead.")
   if len(names) > 1:
     raise NotImplementedError(f"{name} over several pmap axes {names} is not supported.")
   if axis_index_groups is not None:
@@ -67,6 +62,11 @@ def _replica_groups(ctx, name, axis_names, axis_index_groups):
   else:
     groups = [list(range(env[names[0]]))]
   return ir.DenseIntElementsAttr.get(np.asarray(groups, np.int64))
+
+
+def _replica_id():
+  """This replica's index (one replica per device of the pmap axis) as an int32 scalar."""
+  return hlo.convert(mlir.aval_to_ir_type(ShapedArray((), np.int32)), hlo.ReplicaIdOp().result)
 
 
 def _group_size(ctx, axis_names, axis_index_groups):
@@ -85,6 +85,13 @@ _COMBINE = {
 def _fill_region(op, name, dtype):
   combine = _COMBINE[name](np.dtype(dtype))
   mlir.make_reducer_region(op, dtype, lambda acc, xs: [combine(acc[0], xs[0])])
+
+
+def _all_reduce(name, x, aval, groups):
+  """The cross-replica psum/pmax/pmin (`name`) of `x` (of `aval`) over the replica `groups`."""
+  op = hlo.AllReduceOp([mlir.aval_to_ir_type(aval)], [x], groups)
+  _fill_region(op, name, aval.dtype)
+  return op.results[0]
 
 
 def _validate_groups(axis_index_groups):
@@ -158,10 +165,7 @@ def _allreduce_lowering(name, reduce_prim):
     if not named:
       return [x]
     groups = _replica_groups(ctx, name, named, axis_index_groups)
-    aval = ctx.avals_out[0]
-    op = hlo.AllReduceOp([mlir.aval_to_ir_type(aval)], [x], groups)
-    _fill_region(op, name, aval.dtype)
-    return [op.results[0]]
+    return [_all_reduce(name, x, ctx.avals_out[0], groups)]
   return lowering
 
 
@@ -319,8 +323,7 @@ axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 @axis_index_p.def_lowering
 def _axis_index_lower(ctx, *, axis_name):
   _replica_groups(ctx, "axis_index", axis_name, None)
-  rid = hlo.ReplicaIdOp().result
-  return [hlo.convert(mlir.aval_to_ir_type(ctx.avals_out[0]), rid)]
+  return [_replica_id()]
 axis_index_p.def_batch_axis(_axis_index_batch)
 ad.defjvp_zero(axis_index_p)
 

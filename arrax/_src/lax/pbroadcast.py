@@ -3,7 +3,8 @@
 Like the collectives of parallel.py it is defined under vmap (by its axis-aware batching rule:
 the batched value's `source` row, repeated) and passed on to an enclosing vmap when the axis
 is another one. Inside pmap it lowers to a cross-replica sum of the value kept only on replica
-`source` (zeros elsewhere). It is linear: its transpose sums the cotangents over the axis into example `source`.
+`source` (zeros elsewhere). It is linear: its transpose sums the cotangents over the axis into
+example `source`.
 """
 from __future__ import annotations
 
@@ -27,16 +28,12 @@ pbroadcast_p.def_abstract_eval(lambda x, *, axis_name, source: x)
 def _pbroadcast_lower(ctx, x, *, axis_name, source):
   groups = parallel._replica_groups(ctx, "pbroadcast", axis_name, None)
   aval = ctx.avals_out[0]
-  ty = mlir.aval_to_ir_type(aval)
-  i32 = mlir.aval_to_ir_type(core.ShapedArray((), np.int32))
-  rid = hlo.convert(i32, hlo.ReplicaIdOp().result)
-  here = mlir.compare(rid, mlir.ir_constant(np.int32(source)), "EQ", np.int32)
+  here = mlir.compare(parallel._replica_id(), mlir.ir_constant(np.int32(source)), "EQ",
+                      np.int32)
   pred = hlo.broadcast_in_dim(mlir.aval_to_ir_type(aval.update(dtype=np.dtype(np.bool_))),
                               here, mlir.dense_i64([]))
   kept = hlo.select(pred, x, mlir.full_like_aval(0, aval))
-  op = hlo.AllReduceOp([ty], [kept], groups)
-  parallel._fill_region(op, "psum", aval.dtype)
-  return [op.results[0]]
+  return [parallel._all_reduce("psum", kept, aval, groups)]
 
 
 @pbroadcast_p.def_batch_axis

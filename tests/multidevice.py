@@ -1,0 +1,49 @@
+"""The harness shared by the multi-device differential tests (test_pmap.py, test_sharding.py).
+
+The main test process has one CPU device, so their cases run in a fresh interpreter whose
+XLA_FLAGS ask for several simulated CPU devices before jaxlib is imported. This module imports
+neither library: the case modules (pmap_cases.py, sharding_cases.py) import it in that
+interpreter before importing them.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def run_script(code, ndev=4, timeout=900):
+  """Run the Python source `code` from the repository root with `ndev` simulated CPU devices."""
+  env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={ndev}",
+             PYTHONPATH=str(ROOT))
+  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                        timeout=timeout, cwd=str(ROOT))
+
+
+def rand(*shape, dtype=np.float32, seed=0):
+  """Random test values of `shape` and `dtype` (np.random.RandomState(seed))."""
+  rng = np.random.RandomState(seed)
+  if np.dtype(dtype) == np.bool_:
+    return rng.rand(*shape) > 0.5
+  if np.issubdtype(np.dtype(dtype), np.integer):
+    return rng.randint(-5, 6, size=shape).astype(dtype)
+  if np.issubdtype(np.dtype(dtype), np.complexfloating):
+    return (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(dtype)
+  return rng.randn(*shape).astype(dtype)
+
+
+def builtin_base(e):
+  """The first builtin class among the exception `e`'s bases (how errors are compared)."""
+  return next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+
+
+def case_results(module, main_call, ndev=4):
+  """Run `tests.<module>.<main_call>` with `ndev` devices; the per-case results (JSON) it prints
+  after "RESULTS"."""
+  res = run_script(f"import tests.{module} as c; c.{main_call}", ndev)
+  assert res.returncode == 0, res.stderr[-3000:]
+  return json.loads(res.stdout.split("RESULTS", 1)[1])
