@@ -1,6 +1,8 @@
 """jax.debug (print, log, callback, effects), jax.effects_barrier: the printed output matches
 JAX 0.10.2 line for line, eagerly and under jit, vmap, grad, scan, cond, while and remat."""
 import functools
+import inspect
+import io
 import logging
 
 import jax
@@ -206,16 +208,15 @@ def test_call_counts_under_jit_cache():
     assert calls == [1., 2., 3.]
 
 
+def _params(f):
+  return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+
+
 def test_debug_names():
-  import inspect
   assert str(arrax.debug.DebugEffect()) == "Debug"
   assert str(arrax.debug.OrderedDebugEffect()) == "OrderedDebug"
   for name in ("print", "log", "callback"):
-    a = [(p.name, p.kind, p.default) for p in
-         inspect.signature(getattr(arrax.debug, name)).parameters.values()]
-    j = [(p.name, p.kind, p.default) for p in
-         inspect.signature(getattr(jax.debug, name)).parameters.values()]
-    assert a == j, name
+    assert _params(getattr(arrax.debug, name)) == _params(getattr(jax.debug, name)), name
   assert arrax.effects_barrier() is None
 
 
@@ -230,7 +231,6 @@ def test_disable_jit_prints():
 
 # ---- jax.debug.breakpoint with commands from a fake stdin ------------------------------------
 def _bp_session(lib, fn, cmds, *args, **kw):
-  import io
   out = io.StringIO()
   try:
     result = fn(lib, *args, stdin=io.StringIO(cmds), stdout=out, **kw)
@@ -285,7 +285,6 @@ def test_breakpoint_session(fn, cmds):
 
 
 def test_breakpoint_quit_exits():
-  import io
   for lib in (jax, arrax):
     with pytest.raises(SystemExit):
       lib.debug.breakpoint(stdin=io.StringIO("q\n"), stdout=io.StringIO())
@@ -295,3 +294,14 @@ def test_breakpoint_ordered_and_token_exclusive():
   for lib in (jax, arrax):
     with pytest.raises(ValueError, match="mutually exclusive"):
       lib.debug.breakpoint(ordered=True, token=1.)
+
+
+def test_cond_without_effects_keeps_the_ordered_token_chain():
+  # One token orders every ordered print of the program: a cond between two of them (with no
+  # ordered effect of its own) must pass the enclosing token through, not drop it.
+  def f(x):
+    arrax.debug.print("a {}", x, ordered=True)
+    y = arrax.lax.cond(x > 0, lambda z: z + 1, lambda z: z - 1, x)
+    arrax.debug.print("b {}", y, ordered=True)
+    return y
+  assert arrax.jit(f).lower(1.).as_text().count("stablehlo.create_token") == 1
