@@ -61,6 +61,22 @@ CASES = {
     "while": "print(jax.lax.while_loop(lambda c: c < 3, wbody, 0))",
     "jit_while": "print(jax.jit(lambda: jax.lax.while_loop(lambda c: c < 3, wbody, 0))())",
     "vmap_while": "print(jax.vmap(lambda c: jax.lax.while_loop(lambda c: c < 3, wbody, c))(jnp.array([0, 1])))",
+    "while_cond_prints": """
+      def wcond(c):
+        jax.debug.print("cond {}", c)
+        return c < 3
+      print(jax.jit(lambda: jax.lax.while_loop(wcond, wbody, 0))())
+      print(jax.lax.while_loop(wcond, wbody, 1))
+    """,
+    "ordered_while_cond_prints": """
+      def wcond(c):
+        jax.debug.print("ocond {}", c, ordered=True)
+        return c < 2
+      def obody(c):
+        jax.debug.print("obody {}", c, ordered=True)
+        return c + 1
+      print(jax.jit(lambda: jax.lax.while_loop(wcond, obody, 0))())
+    """,
     "fori": 'print(jax.lax.fori_loop(0, 3, lambda i, c: (jax.debug.print("fori {i} {c}", i=i, c=c), c + i)[1], 0))',
     "ordered": 'jax.jit(lambda x: [jax.debug.print("o{} {}", i, x + i, ordered=True) for i in range(5)])(x)',
     "ordered_scan": 'jax.jit(lambda x: jax.lax.scan(lambda c, xi: (jax.debug.print("os {}", xi, ordered=True), (c, None))[1], 0., x))(x)',
