@@ -195,7 +195,8 @@ def _pure_callback_batch(args, dims, *, callback, result_avals, sharding, vmap_m
              else (broadcasting.broadcast(x, (n,)) if vmap_method != "legacy_vectorized" else x)
              for x, d in zip(args, dims)]
     outs = pure_callback_p.bind(
-        *moved, callback=callback, result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals),
+        *moved, callback=callback,
+        result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals),
         sharding=sharding, vmap_method=vmap_method)
   else:
     raise NotImplementedError(
