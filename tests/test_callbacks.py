@@ -1,5 +1,7 @@
 """jax.pure_callback and jax.experimental.io_callback, differential against JAX 0.10.2: values,
 dtypes, what the callbacks see and how often they run (printed), errors, jaxprs."""
+import inspect
+
 import jax
 import jax.experimental  # noqa: F401
 import numpy as np
@@ -242,7 +244,6 @@ def test_pure_callback_x64(x64):
 
 
 def _params(f):
-  import inspect
   return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
 
 

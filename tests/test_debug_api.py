@@ -1,6 +1,8 @@
 """jax.debug (print, log, callback, effects), jax.effects_barrier: the printed output matches
 JAX 0.10.2 line for line, eagerly and under jit, vmap, grad, scan, cond, while and remat."""
 import functools
+import inspect
+import io
 import logging
 
 import jax
@@ -59,6 +61,22 @@ CASES = {
     "while": "print(jax.lax.while_loop(lambda c: c < 3, wbody, 0))",
     "jit_while": "print(jax.jit(lambda: jax.lax.while_loop(lambda c: c < 3, wbody, 0))())",
     "vmap_while": "print(jax.vmap(lambda c: jax.lax.while_loop(lambda c: c < 3, wbody, c))(jnp.array([0, 1])))",
+    "while_cond_prints": """
+      def wcond(c):
+        jax.debug.print("cond {}", c)
+        return c < 3
+      print(jax.jit(lambda: jax.lax.while_loop(wcond, wbody, 0))())
+      print(jax.lax.while_loop(wcond, wbody, 1))
+    """,
+    "ordered_while_cond_prints": """
+      def wcond(c):
+        jax.debug.print("ocond {}", c, ordered=True)
+        return c < 2
+      def obody(c):
+        jax.debug.print("obody {}", c, ordered=True)
+        return c + 1
+      print(jax.jit(lambda: jax.lax.while_loop(wcond, obody, 0))())
+    """,
     "fori": 'print(jax.lax.fori_loop(0, 3, lambda i, c: (jax.debug.print("fori {i} {c}", i=i, c=c), c + i)[1], 0))',
     "ordered": 'jax.jit(lambda x: [jax.debug.print("o{} {}", i, x + i, ordered=True) for i in range(5)])(x)',
     "ordered_scan": 'jax.jit(lambda x: jax.lax.scan(lambda c, xi: (jax.debug.print("os {}", xi, ordered=True), (c, None))[1], 0., x))(x)',
@@ -206,16 +224,15 @@ def test_call_counts_under_jit_cache():
     assert calls == [1., 2., 3.]
 
 
+def _params(f):
+  return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+
+
 def test_debug_names():
-  import inspect
   assert str(arrax.debug.DebugEffect()) == "Debug"
   assert str(arrax.debug.OrderedDebugEffect()) == "OrderedDebug"
   for name in ("print", "log", "callback"):
-    a = [(p.name, p.kind, p.default) for p in
-         inspect.signature(getattr(arrax.debug, name)).parameters.values()]
-    j = [(p.name, p.kind, p.default) for p in
-         inspect.signature(getattr(jax.debug, name)).parameters.values()]
-    assert a == j, name
+    assert _params(getattr(arrax.debug, name)) == _params(getattr(jax.debug, name)), name
   assert arrax.effects_barrier() is None
 
 
@@ -230,7 +247,6 @@ def test_disable_jit_prints():
 
 # ---- jax.debug.breakpoint with commands from a fake stdin ------------------------------------
 def _bp_session(lib, fn, cmds, *args, **kw):
-  import io
   out = io.StringIO()
   try:
     result = fn(lib, *args, stdin=io.StringIO(cmds), stdout=out, **kw)
@@ -285,7 +301,6 @@ def test_breakpoint_session(fn, cmds):
 
 
 def test_breakpoint_quit_exits():
-  import io
   for lib in (jax, arrax):
     with pytest.raises(SystemExit):
       lib.debug.breakpoint(stdin=io.StringIO("q\n"), stdout=io.StringIO())
@@ -295,3 +310,14 @@ def test_breakpoint_ordered_and_token_exclusive():
   for lib in (jax, arrax):
     with pytest.raises(ValueError, match="mutually exclusive"):
       lib.debug.breakpoint(ordered=True, token=1.)
+
+
+def test_cond_without_effects_keeps_the_ordered_token_chain():
+  # One token orders every ordered print of the program: a cond between two of them (with no
+  # ordered effect of its own) must pass the enclosing token through, not drop it.
+  def f(x):
+    arrax.debug.print("a {}", x, ordered=True)
+    y = arrax.lax.cond(x > 0, lambda z: z + 1, lambda z: z - 1, x)
+    arrax.debug.print("b {}", y, ordered=True)
+    return y
+  assert arrax.jit(f).lower(1.).as_text().count("stablehlo.create_token") == 1

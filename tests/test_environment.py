@@ -175,11 +175,13 @@ NAMES = ["named_call", "named_scope", "ensure_compile_time_eval", "live_arrays",
          "pure_callback"]
 
 
+def _params(f):
+  return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_signature(name):
-  def params(f):
-    return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
-  assert params(getattr(arrax, name)) == params(getattr(jax, name))
+  assert _params(getattr(arrax, name)) == _params(getattr(jax, name))
 
 
 @pytest.mark.parametrize("name", [

@@ -18,7 +18,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import backend, batching, core, dtypes, mlir
 from arrax._src.array import device_put_value
-from arrax._src.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from arrax._src.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.lax import broadcasting
 from arrax._src.lax.control_flow import loops
 
@@ -92,11 +92,12 @@ def _layout(aval):
                                      type=ir.IndexType.get())
 
 
-def emit_python_callback(ctx, host_fn, args, *, has_side_effect, ordered=False):
+def emit_python_callback(ctx, host_fn, args, *, ordered=False):
   """A custom call handing `args` to `host_fn` on the host; returns its results' ir.Values.
 
-  An `ordered` call also takes and gives the block's ordered-effects token, so that XLA runs
-  ordered callbacks in program order.
+  An `ordered` call (every effectful callback: io_callback, debug callbacks) is a side effect
+  and also takes and gives the block's ordered-effects token, so that XLA runs such callbacks
+  in program order; otherwise (pure_callback) XLA may drop or repeat it.
   """
   mctx = ctx.module_context
   avals_in, avals_out, operands = list(ctx.avals_in), list(ctx.avals_out), list(args)
@@ -112,7 +113,7 @@ def emit_python_callback(ctx, host_fn, args, *, has_side_effect, ordered=False):
   mctx.host_callbacks.append(host_fn)
   op = hlo.CustomCallOp(
       [mlir.aval_to_ir_type(a) for a in avals_out], operands, "xla_ffi_python_cpu_callback",
-      has_side_effect=has_side_effect or ordered,
+      has_side_effect=ordered,
       operand_layouts=ir.ArrayAttr.get([_layout(a) for a in avals_in]),
       result_layouts=ir.ArrayAttr.get([_layout(a) for a in avals_out]))
   op.attributes["mhlo.backend_config"] = ir.DictAttr.get({
@@ -124,37 +125,33 @@ def emit_python_callback(ctx, host_fn, args, *, has_side_effect, ordered=False):
   return results
 
 
-def _check_shape_dtype(shape_dtype):
-  dt = np.dtype(shape_dtype.dtype)
-  if dtypes.canonicalize_dtype(dt) != dt:
-    raise ValueError("result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` "
-                     "is disabled")
-
-
 def _result_avals(result_shape_dtypes):
-  tree_map(_check_shape_dtype, result_shape_dtypes)
   leaves, out_tree = tree_flatten(result_shape_dtypes)
+  for x in leaves:
+    dt = np.dtype(x.dtype)
+    if dtypes.canonicalize_dtype(dt) != dt:
+      raise ValueError("result_shape_dtypes cannot specify 64-bit types when "
+                       "`jax_enable_x64` is disabled")
   return tuple(core.ShapedArray(x.shape, x.dtype) for x in leaves), out_tree
 
 
-def _unmapped(size, aval):
-  return core.ShapedArray((size, *aval.shape), aval.dtype)
+def _callback_abstract_eval(*avals, result_avals, **params):
+  return list(result_avals)
+
+
+def _callback_lowering(what, ordered):
+  """The lowering rule of `what` (pure_callback / io_callback)."""
+  def rule(ctx, *args, callback, result_avals, **params):
+    host_fn = _host_function(callback, result_avals, what)
+    return emit_python_callback(ctx, host_fn, args, ordered=ordered)
+  return rule
 
 
 # ---- pure_callback ----------------------------------------------------------------------------
 pure_callback_p = core.Primitive("pure_callback")
 pure_callback_p.multiple_results = True
-
-
-@pure_callback_p.def_abstract_eval
-def _pure_callback_abstract_eval(*avals, callback, result_avals, sharding, vmap_method):
-  return list(result_avals)
-
-
-@pure_callback_p.def_lowering
-def _pure_callback_lowering(ctx, *args, callback, result_avals, sharding, vmap_method):
-  host_fn = _host_function(callback, result_avals, "pure_callback")
-  return emit_python_callback(ctx, host_fn, args, has_side_effect=False)
+pure_callback_p.def_abstract_eval(_callback_abstract_eval)
+pure_callback_p.def_lowering(_callback_lowering("pure_callback", ordered=False))
 
 
 @pure_callback_p.def_jvp
@@ -198,7 +195,8 @@ def _pure_callback_batch(args, dims, *, callback, result_avals, sharding, vmap_m
              else (broadcasting.broadcast(x, (n,)) if vmap_method != "legacy_vectorized" else x)
              for x, d in zip(args, dims)]
     outs = pure_callback_p.bind(
-        *moved, callback=callback, result_avals=tuple(_unmapped(size, a) for a in result_avals),
+        *moved, callback=callback,
+        result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals),
         sharding=sharding, vmap_method=vmap_method)
   else:
     raise NotImplementedError(
@@ -241,17 +239,9 @@ io_callback_p.effectful = True    # never dropped, hoisted or merged, even when 
 # Unordered io_callbacks are chained too: JAX leaves their order to XLA, which in practice keeps
 # program order; chaining makes that certain.
 core.register_ordered_effect(io_callback_p, lambda params: True)
-
-
-@io_callback_p.def_abstract_eval
-def _io_callback_abstract_eval(*avals, callback, result_avals, sharding, ordered):
-  return list(result_avals)
-
-
-@io_callback_p.def_lowering
-def _io_callback_lowering(ctx, *args, callback, result_avals, sharding, ordered):
-  host_fn = _host_function(callback, result_avals, "io_callback")
-  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=True)
+io_callback_p.def_abstract_eval(_callback_abstract_eval)
+# Always chained, `ordered` or not (see above).
+io_callback_p.def_lowering(_callback_lowering("io_callback", ordered=True))
 
 
 @io_callback_p.def_jvp

@@ -240,7 +240,7 @@ def _dce(jaxpr: core.Jaxpr, used_outputs):
     used = [type(v) is not core.DropVar and v in live for v in eqn.outvars]
     if not any(used) and not core.has_effects(eqn):   # effects (debug prints) are kept
       continue
-    if eqn.outvars and not all(used):
+    if not all(used):
       eqn = _prune_call(eqn, used) or eqn
     kept.append(eqn)
     live.update(v for v in eqn.invars if type(v) is core.Var)

@@ -12,11 +12,11 @@ import functools
 import inspect
 import operator
 
-from arrax._src import ad, batching, core, mlir
+from arrax._src import ad, batching, core
 from arrax._src.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
                                   treedef_tuple)
 from arrax._src.tracing import trace_to_jaxpr
-from arrax._src.lax.control_flow import loops
+from arrax._src.lax.control_flow import common, loops
 
 
 def _rule_name(rule):
@@ -24,7 +24,9 @@ def _rule_name(rule):
 
 
 class _ClosedRule:
-  """The user's rule, called with the consts of `call` (never batched) split off."""
+  """The user's rule, called with the consts of `call` (never batched) split off. Every rule
+  bound with `custom_vmap_call` (this or the jvp's) takes `in_batched` and the arguments as
+  the two-part trees (consts, args) / (primals, tangents)."""
 
   def __init__(self, rule):
     functools.update_wrapper(self, rule)
@@ -39,10 +41,6 @@ class _ClosedRule:
     return str(self.rule)
 
   __repr__ = __str__
-
-
-def _call_rule(rule, axis_size, in_batched, args):
-  return rule(axis_size, in_batched if type(in_batched) is list else list(in_batched), *args)
 
 
 def _check_rule_trees(rule, original_out_tree, out_tree, out_batched_tree):
@@ -74,8 +72,7 @@ def _custom_vmap_impl(*args, call, rule, in_tree, out_tree):
 
 @custom_vmap_p.def_lowering
 def _custom_vmap_lowering(ctx, *args, call, rule, in_tree, out_tree):
-  consts = [mlir.ir_constant(c) for c in call.consts]
-  return mlir.jaxpr_subcomp(ctx.module_context, call.jaxpr, consts, list(args))
+  return common.lower_closed(ctx.module_context, call, args)
 
 
 @custom_vmap_p.def_batch
@@ -83,7 +80,7 @@ def _custom_vmap_batch(args, dims, *, call, rule, in_tree, out_tree):
   axis_size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
   in_batched = tree_unflatten(in_tree, [d is not None for d in dims])
-  out, out_batched = _call_rule(rule, axis_size, in_batched, tree_unflatten(in_tree, args))
+  out, out_batched = rule(axis_size, in_batched, *tree_unflatten(in_tree, args))
   outs, tree1 = tree_flatten(out)
   flags, tree2 = tree_flatten(out_batched)
   _check_rule_trees(rule, out_tree, tree1, tree2)
@@ -100,7 +97,7 @@ def _custom_vmap_jvp(primals, tangents, *, call, rule, in_tree, out_tree):
     box = []
 
     def to_jvp(*ps):
-      out, out_b = _call_rule(rule, axis_size, mutual, ps)
+      out, out_b = rule(axis_size, mutual, *ps)
       _check_rule_trees(rule, out_tree, tree_structure(out), tree_structure(out_b))
       box.append(out_b)
       return out

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import cmd
 import inspect
-import os
 import pprint
 import sys
 import threading
@@ -16,12 +15,9 @@ import traceback
 
 from arrax._src import core
 from arrax._src.tree_util import register_pytree_node, tree_flatten, tree_leaves, tree_unflatten
-from arrax._src.debugging import debug_callback
+from arrax._src.debugging import debug_callback, is_arrax_frame
 from arrax._src.callback import pure_callback
 from arrax._src.lax import elementwise
-
-_ARRAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 class _DictWrapper:
   """A dict flattened in insertion order (keys need not be comparable)."""
@@ -135,10 +131,7 @@ class CliDebugger(cmd.Cmd):
     print("***", traceback.format_exception_only(*exc)[-1].strip(), file=self.stdout)
 
   def default(self, line):
-    try:
-      print(repr(self.evaluate(line)), file=self.stdout)
-    except BaseException:  # noqa: BLE001
-      self._error_message()
+    self.do_p(line)
 
   def print_backtrace(self):
     out = ["Traceback:"]
@@ -217,22 +210,7 @@ class CliDebugger(cmd.Cmd):
         print("--KeyboardInterrupt--", file=sys.stdout)
 
 
-def _run_cli(frames, thread_id, **kwargs):
-  CliDebugger(frames, thread_id, **kwargs).run()
-
-
-_debuggers = {"cli": (-1, _run_cli)}
 _debug_lock = threading.Lock()
-
-
-def _get_debugger(backend=None):
-  if backend is not None and backend in _debuggers:
-    return _debuggers[backend][1]
-  return max(_debuggers.values(), key=lambda pd: pd[0])[1]
-
-
-def _internal(frame):
-  return os.path.abspath(frame.f_code.co_filename).startswith(_ARRAX_DIR)
 
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,  # noqa: A001
@@ -241,13 +219,15 @@ def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=Fal
   `stdin` keyword), with the values of the enclosing frames, also inside jit and vmap.
 
   `ordered` orders it with other ordered callbacks; `token` (a pytree of arrays, returned
-  unchanged) runs it once that value is computed instead.
+  unchanged) runs it once that value is computed instead. `backend` picks among registered
+  debuggers in JAX; arrax has only the text one, used whatever it says.
   """
+  del backend
   if token is not None and ordered:
     raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
   infos = inspect.stack()[1:]
   if filter_frames:
-    infos = [i for i in infos if not _internal(i.frame)]
+    infos = [i for i in infos if not is_arrax_frame(i.frame)]
   frames = [DebuggerFrame.from_frameinfo(i) for i in infos]
   if num_frames is not None:
     frames = frames[:num_frames]
@@ -258,7 +238,7 @@ def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=Fal
     thread_id = (None if threading.current_thread() is threading.main_thread()
                  else threading.get_ident())
     with _debug_lock:
-      _get_debugger(backend)(frames, thread_id, **kwargs)
+      CliDebugger(frames, thread_id, **kwargs).run()
 
   if token is None:
     debug_callback(_callback, *flat, ordered=ordered)
@@ -268,6 +248,5 @@ def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=Fal
     _callback(*flat_args)
     return x
 
-  token, flat = tree_unflatten(tree_flatten((token, flat))[1], [
-      elementwise.stop_gradient(x) for x in tree_leaves((token, flat))])
+  token, flat = elementwise.stop_gradient((token, flat))
   return pure_callback(_with_token, token, token, *flat)

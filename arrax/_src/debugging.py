@@ -62,11 +62,12 @@ def _run_callback(callback, args):
     raise
 
 
-def _lower_debug(ctx, args, flat_callback, ordered):
+def _lower_debug(ctx, args, flat_callback):
+  """Debug callbacks are always chained on the ordered-effects token (see below)."""
   def host_fn(*arrays):
     _run_callback(flat_callback, [device_put_value(a) for a in arrays])
     return ()
-  return emit_python_callback(ctx, host_fn, args, has_side_effect=True, ordered=ordered)
+  return emit_python_callback(ctx, host_fn, args, ordered=True)
 
 
 def _debug_batch(prim):
@@ -101,7 +102,7 @@ def _debug_callback_impl(*args, callback, effect, partitioned):
 
 @debug_callback_p.def_lowering
 def _debug_callback_lowering(ctx, *args, callback, effect, partitioned):
-  return _lower_debug(ctx, args, callback, True)
+  return _lower_debug(ctx, args, callback)
 
 
 debug_callback_p.def_batch(_debug_batch(debug_callback_p))
@@ -129,6 +130,18 @@ def _merge_callback_args(in_tree, dyn, static):
   return tree_unflatten(in_tree, flat)
 
 
+def _call_or_configure(name, fn, first, args, kwargs):
+  """The two call forms of `debug.print` and `debug.callback`: `fn(first, *args, **kwargs)`
+  now, or, when `first` is None, `fn` itself (the options given, the arguments to come)."""
+  if first is not None:
+    fn(first, *args, **kwargs)
+    return None
+  if args or kwargs:
+    raise TypeError(f"{name} received unexpected arguments in the two-call form:"
+                    f" {args=} {kwargs=}")
+  return fn
+
+
 def _make_flat_callback(in_tree, callback, static):
   def flat_callback(*dyn):
     args, kwargs = _merge_callback_args(in_tree, dyn, static)
@@ -148,23 +161,11 @@ def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwa
       raise TypeError("first argument to jax.debug.callback must be callable, but got an "
                       f"object of type {type(cb)}")
     in_tree, dyn, static = _split_callback_args(c_args, c_kwargs)
-
-    def _flat_callback(*dyn_args):
-      args_, kwargs_ = _merge_callback_args(in_tree, dyn_args, static)
-      cb(*args_, **kwargs_)
-      return ()
-
-    debug_callback_p.bind(*dyn, callback=_flat_callback,
+    debug_callback_p.bind(*dyn, callback=_make_flat_callback(in_tree, cb, static),
                           effect=ordered_debug_effect if ordered else debug_effect,
                           partitioned=partitioned)
 
-  if callback is not None:
-    _debug_callback(callback, *args, **kwargs)
-    return None
-  if args or kwargs:
-    raise TypeError("debug_callback received unexpected arguments in the two-call form:"
-                    f" {args=} {kwargs=}")
-  return _debug_callback
+  return _call_or_configure("debug_callback", _debug_callback, callback, args, kwargs)
 
 
 # ---- debug_print ----------------------------------------------------------------------------
@@ -234,7 +235,7 @@ def _debug_print_lowering(ctx, *args, fmt, ordered, partitioned, in_tree, static
                           np_printoptions, has_placeholders, logging_record):
   cb = _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
                        logging_record)
-  return _lower_debug(ctx, args, cb, True)
+  return _lower_debug(ctx, args, cb)
 
 
 debug_print_p.def_batch(_debug_batch(debug_print_p))
@@ -246,10 +247,15 @@ debug_print_p.def_transpose(lambda ct, *args, **params: [None] * len(args))
 _ARRAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def is_arrax_frame(frame) -> bool:
+  """Whether `frame` runs arrax's own code (skipped to find the user's line)."""
+  return os.path.abspath(frame.f_code.co_filename).startswith(_ARRAX_DIR)
+
+
 def _make_logging_record(level):
   """A log record pointing at the user's line that called `debug.log`."""
   frame = sys._getframe(1)
-  while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_ARRAX_DIR):
+  while frame is not None and is_arrax_frame(frame):
     frame = frame.f_back
   file_name, line_no = ((frame.f_code.co_filename, frame.f_lineno) if frame is not None
                         else ("(unknown file)", 0))
@@ -282,13 +288,7 @@ def debug_print(fmt=None, *args, ordered=False, partitioned=False, skip_format_c
         has_placeholders=has_placeholders,
         logging_record=_make_logging_record(logging.INFO) if _use_logging else None)
 
-  if fmt is not None:
-    _debug_print(fmt, *args, **kwargs)
-    return None
-  if args or kwargs:
-    raise TypeError("debug_print received unexpected arguments in the two-call form:"
-                    f" {args=} {kwargs=}")
-  return _debug_print
+  return _call_or_configure("debug_print", _debug_print, fmt, args, kwargs)
 
 
 debug_log = functools.partial(debug_print, _use_logging=True)

@@ -116,4 +116,3 @@ def print_environment_info(return_string=False):
     return info
   print(info)
   return None
-

@@ -68,7 +68,8 @@ def _cond_lowering(ctx, index, *args, branches, branches_platforms=None):
   for region, branch in zip(case.regions, branches):
     block = region.blocks.append()
     with ir.InsertionPoint(block):
-      mctx.ordered_token = token
+      if ordered:   # (otherwise the enclosing block's token must survive the cond)
+        mctx.ordered_token = token
       outs = common.lower_closed(mctx, branch, args)
       hlo.return_(outs + ([mlir.current_ordered_token(mctx)] if ordered else []))
   results = list(case.results)

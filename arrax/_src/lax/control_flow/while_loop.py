@@ -61,41 +61,53 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   mctx = ctx.module_context
   types = [mlir.aval_to_ir_type(a) for a in ctx.avals_in]
-  # Ordered effects in the loop: the ordered-effects token is an extra (last) loop carry.
-  ordered = (core.jaxpr_has_ordered_effects(body_jaxpr)
-             or core.jaxpr_has_ordered_effects(cond_jaxpr))
-  tok = [mlir.current_ordered_token(mctx)] if ordered else []
-  tok_type = [hlo.TokenType.get()] if ordered else []
-  op = hlo.WhileOp(types + tok_type, list(args) + tok)
+  n = len(types)
   pred_aval = cond_jaxpr.out_avals[0]
+  # XLA drops the side effects of a while's condition region, so a predicate with ordered
+  # effects (a debug print in cond_fun) is computed before the loop and at the end of each
+  # iteration instead, and carried (as JAX does).
+  cond_ordered = core.jaxpr_has_ordered_effects(cond_jaxpr)
+  # Ordered effects in the loop: the ordered-effects token is an extra (last) loop carry.
+  ordered = cond_ordered or core.jaxpr_has_ordered_effects(body_jaxpr)
+  extra, extra_types = [], []
+  if cond_ordered:
+    c_consts, _, carry = _split(list(args), [cond_nconsts, body_nconsts])
+    extra += common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
+    extra_types.append(mlir.aval_to_ir_type(pred_aval))
+  if ordered:
+    extra.append(mlir.current_ordered_token(mctx))
+    extra_types.append(hlo.TokenType.get())
+  op = hlo.WhileOp(types + extra_types, list(args) + extra)
 
-  cond_block = op.regions[0].blocks.append(*types, *tok_type)
+  cond_block = op.regions[0].blocks.append(*types, *extra_types)
   with ir.InsertionPoint(cond_block):
-    c_args = list(cond_block.arguments)[:len(types)]
-    if ordered:
-      mctx.ordered_token = cond_block.arguments[len(types)]
-    c_consts, _, carry = _split(c_args, [cond_nconsts, body_nconsts])
-    pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
+    if cond_ordered:
+      pred = cond_block.arguments[n]
+    else:
+      c_consts, _, carry = _split(list(cond_block.arguments)[:n], [cond_nconsts, body_nconsts])
+      pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
     hlo.return_([_reduce_or(pred, pred_aval)])
 
-  body_block = op.regions[1].blocks.append(*types, *tok_type)
+  body_block = op.regions[1].blocks.append(*types, *extra_types)
   with ir.InsertionPoint(body_block):
-    b_args = list(body_block.arguments)[:len(types)]
+    b_args = list(body_block.arguments)
     if ordered:
-      mctx.ordered_token = body_block.arguments[len(types)]
-    c_consts, b_consts, carry = _split(b_args, [cond_nconsts, body_nconsts])
+      mctx.ordered_token = b_args[-1]
+    c_consts, b_consts, carry = _split(b_args[:n], [cond_nconsts, body_nconsts])
     new = common.lower_closed(mctx, body_jaxpr, b_consts + carry)
     if pred_aval.shape:
-      # A batched predicate (under vmap): finished examples keep their carry.
+      # A batched predicate (under vmap): finished examples keep their carry. The predicate
+      # is evaluated again here, effects included, as JAX does.
       pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
-      new = [_select_prefix(pred, pred_aval, n, c, a)
-             for n, c, a in zip(new, carry, body_jaxpr.out_avals)]
-    hlo.return_(c_consts + b_consts + new
+      new = [_select_prefix(pred, pred_aval, x, c, a)
+             for x, c, a in zip(new, carry, body_jaxpr.out_avals)]
+    next_pred = common.lower_closed(mctx, cond_jaxpr, c_consts + new) if cond_ordered else []
+    hlo.return_(c_consts + b_consts + new + next_pred
                 + ([mlir.current_ordered_token(mctx)] if ordered else []))
   results = list(op.results)
   if ordered:
-    *results, mctx.ordered_token = results
-  return results[cond_nconsts + body_nconsts:]
+    mctx.ordered_token = results[-1]
+  return results[cond_nconsts + body_nconsts:n]
 
 
 def _reduce_or(pred, aval):
