@@ -566,6 +566,32 @@ def test_api_util_flatten_and_trace(lib):
   assert dbg.traced_for == "test scan"
 
 
+def _dbg_f(x, y, *, z=1):
+  return x
+
+
+def _dbg_g(a, *rest, **kw):
+  return a
+
+
+DEBUG_INFO_CASES = [
+    (_dbg_f, ((1, 2), {"a": 3}), {"z": 4}, {}),
+    (_dbg_f, ((1, 2), {"a": 3}), {"z": 4}, dict(static_argnums=(0,))),
+    (_dbg_f, ((1, 2), {"a": 3}), {"z": 4}, dict(static_argnums=(-1,), static_argnames=("z",))),
+    (_dbg_f, (1,), {"y": [5, 6], "z": 4}, {}),
+    (_dbg_g, (1, 2, (3, 4)), {"q": 1, "b": {"c": 2}}, dict(static_argnums=(1,))),
+    (_dbg_f, (1, 2, 3, 4), {"w": None, "v": 2.0}, dict(static_argnums=(2,))),   # no binding
+    (lambda *a: a, (np.ones(2), None, (3,)), {}, {}),
+]
+
+
+@pytest.mark.parametrize("i", range(len(DEBUG_INFO_CASES)))
+def test_api_util_debug_info_arg_names(i):
+  fn, args, kwargs, kw = DEBUG_INFO_CASES[i]
+  assert (arrax.api_util.debug_info("t", fn, args, kwargs, **kw).arg_names
+          == jax.api_util.debug_info("t", fn, args, kwargs, **kw).arg_names)
+
+
 @pytest.mark.parametrize("fn", [lambda x: x * x, lambda x: anp.sin(x) + 1,
                                 lambda x: (x.sum(), x[::-1])])
 def test_compiler_ir_hlo(fn):
