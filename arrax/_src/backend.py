@@ -151,5 +151,4 @@ def clear_backends():
   _default_device.clear()
 
 
-def get_default_device():
-  return default_device()
+get_default_device = default_device

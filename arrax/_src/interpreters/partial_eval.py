@@ -14,7 +14,7 @@ def convert_constvars_jaxpr(jaxpr):
   return _core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
 
 
-def trace_to_jaxpr_dynamic(fun, in_avals, debug_info=None, **kwargs):  # noqa: F811
+def trace_to_jaxpr_dynamic(fun, in_avals, debug_info=None, **kwargs):
   """Trace flat `fun` (a callable or a linear_util WrappedFun) to a jaxpr:
   (jaxpr, out_avals, consts), as JAX's function returns."""
   jaxpr, consts = _tracing.trace_to_jaxpr(lambda *xs: list(fun(*xs)), list(in_avals))
