@@ -1,6 +1,7 @@
 """The names JAX libraries import (jax.typing, jax.core, jax.extend, jax.interpreters,
 jax.flatten_util, typed key dtypes, checkify, layout, versions, ...), compared with JAX 0.10.2."""
 import contextlib
+import functools
 
 import jax
 import jax.extend
@@ -17,7 +18,6 @@ import arrax.numpy as anp
 from arrax.experimental import checkify as acheckify
 from arrax.experimental import layout as alayout
 from arrax.interpreters import ad as aad, batching as abatching, mlir as amlir
-import functools
 
 from tests.oracle import assert_same
 
@@ -33,6 +33,7 @@ def test_versions():
   assert arrax.version.__version__ == jax.version.__version__
   assert arrax.version._version == jax.version._version
   assert arrax.version._minimum_jaxlib_version == jax.version._minimum_jaxlib_version
+  assert arrax.version._minimum_jaxlib_version_info == jax.version._minimum_jaxlib_version_info
   assert isinstance(arrax.__arrax_version__, str) and arrax.__arrax_version__ != "0.10.2"
 
 
