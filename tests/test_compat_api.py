@@ -1,6 +1,7 @@
 """The names JAX libraries import (jax.typing, jax.core, jax.extend, jax.interpreters,
 jax.flatten_util, typed key dtypes, checkify, layout, versions, ...), compared with JAX 0.10.2."""
 import contextlib
+import functools
 
 import jax
 import jax.extend
@@ -17,7 +18,6 @@ import arrax.numpy as anp
 from arrax.experimental import checkify as acheckify
 from arrax.experimental import layout as alayout
 from arrax.interpreters import ad as aad, batching as abatching, mlir as amlir
-import functools
 
 from tests.oracle import assert_same
 
@@ -33,6 +33,7 @@ def test_versions():
   assert arrax.version.__version__ == jax.version.__version__
   assert arrax.version._version == jax.version._version
   assert arrax.version._minimum_jaxlib_version == jax.version._minimum_jaxlib_version
+  assert arrax.version._minimum_jaxlib_version_info == jax.version._minimum_jaxlib_version_info
   assert isinstance(arrax.__arrax_version__, str) and arrax.__arrax_version__ != "0.10.2"
 
 
@@ -564,6 +565,32 @@ def test_api_util_flatten_and_trace(lib):
   assert float(out[0]) == 4.0
   assert str(out_tree()) == str(top.tree_util.tree_structure(({"sum": 0}, [0, 0])))
   assert dbg.traced_for == "test scan"
+
+
+def _dbg_f(x, y, *, z=1):
+  return x
+
+
+def _dbg_g(a, *rest, **kw):
+  return a
+
+
+DEBUG_INFO_CASES = [
+    (_dbg_f, ((1, 2), {"a": 3}), {"z": 4}, {}),
+    (_dbg_f, ((1, 2), {"a": 3}), {"z": 4}, dict(static_argnums=(0,))),
+    (_dbg_f, ((1, 2), {"a": 3}), {"z": 4}, dict(static_argnums=(-1,), static_argnames=("z",))),
+    (_dbg_f, (1,), {"y": [5, 6], "z": 4}, {}),
+    (_dbg_g, (1, 2, (3, 4)), {"q": 1, "b": {"c": 2}}, dict(static_argnums=(1,))),
+    (_dbg_f, (1, 2, 3, 4), {"w": None, "v": 2.0}, dict(static_argnums=(2,))),   # no binding
+    (lambda *a: a, (np.ones(2), None, (3,)), {}, {}),
+]
+
+
+@pytest.mark.parametrize("i", range(len(DEBUG_INFO_CASES)))
+def test_api_util_debug_info_arg_names(i):
+  fn, args, kwargs, kw = DEBUG_INFO_CASES[i]
+  assert (arrax.api_util.debug_info("t", fn, args, kwargs, **kw).arg_names
+          == jax.api_util.debug_info("t", fn, args, kwargs, **kw).arg_names)
 
 
 @pytest.mark.parametrize("fn", [lambda x: x * x, lambda x: anp.sin(x) + 1,

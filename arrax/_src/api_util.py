@@ -5,7 +5,7 @@ from typing import NamedTuple
 
 from arrax._src import core
 from arrax._src.linear_util import transformation_with_aux2
-from arrax._src.tree_util import tree_flatten, tree_unflatten
+from arrax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 
 def _flatten_fun(f, store, in_tree, *args_flat):
@@ -49,25 +49,40 @@ def fun_signature(fun):
 
 def debug_info(traced_for, fun, args, kwargs, *, static_argnums=(), static_argnames=(),
                result_paths_thunk=None, sourceinfo=None, signature=None):
-  """DebugInfo for tracing `fun` on example `args` and `kwargs`."""
+  """DebugInfo for tracing `fun` on example `args` and `kwargs` (static ones included and
+  named by `static_argnums` / `static_argnames`)."""
   del result_paths_thunk
   if sourceinfo is None:
     code = getattr(getattr(fun, "__wrapped__", fun), "__code__", None)
     name = getattr(fun, "__name__", type(fun).__name__)
     sourceinfo = f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
-  signature = signature or fun_signature(fun)
-  names = []
+  names = _arg_names(signature or fun_signature(fun), args, kwargs, static_argnums,
+                     static_argnames)
+  return DebugInfo(traced_for, sourceinfo, names, None)
+
+
+def _arg_names(sig, args, kwargs, static_argnums, static_argnames):
+  """The names of the non-static argument leaves in jit's order (positional arguments, then
+  keyword arguments sorted), with their pytree paths: `x`, `y['a']`; `args[0]`,
+  `kwargs['k']` when the arguments do not bind to the signature."""
+  static = object()
+  n = len(args)
+  nums = {i % n for i in static_argnums if -n <= i < n}
+  args = [static if i in nums else x for i, x in enumerate(args)]
+  kwargs = {k: static if k in static_argnames else x for k, x in kwargs.items()}
   try:
-    bound = signature.bind(*args, **kwargs) if signature else None
-  except TypeError:
+    bound = sig.bind(*args, **kwargs) if sig is not None else None
+  except (TypeError, ValueError):
     bound = None
-  if bound is not None:
-    for i, (k, v) in enumerate(bound.arguments.items()):
-      if i in static_argnums or k in static_argnames:
-        continue
-      leaves = tree_flatten(v)[0]
-      names.extend([k] * len(leaves))
-  return DebugInfo(traced_for, sourceinfo, tuple(names), None)
+  if bound is None:
+    ordered = [("args", args)] + [(f"kwargs['{k}']", kwargs[k]) for k in sorted(kwargs)]
+  else:
+    var_kw = next((p.name for p in sig.parameters.values() if p.kind == p.VAR_KEYWORD), None)
+    ordered = [(k, x) for k, x in bound.arguments.items() if k not in kwargs and k != var_kw]
+    ordered += [(k if k in bound.arguments else f"{var_kw}['{k}']", kwargs[k])
+                for k in sorted(kwargs)]
+  return tuple(name + keystr(path) for name, x in ordered
+               for path, leaf in tree_flatten_with_path(x)[0] if leaf is not static)
 
 
 def shaped_abstractify(x):

@@ -99,25 +99,24 @@ def process_count(backend=None) -> int:
   return 1
 
 
-_default_device = []
-
-
-_default_device_flag = config.flag("jax_default_device")
+_default_device = []   # the resolved default device, cleared when the flags choosing it change
 
 
 def default_device():
   """The device uncommitted computations run on: `jax_default_device` if set (a device or a
   platform name), else the first local device of the default backend."""
-  chosen = _default_device_flag.value
-  if chosen is not None:
-    return chosen if not isinstance(chosen, str) else get_client(chosen).local_devices()[0]
   if not _default_device:
-    _default_device.append(get_client().local_devices()[0])
+    chosen = config.jax_default_device
+    if chosen is None:
+      chosen = get_client().local_devices()[0]
+    elif isinstance(chosen, str):
+      chosen = get_client(chosen).local_devices()[0]
+    _default_device.append(chosen)
   return _default_device[0]
 
 
 def _reset_default_device(name):
-  if name == "jax_platforms":
+  if name in ("jax_platforms", "jax_default_device"):
     _default_device.clear()
 
 
@@ -152,5 +151,4 @@ def clear_backends():
   _default_device.clear()
 
 
-def get_default_device():
-  return default_device()
+get_default_device = default_device

@@ -101,13 +101,12 @@ def _is_scalar_pred(pred):
 def _concrete_pred(pred, name):
   if not _is_scalar_pred(pred):
     raise TypeError(f"{name} takes a scalar pred as argument, got {pred}")
-  for x in tree_leaves(pred):
-    if isinstance(x, core.Tracer):
-      raise ValueError(
-          "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
-          "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
-          "functionalizing it through `checkify.checkify`. (arrax evaluates checks on concrete "
-          "values only.)")
+  if isinstance(pred, core.Tracer):
+    raise ValueError(
+        "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
+        "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
+        "functionalizing it through `checkify.checkify`. (arrax evaluates checks on concrete "
+        "values only.)")
   return bool(pred)
 
 

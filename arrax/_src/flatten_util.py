@@ -37,19 +37,19 @@ def _unravel_pytree(treedef, unravel_list, flat):
 def _ravel_list(leaves):
   if not leaves:
     return creation.full([0], 0, "float32"), lambda _: []
-  from_dtypes = tuple(core.get_aval(x).dtype for x in leaves)
+  avals = [core.get_aval(x) for x in leaves]
+  from_dtypes = tuple(a.dtype for a in avals)
   to_dtype = dtypes.result_type(*from_dtypes)
-  sizes = tuple(int(np.size(x)) for x in leaves)
-  shapes = tuple(tuple(np.shape(x)) for x in leaves)
+  shapes = tuple(tuple(a.shape) for a in avals)
+  sizes = tuple(int(np.prod(s, dtype=np.int64)) for s in shapes)
   if all(dt == to_dtype for dt in from_dtypes):
     # No conversion: the unravel function accepts any dtype.
-    flat = shape_ops.concatenate([broadcasting.reshape(x, (n,)) for x, n in zip(leaves, sizes)],
-                                 0)
-    return flat, _HashablePartial(_unravel_single_dtype, sizes, shapes)
-  flat = shape_ops.concatenate(
-      [broadcasting.reshape(lax.convert_element_type(x, to_dtype), (n,))
-       for x, n in zip(leaves, sizes)], 0)
-  return flat, _HashablePartial(_unravel_list, sizes, shapes, from_dtypes, to_dtype)
+    unravel = _HashablePartial(_unravel_single_dtype, sizes, shapes)
+  else:
+    leaves = [lax.convert_element_type(x, to_dtype) for x in leaves]
+    unravel = _HashablePartial(_unravel_list, sizes, shapes, from_dtypes, to_dtype)
+  flat = shape_ops.concatenate([broadcasting.reshape(x, (n,)) for x, n in zip(leaves, sizes)], 0)
+  return flat, unravel
 
 
 def _unravel_single_dtype(sizes, shapes, arr):
@@ -62,6 +62,5 @@ def _unravel_list(sizes, shapes, from_dtypes, to_dtype, arr):
   if arr_dtype != to_dtype:
     raise TypeError(f"unravel function given array of dtype {arr_dtype}, but expected dtype "
                     f"{to_dtype}")
-  chunks = shape_ops.split(arr, sizes)
-  return [lax._convert_element_type(broadcasting.reshape(c, s), dt)
-          for c, s, dt in zip(chunks, shapes, from_dtypes)]
+  return [lax._convert_element_type(c, dt)
+          for c, dt in zip(_unravel_single_dtype(sizes, shapes, arr), from_dtypes)]

@@ -7,9 +7,7 @@ jax installed next to arrax is never consulted. Nothing is installed by importin
 opts in with `python -m arrax ...` or by calling `arrax.install_as_jax()` before importing jax.
 """
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import logging
 import sys
 
@@ -25,8 +23,9 @@ def _target_name(fullname):
   return None
 
 
-class _AliasLoader(importlib.abc.Loader):
-  """Hands the already imported arrax module to the import system under its jax name."""
+class _AliasLoader:
+  """Hands the already imported arrax module to the import system under its jax name (a
+  loader by protocol: importlib.abc is not imported, it costs import time)."""
 
   def __init__(self, module):
     self._module = module
@@ -41,7 +40,7 @@ class _AliasLoader(importlib.abc.Loader):
       module.__spec__ = self._spec
 
 
-class JaxAliasFinder(importlib.abc.MetaPathFinder):
+class JaxAliasFinder:
   """Resolves `jax` and `jax.*` imports to `arrax` and `arrax.*` (see the module docstring)."""
 
   def find_spec(self, fullname, path=None, target=None):

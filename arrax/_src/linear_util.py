@@ -73,10 +73,7 @@ def transformation_with_aux2(gen, fun: WrappedFun, *gen_static_args, use_eq_stor
   returned as a thunk."""
   del use_eq_store
   store = Store()
-  wrapped = WrappedFun(
-      functools.partial(gen, fun.call_wrapped, store, *gen_static_args),
-      debug_info=fun.debug_info)
-  return wrapped, store
+  return fun.wrap(gen, store, *gen_static_args), store
 
 
 def _generator_transformation(gen, fun, *gen_static_args, aux):

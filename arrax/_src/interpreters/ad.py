@@ -13,11 +13,7 @@ is_undefined_primal = is_undefined
 zeros_like_jaxval = zeros_like_aval
 
 
-def _zero_from_primal_value(x):
-  return Zero(_ad.tangent_aval(_ad.core.get_aval(x)))
-
-
 def zero_from_primal(x, instantiate=False):
   """The symbolic (or, with `instantiate`, concrete) zero tangent of primal `x`."""
-  z = _zero_from_primal_value(x)
+  z = Zero(_ad.tangent_aval(_ad.core.get_aval(x)))
   return instantiate_zeros(z) if instantiate else z

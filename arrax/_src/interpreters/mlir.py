@@ -11,8 +11,6 @@ from arrax._src.mlir import (LoweringRuleContext, ModuleContext, aval_to_ir_type
                              dtype_to_ir_type, ir_constant, jaxpr_subcomp, make_ir_context)
 from arrax._src.lax.control_flow import common as _cf_common
 
-LoweringRuleContext = LoweringRuleContext
-
 
 def register_lowering(prim, rule, platform=None, inline=True, cacheable=True):
   """Use `rule` to lower `prim` (arrax compiles for its one platform, so `platform` only filters:

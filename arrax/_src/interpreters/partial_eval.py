@@ -14,14 +14,10 @@ def convert_constvars_jaxpr(jaxpr):
   return _core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
 
 
-def _call(fun, *args):
-  return fun.call_wrapped(*args) if hasattr(fun, "call_wrapped") else fun(*args)
-
-
-def trace_to_jaxpr_dynamic(fun, in_avals, debug_info=None, **kwargs):  # noqa: F811
+def trace_to_jaxpr_dynamic(fun, in_avals, debug_info=None, **kwargs):
   """Trace flat `fun` (a callable or a linear_util WrappedFun) to a jaxpr:
   (jaxpr, out_avals, consts), as JAX's function returns."""
-  jaxpr, consts = _tracing.trace_to_jaxpr(lambda *xs: list(_call(fun, *xs)), list(in_avals))
+  jaxpr, consts = _tracing.trace_to_jaxpr(lambda *xs: list(fun(*xs)), list(in_avals))
   return jaxpr, [v.aval for v in jaxpr.outvars], consts
 
 

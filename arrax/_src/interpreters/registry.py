@@ -18,9 +18,9 @@ class RuleTable(MutableMapping):
 
   def __getitem__(self, prim):
     if prim in self._set:
-      return self._set[prim]
+      return self._set[prim]     # as registered (before adapting)
     rule = getattr(prim, self._slot, None)
-    if not rule:
+    if not rule:                 # unset: None or core's _MissingRule (falsy)
       raise KeyError(prim)
     return rule
 
@@ -28,7 +28,7 @@ class RuleTable(MutableMapping):
     raise TypeError(f"arrax cannot unregister the {self._slot} rule of {prim}")
 
   def __contains__(self, prim):
-    return prim in self._set or bool(getattr(prim, self._slot, None))
+    return bool(getattr(prim, self._slot, None))
 
   def __iter__(self):
     return iter(self._set)
