@@ -73,11 +73,14 @@ def _solve_signature(name, a, b, extra=""):
   return f"(n,n),{extra}(n,k)->(n,k)"
 
 
+def _on_columns(solve, b):
+  """solve(b) for b [n, k]; a vector b [n] is solved as one column."""
+  return solve(b[:, None])[:, 0] if b.ndim == 1 else solve(b)
+
+
 def _tri_solve(a, b, **kw):
   """triangular_solve on the left for b [n] or [n, k]."""
-  if b.ndim == 1:
-    return lax_linalg.triangular_solve(a, b[:, None], left_side=True, **kw)[:, 0]
-  return lax_linalg.triangular_solve(a, b, left_side=True, **kw)
+  return _on_columns(partial(lax_linalg.triangular_solve, a, left_side=True, **kw), b)
 
 
 @jit(static_argnames=("lower",))
@@ -154,9 +157,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 
 def _lu_solve_one(lu_, perm, b, trans):
-  if b.ndim == 1:
-    return lax_linalg._lu_solve(lu_, perm, b[:, None], trans)[:, 0]
-  return lax_linalg._lu_solve(lu_, perm, b, trans)
+  return _on_columns(lambda cols: lax_linalg._lu_solve(lu_, perm, cols, trans), b)
 
 
 @jit(static_argnames=("trans", "overwrite_b", "check_finite"))
