@@ -267,6 +267,14 @@ def same_exception(run_arrax, jax_exc, match=()):
   pytest.fail(f"JAX raised {type(jax_exc).__name__}: {jax_exc}\nbut arrax did not raise")
 
 
+def assert_raises_like(run_jax, run_arrax):
+  """run_jax() raises, and run_arrax() raises an instance of that exception's class."""
+  with pytest.raises(Exception) as jax_err:
+    run_jax()
+  with pytest.raises(type(jax_err.value)):
+    run_arrax()
+
+
 # ---- building a case for both libraries ------------------------------------------------------
 def call_with(*parts):
   """build: the case is fn(*parts, *args), e.g. call_with("lax") for fn(lax, x, y)."""

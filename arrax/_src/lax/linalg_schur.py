@@ -27,10 +27,7 @@ schur_p.multiple_results = True
 @schur_p.def_abstract_eval
 def _schur_abstract_eval(aval, *, compute_schur_vectors, sort_eig_vals, select_callable):
   _la._check_inexact("schur", aval)
-  _la._check_rank("schur", aval)
-  if aval.shape[-1] != aval.shape[-2]:
-    raise ValueError(f"The input to schur must be a square matrix. Got shape "
-                     f"{aval.shape[-2:]}.")
+  _la._check_square("schur", aval)
   out = ShapedArray(aval.shape, aval.dtype)
   return [out, out] if compute_schur_vectors else [out]
 

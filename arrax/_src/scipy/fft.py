@@ -14,6 +14,7 @@ import numpy as np
 
 from arrax._src import dtypes
 from arrax._src.lax import elementwise as lax
+from arrax._src.lax import linalg as lax_linalg
 from arrax._src.lax import shape_ops
 from arrax._src.numpy import assembly, creation, lax_numpy, ufuncs
 from arrax._src.numpy import fft as jnp_fft
@@ -22,15 +23,8 @@ from arrax._src.numpy.util import canonicalize_axis, ensure_arraylike, promote_d
 
 def _w4(n, k):
   """exp(-i pi k / 2n), complex."""
-  dt = _complex_of(k.dtype)
+  dt = lax_linalg._complex_dtype(k.dtype)
   return ufuncs.exp(-.5j * np.pi * k.astype(dt) / creation.asarray(n, dt))
-
-
-def _complex_of(dtype):
-  dtype = np.dtype(dtype)
-  if dtype.kind == "c":
-    return dtype
-  return np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
 
 
 def _others(ndim, axis):
@@ -63,33 +57,36 @@ def _ortho(out, axis):
   return out / lax.sqrt(factor * n)
 
 
-def _check(name, type, norm):  # noqa: A002
+def _checked(name, x, type, norm):  # noqa: A002
+  """x as an array, after the argument checks the four transforms share."""
+  x = ensure_arraylike(name, x)
   if type != 2:
     raise NotImplementedError("Only DCT type 2 is implemented.")
   if norm is not None and norm not in ["backward", "ortho"]:
     raise ValueError(f"jax.scipy.fft.{name}: norm={norm!r} is not implemented")
+  return x
 
 
-def _resize(x, axis, n):
-  """Zero-pad (or cut) x to length n along axis."""
-  zero = creation.array(0, x.dtype)
-  return shape_ops.pad(x, zero, [(0, n - x.shape[axis] if a == axis else 0, 0)
-                                 for a in range(x.ndim)])
+def _is_complex(x):
+  return dtypes.issubdtype(x.dtype, np.complexfloating)
 
 
 def _complex_parts(fn, x, **kw):
   return lax.complex(fn(x.real, **kw), fn(x.imag, **kw))
 
 
+def _resized_1d(x, n, axis):
+  """(x zero-padded or cut to length n along axis (unless n is None), the axis as an index)."""
+  axis = canonicalize_axis(axis, x.ndim)
+  return (x if n is None else _resize_all(x, [n], [axis])), axis
+
+
 def dct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
   """The type-2 DCT of x along `axis` (zero-padded or cut to n)."""
-  x = ensure_arraylike("dct", x)
-  _check("dct", type, norm)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
+  x = _checked("dct", x, type, norm)
+  if _is_complex(x):
     return _complex_parts(dct, x, type=type, n=n, norm=norm, axis=axis)
-  axis = canonicalize_axis(axis, x.ndim)
-  if n is not None:
-    x = _resize(x, axis, n)
+  x, axis = _resized_1d(x, n, axis)
   size = x.shape[axis]
   spec = jnp_fft.fft(_interleave(x, axis), axis=axis)
   k = shape_ops.expand_dims(creation.arange(size, dtype=spec.real.dtype), _others(x.ndim, axis))
@@ -127,6 +124,7 @@ def _axes_and_sizes(x, s, axes):
 
 
 def _resize_all(x, s, axes):
+  """Zero-pad (or cut) x to the sizes s along axes (x itself when s is None)."""
   if s is None:
     return x
   sizes = dict(zip(axes, s))
@@ -137,9 +135,8 @@ def _resize_all(x, s, axes):
 
 def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
   """The multidimensional type-2 DCT over `axes` (sizes `s`)."""
-  x = ensure_arraylike("dctn", x)
-  _check("dctn", type, norm)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
+  x = _checked("dctn", x, type, norm)
+  if _is_complex(x):
     return _complex_parts(dctn, x, type=type, s=s, norm=norm, axes=axes)
   s, axes = _axes_and_sizes(x, s, axes)
   if len(axes) == 1:
@@ -154,13 +151,10 @@ def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
 
 def idct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
   """The inverse of the type-2 DCT along `axis`."""
-  x = ensure_arraylike("idct", x)
-  _check("idct", type, norm)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
+  x = _checked("idct", x, type, norm)
+  if _is_complex(x):
     return _complex_parts(idct, x, type=type, n=n, norm=norm, axis=axis)
-  axis = canonicalize_axis(axis, x.ndim)
-  if n is not None:
-    x = _resize(x, axis, n)
+  x, axis = _resized_1d(x, n, axis)
   size = x.shape[axis]
   x, = promote_dtypes_inexact(x)
   if norm is None or norm == "backward":
@@ -174,9 +168,8 @@ def idct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 
 def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
   """The inverse of the multidimensional type-2 DCT over `axes`."""
-  x = ensure_arraylike("idctn", x)
-  _check("idctn", type, norm)
-  if dtypes.issubdtype(x.dtype, np.complexfloating):
+  x = _checked("idctn", x, type, norm)
+  if _is_complex(x):
     return _complex_parts(idctn, x, type=type, s=s, norm=norm, axes=axes)
   s, axes = _axes_and_sizes(x, s, axes)
   if len(axes) == 1:

@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import dtypes
 from arrax._src.ad_api import jvp
 from arrax._src.batching import vmap
 from arrax._src.jit import jit
@@ -31,10 +31,7 @@ from arrax._src.numpy.vectorize import vectorize
 from arrax._src.scipy.special import promote_args_inexact
 
 _HIGHEST = lax_dot.Precision.HIGHEST
-
-
-def _aval(x):
-  return core.get_aval(x)
+_dot = partial(lax_numpy.matmul, precision=_HIGHEST)
 
 
 def _asarray(x):
@@ -76,11 +73,14 @@ def _solve_signature(name, a, b, extra=""):
   return f"(n,n),{extra}(n,k)->(n,k)"
 
 
+def _on_columns(solve, b):
+  """solve(b) for b [n, k]; a vector b [n] is solved as one column."""
+  return solve(b[:, None])[:, 0] if b.ndim == 1 else solve(b)
+
+
 def _tri_solve(a, b, **kw):
   """triangular_solve on the left for b [n] or [n, k]."""
-  if b.ndim == 1:
-    return lax_linalg.triangular_solve(a, b[:, None], left_side=True, **kw)[:, 0]
-  return lax_linalg.triangular_solve(a, b, left_side=True, **kw)
+  return _on_columns(partial(lax_linalg.triangular_solve, a, left_side=True, **kw), b)
 
 
 @jit(static_argnames=("lower",))
@@ -157,9 +157,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 
 def _lu_solve_one(lu_, perm, b, trans):
-  if b.ndim == 1:
-    return lax_linalg._lu_solve(lu_, perm, b[:, None], trans)[:, 0]
-  return lax_linalg._lu_solve(lu_, perm, b, trans)
+  return _on_columns(lambda cols: lax_linalg._lu_solve(lu_, perm, cols, trans), b)
 
 
 @jit(static_argnames=("trans", "overwrite_b", "check_finite"))
@@ -185,7 +183,7 @@ def _lu(a, permute_l):
   lower = index_tricks.tril(lu_, -1)[:, :k] + creation.eye(m, k, dtype=dtype)
   upper = index_tricks.triu(lu_)[:k, :]
   if permute_l:
-    return lax_numpy.matmul(p, lower, precision=_HIGHEST), upper
+    return _dot(p, lower), upper
   return p, lower, upper
 
 
@@ -248,11 +246,9 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
   else:
     r, taus = lax_linalg.geqrf(a)
   q = lax_linalg.householder_product(r[..., :, :k], taus)   # the thin Q, [..., m, k]
-  mm = partial(lax_numpy.matmul, precision=_HIGHEST)
-  if mode == "left":
-    cq = mm(ufuncs.conj(q), c) if conjugate else mm(q, c)
-  else:
-    cq = mm(c, ufuncs.conj(q)) if conjugate else mm(c, q)
+  if conjugate:
+    q = ufuncs.conj(q)
+  cq = _dot(q, c) if mode == "left" else _dot(c, q)
   if onedim:
     cq = cq.ravel()
   r = index_tricks.triu(r[..., :k, :])
@@ -262,7 +258,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
 # ---- solves ----------------------------------------------------------------------------------
 def _matvec(a, x):
   """a @ x for x [..., n] with a's batch axes broadcast."""
-  return lax_numpy.matmul(a, x[..., None], precision=_HIGHEST)[..., 0]
+  return _dot(a, x[..., None])[..., 0]
 
 
 @jit(static_argnames=("assume_a", "lower"))
@@ -316,10 +312,6 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
 
 # ---- matrix exponential ----------------------------------------------------------------------
-def _dot(a, b):
-  return lax_numpy.matmul(a, b, precision=_HIGHEST)
-
-
 # Pade numerator coefficients b_0..b_m of degrees 3, 5, 7, 9, 13 (Higham 2005, table 2.3).
 _PADE = {
     3: (120., 60., 12., 1.),
@@ -351,7 +343,7 @@ def _pade(degree):
       return u, v
     powers = [ident, a2]   # a^0, a^2, a^4 = a2 a2, a^6 = a4 a2, a^8 = a6 a2
     while len(powers) <= degree // 2:
-      powers.append(_dot(powers[-1], a2) if len(powers) > 2 else _dot(a2, a2))
+      powers.append(_dot(powers[-1], a2))
     top = degree // 2
     odd, even = b[2 * top + 1] * powers[top], b[2 * top] * powers[top]
     for i in range(top - 1, 0, -1):
@@ -462,7 +454,6 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
                            max_iterations=max_iterations), signature=sig)(a)
 
 
-
 # ---- Schur, Hessenberg and what is built on them ---------------------------------------------
 @jit(static_argnames=("output",))
 def _schur(a, output):
@@ -539,9 +530,8 @@ def _rsf2csf_2d(t, z):
 
 
 def _promote_complex(*args):
-  out = promote_dtypes_inexact(*args)
-  dt = lax_linalg._complex_dtype(out[0].dtype)
-  return [x.astype(dt) for x in out]
+  """The args promoted to a common inexact dtype, then to its complex counterpart."""
+  return [x.astype(lax_linalg._complex_dtype(x.dtype)) for x in promote_dtypes_inexact(*args)]
 
 
 @jit(static_argnames=("check_finite",))

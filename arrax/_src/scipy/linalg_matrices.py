@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import dtypes
 from arrax._src.jit import jit
 from arrax._src.lax import convolution as lax_conv
 from arrax._src.lax import dot as lax_dot
@@ -22,10 +22,6 @@ from arrax._src.numpy.vectorize import vectorize
 from arrax._src.scipy.special import comb, promote_args_inexact
 
 _HIGHEST = lax_dot.Precision.HIGHEST
-
-
-def _aval(x):
-  return core.get_aval(x)
 
 
 def _asarray(x):
@@ -44,7 +40,7 @@ def block_diag(*arrs):
     raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 "
                      f"dimensions, got {arrs[bad[0]]} at argument {bad[0]}.")
   arrs = [lax_numpy.atleast_2d(a) for a in arrs]
-  dtype = _aval(arrs[0]).dtype
+  dtype = arrs[0].dtype
   total = sum(a.shape[1] for a in arrs)
   padded, col = [], 0
   for a in arrs:

@@ -14,9 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from arrax._src import core
 from arrax._src.batching import vmap
-from arrax._src.errors import ConcretizationTypeError
 from arrax._src.lax import convolution as lax_conv
 from arrax._src.lax import shape_ops
 from arrax._src.lax import linalg as lax_linalg
@@ -27,21 +25,8 @@ from arrax._src.numpy import linalg as jnp_linalg
 from arrax._src.numpy.util import (canonicalize_axis, check_arraylike, ensure_arraylike,
                                    promote_dtypes_inexact)
 from arrax._src.lax.dot import Precision
-
-
-def _concrete_int(x, what):
-  if isinstance(x, core.Tracer):
-    raise ConcretizationTypeError(x, f"The problem arose with the {what}.\n")
-  return int(x)
-
-
-def _to_complex(dtype):
-  return lax_linalg._complex_dtype(dtype)
-
-
-def _promote_complex(*args):
-  out = promote_dtypes_inexact(*args)
-  return [x.astype(_to_complex(x.dtype)) for x in out]
+from arrax._src.scipy.linalg import _promote_complex
+from arrax._src.scipy.special import _static_int
 
 
 def _index_tuple(axes):
@@ -290,6 +275,11 @@ def _delete(t, i):
   return t[:i] + t[i + 1:]
 
 
+def _pad_end(x, n):
+  """x with n zeros appended along its last axis."""
+  return lax_numpy.concatenate((x, creation.zeros((*x.shape[:-1], n), x.dtype)), axis=-1)
+
+
 def _spectral_helper(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
                      detrend_type="constant", return_onesided=True, scaling="density",
                      axis=-1, mode="psd", boundary=None, padded=False):
@@ -298,7 +288,7 @@ def _spectral_helper(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, n
   if boundary not in _BOUNDARIES:
     raise ValueError(f"Unknown boundary option '{boundary}', must be one of: "
                      f"{list(_BOUNDARIES.keys())}")
-  axis = canonicalize_axis(_concrete_int(axis, "axis of windowed-FFT"), np.ndim(x))
+  axis = canonicalize_axis(_static_int(axis, "axis of windowed-FFT"), np.ndim(x))
   if y is None:
     check_arraylike("spectral_helper", x)
     x, = promote_dtypes_inexact(x)
@@ -315,16 +305,16 @@ def _spectral_helper(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, n
       outershape = lax_numpy.broadcast_shapes(_delete(x.shape, axis), _delete(y_arr.shape, axis))
     except ValueError as err:
       raise ValueError("x and y cannot be broadcast together.") from err
-  result_dtype = _to_complex(x.dtype)
+  result_dtype = lax_linalg._complex_dtype(x.dtype)
   freq_dtype = np.finfo(result_dtype).dtype
   if nperseg is not None:
-    nperseg = _concrete_int(nperseg, "nperseg of windowed-FFT")
+    nperseg = _static_int(nperseg, "nperseg of windowed-FFT")
     if nperseg < 1:
       raise ValueError("nperseg must be a positive integer")
   win, nperseg = _triage_segments(window, nperseg, input_length=x.shape[axis], dtype=x.dtype)
-  noverlap = nperseg // 2 if noverlap is None else _concrete_int(noverlap,
+  noverlap = nperseg // 2 if noverlap is None else _static_int(noverlap,
                                                                  "noverlap of windowed-FFT")
-  nfft = nperseg if nfft is None else _concrete_int(nfft, "nfft of windowed-FFT")
+  nfft = nperseg if nfft is None else _static_int(nfft, "nfft of windowed-FFT")
   if y is None:
     if x.size == 0:
       return (creation.zeros(x.shape, freq_dtype), creation.zeros(x.shape, freq_dtype),
@@ -338,12 +328,9 @@ def _spectral_helper(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, n
     y_arr = lax_numpy.moveaxis(y_arr, axis, -1)
   if y is not None and x.shape[-1] != y_arr.shape[-1]:
     if x.shape[-1] < y_arr.shape[-1]:
-      x = lax_numpy.concatenate(
-          (x, creation.zeros((*x.shape[:-1], y_arr.shape[-1] - x.shape[-1]), x.dtype)), -1)
+      x = _pad_end(x, y_arr.shape[-1] - x.shape[-1])
     else:
-      y_arr = lax_numpy.concatenate(
-          (y_arr, creation.zeros((*y_arr.shape[:-1], x.shape[-1] - y_arr.shape[-1]), x.dtype)),
-          -1)
+      y_arr = _pad_end(y_arr, x.shape[-1] - y_arr.shape[-1])
   if nfft < nperseg:
     raise ValueError("nfft must be greater than or equal to nperseg.")
   if noverlap >= nperseg:
@@ -356,10 +343,9 @@ def _spectral_helper(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, n
       y_arr = ext(y_arr, nperseg // 2, axis=-1)
   if padded:
     nadd = (-(x.shape[-1] - nperseg) % nstep) % nperseg
-    x = lax_numpy.concatenate((x, creation.zeros((*x.shape[:-1], nadd), x.dtype)), axis=-1)
+    x = _pad_end(x, nadd)
     if y is not None:
-      y_arr = lax_numpy.concatenate((y_arr, creation.zeros((*y_arr.shape[:-1], nadd), x.dtype)),
-                                    axis=-1)
+      y_arr = _pad_end(y_arr, nadd)
   if isinstance(detrend_type, str):
     detrend_func = partial(detrend, type=detrend_type, axis=-1)
   elif callable(detrend_type):
@@ -463,7 +449,7 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
 def _overlap_and_add(x, step):
   """Sum frames x [..., frames, length] placed every `step` samples."""
   check_arraylike("_overlap_and_add", x)
-  step = _concrete_int(step, "step_size for overlap_and_add")
+  step = _static_int(step, "step_size for overlap_and_add")
   if x.ndim < 2:
     raise ValueError("Input must have (..., frames, frame_length) shape.")
   *batch, nframes, seg_len = x.shape
@@ -490,18 +476,18 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,  #
   time_axis = canonicalize_axis(time_axis, z.ndim)
   if freq_axis == time_axis:
     raise ValueError("Must specify differing time and frequency axes!")
-  z = creation.asarray(z, dtype=_to_complex(z.dtype))
+  z = creation.asarray(z, dtype=lax_linalg._complex_dtype(z.dtype))
   n_default = 2 * (z.shape[freq_axis] - 1) if input_onesided else z.shape[freq_axis]
-  nperseg = _concrete_int(nperseg or n_default, "nperseg: segment length of STFT")
+  nperseg = _static_int(nperseg or n_default, "nperseg: segment length of STFT")
   if nperseg < 1:
     raise ValueError("nperseg must be a positive integer")
   if nfft is None:
     nfft_int = n_default + (1 if input_onesided and nperseg == n_default + 1 else 0)
   else:
-    nfft_int = _concrete_int(nfft, "nfft of STFT")
+    nfft_int = _static_int(nfft, "nfft of STFT")
   if nfft_int < nperseg:
     raise ValueError(f"FFT length ({nfft_int}) must be longer than nperseg ({nperseg}).")
-  noverlap = _concrete_int(noverlap or nperseg // 2, "noverlap of STFT")
+  noverlap = _static_int(noverlap or nperseg // 2, "noverlap of STFT")
   if noverlap >= nperseg:
     raise ValueError("noverlap must be less than nperseg.")
   nstep = nperseg - noverlap

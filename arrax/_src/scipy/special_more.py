@@ -7,6 +7,8 @@ a JVP from its Euler-Maclaurin expansion (as JAX); complex `loggamma` is Lanczos
 """
 from __future__ import annotations
 
+import functools
+import math
 import operator
 from fractions import Fraction
 from functools import partial
@@ -114,10 +116,11 @@ def _bernoulli_numbers(n):
   return out
 
 
-# (2k)! / B_2k for k = 1 .. 16: the denominators of the Euler-Maclaurin correction terms.
-_B = _bernoulli_numbers(32)
-_EM_DENOMS = [float(Fraction(int(np.prod(np.arange(1, 2 * k + 1, dtype=object))), 1) / _B[2 * k])
-              for k in range(1, 17)]
+@functools.cache
+def _em_denoms():
+  """(2k)! / B_2k for k = 1 .. 16: the denominators of the Euler-Maclaurin correction terms."""
+  b = _bernoulli_numbers(32)
+  return [float(math.factorial(2 * k) / b[2 * k]) for k in range(1, 17)]
 
 
 def _zeta_series(x, q):
@@ -133,7 +136,7 @@ def _zeta_series(x, q):
   j = lax_numpy.expand_dims(np.arange(2 * m, dtype=m.dtype), tuple(range(s.ndim)))
   t1 = reductions.cumprod((s_ + j) / (a_ + n), -1)[..., ::2]
   t1 = lax_numpy.clip(t1, max=dtypes.finfo(typ).max)
-  denoms = np.expand_dims(np.array(_EM_DENOMS[:t1.shape[-1]], dtype=typ), tuple(range(a.ndim)))
+  denoms = np.expand_dims(np.array(_em_denoms()[:t1.shape[-1]], dtype=typ), tuple(range(a.ndim)))
   return head + tail_integral + t0 * (typ(0.5) + (t1 / denoms).sum(-1))
 
 
@@ -274,6 +277,7 @@ def spence(x):
 
 
 # ---- the Faddeeva function, erfcx ------------------------------------------------------------
+@functools.cache
 def _weideman_coefficients(n=32):
   """Weideman's (1994) expansion of the Faddeeva function in ((L + iz) / (L - iz))^k: the
   coefficients from one FFT of exp(-t^2) (L^2 + t^2) sampled at t = L tan(theta / 2)."""
@@ -286,15 +290,13 @@ def _weideman_coefficients(n=32):
   return length, a[1:n + 1][::-1]
 
 
-_WOFZ_L, _WOFZ_C = _weideman_coefficients()
-
-
 def _wofz_upper(z):
   """w(z) for Im z >= 0."""
   iz = lax.complex(lax.neg(lax.imag(z)), lax.real(z))
-  length = creation.asarray(_WOFZ_L + 0j, dtype=z.dtype)
+  length_, coeffs = _weideman_coefficients()
+  length = creation.asarray(length_ + 0j, dtype=z.dtype)
   denom = length - iz
-  p = polynomial.polyval(creation.asarray(_WOFZ_C, dtype=z.dtype), (length + iz) / denom)
+  p = polynomial.polyval(creation.asarray(coeffs, dtype=z.dtype), (length + iz) / denom)
   return 2 * p / (denom * denom) + creation.asarray(1. / np.sqrt(np.pi) + 0j, z.dtype) / denom
 
 
@@ -416,6 +418,7 @@ def dawsn(x):
 
 
 # ---- Owen's T function -------------------------------------------------------------------------
+@functools.cache
 def _owens_t_rule():
   """T(h, a) = a / 2pi * int_0^1 exp(-h^2 (1 + a^2 t^2) / 2) / (1 + a^2 t^2) dt: the positive
   half of 26-point Gauss-Legendre on [-1, 1], as (t^2, weight / 2pi)."""
@@ -425,13 +428,11 @@ def _owens_t_rule():
   return nodes[keep][order] ** 2, weights[keep][order] / (2 * np.pi)
 
 
-_OWENS_T_T2, _OWENS_T_W = _owens_t_rule()
-
-
 def _owens_t_quadrature(h, a):
-  r = ufuncs.square(a)[..., None] * lax_numpy.expand_dims(_OWENS_T_T2, tuple(range(a.ndim)))
+  t2, weights = _owens_t_rule()
+  r = ufuncs.square(a)[..., None] * lax_numpy.expand_dims(t2, tuple(range(a.ndim)))
   integrand = ufuncs.exp(-0.5 * ufuncs.square(h)[..., None] * (1. + r)) / (1. + r)
-  return a * (integrand @ _OWENS_T_W)
+  return a * (integrand @ weights)
 
 
 @custom_jvp

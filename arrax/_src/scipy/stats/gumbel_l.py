@@ -4,15 +4,11 @@ import numpy as np
 from arrax._src.lax import elementwise as lax
 from arrax._src.numpy import lax_numpy, ufuncs
 from arrax._src.scipy.special import _const, promote_args_inexact, xlog1py, xlogy
-
-
-def _ok(scale):
-  return lax.gt(scale, _const(scale, 0))
+from arrax._src.scipy.stats.gumbel_r import _ok, _standardized
 
 
 def logpdf(x, loc=0, scale=1):
-  x, loc, scale = promote_args_inexact("gumbel_l.logpdf", x, loc, scale)
-  z = lax.div(lax.sub(x, loc), scale)
+  z, scale = _standardized("gumbel_l.logpdf", x, loc, scale)
   out = lax.add(xlogy(-1, scale), lax.sub(z, lax.exp(z)))
   return lax_numpy.where(_ok(scale), out, np.nan)
 
@@ -22,8 +18,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def logcdf(x, loc=0, scale=1):
-  x, loc, scale = promote_args_inexact("gumbel_l.logcdf", x, loc, scale)
-  z = lax.div(lax.sub(x, loc), scale)
+  z, scale = _standardized("gumbel_l.logcdf", x, loc, scale)
   out = lax.log(-lax.expm1(lax.neg(lax.exp(z))))
   return lax_numpy.where(_ok(scale), out, np.nan)
 
@@ -40,8 +35,7 @@ def ppf(p, loc=0, scale=1):
 
 
 def logsf(x, loc=0, scale=1):
-  x, loc, scale = promote_args_inexact("gumbel_l.logsf", x, loc, scale)
-  z = lax.div(lax.sub(x, loc), scale)
+  z, scale = _standardized("gumbel_l.logsf", x, loc, scale)
   return lax_numpy.where(_ok(scale), lax.neg(lax.exp(z)), np.nan)
 
 

@@ -11,9 +11,14 @@ def _ok(scale):
   return lax.gt(scale, _const(scale, 0))
 
 
+def _standardized(name, x, loc, scale):
+  """(z, scale): z = (x - loc) / scale after promoting the arguments (shared with gumbel_l)."""
+  x, loc, scale = promote_args_inexact(name, x, loc, scale)
+  return lax.div(lax.sub(x, loc), scale), scale
+
+
 def logpdf(x, loc=0, scale=1):
-  x, loc, scale = promote_args_inexact("gumbel_r.logpdf", x, loc, scale)
-  z = lax.div(lax.sub(x, loc), scale)
+  z, scale = _standardized("gumbel_r.logpdf", x, loc, scale)
   out = lax.add(xlogy(-1, scale), lax.neg(lax.add(z, lax.exp(lax.neg(z)))))
   return lax_numpy.where(_ok(scale), out, np.nan)
 
@@ -23,8 +28,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def logcdf(x, loc=0, scale=1):
-  x, loc, scale = promote_args_inexact("gumbel_r.logcdf", x, loc, scale)
-  z = lax.div(lax.sub(x, loc), scale)
+  z, scale = _standardized("gumbel_r.logcdf", x, loc, scale)
   return lax_numpy.where(_ok(scale), lax.neg(lax.exp(lax.neg(z))), np.nan)
 
 

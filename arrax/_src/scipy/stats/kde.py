@@ -122,9 +122,7 @@ class gaussian_kde:  # noqa: N801
       raise ValueError(f"mean does not have dimension {self.d}")
     if cov.shape != (self.d, self.d):
       raise ValueError(f"covariance does not have dimension {self.d}")
-    chol = linalg.cho_factor(self.covariance + cov)
-    norm = 1.0 / (ufuncs.sqrt(2 * np.pi) ** self.d
-                  * reductions.prod(index_tricks.diag(chol[0])))
+    chol, norm = _gaussian_norm(self.covariance + cov)
     return _convolve(chol, norm, self.dataset, self.weights, mean)
 
   @jit
@@ -143,9 +141,7 @@ class gaussian_kde:  # noqa: N801
     """The integral of the product of this density and another KDE's."""
     if other.d != self.d:
       raise ValueError("KDEs are not the same dimensionality")
-    chol = linalg.cho_factor(self.covariance + other.covariance)
-    norm = 1.0 / (ufuncs.sqrt(2 * np.pi) ** self.d
-                  * reductions.prod(index_tricks.diag(chol[0])))
+    chol, norm = _gaussian_norm(self.covariance + other.covariance)
     small, large = (self, other) if self.n < other.n else (other, self)
     result = vmap(partial(_convolve, chol, norm, large.dataset, large.weights),
                   in_axes=1)(small.dataset)
@@ -178,6 +174,13 @@ class gaussian_kde:  # noqa: N801
         return lax_numpy.reshape(points, (self.d, 1))
       raise ValueError(f"points have dimension {d}, dataset has dimension {self.d}")
     return points
+
+
+def _gaussian_norm(cov):
+  """(cho_factor(cov), 1 / sqrt(det(2 pi cov))): the Gaussian of covariance cov's factors."""
+  chol = linalg.cho_factor(cov)
+  d = cov.shape[0]
+  return chol, 1.0 / (ufuncs.sqrt(2 * np.pi) ** d * reductions.prod(index_tricks.diag(chol[0])))
 
 
 def _convolve(chol, norm, target, weights, mean):
