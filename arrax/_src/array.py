@@ -195,7 +195,7 @@ class Array:
 
   def __bool__(self):
     if self.size != 1:
-      raise ValueError(f"The truth value of an array with more than one element is ambiguous. "
+      raise ValueError("The truth value of an array with more than one element is ambiguous. "
                        "Use a.any() or a.all()")
     return bool(self._value)
 
