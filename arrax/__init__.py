@@ -28,7 +28,7 @@ from arrax._src import spmd as _spmd  # noqa: F401  (jit with in/out shardings)
 from arrax._src.callback import pure_callback
 from arrax._src.debugging import effects_barrier
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
-from arrax import dtypes, random
+from arrax import dtypes, ops, random
 from arrax import experimental
 from arrax import custom_batching
 from arrax import stages
