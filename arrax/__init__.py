@@ -16,7 +16,7 @@ from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, d
                             device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
 from arrax._src.backend import (Device, default_backend, device_count, devices, local_device_count,
-                                local_devices, process_count, process_index)
+                                local_devices, process_count, process_index, process_indices)
 from arrax._src.jit import jit
 from arrax._src.ad_api import grad, jvp, linearize, value_and_grad, vjp
 from arrax._src.ad_api import hessian, jacfwd, jacobian, jacrev, linear_transpose
@@ -37,6 +37,7 @@ from arrax import scipy
 from arrax import nn
 from arrax import image
 from arrax import sharding
+from arrax import distributed
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
 from arrax._src.dtypes import float0
 
@@ -57,5 +58,5 @@ __all__ = [
     "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
+    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "process_indices", "distributed", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
 ]
