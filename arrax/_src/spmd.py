@@ -93,6 +93,8 @@ class _Executable:
     self.out_avals = closed.out_avals
     self.out_tree = out_tree
     chosen = self.loaded.get_output_shardings()
+    if chosen is None:   # (a one-device mesh: nothing is partitioned)
+      chosen = [xc.HloSharding.replicate()] * len(out_specified)
     self.out_shardings = [s if s is not None else _named_from_hlo(mesh, c, a.ndim)
                           for s, c, a in zip(out_specified, chosen, closed.out_avals)]
     self.handlers = [_jax.array_result_handler(a, s._xla_sharding(a.ndim), True,
