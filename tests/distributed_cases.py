@@ -165,6 +165,36 @@ def case_host_local_global(jax, pid):
           "back_shape": list(back["x"].shape), "none": none["error"]}
 
 
+def case_device_put_global(jax, pid):
+  P = jax.sharding.PartitionSpec
+  s = jax.sharding.NamedSharding(_mesh(jax), P(("p", "d")))
+  x = jax.device_put(np.arange(8.0, dtype=np.float32), s)
+  r = jax.sharding.NamedSharding(_mesh(jax), P())
+  return {"shards": _shards(x), "addressable": x.is_fully_addressable,
+          "sum": _v(jax.jit(lambda v: v.sum(), out_shardings=r)(x))}
+
+
+def case_jit_numpy_input(jax, pid):
+  P = jax.sharding.PartitionSpec
+  s = jax.sharding.NamedSharding(_mesh(jax), P("p"))
+  r = jax.sharding.NamedSharding(_mesh(jax), P())
+  f = jax.jit(lambda v: v * 3, in_shardings=s, out_shardings=r)
+  out = {}
+  try:
+    out["value"] = _v(f(np.arange(4, dtype=np.int32)))
+  except Exception as e:
+    out["error"] = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+  return out
+
+
+def case_eager_on_global(jax, pid):
+  P = jax.sharding.PartitionSpec
+  s = jax.sharding.NamedSharding(_mesh(jax), P(("p", "d")))
+  x = jax.make_array_from_callback((8,), s, lambda idx: np.arange(8.0, dtype=np.float32)[idx])
+  y = x + 1
+  return {"shards": _shards(y), "addressable": y.is_fully_addressable}
+
+
 MAIN_CASES = [name for name in list(globals()) if name.startswith("case_")]
 
 

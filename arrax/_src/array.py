@@ -287,6 +287,10 @@ class ShardedArray(Array):
   @property
   def _buf(self):
     if self._gathered is None:
+      if not self._local_value_complete():
+        raise NotImplementedError(
+            "arrax runs eager operations on one device, and this array has shards in other "
+            "processes: compute with it inside `jit(..., out_shardings=...)` instead.")
       self._gathered = device_put_value(self._value, backend.default_device(),
                                         dtype=self.aval.dtype)._buf
     return self._gathered
