@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pytest
 
 from tests import distributed_cases
@@ -259,3 +260,38 @@ def test_cpu_collectives_option():
     arrax.config.update("jax_cpu_collectives_implementation", "carrier-pigeon")
   with pytest.raises(ValueError):
     jax.config.update("jax_cpu_collectives_implementation", "carrier-pigeon")
+
+
+def _one_device_mesh(lib):
+  return lib.sharding.Mesh(np.array(lib.devices()[:1]), ("x",))
+
+
+def test_one_process_global_arrays_match_jax():
+  """The same APIs in an ordinary one-process run (a one-device mesh)."""
+  import jax
+
+  import arrax
+  from arrax.experimental import multihost_utils as am
+  from jax.experimental import multihost_utils as jm
+  out = []
+  for lib, mhu in ((arrax, am), (jax, jm)):
+    mesh = _one_device_mesh(lib)
+    P = lib.sharding.PartitionSpec
+    s = lib.sharding.NamedSharding(mesh, P("x"))
+    a = lib.make_array_from_callback((4,), s, lambda i: np.arange(4.0, dtype=np.float32)[i])
+    b = lib.make_array_from_process_local_data(s, np.arange(6, dtype=np.int32).reshape(3, 2))
+    c = lib.make_array_from_single_device_arrays(
+        (2,), lib.sharding.NamedSharding(mesh, P()),
+        [lib.device_put(np.ones(2, np.int8), lib.devices()[0])])
+    d = lib.jit(lambda v: v * 2, out_shardings=lib.sharding.NamedSharding(mesh, P()))(a)
+    g = mhu.host_local_array_to_global_array(np.arange(3.0), mesh, P("x"))
+    h = lib.jit(lambda v: mhu.global_array_to_host_local_array(v * 2, mesh, P("x")))(g)
+    out.append([(np.asarray(x).tolist(), str(np.asarray(x).dtype), x.shape)
+                for x in (a, b, c, d, g, h)])
+    with pytest.raises(ValueError):
+      lib.make_array_from_process_local_data(s, np.arange(4.0), (8,))
+    with pytest.raises(ValueError):
+      lib.make_array_from_single_device_arrays((4,), s, [])
+    with pytest.raises(ValueError):
+      mhu.host_local_array_to_global_array(np.arange(3.0), mesh, None)
+  assert out[0] == out[1]

@@ -1,4 +1,5 @@
 """The XLA runtime: one PJRT client per platform per process, created lazily, and its devices."""
+import atexit
 import functools
 import os
 import warnings
@@ -45,11 +46,15 @@ def _make_cpu_client():
   impl = config.jax_cpu_collectives_implementation
   if impl == "gloo":
     collectives = _jax.make_gloo_tcp_collectives(distributed_client=dist.client)
+  elif impl == "mpi":   # (needs an MPI library that jaxlib can load, as in JAX)
+    collectives = _jax.make_mpi_collectives()
+    collectives.Init()
+    atexit.register(collectives.Finalize)
   elif impl is None:
     collectives = None
   else:
     raise NotImplementedError(f"jax_cpu_collectives_implementation={impl!r}: arrax supports "
-                              "'gloo' (or None)")
+                              "'gloo', 'mpi' (or None)")
   return xc.make_cpu_client(asynchronous=True, distributed_client=dist.client,
                             node_id=dist.process_id, num_nodes=dist.num_processes,
                             collectives=collectives, num_devices=_num_cpu_devices())
