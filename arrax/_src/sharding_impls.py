@@ -167,14 +167,38 @@ class Mesh:
 
   @property
   def local_devices(self):
-    return [] if self.devices is None else list(self.devices.flat)
+    """The mesh's devices attached to this process."""
+    return [] if self.devices is None else [d for d in self.devices.flat
+                                            if d.process_index == d.client.process_index()]
+
+  @property
+  def is_multi_process(self):
+    return self.devices.size != len(self.local_devices)
+
+  @property
+  def local_mesh(self):
+    """The sub-mesh of this process's devices (which must form a contiguous block)."""
+    return self._local_mesh(backend.process_index())
+
+  def _local_mesh(self, process_index):
+    if self.empty:
+      return self
+    mine = np.vectorize(lambda d: d.process_index == process_index, otypes=[bool])(self.devices)
+    block = []
+    for axis in range(mine.ndim):
+      hit = np.flatnonzero(mine.any(axis=tuple(a for a in range(mine.ndim) if a != axis)))
+      block.append(slice(int(hit.min()), int(hit.max()) + 1))
+    if not mine[tuple(block)].all():
+      raise ValueError("When passing host local inputs to pjit, devices connected to a single "
+                       "host must form a contiguous subcube of the global device mesh")
+    return Mesh(self.devices[tuple(block)], self.axis_names, self.axis_types)
 
   @property
   def _flat_devices_tuple(self):
-    return tuple(self.local_devices)
+    return () if self.devices is None else tuple(self.devices.flat)
 
   def _key(self):
-    return (tuple(d.id for d in self.local_devices), self.axis_sizes, self.axis_names,
+    return (tuple(d.id for d in self._flat_devices_tuple), self.axis_sizes, self.axis_names,
             self.axis_types)
 
   def __eq__(self, other):
@@ -256,6 +280,10 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
   return Mesh(arr.reshape(axis_shapes), axis_names, axis_types=axis_types)
 
 
+def _is_local(device):
+  return device.process_index == device.client.process_index()
+
+
 class Sharding:
   """Where the shards of an array live (base class of the sharding kinds)."""
 
@@ -265,11 +293,13 @@ class Sharding:
 
   @property
   def is_fully_addressable(self):
-    return True
+    """Whether this process holds every device of the sharding."""
+    return all(_is_local(d) for d in self.device_set)
 
   @property
   def addressable_devices(self):
-    return self.device_set
+    """The sharding's devices attached to this process."""
+    return {d for d in self.device_set if _is_local(d)}
 
   @property
   def num_devices(self):
@@ -284,7 +314,11 @@ class Sharding:
     return xc.DeviceList(self._device_assignment)
 
   def addressable_devices_indices_map(self, global_shape):
-    return self.devices_indices_map(global_shape)
+    return {d: i for d, i in self.devices_indices_map(global_shape).items() if _is_local(d)}
+
+  @property
+  def _addressable_device_assignment(self):
+    return tuple(d for d in self._device_assignment if _is_local(d))
 
   def shard_shape(self, global_shape):
     idx = next(iter(self.devices_indices_map(tuple(global_shape)).values()))

@@ -93,6 +93,8 @@ class _Executable:
     self.out_avals = closed.out_avals
     self.out_tree = out_tree
     chosen = self.loaded.get_output_shardings()
+    if chosen is None:   # (a one-device mesh: nothing is partitioned)
+      chosen = [xc.HloSharding.replicate()] * len(out_specified)
     self.out_shardings = [s if s is not None else _named_from_hlo(mesh, c, a.ndim)
                           for s, c, a in zip(out_specified, chosen, closed.out_avals)]
     self.handlers = [_jax.array_result_handler(a, s._xla_sharding(a.ndim), True,
@@ -188,6 +190,15 @@ class ShardedJit:
     arg_shardings = _per_leaf("in_shardings", tree_structure(args), self._in)
     arg_shardings += [None] * (len(leaves) - len(arg_shardings))
     for x, s in zip(leaves, arg_shardings):
+      if (s is not None and isinstance(x, np.ndarray) and not s.is_fully_replicated and
+          xb.process_count() > 1):
+        raise ValueError(
+            "Passing non-trivial shardings for numpy inputs is not allowed. To fix this error, "
+            "either specify a replicated sharding explicitly or use "
+            "`jax.make_array_from_process_local_data(...)` to convert your host local numpy "
+            "inputs to a jax.Array which you can pass to jit. If the numpy input is the same "
+            "on each process, then you can use `jax.make_array_from_callback(...) to create a "
+            f"`jax.Array` which you can pass to jit. Got arg type: {_abstractify(x)}")
       if s is not None and getattr(x, "committed", False) and not _equivalent(x, s):
         raise ValueError(
             f"Sharding passed to jit does not match the sharding on the respective arg. Got "
