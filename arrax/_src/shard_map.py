@@ -181,6 +181,7 @@ _exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDic
 @shard_map_p.def_impl
 def _shard_map_impl(*args, **params):
   jaxpr, mesh = params["jaxpr"], params["mesh"]
+  args = [x.val if isinstance(x, core.Literal) else x for x in args]
   avals = tuple(_abstractify(x) for x in args)
   key = (mesh, params["in_specs"], params["out_specs"], avals)
   per = _exe_cache.setdefault(jaxpr, {})
@@ -331,8 +332,7 @@ def _shard_map_transpose(cts, *args, **params):
 # ---- vmap --------------------------------------------------------------------------------------
 def _insert_none(spec, d):
   parts = list(spec)
-  if d >= len(parts):
-    return spec
+  parts += [None] * (d - len(parts))
   parts.insert(d, None)
   return P(*parts)
 

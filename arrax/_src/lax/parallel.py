@@ -99,7 +99,8 @@ def _groups(ctx, name, axis_names, axis_index_groups):
 
 def _replica_groups(ctx, name, axis_names, axis_index_groups):
   """The replica groups attribute of a collective over the mapped axes `axis_names`."""
-  return ir.DenseIntElementsAttr.get(_groups(ctx, name, axis_names, axis_index_groups))
+  return ir.DenseIntElementsAttr.get(
+      np.ascontiguousarray(_groups(ctx, name, axis_names, axis_index_groups)))
 
 
 def _replica_id():
