@@ -186,8 +186,9 @@ class Mesh:
     """The mesh's shape, names and axis types without its devices."""
     if self.empty:
       return AbstractMesh((), ())
-    return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
-                        _device_kind=self.devices.flat[0].platform)
+    out = AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+    out._device_kind = self.devices.flat[0].platform
+    return out
 
   def __eq__(self, other):
     return isinstance(other, Mesh) and self._key() == other._key()
@@ -217,8 +218,7 @@ class Mesh:
 class AbstractMesh:
   """A mesh's axis sizes, names and types without devices (what tracing needs to know)."""
 
-  def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None,
-               _device_kind=None):
+  def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
     self.axis_sizes = tuple(axis_sizes)
     self.axis_names = tuple(axis_names)
     if len(self.axis_sizes) != len(self.axis_names):
@@ -233,7 +233,7 @@ class AbstractMesh:
       raise ValueError(f"Number of axis names should match the number of axis_types. Got "
                        f"axis_names={self.axis_names} and axis_types={self.axis_types}")
     self.abstract_device = abstract_device
-    self._device_kind = _device_kind
+    self._device_kind = None   # (the platform, for a concrete mesh's abstract mesh)
 
   shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
   shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
