@@ -264,15 +264,15 @@ def jit_of_shard_map(jax, jnp, lax, P):
   f = jax.shard_map(lambda x, y: (lax.psum(x * y, "i"), x - lax.pmean(x, "i")), mesh=mesh,
                     in_specs=(P("i"), P("i")), out_specs=(P(), P("i")))
   g = jax.jit(lambda x, y: [v * 2 for v in f(x, y)])
-  return (jax.jit(f)(_x(8, 2), _x(8, 2, seed=1)),
-          [np.asarray(v) for v in g(_x(8, 2), _x(8, 2, seed=1))])
+  return jax.jit(f)(_x(8, 2), _x(8, 2, seed=1)), g(_x(8, 2), _x(8, 2, seed=1))
 
 
 @case()
 def jit_of_shard_map_result_sharding(jax, jnp, lax, P):
   mesh = _mesh(jax, (4,), ("i",))
   f = jax.shard_map(lambda x: x * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
-  return jax.jit(lambda x: f(x) + 1)(_x(8, 2))
+  x = jax.device_put(_x(8, 2), jax.NamedSharding(mesh, P("i")))
+  return jax.jit(lambda x: f(x) + 1)(_x(8, 2)), jax.jit(lambda x: f(x * 2).sum(0))(x)
 
 
 @case()

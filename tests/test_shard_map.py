@@ -21,10 +21,6 @@ def _results_for(ndev):
 
 
 _XFAIL = {
-    "jit_of_shard_map_result_sharding": "a jit holding a shard_map runs its jaxpr op by op; "
-                                        "the eager ops after the shard_map gather onto one "
-                                        "device (JAX compiles one SPMD program whose result "
-                                        "keeps the NamedSharding)",
     "grad_inside_body_of_invariant_param": "arrax's avals carry no varying-manual-axes types, "
                                            "so no implicit pvary (whose transpose psums) is "
                                            "inserted: grad inside the body gives per-device "

@@ -40,6 +40,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import ad, batching, core, dtypes, mlir, spmd
+from arrax._src import jit as jit_mod
 from arrax._src.api import _abstractify
 from arrax._src.config import trace_state
 from arrax._src.array import ShardedArray
@@ -760,3 +761,59 @@ def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
 def _map_axes(fn, axes):
   leaves, tree = tree_flatten(axes, is_leaf=lambda x: x is None)
   return tree_unflatten(tree, [fn(a) for a in leaves])
+
+
+# ---- jit of a function holding shard_maps: one SPMD program ------------------------------------
+def _meshes(jaxpr, found):
+  """Collect the meshes of the shard_map equations of `jaxpr` (and of jaxprs in its params);
+  False when it holds another multi-device equation (pmap)."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive is shard_map_p:
+      found.add(eqn.params["mesh"])
+      continue
+    if eqn.primitive.name == "pmap":
+      return False
+    for v in eqn.params.values():
+      for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+        if isinstance(sub, core.ClosedJaxpr) and not _meshes(sub.jaxpr, found):
+          return False
+        if isinstance(sub, core.Jaxpr) and not _meshes(sub, found):
+          return False
+  return True
+
+
+class _SpmdRunner:
+  """Runs a jitted jaxpr holding shard_maps as one program partitioned over their mesh: each
+  argument keeps its layout over the mesh (others are replicated), results take the layouts
+  XLA's propagation gives them."""
+
+  def __init__(self, name, closed, mesh):
+    self.name, self.closed, self.mesh = name, closed, mesh
+    self.exes = {}
+
+  def __call__(self, leaves):
+    layouts = tuple(x._named if type(x) is ShardedArray and x._named.mesh == self.mesh
+                    else None for x in leaves)
+    exe = self.exes.get(layouts)
+    if exe is None:
+      ins = [s if s is not None else NamedSharding(self.mesh, P()) for s in layouts]
+      try:
+        exe = spmd._Executable(self.name, self.closed, self.mesh, ins,
+                               [None] * len(self.closed.out_avals), None)
+      except NotImplementedError:   # (a layout no PartitionSpec names, a host callback, ...)
+        exe = False
+      self.exes[layouts] = exe
+    if exe is False:
+      return core.eval_jaxpr(self.closed.jaxpr, self.closed.consts, *leaves)
+    return exe.run([x.val if isinstance(x, core.Literal) else x for x in leaves])
+
+
+def _multi_device_runner(name, closed):
+  found = set()
+  if not _meshes(closed.jaxpr, found) or len(found) != 1:
+    return None
+  runner = _SpmdRunner(name, closed, found.pop())
+  return runner
+
+
+jit_mod.register_multi_device_runner(_multi_device_runner)
