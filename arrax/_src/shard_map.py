@@ -109,11 +109,13 @@ def _unmentioned(mesh, spec):
 
 
 @contextlib.contextmanager
-def _mesh_axes(mesh):
-  """Bind every mesh axis name (with its size) for the collectives of the body."""
+def _mesh_axes(mesh, names=None):
+  """Bind the mesh axis names (all, or the manual `names`) with their sizes for the
+  collectives of the body."""
   with contextlib.ExitStack() as stack:
     for name, size in zip(mesh.axis_names, mesh.axis_sizes):
-      stack.enter_context(batching.extend_axis_env(name, size))
+      if names is None or name in names:
+        stack.enter_context(batching.extend_axis_env(name, size))
     yield
 
 
@@ -713,7 +715,7 @@ def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, r
     box.append(out_tree)
     return [asarray_operand(v) for v in out_leaves]
 
-  with _mesh_axes(mesh):
+  with _mesh_axes(mesh, names):
     jaxpr, consts = trace_to_jaxpr(body, local)
   out_tree = box[0]
   out_flat = tuple(batching.flatten_axes("shard_map out_specs", out_tree, out_specs))
