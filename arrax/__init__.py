@@ -25,6 +25,8 @@ from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax._src.pmap import pmap as pmap
 from arrax._src import spmd as _spmd  # noqa: F401  (jit with in/out shardings)
+from arrax._src.spmd import reshard as reshard
+from arrax._src.shard_map import shard_map as shard_map, smap as smap
 from arrax._src.callback import pure_callback
 from arrax._src.debugging import effects_barrier
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
@@ -56,7 +58,7 @@ __all__ = [
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_array_from_callback", "make_array_from_process_local_data",
-    "make_array_from_single_device_arrays", "make_jaxpr", "make_mesh", "NamedSharding", "P", "set_mesh", "sharding", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
+    "make_array_from_single_device_arrays", "make_jaxpr", "make_mesh", "NamedSharding", "P", "reshard", "set_mesh", "shard_map", "sharding", "smap", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
     "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
     "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",

@@ -201,6 +201,19 @@ class Mesh:
     return (tuple(d.id for d in self._flat_devices_tuple), self.axis_sizes, self.axis_names,
             self.axis_types)
 
+  @property
+  def _name_to_type(self):
+    return dict(zip(self.axis_names, self.axis_types))
+
+  @property
+  def abstract_mesh(self):
+    """The mesh's shape, names and axis types without its devices."""
+    if self.empty:
+      return AbstractMesh((), ())
+    out = AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+    out._device_kind = self.devices.flat[0].platform
+    return out
+
   def __eq__(self, other):
     return isinstance(other, Mesh) and self._key() == other._key()
 
@@ -226,8 +239,57 @@ class Mesh:
             f"axis_types={self.axis_types})")
 
 
+class AbstractMesh:
+  """A mesh's axis sizes, names and types without devices (what tracing needs to know)."""
+
+  def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+    self.axis_sizes = tuple(axis_sizes)
+    self.axis_names = tuple(axis_names)
+    if len(self.axis_sizes) != len(self.axis_names):
+      raise ValueError(f"Number of axis names should match the number of axis sizes. Got "
+                       f"axis_names={self.axis_names} and axis_sizes={self.axis_sizes}")
+    if axis_types is None:
+      axis_types = (AxisType.Auto,) * len(self.axis_names)
+    elif isinstance(axis_types, AxisType):
+      axis_types = (axis_types,)
+    self.axis_types = tuple(axis_types)
+    if len(self.axis_types) != len(self.axis_names):
+      raise ValueError(f"Number of axis names should match the number of axis_types. Got "
+                       f"axis_names={self.axis_names} and axis_types={self.axis_types}")
+    self.abstract_device = abstract_device
+    self._device_kind = None   # (the platform, for a concrete mesh's abstract mesh)
+
+  shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
+  shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+  size = property(lambda self: math.prod(self.axis_sizes))
+  empty = property(lambda self: not self.axis_names)
+  abstract_mesh = property(lambda self: self)
+  _name_to_type = property(lambda self: dict(zip(self.axis_names, self.axis_types)))
+
+  def _key(self):
+    return (self.axis_sizes, self.axis_names, self.axis_types)
+
+  def __eq__(self, other):
+    return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+  def __hash__(self):
+    return hash(self._key())
+
+  def __repr__(self):
+    if self.empty:
+      return "AbstractMesh((), axis_types=())"
+    axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+    extra = ""
+    if self._device_kind is not None:
+      extra = f", device_kind={self._device_kind}, num_cores=None, platform={self._device_kind}"
+    return f"AbstractMesh({axes}, axis_types={self.axis_types}{extra})"
+
+  __str__ = __repr__
+
+
 class _MeshContext:
   mesh = None
+  abstract = None   # set by use_abstract_mesh
 
 
 _mesh_context = _MeshContext()
@@ -255,6 +317,33 @@ def get_mesh():
   """The mesh set by set_mesh (an empty Mesh when none is)."""
   mesh = _mesh_context.mesh
   return mesh if mesh is not None else Mesh(None, ())
+
+
+def get_abstract_mesh():
+  """The abstract mesh of the context: the one use_abstract_mesh set, else that of the mesh
+  set by set_mesh (empty when neither is)."""
+  if _mesh_context.abstract is not None:
+    return _mesh_context.abstract
+  return get_mesh().abstract_mesh
+
+
+class use_abstract_mesh:
+  """Make `mesh` the context's abstract mesh until the end of the `with` block."""
+
+  def __init__(self, mesh):
+    if not isinstance(mesh, AbstractMesh):
+      raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got {type(mesh)}")
+    self._mesh = mesh
+    self._previous = None
+
+  def __enter__(self):
+    self._previous = _mesh_context.abstract
+    _mesh_context.abstract = self._mesh
+    return self._mesh
+
+  def __exit__(self, *exc):
+    _mesh_context.abstract = self._previous
+    return False
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
