@@ -35,6 +35,7 @@ from arrax import stages
 from arrax import api_util, core, extend, flatten_util, interpreters, lib, typing
 from arrax import scipy
 from arrax import nn
+from arrax import profiler
 from arrax import image
 from arrax import sharding
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
@@ -57,5 +58,5 @@ __all__ = [
     "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
+    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "profiler", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
 ]
