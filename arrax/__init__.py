@@ -36,6 +36,7 @@ from arrax import api_util, core, extend, flatten_util, interpreters, lib, typin
 from arrax import scipy
 from arrax import nn
 from arrax import profiler
+from arrax import ffi
 from arrax import image
 from arrax import sharding
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
@@ -52,7 +53,7 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
-    "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
+    "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "ffi", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_jaxpr", "make_mesh", "NamedSharding", "P", "set_mesh", "sharding", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
     "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
     "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",

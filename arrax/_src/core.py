@@ -175,7 +175,9 @@ class Primitive:
   `prim.has_rule(slot)` tells whether it is set.
   """
   multiple_results = False
-  effectful = False    # True: a side effect even with results (io_callback); never dropped
+  # True: a side effect even with results (io_callback), never dropped; or a function of an
+  # equation's params saying so (ffi_call's has_side_effect).
+  effectful = False
 
   def __init__(self, name: str):
     self.name = name
@@ -578,7 +580,8 @@ def has_effects(eqn) -> bool:
   """Whether `eqn` has a side effect: it has no results (a debug callback, say), its primitive
   is `effectful` (io_callback), or a jaxpr in its params has such an equation. Effects are
   never removed, hoisted or merged."""
-  if not eqn.outvars or eqn.primitive.effectful:
+  eff = eqn.primitive.effectful
+  if not eqn.outvars or (eff if type(eff) is bool else eff(eqn.params)):
     return True
   return any(jaxpr_has_effects(j) for j in jaxprs_in_params(eqn.params))
 

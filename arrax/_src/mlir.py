@@ -260,7 +260,8 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
     module = ir.Module.create()
-    module.operation.attributes["sym_name"] = ir.StringAttr.get(f"jit_{_sanitize(name)}")
+    module.operation.attributes["sym_name"] = ir.StringAttr.get(
+        _sanitize(f"jit_{name}").rstrip("_"))
     module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
     mctx = ModuleContext(module, name, axis_env)
@@ -273,7 +274,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
 
 
 def _sanitize(name):
-  return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+  return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
 
 
 def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args):
@@ -296,3 +297,102 @@ def make_reducer_region(op, scalar_dtype, body_fn, n=1):
   with ir.InsertionPoint(block):
     args = list(block.arguments)
     hlo.return_(list(body_fn(args[:n], args[n:])))
+
+
+# ---- attributes and custom calls -------------------------------------------------------------
+def _numpy_attribute(x):
+  x = np.asarray(x)
+  if x.dtype == dtypes.float0:
+    x = np.zeros(x.shape, np.bool_)
+  elt = dtype_to_ir_type(x.dtype)
+  if x.ndim == 0 and isinstance(x[()], np.generic) and not isinstance(elt, ir.ComplexType):
+    if isinstance(elt, ir.IntegerType):
+      return ir.IntegerAttr.get(elt, int(x))
+    return ir.FloatAttr.get(elt, float(x))
+  if x.ndim == 0:
+    raise TypeError(f"Unsupported scalar attribute type: {type(x)}")
+  if 0 in x.strides and x.size > 0:
+    raise ValueError("NumPy arrays with zero strides are not supported as MLIR attributes")
+  return ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=elt, shape=x.shape)
+
+
+def ir_attribute(val) -> ir.Attribute:
+  """The MLIR attribute for a Python value, as JAX's `mlir.ir_attribute`: Python scalars are
+  64-bit (i64, f64; bools i1), NumPy scalars keep their type, arrays become dense elements,
+  strings string attributes, sequences arrays and dicts dictionaries."""
+  if isinstance(val, (ir.Attribute, ir.Type)):
+    return val
+  if isinstance(val, bool):
+    return ir.BoolAttr.get(val)
+  if isinstance(val, int):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), val)
+  if isinstance(val, float):
+    return ir.FloatAttr.get(ir.F64Type.get(), val)
+  if isinstance(val, (str, bytes)):
+    return ir.StringAttr.get(val)
+  if isinstance(val, np.dtype):
+    return ir.TypeAttr.get(dtype_to_ir_type(val))
+  if isinstance(val, np.bool_):
+    return ir.BoolAttr.get(bool(val))
+  if isinstance(val, np.ndarray):
+    if val.ndim == 0:
+      return _numpy_attribute(val[()])
+    return _numpy_attribute(val)
+  if isinstance(val, np.generic):
+    return _numpy_attribute(val)
+  if isinstance(val, dict):
+    return ir.DictAttr.get({k: ir_attribute(v) for k, v in val.items()})
+  if isinstance(val, (list, tuple)):
+    return ir.ArrayAttr.get([ir_attribute(v) for v in val])
+  inner = getattr(val, "__jax_array__", None)
+  if inner is not None:
+    return ir_attribute(np.asarray(inner()))
+  hashed = getattr(val, "_arrax_attribute_value", None)   # wrappers of unhashable params
+  if hashed is not None:
+    return ir_attribute(hashed())
+  raise TypeError(f"No attribute handler defined for type: {type(val)}")
+
+
+def _layouts_attr(layouts):
+  return ir.ArrayAttr.get([
+      ir.DenseIntElementsAttr.get(np.atleast_1d(np.asarray(lay, np.int64)),
+                                  type=ir.IndexType.get()) for lay in layouts])
+
+
+def custom_call(call_target_name, *, result_types, operands, backend_config="",
+                has_side_effect=False, api_version=2, operand_output_aliases=None,
+                operand_layouts=None, result_layouts=None, called_computations=(),
+                extra_attributes=None):
+  """A stablehlo.custom_call as JAX writes it. A dict `backend_config` (the typed FFI's
+  attributes) goes into `mhlo.backend_config` with api_version 1, the form XLA reads typed-FFI
+  attributes from; a string one is the opaque backend_config of older custom calls."""
+  if backend_config is None:
+    backend_config = ""
+  typed = isinstance(backend_config, dict)
+  if not typed and not isinstance(backend_config, (str, bytes)):
+    raise ValueError(f"custom_call backend_config unexpected type: {backend_config}")
+  attrs = {
+      "call_target_name": ir.StringAttr.get(call_target_name),
+      "has_side_effect": ir.BoolAttr.get(bool(has_side_effect)),
+      "backend_config": ir.StringAttr.get("" if typed else backend_config),
+      "api_version": i32_attr(1 if typed else api_version),
+      "called_computations": ir.ArrayAttr.get(
+          [ir.FlatSymbolRefAttr.get(n) for n in called_computations]),
+  }
+  if operand_output_aliases is not None:
+    attrs["output_operand_aliases"] = ir.ArrayAttr.get([
+        hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(result_types) > 1 else [],
+                                   operand_index=i, operand_tuple_indices=[])
+        for i, o in operand_output_aliases.items()])
+  if extra_attributes:
+    attrs.update(extra_attributes)
+  if operand_layouts is not None:
+    attrs["operand_layouts"] = _layouts_attr(operand_layouts)
+  if result_layouts is not None:
+    attrs["result_layouts"] = _layouts_attr(result_layouts)
+  op = hlo.CustomCallOp.build_generic(results=list(result_types), operands=list(operands),
+                                      attributes=attrs)
+  if typed:
+    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
+        {k: ir_attribute(v) for k, v in backend_config.items()})
+  return op
