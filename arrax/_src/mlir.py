@@ -5,7 +5,9 @@ the input and output avals. Nothing here knows a particular primitive.
 """
 from __future__ import annotations
 
+import collections
 import threading
+import warnings
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -201,17 +203,28 @@ def _lower_eqns(mctx, jaxpr, env, read):
 
 
 def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
-                       public=False, arg_names=None, result_names=None, donated=None,
-                       with_token=False):
+                       public=False, arg_names=None, result_names=None,
+                       input_output_aliases=None, buffer_donors=None, with_token=False):
   """Emit `closed` as a func.func named `name` in the module; consts become constants.
-  `with_token`: the function takes the ordered-effects token first and returns it first."""
-  del donated  # TODO(donation): input_output_aliases
+  `with_token`: the function takes the ordered-effects token first and returns it first.
+  `input_output_aliases[i]`: the result argument i's buffer is reused for (or None);
+  `buffer_donors[i]`: argument i's buffer is given to XLA to reuse as it sees fit."""
   tok = [hlo.TokenType.get()] if with_token else []
   in_types = tok + [aval_to_ir_type(a) for a in closed.in_avals]
   out_types = tok + [aval_to_ir_type(a) for a in closed.out_avals]
   with ir.InsertionPoint(mctx.module.body):
     fn = func_d.FuncOp(name, ir.FunctionType.get(in_types, out_types))
   fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+  if input_output_aliases is not None or buffer_donors is not None:
+    arg_attrs = []
+    for i in range(len(closed.in_avals)):
+      attrs = {}
+      if input_output_aliases is not None and input_output_aliases[i] is not None:
+        attrs["tf.aliasing_output"] = i32_attr(input_output_aliases[i])
+      elif buffer_donors is not None and buffer_donors[i]:
+        attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
+      arg_attrs.append(ir.DictAttr.get(attrs))
+    fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get({})] * len(tok) + arg_attrs)
   if public and result_names is not None:
     fn.result_attrs = ir.ArrayAttr.get([
         ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in result_names])
@@ -253,10 +266,54 @@ class LoweredModule:
     return str(self.module)
 
 
+def donation_plan(in_avals, out_avals, donated):
+  """Which donated arguments XLA may reuse, as JAX decides it: (aliases, donors, unusable).
+
+  A donated argument is aliased to the first result of the same shape and dtype not yet
+  taken (`aliases[i]` = result index: XLA writes that result into its buffer); a remaining
+  one is still handed to XLA as a buffer donor when some unaliased result has as many
+  elements; the others (`unusable`, their avals) are warned about."""
+  aliases = [None] * len(in_avals)
+  donors = [False] * len(in_avals)
+  waiting = collections.defaultdict(collections.deque)
+  for i, (aval, d) in enumerate(zip(in_avals, donated)):
+    if d:
+      waiting[(aval.shape, aval.dtype)].append(i)
+  aliased_outs = set()
+  for o, aval in enumerate(out_avals):
+    q = waiting.get((getattr(aval, "shape", None), getattr(aval, "dtype", None)))
+    if q and aval is not core.abstract_token:
+      aliases[q.popleft()] = o
+      aliased_outs.add(o)
+  by_size = collections.defaultdict(collections.deque)
+  for o, aval in enumerate(out_avals):
+    if o not in aliased_outs and aval is not core.abstract_token:
+      by_size[aval.size].append(o)
+  unusable = []
+  for i, (aval, d) in enumerate(zip(in_avals, donated)):
+    if not d or aliases[i] is not None or aval is core.abstract_token:
+      continue
+    if by_size.get(aval.size):
+      by_size[aval.size].popleft()
+      donors[i] = True
+    else:
+      unusable.append(aval)
+  return aliases, donors, unusable
+
+
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
-                          num_replicas=1, axis_env=None) -> LoweredModule:
-  """A StableHLO module `jit_<name>` whose public `main` computes `closed`."""
+                          num_replicas=1, axis_env=None, donated_args=None) -> LoweredModule:
+  """A StableHLO module `jit_<name>` whose public `main` computes `closed`. `donated_args`
+  (one flag per argument): arguments whose buffers the computation may reuse; those it
+  cannot are warned about, as JAX does."""
+  aliases = donors = None
+  if donated_args is not None and any(donated_args):
+    aliases, donors, unusable = donation_plan(closed.in_avals, closed.out_avals, donated_args)
+    if unusable:
+      warnings.warn("Some donated buffers were not usable: "
+                    f"{', '.join(str(a) for a in unusable)}.\nSee an explanation at "
+                    "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=2)
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
     module = ir.Module.create()
@@ -269,7 +326,8 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
     lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
-                       result_names=result_names)
+                       result_names=result_names, input_output_aliases=aliases,
+                       buffer_donors=donors)
   return LoweredModule(module, mctx.host_callbacks)
 
 
