@@ -154,6 +154,22 @@ class ModuleContext:
     # The token chaining the ordered side effects (ordered callbacks) of the block being
     # lowered: each takes it and gives the next, so XLA keeps them in program order.
     self.ordered_token = None
+    # The name stack of the equation being lowered (its jaxprs' equations extend it); op
+    # locations are named "<stack>/<primitive>", which XLA keeps as op_name metadata.
+    self.name_stack = ()
+    self._locations = {}
+
+  def location(self, stack, prim_name=None):
+    """The (cached) named location of an op of `prim_name` under `stack`, as JAX names it."""
+    key = (stack, prim_name)
+    loc = self._locations.get(key)
+    if loc is None:
+      name = core.render_name_stack(stack)
+      if prim_name is not None:
+        name = f"{name}/{prim_name}" if name else prim_name
+      loc = self._locations[key] = (ir.Location.name(name) if name
+                                    else ir.Location.unknown())
+    return loc
 
   def fresh_func_name(self, base):
     self._func_count += 1
@@ -161,17 +177,25 @@ class ModuleContext:
 
 
 class LoweringRuleContext:
-  __slots__ = ("module_context", "avals_in", "avals_out", "primitive")
+  __slots__ = ("module_context", "avals_in", "avals_out", "primitive", "name_stack")
 
-  def __init__(self, module_context, primitive, avals_in, avals_out):
+  def __init__(self, module_context, primitive, avals_in, avals_out, name_stack=()):
     self.module_context = module_context
     self.primitive = primitive
     self.avals_in = avals_in
     self.avals_out = avals_out
+    self.name_stack = name_stack   # the equation's (without the primitive's name)
 
 
-def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
-  """Emit the ops of `jaxpr` at the current insertion point; return the output ir.Values."""
+def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args, name_stack=None):
+  """Emit the ops of `jaxpr` at the current insertion point; return the output ir.Values.
+  `name_stack`: the stack its equations' names extend (default: the enclosing equation's)."""
+  if name_stack is not None:
+    outer, mctx.name_stack = mctx.name_stack, name_stack
+    try:
+      return jaxpr_subcomp(mctx, jaxpr, consts, args)
+    finally:
+      mctx.name_stack = outer
   env = {}
 
   def read(v):
@@ -188,23 +212,32 @@ def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
 
 
 def _lower_eqns(mctx, jaxpr, env, read):
-  for eqn in jaxpr.eqns:
-    prim = eqn.primitive
-    in_avals = [v.aval for v in eqn.invars]
-    out_avals = [v.aval for v in eqn.outvars]
-    rule_ctx = LoweringRuleContext(mctx, prim, in_avals, out_avals)
-    outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    if len(outs) != len(eqn.outvars):
-      raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
-                         f"{len(eqn.outvars)}")
-    for v, o in zip(eqn.outvars, outs):
-      env[v] = o
+  base = mctx.name_stack
+  locations = mctx._locations
+  try:
+    for eqn in jaxpr.eqns:
+      prim = eqn.primitive
+      stack = base + eqn.source_info if eqn.source_info else base
+      loc = locations.get((stack, prim.name)) or mctx.location(stack, prim.name)
+      mctx.name_stack = stack
+      rule_ctx = LoweringRuleContext(mctx, prim, [v.aval for v in eqn.invars],
+                                     [v.aval for v in eqn.outvars], stack)
+      with loc:
+        outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
+      outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+      if len(outs) != len(eqn.outvars):
+        raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
+                           f"{len(eqn.outvars)}")
+      for v, o in zip(eqn.outvars, outs):
+        env[v] = o
+  finally:
+    mctx.name_stack = base
 
 
 def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
                        public=False, arg_names=None, result_names=None,
-                       input_output_aliases=None, buffer_donors=None, with_token=False):
+                       input_output_aliases=None, buffer_donors=None, with_token=False,
+                       name_stack=()):
   """Emit `closed` as a func.func named `name` in the module; consts become constants.
   `with_token`: the function takes the ordered-effects token first and returns it first.
   `input_output_aliases[i]`: the result argument i's buffer is reused for (or None);
@@ -233,8 +266,9 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   locs = [ir.Location.unknown()] * len(tok) + locs
   block = fn.add_entry_block(arg_locs=locs)
   outer_token, mctx.ordered_token = mctx.ordered_token, None   # a function chains its own
+  outer_stack, mctx.name_stack = mctx.name_stack, name_stack   # and names ops from `name_stack`
   try:
-    with ir.InsertionPoint(block):
+    with ir.InsertionPoint(block), mctx.location(name_stack):
       consts = [ir_constant(np.asarray(c, v.aval.dtype))
                 for v, c in zip(closed.jaxpr.constvars, closed.consts)]
       args = list(block.arguments)
@@ -244,6 +278,7 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
       func_d.ReturnOp(([current_ordered_token(mctx)] if with_token else []) + outs)
   finally:
     mctx.ordered_token = outer_token
+    mctx.name_stack = outer_stack
   return fn
 
 
@@ -327,7 +362,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
     lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
                        result_names=result_names, input_output_aliases=aliases,
-                       buffer_donors=donors)
+                       buffer_donors=donors, name_stack=(f"jit({name})",))
   return LoweredModule(module, mctx.host_callbacks)
 
 
@@ -341,7 +376,10 @@ def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str,
   fn_name = mctx.fresh_func_name(_sanitize(name))
   ordered = core.jaxpr_has_ordered_effects(closed)
   fn = lower_jaxpr_to_fun(mctx, fn_name, closed, with_token=ordered)
-  call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
+  # The call is named "<stack>/jit(name)"; XLA prefixes the callee's op names with it when it
+  # inlines the call (the callee's ops are named relative to it), as with JAX.
+  with mctx.location(ctx.name_stack + (f"jit({name})",)):
+    call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
   results = list(call.results)
   if ordered:
     mctx.ordered_token, *results = results
