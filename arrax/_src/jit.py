@@ -449,7 +449,8 @@ class Traced(_StageInfo):
     """Lower to StableHLO."""
     jitted = self._jitted
     module = mlir.lower_jaxpr_to_module(jitted._name, self._closed, arg_names=self._arg_names,
-                                        donated_args=self._donated)
+                                        donated_args=self._donated,
+                                        result_names=_result_names(self.out_tree))
     avals, statics = self._signature
     key = (self.in_tree, avals, statics, trace_state(),
            jitted._device or backend.default_device())
@@ -831,7 +832,8 @@ class JitWrapped(Wrapped):
     donated = self._donation(args, kwargs)
     try:
       module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names,
-                                          donated_args=donated)
+                                          donated_args=donated,
+                                          result_names=_result_names(out_tree))
     except mlir.MultiDeviceLowering:
       # The program holds a multi-device computation (pmap): run its jaxpr op by op.
       entry = _CacheEntry(None, out_tree, closed)
@@ -968,6 +970,18 @@ def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
     names.extend(_names_for(k, v))
   del bound
   return names if len(names) == in_tree.num_leaves else None
+
+
+def _result_names(out_tree):
+  """The results' names as JAX writes them (`result`, `result[0]`, `result[1]['c']`, ...)."""
+  n = out_tree.num_leaves
+  try:
+    paths = tree_flatten_with_path(tree_unflatten(out_tree, list(range(n))))[0]
+  except Exception:   # noqa: BLE001  (a pytree node that cannot hold placeholders)
+    return None
+  if len(paths) != n:
+    return None
+  return [f"result{keystr(p)}" for p, _ in paths]
 
 
 def _names_for(base, tree):

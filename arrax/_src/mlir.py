@@ -150,7 +150,8 @@ class ModuleContext:
     self.axis_env = axis_env or {}
     self.symbol_table = ir.SymbolTable(module.operation)
     self.host_callbacks = []
-    self._func_count = 0
+    self._func_count = {}
+    self._func_names = {"main"}
     # The token chaining the ordered side effects (ordered callbacks) of the block being
     # lowered: each takes it and gives the next, so XLA keeps them in program order.
     self.ordered_token = None
@@ -172,8 +173,16 @@ class ModuleContext:
     return loc
 
   def fresh_func_name(self, base):
-    self._func_count += 1
-    return f"{base}_{self._func_count}" if self._func_count > 1 else base
+    """`base`, or `base_0`, `base_1`, ... when taken (MLIR's renaming, which JAX's names show)."""
+    if base not in self._func_names:
+      self._func_names.add(base)
+      return base
+    while True:
+      name = f"{base}_{self._func_count.setdefault(base, 0)}"
+      self._func_count[base] += 1
+      if name not in self._func_names:
+        self._func_names.add(name)
+        return name
 
 
 class LoweringRuleContext:
@@ -373,7 +382,7 @@ def _sanitize(name):
 def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args):
   """Emit `closed` as a private function and a func.call to it (used by nested jit)."""
   mctx = ctx.module_context
-  fn_name = mctx.fresh_func_name(_sanitize(name))
+  fn_name = mctx.fresh_func_name(name)
   ordered = core.jaxpr_has_ordered_effects(closed)
   fn = lower_jaxpr_to_fun(mctx, fn_name, closed, with_token=ordered)
   # The call is named "<stack>/jit(name)"; XLA prefixes the callee's op names with it when it
