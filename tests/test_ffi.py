@@ -1,6 +1,7 @@
-"""jax.ffi against JAX 0.10.2: a small C++ FFI library, compiled here with the headers jaxlib
-ships, is registered with both libraries under different names and called eagerly, under
-jit and vmap; jaxprs and lowered StableHLO print the same; JAX's errors."""
+"""jax.ffi against JAX 0.10.2: a small C library of FFI handlers (written against XLA's FFI C
+API from the headers jaxlib ships) is compiled here, registered with both libraries under
+different names and called eagerly, under jit and vmap; jaxprs and lowered StableHLO print the
+same; JAX's errors."""
 import ctypes
 import difflib
 import functools
@@ -20,56 +21,112 @@ import arrax.ffi
 from tests.oracle import assert_prints_like_jax, assert_same, rand, run_printed
 
 SOURCE = r"""
-#include <cstdint>
-#include "xla/ffi/api/ffi.h"
-namespace ffi = xla::ffi;
+#include <stdint.h>
+#include <string.h>
+#include "xla/ffi/api/c_api.h"
 
-// y = x * factor
-static ffi::Error ScaleImpl(ffi::Buffer<ffi::F32> x, float factor,
-                            ffi::ResultBuffer<ffi::F32> y) {
-  for (size_t i = 0; i < x.element_count(); ++i)
-    y->typed_data()[i] = x.typed_data()[i] * factor;
-  return ffi::Error::Success();
+/* Handlers written against XLA's FFI C API (no C++ needed). */
+
+static XLA_FFI_Error* metadata(XLA_FFI_CallFrame* frame) {
+  XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)frame->extension_start;
+  ext->metadata->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
+  ext->metadata->api_version.extension_start = NULL;
+  ext->metadata->api_version.major_version = XLA_FFI_API_MAJOR;
+  ext->metadata->api_version.minor_version = XLA_FFI_API_MINOR;
+  ext->metadata->traits = 0;
+  return NULL;
 }
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Scale, ScaleImpl, ffi::Ffi::Bind()
-    .Arg<ffi::Buffer<ffi::F32>>().Attr<float>("factor").Ret<ffi::Buffer<ffi::F32>>());
 
-// (a + b * offset, a - b) for int32 arrays of one shape; rejects offset < 0.
-static ffi::Error AddSubImpl(ffi::Buffer<ffi::S32> a, ffi::Buffer<ffi::S32> b, int64_t offset,
-                             ffi::ResultBuffer<ffi::S32> s, ffi::ResultBuffer<ffi::S32> d) {
-  if (offset < 0) return ffi::Error::InvalidArgument("offset must be >= 0");
-  for (size_t i = 0; i < a.element_count(); ++i) {
-    s->typed_data()[i] = a.typed_data()[i] + b.typed_data()[i] * (int32_t)offset;
-    d->typed_data()[i] = a.typed_data()[i] - b.typed_data()[i];
+static int is_metadata_query(XLA_FFI_CallFrame* frame) {
+  return frame->extension_start != NULL &&
+         frame->extension_start->type == XLA_FFI_Extension_Metadata;
+}
+
+static XLA_FFI_Error* error(XLA_FFI_CallFrame* frame, const char* message) {
+  XLA_FFI_Error_Create_Args args;
+  memset(&args, 0, sizeof(args));
+  args.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+  args.message = message;
+  args.errc = XLA_FFI_Error_Code_INVALID_ARGUMENT;
+  return frame->api->XLA_FFI_Error_Create(&args);
+}
+
+static XLA_FFI_Scalar* attr(XLA_FFI_CallFrame* frame, const char* name) {
+  for (int64_t i = 0; i < frame->attrs.size; ++i) {
+    XLA_FFI_ByteSpan* n = frame->attrs.names[i];
+    if (frame->attrs.types[i] == XLA_FFI_AttrType_SCALAR && n->len == strlen(name) &&
+        memcmp(n->ptr, name, n->len) == 0)
+      return (XLA_FFI_Scalar*)frame->attrs.attrs[i];
   }
-  return ffi::Error::Success();
+  return NULL;
 }
-XLA_FFI_DEFINE_HANDLER_SYMBOL(AddSub, AddSubImpl, ffi::Ffi::Bind()
-    .Arg<ffi::Buffer<ffi::S32>>().Arg<ffi::Buffer<ffi::S32>>().Attr<int64_t>("offset")
-    .Ret<ffi::Buffer<ffi::S32>>().Ret<ffi::Buffer<ffi::S32>>());
 
-// Counts its calls (a side effect); returns the count so far.
-static int64_t calls = 0;
-extern "C" int64_t get_calls() { return calls; }
-static ffi::Error CountImpl(ffi::ResultBuffer<ffi::S32> out) {
-  out->typed_data()[0] = (int32_t)(++calls);
-  return ffi::Error::Success();
+static int64_t count(XLA_FFI_Buffer* b) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < b->rank; ++i) n *= b->dims[i];
+  return n;
 }
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Count, CountImpl, ffi::Ffi::Bind().Ret<ffi::Buffer<ffi::S32>>());
+
+/* y = x * factor (float32; attribute factor: f32) */
+XLA_FFI_Error* Scale(XLA_FFI_CallFrame* frame) {
+  if (is_metadata_query(frame)) return metadata(frame);
+  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+  XLA_FFI_Scalar* factor = attr(frame, "factor");
+  if (frame->args.size != 1 || frame->rets.size != 1 || factor == NULL ||
+      factor->dtype != XLA_FFI_DataType_F32)
+    return error(frame, "Scale takes one f32 array and an f32 attribute `factor`");
+  XLA_FFI_Buffer* x = (XLA_FFI_Buffer*)frame->args.args[0];
+  XLA_FFI_Buffer* y = (XLA_FFI_Buffer*)frame->rets.rets[0];
+  if (x->dtype != XLA_FFI_DataType_F32) return error(frame, "Scale: x must be float32");
+  float f = *(float*)factor->value;
+  for (int64_t i = 0, n = count(x); i < n; ++i) ((float*)y->data)[i] = ((float*)x->data)[i] * f;
+  return NULL;
+}
+
+/* (a + b * offset, a - b) for int32 arrays of one size; attribute offset: i64 >= 0 */
+XLA_FFI_Error* AddSub(XLA_FFI_CallFrame* frame) {
+  if (is_metadata_query(frame)) return metadata(frame);
+  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+  XLA_FFI_Scalar* offset = attr(frame, "offset");
+  if (frame->args.size != 2 || frame->rets.size != 2 || offset == NULL ||
+      offset->dtype != XLA_FFI_DataType_S64)
+    return error(frame, "AddSub takes two int32 arrays and an i64 attribute `offset`");
+  int64_t k = *(int64_t*)offset->value;
+  if (k < 0) return error(frame, "offset must be >= 0");
+  XLA_FFI_Buffer* a = (XLA_FFI_Buffer*)frame->args.args[0];
+  XLA_FFI_Buffer* b = (XLA_FFI_Buffer*)frame->args.args[1];
+  int32_t* s = (int32_t*)((XLA_FFI_Buffer*)frame->rets.rets[0])->data;
+  int32_t* d = (int32_t*)((XLA_FFI_Buffer*)frame->rets.rets[1])->data;
+  for (int64_t i = 0, n = count(a); i < n; ++i) {
+    s[i] = ((int32_t*)a->data)[i] + ((int32_t*)b->data)[i] * (int32_t)k;
+    d[i] = ((int32_t*)a->data)[i] - ((int32_t*)b->data)[i];
+  }
+  return NULL;
+}
+
+/* Counts its calls (a side effect) and returns the count (int32 scalar). */
+static int64_t calls = 0;
+int64_t get_calls(void) { return calls; }
+XLA_FFI_Error* Count(XLA_FFI_CallFrame* frame) {
+  if (is_metadata_query(frame)) return metadata(frame);
+  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+  ((int32_t*)((XLA_FFI_Buffer*)frame->rets.rets[0])->data)[0] = (int32_t)(++calls);
+  return NULL;
+}
 """
 
-COMPILER = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+COMPILER = shutil.which("gcc") or shutil.which("cc") or shutil.which("clang")
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
   if COMPILER is None:
-    pytest.skip("no C++ compiler found to build the FFI test handlers")
+    pytest.skip("no C compiler found to build the FFI test handlers")
   d = tmp_path_factory.mktemp("ffi")
-  src, so = d / "handlers.cc", d / "libhandlers.so"
+  src, so = d / "handlers.c", d / "libhandlers.so"
   src.write_text(SOURCE)
   assert arrax.ffi.include_dir() == jax.ffi.include_dir()
-  subprocess.run([COMPILER, "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
+  subprocess.run([COMPILER, "-std=c11", "-O1", "-shared", "-fPIC", "-Wall", "-Werror",
                   "-I", arrax.ffi.include_dir(), str(src), "-o", str(so)], check=True)
   h = ctypes.cdll.LoadLibrary(str(so))
   h.get_calls.restype = ctypes.c_int64
