@@ -37,6 +37,8 @@ from arrax import stages
 from arrax import api_util, core, extend, flatten_util, interpreters, lib, typing
 from arrax import scipy
 from arrax import nn
+from arrax import profiler
+from arrax import ffi
 from arrax import image
 from arrax import sharding
 from arrax import distributed
@@ -56,12 +58,12 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
-    "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
+    "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "ffi", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
     "make_array_from_callback", "make_array_from_process_local_data",
     "make_array_from_single_device_arrays", "make_jaxpr", "make_mesh", "NamedSharding", "P", "reshard", "set_mesh", "shard_map", "sharding", "smap", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
     "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
     "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "process_indices", "distributed", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
+    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "profiler", "process_index", "process_indices", "distributed", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
 ]

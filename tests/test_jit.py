@@ -322,14 +322,20 @@ def test_array_methods_named_like_tracer_fields_work_under_jit():
               jax.jit(lambda x: x.var(axis=0) + x.std())(x))
 
 
-def test_donation_warns_at_first_compile_not_at_definition():
+@pytest.mark.parametrize("lib", [jax, arrax], ids=["jax", "arrax"])
+def test_donation_warns_at_compile_not_at_definition(lib):
   import warnings
   with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
-    f = arrax.jit(lambda x: x + 1, donate_argnums=0)
-    g = arrax.jit(lambda x: x + 1, donate_argnums=())
+    f = lib.jit(lambda x: x + 1, donate_argnums=0)
+    g = lib.jit(lambda x: x + 1, donate_argnums=())
+    h = lib.jit(lambda x: x.sum(), donate_argnums=0)
     assert not w   # libraries decorate at import time (equinox): nothing to say yet
     np.testing.assert_array_equal(f(np.ones(2, np.float32)), np.full(2, 2, np.float32))
     g(np.ones(2, np.float32))
     f(np.ones(3, np.float32))
-  assert [str(x.message).startswith("Some donated buffers were not usable") for x in w] == [True]
+    assert not w   # the donated buffers were used
+    h(np.ones(3, np.float32))
+    h(np.ones(3, np.float32))
+  assert [str(x.message).split("\n")[0] for x in w] == [
+      "Some donated buffers were not usable: float32[3]."]

@@ -15,6 +15,7 @@ Rule conventions (set on the primitive, in its own module):
 from __future__ import annotations
 
 
+import contextlib
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -242,12 +243,25 @@ def is_undefined(x) -> bool:
   return type(x) is UndefinedPrimal
 
 
-def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out):
+def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out, transform_stack=False):
   """Transpose a jaxpr that is linear in its `UndefinedPrimal` inputs.
 
   Returns one cotangent per invar (`Zero` where none flows back). Equations with no linear
   input are evaluated forward first; the rest are transposed in reverse order.
   """
+  ctx = core.trace_ctx
+  base = ctx.name_stack
+  try:
+    return _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stack)
+  finally:
+    ctx.name_stack = base
+
+
+def _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stack):
+  # Forward equations run under their own recorded names; transposed ones under
+  # transpose(their names) when `transform_stack` (grad, vjp, linear_transpose; not the
+  # transpose rules of primitives holding jaxprs), as in JAX ("transpose(jvp())/mul").
+  transposed = base + (core.TRANSFORM_TRANSPOSE,) if transform_stack else base
   primal_env: dict = {}
   for v, c in zip(jaxpr.constvars, consts):
     primal_env[v] = c
@@ -267,6 +281,7 @@ def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out):
     if any(type(x) is UndefinedPrimal for x in invals):
       linear_eqns.append(eqn)
       continue
+    ctx.name_stack = base + eqn.source_info if eqn.source_info else base
     ans = eqn.primitive.bind(*invals, **eqn.params)
     outs = ans if eqn.primitive.multiple_results else [ans]
     for v, val in zip(eqn.outvars, outs):
@@ -291,6 +306,7 @@ def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out):
     rule = eqn.primitive.transpose
     invals = [read_primal(v) for v in eqn.invars]
     ct_arg = cts if eqn.primitive.multiple_results else cts[0]
+    ctx.name_stack = transposed + eqn.source_info if eqn.source_info else transposed
     cts_in = rule(ct_arg, *invals, **eqn.params)
     for v, x, ct in zip(eqn.invars, invals, cts_in):
       if type(x) is UndefinedPrimal:
@@ -322,7 +338,8 @@ class LinearFunction:
     replaces the residuals (when they went through a transformation, e.g. a jit boundary)."""
     lin_cts = [ct for ct, z in zip(cts, self.out_zeros) if not z]
     args = [UndefinedPrimal(a) for a in self.in_avals]
-    return backward_pass(self.jaxpr, self.consts if consts is None else consts, args, lin_cts)
+    return backward_pass(self.jaxpr, self.consts if consts is None else consts, args, lin_cts,
+                         transform_stack=True)
 
 
 def linearize_flat(fun, primals):
@@ -335,7 +352,7 @@ def linearize_flat(fun, primals):
     tracers = [JVPTracer(jvp_trace, p, Zero(a) if is_float0(a) else t)
                for p, a, t in zip(primals, in_avals, tangents)]
     try:
-      with core.set_current_trace(jvp_trace):
+      with core.set_current_trace(jvp_trace), core.extend_name_stack(core.TRANSFORM_JVP):
         outs = fun(*tracers)
       out_primals, out_tangents = [], []
       for o in outs:
@@ -356,14 +373,17 @@ def linearize_flat(fun, primals):
     return out_primals, LinearFunction(jaxpr, consts, in_avals, out_avals, out_zeros)
 
 
-def jvp_flat(fun, primals, tangents):
-  """Push `tangents` (values or Zero) through `fun`; returns (out_primals, out_tangents)."""
+def jvp_flat(fun, primals, tangents, transform_stack=True):
+  """Push `tangents` (values or Zero) through `fun`; returns (out_primals, out_tangents).
+  `transform_stack`: name the staged operations jvp(...) (JAX does so except for the JVP of
+  a jaxpr held by a primitive)."""
   trace = JVPTrace(core.current_trace())
   # float0 tangents (of integer/boolean primals) are symbolic zeros, as in JAX.
   tracers = [p if type(t) is Zero or is_float0(core.get_aval(t)) else JVPTracer(trace, p, t)
              for p, t in zip(primals, tangents)]
   try:
-    with core.set_current_trace(trace):
+    with core.set_current_trace(trace), (core.extend_name_stack(core.TRANSFORM_JVP)
+                                         if transform_stack else contextlib.nullcontext()):
       outs = fun(*tracers)
     pairs = [trace.to_primal_tangent(o) for o in outs]
   finally:
@@ -474,7 +494,7 @@ def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate=False):
     ts = iter(args[n:])
     tangents = [next(ts) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
     outs_p, outs_t = jvp_flat(lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs),
-                              list(args[:n]), tangents)
+                              list(args[:n]), tangents, transform_stack=False)
     inst = _flags(instantiate, len(outs_t))
     out_nz = [type(t) is not Zero or i for t, i in zip(outs_t, inst)]
     box.append(out_nz)

@@ -538,7 +538,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         raise TypeError(f"cotangent type does not match function output, expected "
                         f"{out_avals} but got {ct_leaves}")
     dummies = [ad.UndefinedPrimal(a) for a in in_avals]
-    in_cts = ad.backward_pass(jaxpr, consts, dummies, ct_leaves)
+    in_cts = ad.backward_pass(jaxpr, consts, dummies, ct_leaves, transform_stack=True)
     return tree_unflatten(in_tree, [_user_value(ct) for ct in in_cts])
 
   return Partial(transposed_fun, consts)

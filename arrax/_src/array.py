@@ -108,6 +108,7 @@ class Array:
     return self._committed
 
   def delete(self):
+    self._npy = None
     self._buf.delete()
 
   def is_deleted(self):
@@ -133,6 +134,8 @@ class Array:
   @property
   def _value(self) -> np.ndarray:
     if self._npy is None:
+      if self._buf.is_deleted():
+        raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
       host_transfers["to_host"] += 1
       self._npy = _to_host(self)
     return self._npy

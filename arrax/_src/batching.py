@@ -557,7 +557,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         in_vals.append(BatchTracer(trace, x, d % _ndim(x)))
     try:
       f_args, f_kwargs = tu.tree_unflatten(in_tree, in_vals)
-      with extend_axis_env(axis_name, size), core.set_current_trace(trace):
+      with extend_axis_env(axis_name, size), core.set_current_trace(trace), \
+          core.extend_name_stack(core.TRANSFORM_VMAP):
         out = fun(*f_args, **f_kwargs)
       out_leaves, out_tree = tu.tree_flatten(out)
       if simple_out:

@@ -216,6 +216,7 @@ def _prune_call(eqn, used_outs):
     jaxpr = core.Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, used_in) if u],
                        jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info)
     params = dict(eqn.params, jaxpr=core.ClosedJaxpr(jaxpr, inner.consts))
+    params.pop("donated_invars", None)
   elif prim is remat_p:
     jaxpr, used_in = _dce(eqn.params["jaxpr"], used_outs)
     jaxpr = core.Jaxpr([], [v for v, u in zip(jaxpr.invars, used_in) if u], jaxpr.outvars,
@@ -311,8 +312,9 @@ def _split_call(eqn, unk, policy, known_eqns, add_staged, unknown, consts, twin)
   staged_out = [v for v, u in zip(eqn.outvars, out_unk) if u] + twins
   twin.update(zip([v for v, i in zip(known_out, known_inst) if i], twins))
   if prim is jit_p:
-    k_params = dict(eqn.params, jaxpr=known)
-    s_params = dict(eqn.params, jaxpr=staged)
+    k_params = {k: v for k, v in eqn.params.items() if k != "donated_invars"}
+    s_params = dict(k_params, jaxpr=staged)
+    k_params["jaxpr"] = known
   else:
     k_jaxpr, k_consts = _lift_consts(known)
     s_jaxpr, s_consts = _lift_consts(staged)

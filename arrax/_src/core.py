@@ -175,7 +175,9 @@ class Primitive:
   `prim.has_rule(slot)` tells whether it is set.
   """
   multiple_results = False
-  effectful = False    # True: a side effect even with results (io_callback); never dropped
+  # True: a side effect even with results (io_callback), never dropped; or a function of an
+  # equation's params saying so (ffi_call's has_side_effect).
+  effectful = False
 
   def __init__(self, name: str):
     self.name = name
@@ -294,9 +296,70 @@ eval_trace = EvalTrace()
 class _TraceContext(threading.local):
   def __init__(self):
     self.trace = eval_trace
+    # The name stack (JAX's): a tuple of scope names (str, from named_scope) and
+    # NameTransforms (jvp, vmap, transpose). Staged equations record the part added since their
+    # trace began, and lowering turns it into op names ("jit(f)/jvp()/sin").
+    self.name_stack = ()
 
 
 trace_ctx = _TraceContext()
+
+
+class NameTransform:
+  """A transformation on the name stack: it wraps the names after it, `vmap(jvp(scope))`."""
+  __slots__ = ("name",)
+
+  def __init__(self, name):
+    self.name = name
+
+  def __eq__(self, other):
+    return type(other) is NameTransform and other.name == self.name
+
+  def __hash__(self):
+    return hash(("transform", self.name))
+
+  def __repr__(self):
+    return f"NameTransform({self.name!r})"
+
+
+_rendered_stacks: dict = {}
+
+
+def render_name_stack(stack) -> str:
+  """The name stack as JAX writes it: scopes joined by '/', each transform wrapping what follows
+  it ("a/vmap(b/c)"; "jvp()" when nothing follows)."""
+  hit = _rendered_stacks.get(stack)
+  if hit is None:
+    parts = []
+    for e in reversed(stack):
+      if type(e) is NameTransform:
+        if parts:
+          parts[-1] = f"{e.name}({parts[-1]})"
+        else:
+          parts.append(f"{e.name}()")
+      else:
+        parts.append(e)
+    hit = "/".join(reversed(parts))
+    if len(_rendered_stacks) > 10000:
+      _rendered_stacks.clear()
+    _rendered_stacks[stack] = hit
+  return hit
+
+
+@contextlib.contextmanager
+def extend_name_stack(entry):
+  """Push a scope name (str) or a NameTransform on the name stack for the `with` block."""
+  prev = trace_ctx.name_stack
+  trace_ctx.name_stack = prev + (entry,)
+  try:
+    yield
+  finally:
+    trace_ctx.name_stack = prev
+
+
+TRANSFORM_JVP = NameTransform("jvp")
+TRANSFORM_VMAP = NameTransform("vmap")
+TRANSFORM_TRANSPOSE = NameTransform("transpose")
 
 
 def current_trace() -> Trace:
@@ -578,7 +641,8 @@ def has_effects(eqn) -> bool:
   """Whether `eqn` has a side effect: it has no results (a debug callback, say), its primitive
   is `effectful` (io_callback), or a jaxpr in its params has such an equation. Effects are
   never removed, hoisted or merged."""
-  if not eqn.outvars or eqn.primitive.effectful:
+  eff = eqn.primitive.effectful
+  if not eqn.outvars or (eff if type(eff) is bool else eff(eqn.params)):
     return True
   return any(jaxpr_has_effects(j) for j in jaxprs_in_params(eqn.params))
 
@@ -764,7 +828,9 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=None, ctx=None):
   del effects, ctx
-  return JaxprEqn(invars, outvars, primitive, params, source_info)
+  # (arrax's source info is the equation's name stack, a tuple; JAX's SourceInfo is dropped)
+  return JaxprEqn(invars, outvars, primitive, params,
+                  source_info if type(source_info) is tuple else None)
 
 
 def subjaxprs(jaxpr):

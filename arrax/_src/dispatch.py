@@ -175,10 +175,21 @@ def apply_primitive(prim, args, params):
       _prim_cache.popitem(last=False)
   else:
     _prim_cache.move_to_end(key)
-  outs = exe.execute(bufs)
+  try:
+    outs = exe.execute(bufs)
+  except _jax.JaxRuntimeError:
+    raise_if_deleted(args)
+    raise
   if debug_nans.value or debug_infs.value:
     check_special(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
+
+
+def raise_if_deleted(args):
+  """JAX's RuntimeError when one of `args` is an Array whose buffer was deleted or donated."""
+  for a in args:
+    if isinstance(a, Array) and a.is_deleted():
+      raise RuntimeError(f"Array has been deleted with shape={a.aval.str_short()}.")
 
 
 core.register_eager_impl(apply_primitive)

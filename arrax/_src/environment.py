@@ -16,16 +16,21 @@ from arrax._src.tree_util import tree_map
 
 
 class _NameScope(contextlib.ContextDecorator):
-  """A named scope (a context manager and a decorator). arrax keeps no name stack, so the name
-  changes nothing in the staged program."""
+  """A named scope (a context manager and a decorator): operations staged inside it carry the
+  name in their op names ("jit(f)/layer/mul"), as in JAX."""
 
   def __init__(self, name):
     self.name = name
+    self._saved = []
 
   def __enter__(self):
+    ctx = core.trace_ctx
+    self._saved.append(ctx.name_stack)
+    ctx.name_stack = ctx.name_stack + (self.name,)
     return self
 
   def __exit__(self, *exc):
+    core.trace_ctx.name_stack = self._saved.pop()
     return False
 
 

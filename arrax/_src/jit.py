@@ -11,8 +11,8 @@ import collections
 import functools
 import inspect
 import logging
+import operator
 import time
-import warnings
 import weakref
 from typing import Union
 
@@ -40,28 +40,31 @@ jit_p = core.Primitive("jit")
 jit_p.multiple_results = True
 
 
-def _jit_abstract_eval(*avals, jaxpr, name):
+def _jit_abstract_eval(*avals, jaxpr, name, donated_invars=None):
   return list(jaxpr.out_avals)
 
 
-def _jit_lowering(ctx, *args, jaxpr, name):
+def _jit_lowering(ctx, *args, jaxpr, name, donated_invars=None):
+  # Donation applies to a top-level call only: inside a program XLA reuses buffers itself.
   return mlir.call_subjaxpr(ctx, jaxpr, name, args)
 
 
 _jaxpr_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDictionary())
 
 
-def _jit_impl(*args, jaxpr, name):
+def _jit_impl(*args, jaxpr, name, donated_invars=None):
   device = dispatch._arg_device(args)
+  if dispatch.debug_nans.value:
+    donated_invars = None
   per_jaxpr = _jaxpr_exe_cache.setdefault(jaxpr, {})
-  exe = per_jaxpr.get(device)
+  exe = per_jaxpr.get((device, donated_invars))
   if exe is None:
-    module = mlir.lower_jaxpr_to_module(name, jaxpr)
+    module = mlir.lower_jaxpr_to_module(name, jaxpr, donated_args=donated_invars)
     exe = dispatch.Executable(dispatch.compile_module(module, device, name), jaxpr.in_avals,
                               jaxpr.out_avals, device)
-    per_jaxpr[device] = exe
-  bufs = [dispatch.to_buffer(a, device)[0] for a in args]
-  outs = exe.execute(bufs)
+    per_jaxpr[(device, donated_invars)] = exe
+  bufs = _donatable_buffers(args, donated_invars, device)
+  outs = _execute(exe, bufs, args)
   if dispatch.debug_nans.value or dispatch.debug_infs.value:
     _check_special(name, outs, lambda: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
   return outs
@@ -95,8 +98,43 @@ def _check_special(name, outs, deoptimized):
 jit_p.def_abstract_eval(_jit_abstract_eval)
 jit_p.def_lowering(_jit_lowering)
 jit_p.def_impl(lambda *args, **params: _jit_impl(*args, **params))
-# The nested-jit equation shows these two params, name first (as JAX prints it).
-jit_p.def_pp_params(lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]})
+
+
+def _jit_pp_params(p):
+  # The nested-jit equation shows its name, its donated inputs (if any) and its jaxpr, in
+  # JAX's order.
+  if p.get("donated_invars") and any(p["donated_invars"]):
+    return {"name": p["name"], "donated_invars": p["donated_invars"], "jaxpr": p["jaxpr"]}
+  return {"name": p["name"], "jaxpr": p["jaxpr"]}
+
+
+jit_p.def_pp_params(_jit_pp_params)
+
+
+def _donatable_buffers(args, donated, device):
+  """The buffers of `args` for an executable that may take over the `donated` ones: a donated
+  Python scalar gets a buffer of its own (scalars' buffers are shared), and a donated Array
+  forgets its cached host copy (reading it must raise once its buffer is gone)."""
+  if not donated:
+    return [dispatch.to_buffer(a, device)[0] for a in args]
+  bufs = []
+  for a, d in zip(args, donated):
+    if d and type(a) is Array:
+      a._npy = None
+      bufs.append(a._buf)
+    elif d and type(a) in (int, float, complex, bool):
+      bufs.append(device_put_value(a, device)._buf)
+    else:
+      bufs.append(dispatch.to_buffer(a, device)[0])
+  return bufs
+
+
+def _execute(exe, bufs, args):
+  try:
+    return exe.execute(bufs)
+  except _jax.JaxRuntimeError:
+    dispatch.raise_if_deleted(args)
+    raise
 
 
 _dce_jit_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKeyDictionary())
@@ -115,9 +153,12 @@ def _jit_dce(eqn, used):
     j, used_in = core.dce_jaxpr(closed.jaxpr, used, [False] * len(closed.jaxpr.invars))
     hit = per[tuple(used)] = (core.ClosedJaxpr(j, closed.consts), used_in)
   new_closed, used_in = hit
+  params = dict(eqn.params, jaxpr=new_closed)
+  if params.get("donated_invars") is not None:
+    params["donated_invars"] = tuple(d for d, u in zip(params["donated_invars"], used_in) if u)
   return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
                        [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
-                       dict(eqn.params, jaxpr=new_closed), eqn.source_info)
+                       params, eqn.source_info)
 
 
 jit_p.def_dce(_jit_dce)
@@ -126,11 +167,18 @@ jit_p.def_dce(_jit_dce)
 # Autodiff rules: the JVP of a jit is a jit of the JVP jaxpr; under partial evaluation it splits
 # into a known jit (run now) and an unknown one (recorded); its transpose is a jit of the
 # transposed jaxpr.
-def _jit_jvp(primals, tangents, *, jaxpr, name):
+def _donation_params(donated):
+  return {} if donated is None or not any(donated) else {"donated_invars": tuple(donated)}
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars=None):
   nonzeros = [type(t) is not ad.Zero for t in tangents]
   jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
+  # a donated primal's tangent is donated too, as in JAX
+  donated = donated_invars and (*donated_invars,
+                                *[d for d, nz in zip(donated_invars, nonzeros) if nz])
   outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not ad.Zero],
-                    jaxpr=jvp_closed, name=name)
+                    jaxpr=jvp_closed, name=name, **_donation_params(donated))
   n = len(jaxpr.out_avals)
   t_it = iter(outs[n:])
   t_out = [next(t_it) if nz else ad.Zero(ad.tangent_aval(a))
@@ -146,7 +194,7 @@ def _linearize_split(jaxpr, nonzeros):
   return primal, tangent, out_nz, res_fwd, out_fwd, n_kept, res_dup
 
 
-def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
+def _jit_linearize(trace, primals, tangents, *, jaxpr, name, donated_invars=None):
   """JVP of a jit under partial evaluation, done as JAX linearizes a jit: a known jit computing
   the primal outputs and the residuals runs now; a jit of the tangent computation is recorded."""
   nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
@@ -185,6 +233,7 @@ def _dedupe_residuals(closed, n_out):
 
 
 def _jit_partial_eval(trace, args, params):
+  # (donation is dropped here: the known part's inputs may be residuals still needed)
   jaxpr, name = params["jaxpr"], params["name"]
   unknowns = [trace.is_unknown(a) for a in args]
   known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
@@ -204,7 +253,7 @@ def _jit_partial_eval(trace, args, params):
   return [next(u_it) if u else next(kv_it) for u in out_unk]
 
 
-def _jit_transpose(cts, *args, jaxpr, name):
+def _jit_transpose(cts, *args, jaxpr, name, donated_invars=None):
   linear = tuple(ad.is_undefined(a) for a in args)
   ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
   t_closed = core.memo([jaxpr], ("transpose", linear, ct_nz),
@@ -222,9 +271,10 @@ jit_p.def_transpose(_jit_transpose)
 
 
 # Batching: a jit of the batched jaxpr (an axis-aware rule, so collectives inside see the axis).
-def _jit_batch(axis_data, args, dims, *, jaxpr, name):
+def _jit_batch(axis_data, args, dims, *, jaxpr, name, donated_invars=None):
   batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
-  return jit_p.bind(*args, jaxpr=batched, name=name), out_dims
+  return (jit_p.bind(*args, jaxpr=batched, name=name, **_donation_params(donated_invars)),
+          out_dims)
 
 
 jit_p.def_batch_axis(_jit_batch)
@@ -292,13 +342,14 @@ def _arg_aval(x):
 
 
 class _CacheEntry:
-  __slots__ = ("exe", "out_tree", "closed", "single", "float0", "runner")
+  __slots__ = ("exe", "out_tree", "closed", "single", "float0", "runner", "donated")
 
-  def __init__(self, exe, out_tree, closed, runner=None):
+  def __init__(self, exe, out_tree, closed, runner=None, donated=None):
     self.exe = exe
     # exe None: a multi-device program, run by `runner(leaves)` (one SPMD program, see
     # register_multi_device_runner) or, without one, operation by operation.
     self.runner = runner
+    self.donated = donated   # one flag per flat argument, or None: nothing donated
     self.out_tree = out_tree
     self.closed = closed
     self.single = out_tree.num_nodes == 1 and out_tree.num_leaves == 1   # a bare array
@@ -363,25 +414,32 @@ class _StageInfo:
   def out_info(self):
     return _out_info(self._closed, self.out_tree)
 
+  _donated = None
+
   @property
   def args_info(self):
-    return tree_unflatten(self.in_tree, [ArgInfo(a, False) for a in self._closed.in_avals])
+    donated = self._donated or [False] * len(self._closed.in_avals)
+    return tree_unflatten(self.in_tree, [ArgInfo(a, d)
+                                         for a, d in zip(self._closed.in_avals, donated)])
 
   @property
   def donate_argnums(self):
-    return ()
+    """The flat indices of the donated arguments."""
+    return tuple(i for i, d in enumerate(self._donated or ()) if d)
 
 
 class Traced(_StageInfo):
   """A jitted function traced for particular argument types: its jaxpr and result types."""
 
-  def __init__(self, jitted, closed, out_tree, in_tree, arg_names, avals, statics):
+  def __init__(self, jitted, closed, out_tree, in_tree, arg_names, avals, statics,
+               donated=None):
     self._jitted = jitted
     self._closed = closed
     self.out_tree = out_tree
     self.in_tree = in_tree
     self._arg_names = arg_names
     self._signature = (avals, statics)
+    self._donated = donated
 
   jaxpr = property(lambda self: self._closed)
   fun_name = property(lambda self: self._jitted._name)
@@ -393,11 +451,14 @@ class Traced(_StageInfo):
   def lower(self, *, lowering_platforms=None):
     """Lower to StableHLO."""
     jitted = self._jitted
-    module = mlir.lower_jaxpr_to_module(jitted._name, self._closed, arg_names=self._arg_names)
+    module = mlir.lower_jaxpr_to_module(jitted._name, self._closed, arg_names=self._arg_names,
+                                        donated_args=self._donated,
+                                        result_names=_result_names(self.out_tree))
     avals, statics = self._signature
     key = (self.in_tree, avals, statics, trace_state(),
            jitted._device or backend.default_device())
-    return Lowered(jitted, key, self._closed, self.out_tree, module, self.in_tree)
+    return Lowered(jitted, key, self._closed, self.out_tree, module, self.in_tree,
+                   self._donated)
 
 
 class _HloText:
@@ -419,13 +480,14 @@ class _HloText:
 class Lowered(_StageInfo):
   """The StableHLO module of a jitted function for particular arguments."""
 
-  def __init__(self, jitted, key, closed, out_tree, module, in_tree):
+  def __init__(self, jitted, key, closed, out_tree, module, in_tree, donated=None):
     self._jitted = jitted
     self._key = key
     self._closed = closed
     self.out_tree = out_tree
     self.in_tree = in_tree
     self._module = module
+    self._donated = donated
 
   def as_text(self, dialect=None, *, debug_info=False):
     """The module as text: StableHLO MLIR (default) or, with dialect="hlo", XLA HLO."""
@@ -452,19 +514,21 @@ class Lowered(_StageInfo):
     device = self._key[-1]
     loaded = dispatch.compile_module(self._module, device, self._jitted._name)
     exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device)
-    return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed)
+    return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed,
+                    self._donated)
 
 
 class Compiled(_StageInfo):
   """A compiled executable of a jitted function (from `jit(f).lower(...).compile()`)."""
 
-  def __init__(self, exe, in_tree, out_tree, jitted, key, closed=None):
+  def __init__(self, exe, in_tree, out_tree, jitted, key, closed=None, donated=None):
     self._exe = exe
     self.in_tree = in_tree
     self.out_tree = out_tree
     self._jitted = jitted
     self._key = key
     self._closed = closed
+    self._donated = donated
 
   def as_text(self):
     """The optimized HLO (after XLA's fusion and other passes)."""
@@ -491,7 +555,10 @@ class Compiled(_StageInfo):
     if mismatches:
       raise TypeError("Argument types differ from the types for which this computation was "
                       "compiled. The mismatches are: " + ", ".join(mismatches))
-    return tree_unflatten(self.out_tree, self._exe.execute([b for b, _ in pairs]))
+    bufs = [b for b, _ in pairs]
+    if self._donated:
+      bufs = _donatable_buffers(leaves, self._donated, device)
+    return tree_unflatten(self.out_tree, _execute(self._exe, bufs, leaves))
 
 
 # ---- the jitted function ---------------------------------------------------------------------
@@ -560,10 +627,10 @@ def _user_literal(lit):
 
 class JitWrapped(Wrapped):
   """A function compiled with XLA on first call for each new input signature."""
-  _donation_pending = False   # donate_argnums given: warn (once) that they are not used
 
   def __init__(self, fun, static_argnums=None, static_argnames=None, keep_unused=False,
-               inline=False, device=None, backend=None):
+               inline=False, device=None, backend=None, donate_argnums=None,
+               donate_argnames=None):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun}")
     functools.update_wrapper(self, fun, updated=())   # names and docs, not fun's __dict__
@@ -575,11 +642,32 @@ class JitWrapped(Wrapped):
     self._static_argnums, self._static_argnames = _normalize_argnums(
         static_argnums, self._sig, static_argnames)
     self._has_static = bool(self._static_argnums or self._static_argnames)
+    self._donate_argnums, self._donate_argnames = _resolve_donation(
+        fun, self._sig, donate_argnums, donate_argnames, self._static_argnames)
     self._inline = inline
     self._device = device
     self._name = getattr(fun, "__name__", type(fun).__name__)
-    self._cache, self._trace_cache = _shared_caches(
-        fun, (self._static_argnums, self._static_argnames, bool(inline)))
+    options = (self._static_argnums, self._static_argnames, bool(inline))
+    if self._donate_argnums or self._donate_argnames:
+      options += (self._donate_argnums, self._donate_argnames)
+    self._cache, self._trace_cache = _shared_caches(fun, options)
+
+  def _donation(self, args, kwargs):
+    """One flag per flat dynamic argument of the call `(args, kwargs)`: donated or not (None:
+    none donated). Static arguments keep their positions, as in JAX."""
+    nums, names = self._donate_argnums, self._donate_argnames
+    if not (nums or names) or dispatch.debug_nans.value:
+      return None
+    n = len(args)
+    static = {i + n if i < 0 else i for i in self._static_argnums}
+    flags = []
+    for i, a in enumerate(args):
+      if i not in static:
+        flags.extend([i in nums] * len(_flatten(a)[0]))
+    for k in sorted(kwargs):
+      if k not in self._static_argnames:
+        flags.extend([k in names] * len(_flatten(kwargs[k])[0]))
+    return tuple(flags) if any(flags) else None
 
   def __get__(self, obj, objtype=None):
     if obj is None:
@@ -675,8 +763,15 @@ class JitWrapped(Wrapped):
         return entry.out_tree.unflatten(entry.runner(leaves))
       return entry.out_tree.unflatten(
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
-    bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
-    raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
+    if entry.donated is None:
+      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
+    else:
+      bufs = _donatable_buffers(leaves, entry.donated, device)
+    try:
+      raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
+    except _jax.JaxRuntimeError:
+      dispatch.raise_if_deleted(leaves)
+      raise
     committed = device is not _default_device()   # results stay on a device asked for
     outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
     for i, shape in entry.float0:
@@ -701,7 +796,9 @@ class JitWrapped(Wrapped):
     avals = tuple(_arg_aval(x) for x in leaves)
     closed, outer, out_tree, _ = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                               avals, statics)
-    outs = jit_p.bind(*outer, *leaves, jaxpr=closed, name=self._name)
+    donated = self._donation(args, kwargs)
+    extra = {} if donated is None else {"donated_invars": (False,) * len(outer) + donated}
+    outs = jit_p.bind(*outer, *leaves, jaxpr=closed, name=self._name, **extra)
     return tree_unflatten(out_tree, outs)
 
   def _staged(self, args, kwargs, dyn_args, dyn_kwargs, in_tree, avals, statics):
@@ -729,11 +826,6 @@ class JitWrapped(Wrapped):
     return closed, out_tree, names
 
   def _compile(self, key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device):
-    if self._donation_pending:
-      self._donation_pending = False
-      warnings.warn("Some donated buffers were not usable: arrax does not implement buffer "
-                    "donation yet, so donate_argnums/donate_argnames only cost memory, never "
-                    "correctness.", stacklevel=4)
     if config.jax_log_compiles or config.jax_explain_cache_misses:
       self._explain_miss(key)
     start = time.perf_counter()
@@ -742,8 +834,11 @@ class JitWrapped(Wrapped):
     if config.jax_log_compiles:
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
+    donated = self._donation(args, kwargs)
     try:
-      module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
+      module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names,
+                                          donated_args=donated,
+                                          result_names=_result_names(out_tree))
     except mlir.MultiDeviceLowering:
       # The program holds a multi-device computation: one SPMD program over its mesh when a
       # registered builder can make one (shard_map), else its jaxpr op by op (pmap).
@@ -753,7 +848,7 @@ class JitWrapped(Wrapped):
     else:
       exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
                                 closed.in_avals, closed.out_avals, device)
-      entry = _CacheEntry(exe, out_tree, closed)
+      entry = _CacheEntry(exe, out_tree, closed, donated=donated)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)
     return entry
@@ -794,7 +889,8 @@ class JitWrapped(Wrapped):
     avals = tuple(_arg_aval(x) for x in leaves)
     closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                                   avals, statics)
-    return Traced(self, closed, out_tree, in_tree, names, avals, statics)
+    return Traced(self, closed, out_tree, in_tree, names, avals, statics,
+                  self._donation(args, kwargs))
 
   def eval_shape(self, *args, **kwargs):
     return eval_shape(self, *args, **kwargs)
@@ -805,6 +901,60 @@ class JitWrapped(Wrapped):
 
   def _cache_size(self):
     return len(self._cache)
+
+
+def _index_tuple(x):
+  return (operator.index(x),) if not isinstance(x, (tuple, list)) else tuple(
+      operator.index(i) for i in x)
+
+
+def _str_tuple(x):
+  return (x,) if isinstance(x, str) else tuple(x)
+
+
+def _resolve_donation(fun, sig, argnums, argnames, static_argnames):
+  """(donate_argnums, donate_argnames), each completed from the other through the signature
+  and checked against it, as JAX's jit does when it is made."""
+  if sig is None:
+    if argnames is not None:
+      raise ValueError(f"Getting the signature of function {fun} failed. Pass donate_argnums "
+                       "instead of donate_argnames.")
+    return (() if argnums is None else _index_tuple(argnums)), ()
+  if argnums is None and argnames is None:
+    return (), ()
+  params = list(sig.parameters.items())
+  if argnums is not None and argnames is not None:
+    argnums, argnames = _index_tuple(argnums), _str_tuple(argnames)
+  elif argnums is None:
+    argnames = _str_tuple(argnames)
+    argnums = tuple(i for i, (k, p) in enumerate(params)
+                    if p.kind == p.POSITIONAL_OR_KEYWORD and k in argnames)
+  else:
+    argnums = _index_tuple(argnums)
+    argnames = tuple(k for i, (k, p) in enumerate(params)
+                     if p.kind == p.POSITIONAL_OR_KEYWORD and i in argnums)
+  kinds = [p.kind for _, p in params]
+  if inspect.Parameter.VAR_POSITIONAL not in kinds:
+    n_pos = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                for k in kinds)
+    if argnums and (-min(argnums) > n_pos or max(argnums) >= n_pos):
+      raise ValueError(f"Jitted function has donate_argnums={argnums}, but only accepts "
+                       f"{n_pos} positional arguments.")
+  positional_only = {k for k, p in params
+                     if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)} & set(argnames)
+  if positional_only:
+    raise ValueError(f"Jitted function has invalid argnames {positional_only} in "
+                     "donate_argnames. These are positional-only")
+  if inspect.Parameter.VAR_KEYWORD not in kinds:
+    valid = {k for k, p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if set(argnames) - valid:
+      raise ValueError(f"Jitted function has invalid argnames {set(argnames) - valid} in "
+                       "donate_argnames. Function does not take these args.")
+  both = set(static_argnames) & set(argnames)
+  if both:
+    raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "
+                     f"{both} appear in both static_argnames and donate_argnames")
+  return argnums, argnames
 
 
 def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
@@ -828,6 +978,18 @@ def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
     names.extend(_names_for(k, v))
   del bound
   return names if len(names) == in_tree.num_leaves else None
+
+
+def _result_names(out_tree):
+  """The results' names as JAX writes them (`result`, `result[0]`, `result[1]['c']`, ...)."""
+  n = out_tree.num_leaves
+  try:
+    paths = tree_flatten_with_path(tree_unflatten(out_tree, list(range(n))))[0]
+  except Exception:   # noqa: BLE001  (a pytree node that cannot hold placeholders)
+    return None
+  if len(paths) != n:
+    return None
+  return [f"result{keystr(p)}" for p, _ in paths]
 
 
 def _names_for(base, tree):
@@ -868,8 +1030,8 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
 
   JAX's signature; an unknown keyword is a TypeError. in_shardings/out_shardings (pytree
   prefixes of NamedShardings) partition the program over their mesh (`_src/spmd.py`);
-  compiler options are not supported yet (NotImplementedError); donated buffers are not
-  reused (a warning at the first compilation says so).
+  compiler options are not supported yet (NotImplementedError); donated arguments' buffers
+  are reused for results of the same shape and dtype (the arguments are deleted).
 
   Example:
     >>> f = jit(lambda x: x * 2)
@@ -899,8 +1061,5 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
                          donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                          keep_unused=keep_unused, device=device, backend=backend, inline=inline)
   # keep_unused: arrax never prunes a jitted function's inputs, so every value is honoured.
-  wrapped = JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend)
-  if any(d is not None and d not in ((), []) for d in (donate_argnums, donate_argnames)):
-    # warned at the first compilation
-    wrapped._donation_pending = True
-  return wrapped
+  return JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend,
+                    donate_argnums, donate_argnames)

@@ -5,7 +5,9 @@ the input and output avals. Nothing here knows a particular primitive.
 """
 from __future__ import annotations
 
+import collections
 import threading
+import warnings
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -148,28 +150,61 @@ class ModuleContext:
     self.axis_env = axis_env or {}
     self.symbol_table = ir.SymbolTable(module.operation)
     self.host_callbacks = []
-    self._func_count = 0
+    self._func_count = {}
+    self._func_names = {"main"}
     # The token chaining the ordered side effects (ordered callbacks) of the block being
     # lowered: each takes it and gives the next, so XLA keeps them in program order.
     self.ordered_token = None
+    # The name stack of the equation being lowered (its jaxprs' equations extend it); op
+    # locations are named "<stack>/<primitive>", which XLA keeps as op_name metadata.
+    self.name_stack = ()
+    self._locations = {}
+
+  def location(self, stack, prim_name=None):
+    """The (cached) named location of an op of `prim_name` under `stack`, as JAX names it."""
+    key = (stack, prim_name)
+    loc = self._locations.get(key)
+    if loc is None:
+      name = core.render_name_stack(stack)
+      if prim_name is not None:
+        name = f"{name}/{prim_name}" if name else prim_name
+      loc = self._locations[key] = (ir.Location.name(name) if name
+                                    else ir.Location.unknown())
+    return loc
 
   def fresh_func_name(self, base):
-    self._func_count += 1
-    return f"{base}_{self._func_count}" if self._func_count > 1 else base
+    """`base`, or `base_0`, `base_1`, ... when taken (MLIR's renaming, which JAX's names show)."""
+    if base not in self._func_names:
+      self._func_names.add(base)
+      return base
+    while True:
+      name = f"{base}_{self._func_count.setdefault(base, 0)}"
+      self._func_count[base] += 1
+      if name not in self._func_names:
+        self._func_names.add(name)
+        return name
 
 
 class LoweringRuleContext:
-  __slots__ = ("module_context", "avals_in", "avals_out", "primitive")
+  __slots__ = ("module_context", "avals_in", "avals_out", "primitive", "name_stack")
 
-  def __init__(self, module_context, primitive, avals_in, avals_out):
+  def __init__(self, module_context, primitive, avals_in, avals_out, name_stack=()):
     self.module_context = module_context
     self.primitive = primitive
     self.avals_in = avals_in
     self.avals_out = avals_out
+    self.name_stack = name_stack   # the equation's (without the primitive's name)
 
 
-def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
-  """Emit the ops of `jaxpr` at the current insertion point; return the output ir.Values."""
+def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args, name_stack=None):
+  """Emit the ops of `jaxpr` at the current insertion point; return the output ir.Values.
+  `name_stack`: the stack its equations' names extend (default: the enclosing equation's)."""
+  if name_stack is not None:
+    outer, mctx.name_stack = mctx.name_stack, name_stack
+    try:
+      return jaxpr_subcomp(mctx, jaxpr, consts, args)
+    finally:
+      mctx.name_stack = outer
   env = {}
 
   def read(v):
@@ -186,32 +221,52 @@ def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args):
 
 
 def _lower_eqns(mctx, jaxpr, env, read):
-  for eqn in jaxpr.eqns:
-    prim = eqn.primitive
-    in_avals = [v.aval for v in eqn.invars]
-    out_avals = [v.aval for v in eqn.outvars]
-    rule_ctx = LoweringRuleContext(mctx, prim, in_avals, out_avals)
-    outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    if len(outs) != len(eqn.outvars):
-      raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
-                         f"{len(eqn.outvars)}")
-    for v, o in zip(eqn.outvars, outs):
-      env[v] = o
+  base = mctx.name_stack
+  locations = mctx._locations
+  try:
+    for eqn in jaxpr.eqns:
+      prim = eqn.primitive
+      stack = base + eqn.source_info if eqn.source_info else base
+      loc = locations.get((stack, prim.name)) or mctx.location(stack, prim.name)
+      mctx.name_stack = stack
+      rule_ctx = LoweringRuleContext(mctx, prim, [v.aval for v in eqn.invars],
+                                     [v.aval for v in eqn.outvars], stack)
+      with loc:
+        outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
+      outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+      if len(outs) != len(eqn.outvars):
+        raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
+                           f"{len(eqn.outvars)}")
+      for v, o in zip(eqn.outvars, outs):
+        env[v] = o
+  finally:
+    mctx.name_stack = base
 
 
 def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
-                       public=False, arg_names=None, result_names=None, donated=None,
-                       with_token=False):
+                       public=False, arg_names=None, result_names=None,
+                       input_output_aliases=None, buffer_donors=None, with_token=False,
+                       name_stack=()):
   """Emit `closed` as a func.func named `name` in the module; consts become constants.
-  `with_token`: the function takes the ordered-effects token first and returns it first."""
-  del donated  # TODO(donation): input_output_aliases
+  `with_token`: the function takes the ordered-effects token first and returns it first.
+  `input_output_aliases[i]`: the result argument i's buffer is reused for (or None);
+  `buffer_donors[i]`: argument i's buffer is given to XLA to reuse as it sees fit."""
   tok = [hlo.TokenType.get()] if with_token else []
   in_types = tok + [aval_to_ir_type(a) for a in closed.in_avals]
   out_types = tok + [aval_to_ir_type(a) for a in closed.out_avals]
   with ir.InsertionPoint(mctx.module.body):
     fn = func_d.FuncOp(name, ir.FunctionType.get(in_types, out_types))
   fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+  if input_output_aliases is not None or buffer_donors is not None:
+    arg_attrs = []
+    for i in range(len(closed.in_avals)):
+      attrs = {}
+      if input_output_aliases is not None and input_output_aliases[i] is not None:
+        attrs["tf.aliasing_output"] = i32_attr(input_output_aliases[i])
+      elif buffer_donors is not None and buffer_donors[i]:
+        attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
+      arg_attrs.append(ir.DictAttr.get(attrs))
+    fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get({})] * len(tok) + arg_attrs)
   if public and result_names is not None:
     fn.result_attrs = ir.ArrayAttr.get([
         ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in result_names])
@@ -220,8 +275,9 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   locs = [ir.Location.unknown()] * len(tok) + locs
   block = fn.add_entry_block(arg_locs=locs)
   outer_token, mctx.ordered_token = mctx.ordered_token, None   # a function chains its own
+  outer_stack, mctx.name_stack = mctx.name_stack, name_stack   # and names ops from `name_stack`
   try:
-    with ir.InsertionPoint(block):
+    with ir.InsertionPoint(block), mctx.location(name_stack):
       consts = [ir_constant(np.asarray(c, v.aval.dtype))
                 for v, c in zip(closed.jaxpr.constvars, closed.consts)]
       args = list(block.arguments)
@@ -231,6 +287,7 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
       func_d.ReturnOp(([current_ordered_token(mctx)] if with_token else []) + outs)
   finally:
     mctx.ordered_token = outer_token
+    mctx.name_stack = outer_stack
   return fn
 
 
@@ -253,14 +310,59 @@ class LoweredModule:
     return str(self.module)
 
 
+def donation_plan(in_avals, out_avals, donated):
+  """Which donated arguments XLA may reuse, as JAX decides it: (aliases, donors, unusable).
+
+  A donated argument is aliased to the first result of the same shape and dtype not yet
+  taken (`aliases[i]` = result index: XLA writes that result into its buffer); a remaining
+  one is still handed to XLA as a buffer donor when some unaliased result has as many
+  elements; the others (`unusable`, their avals) are warned about."""
+  aliases = [None] * len(in_avals)
+  donors = [False] * len(in_avals)
+  waiting = collections.defaultdict(collections.deque)
+  for i, (aval, d) in enumerate(zip(in_avals, donated)):
+    if d:
+      waiting[(aval.shape, aval.dtype)].append(i)
+  aliased_outs = set()
+  for o, aval in enumerate(out_avals):
+    q = waiting.get((getattr(aval, "shape", None), getattr(aval, "dtype", None)))
+    if q and aval is not core.abstract_token:
+      aliases[q.popleft()] = o
+      aliased_outs.add(o)
+  by_size = collections.defaultdict(collections.deque)
+  for o, aval in enumerate(out_avals):
+    if o not in aliased_outs and aval is not core.abstract_token:
+      by_size[aval.size].append(o)
+  unusable = []
+  for i, (aval, d) in enumerate(zip(in_avals, donated)):
+    if not d or aliases[i] is not None or aval is core.abstract_token:
+      continue
+    if by_size.get(aval.size):
+      by_size[aval.size].popleft()
+      donors[i] = True
+    else:
+      unusable.append(aval)
+  return aliases, donors, unusable
+
+
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
-                          num_replicas=1, axis_env=None) -> LoweredModule:
-  """A StableHLO module `jit_<name>` whose public `main` computes `closed`."""
+                          num_replicas=1, axis_env=None, donated_args=None) -> LoweredModule:
+  """A StableHLO module `jit_<name>` whose public `main` computes `closed`. `donated_args`
+  (one flag per argument): arguments whose buffers the computation may reuse; those it
+  cannot are warned about, as JAX does."""
+  aliases = donors = None
+  if donated_args is not None and any(donated_args):
+    aliases, donors, unusable = donation_plan(closed.in_avals, closed.out_avals, donated_args)
+    if unusable:
+      warnings.warn("Some donated buffers were not usable: "
+                    f"{', '.join(str(a) for a in unusable)}.\nSee an explanation at "
+                    "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=2)
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
     module = ir.Module.create()
-    module.operation.attributes["sym_name"] = ir.StringAttr.get(f"jit_{_sanitize(name)}")
+    module.operation.attributes["sym_name"] = ir.StringAttr.get(
+        _sanitize(f"jit_{name}").rstrip("_"))
     module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
     mctx = ModuleContext(module, name, axis_env)
@@ -268,21 +370,25 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
     lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
-                       result_names=result_names)
+                       result_names=result_names, input_output_aliases=aliases,
+                       buffer_donors=donors, name_stack=(f"jit({name})",))
   return LoweredModule(module, mctx.host_callbacks)
 
 
 def _sanitize(name):
-  return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+  return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
 
 
 def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args):
   """Emit `closed` as a private function and a func.call to it (used by nested jit)."""
   mctx = ctx.module_context
-  fn_name = mctx.fresh_func_name(_sanitize(name))
+  fn_name = mctx.fresh_func_name(name)
   ordered = core.jaxpr_has_ordered_effects(closed)
   fn = lower_jaxpr_to_fun(mctx, fn_name, closed, with_token=ordered)
-  call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
+  # The call is named "<stack>/jit(name)"; XLA prefixes the callee's op names with it when it
+  # inlines the call (the callee's ops are named relative to it), as with JAX.
+  with mctx.location(ctx.name_stack + (f"jit({name})",)):
+    call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
   results = list(call.results)
   if ordered:
     mctx.ordered_token, *results = results
@@ -296,3 +402,102 @@ def make_reducer_region(op, scalar_dtype, body_fn, n=1):
   with ir.InsertionPoint(block):
     args = list(block.arguments)
     hlo.return_(list(body_fn(args[:n], args[n:])))
+
+
+# ---- attributes and custom calls -------------------------------------------------------------
+def _numpy_attribute(x):
+  x = np.asarray(x)
+  if x.dtype == dtypes.float0:
+    x = np.zeros(x.shape, np.bool_)
+  elt = dtype_to_ir_type(x.dtype)
+  if x.ndim == 0 and isinstance(x[()], np.generic) and not isinstance(elt, ir.ComplexType):
+    if isinstance(elt, ir.IntegerType):
+      return ir.IntegerAttr.get(elt, int(x))
+    return ir.FloatAttr.get(elt, float(x))
+  if x.ndim == 0:
+    raise TypeError(f"Unsupported scalar attribute type: {type(x)}")
+  if 0 in x.strides and x.size > 0:
+    raise ValueError("NumPy arrays with zero strides are not supported as MLIR attributes")
+  return ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=elt, shape=x.shape)
+
+
+def ir_attribute(val) -> ir.Attribute:
+  """The MLIR attribute for a Python value, as JAX's `mlir.ir_attribute`: Python scalars are
+  64-bit (i64, f64; bools i1), NumPy scalars keep their type, arrays become dense elements,
+  strings string attributes, sequences arrays and dicts dictionaries."""
+  if isinstance(val, (ir.Attribute, ir.Type)):
+    return val
+  if isinstance(val, bool):
+    return ir.BoolAttr.get(val)
+  if isinstance(val, int):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), val)
+  if isinstance(val, float):
+    return ir.FloatAttr.get(ir.F64Type.get(), val)
+  if isinstance(val, (str, bytes)):
+    return ir.StringAttr.get(val)
+  if isinstance(val, np.dtype):
+    return ir.TypeAttr.get(dtype_to_ir_type(val))
+  if isinstance(val, np.bool_):
+    return ir.BoolAttr.get(bool(val))
+  if isinstance(val, np.ndarray):
+    if val.ndim == 0:
+      return _numpy_attribute(val[()])
+    return _numpy_attribute(val)
+  if isinstance(val, np.generic):
+    return _numpy_attribute(val)
+  if isinstance(val, dict):
+    return ir.DictAttr.get({k: ir_attribute(v) for k, v in val.items()})
+  if isinstance(val, (list, tuple)):
+    return ir.ArrayAttr.get([ir_attribute(v) for v in val])
+  inner = getattr(val, "__jax_array__", None)
+  if inner is not None:
+    return ir_attribute(np.asarray(inner()))
+  hashed = getattr(val, "_arrax_attribute_value", None)   # wrappers of unhashable params
+  if hashed is not None:
+    return ir_attribute(hashed())
+  raise TypeError(f"No attribute handler defined for type: {type(val)}")
+
+
+def _layouts_attr(layouts):
+  return ir.ArrayAttr.get([
+      ir.DenseIntElementsAttr.get(np.atleast_1d(np.asarray(lay, np.int64)),
+                                  type=ir.IndexType.get()) for lay in layouts])
+
+
+def custom_call(call_target_name, *, result_types, operands, backend_config="",
+                has_side_effect=False, api_version=2, operand_output_aliases=None,
+                operand_layouts=None, result_layouts=None, called_computations=(),
+                extra_attributes=None):
+  """A stablehlo.custom_call as JAX writes it. A dict `backend_config` (the typed FFI's
+  attributes) goes into `mhlo.backend_config` with api_version 1, the form XLA reads typed-FFI
+  attributes from; a string one is the opaque backend_config of older custom calls."""
+  if backend_config is None:
+    backend_config = ""
+  typed = isinstance(backend_config, dict)
+  if not typed and not isinstance(backend_config, (str, bytes)):
+    raise ValueError(f"custom_call backend_config unexpected type: {backend_config}")
+  attrs = {
+      "call_target_name": ir.StringAttr.get(call_target_name),
+      "has_side_effect": ir.BoolAttr.get(bool(has_side_effect)),
+      "backend_config": ir.StringAttr.get("" if typed else backend_config),
+      "api_version": i32_attr(1 if typed else api_version),
+      "called_computations": ir.ArrayAttr.get(
+          [ir.FlatSymbolRefAttr.get(n) for n in called_computations]),
+  }
+  if operand_output_aliases is not None:
+    attrs["output_operand_aliases"] = ir.ArrayAttr.get([
+        hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(result_types) > 1 else [],
+                                   operand_index=i, operand_tuple_indices=[])
+        for i, o in operand_output_aliases.items()])
+  if extra_attributes:
+    attrs.update(extra_attributes)
+  if operand_layouts is not None:
+    attrs["operand_layouts"] = _layouts_attr(operand_layouts)
+  if result_layouts is not None:
+    attrs["result_layouts"] = _layouts_attr(result_layouts)
+  op = hlo.CustomCallOp.build_generic(results=list(result_types), operands=list(operands),
+                                      attributes=attrs)
+  if typed:
+    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
+        {k: ir_attribute(v) for k, v in backend_config.items()})
+  return op

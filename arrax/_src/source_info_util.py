@@ -1,5 +1,6 @@
-"""`jax.extend.source_info_util` compatibility: arrax records no source information or name
-stacks in jaxprs; these keep JAX's interface."""
+"""`jax.extend.source_info_util` compatibility: JAX's interface only. arrax records no source
+locations; its name stack (named_scope, jvp/vmap/transpose, giving op names) lives in
+`core.trace_ctx.name_stack` and is not reachable through these functions."""
 import contextlib
 from typing import NamedTuple
 

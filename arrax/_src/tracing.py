@@ -14,6 +14,8 @@ from arrax._src.array import made_while_tracing
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
 
+_trace_ctx = core.trace_ctx
+
 _unroll_threshold = config.flag("arrax_loop_unroll_warning_threshold")
 
 
@@ -44,6 +46,8 @@ class JaxprTrace(core.Trace):
     self.constvars: list[Var] = []
     self.const_vals: list = []
     self._const_ids: dict[int, Var] = {}
+    # Equations record the name stack relative to where this trace began.
+    self._ns0 = _trace_ctx.name_stack
 
   def new_arg(self, aval, debug_name=None):
     var = Var(aval)
@@ -81,7 +85,9 @@ class JaxprTrace(core.Trace):
     out = prim.abstract_eval(*[v.aval for v in invars], **params)
     out_avals = out if prim.multiple_results else [out]
     outvars = [Var(a) for a in out_avals]
-    self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+    ns = _trace_ctx.name_stack
+    self.eqns.append(JaxprEqn(invars, outvars, prim, params,
+                              None if ns is self._ns0 else (ns[len(self._ns0):] or None)))
     watch = self._loop_watch
     if watch is not None and not len(self.eqns) & _SAMPLE_MASK and watch.sample():
       self._loop_watch = None

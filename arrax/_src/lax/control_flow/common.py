@@ -256,11 +256,15 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
 
 
 # ---- lowering -------------------------------------------------------------------------------
-def lower_closed(mctx, closed: ClosedJaxpr, args):
-  """Emit the equations of `closed` at the current insertion point; return its outputs."""
+def lower_closed(mctx, closed: ClosedJaxpr, args, scope=()):
+  """Emit the equations of `closed` at the current insertion point; return its outputs.
+  `scope`: names its operations' names get after the enclosing equation's ("while", "body")."""
   consts = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
             for v, c in zip(closed.jaxpr.constvars, closed.consts)]
-  return mlir.jaxpr_subcomp(mctx, closed.jaxpr, consts, list(args))
+  # (the enclosing stack is rendered first: "jvp()/while/body", not "jvp(while/body)", as JAX)
+  stack = (core.render_name_stack(mctx.name_stack),) if mctx.name_stack else ()
+  return mlir.jaxpr_subcomp(mctx, closed.jaxpr, consts, list(args),
+                            stack + scope if scope else None)
 
 
 def lower_fun(fun):

@@ -65,12 +65,13 @@ def _cond_lowering(ctx, index, *args, branches, branches_platforms=None):
   token = mlir.current_ordered_token(mctx) if ordered else None
   case = hlo.CaseOp(out_types + ([hlo.TokenType.get()] if ordered else []), index,
                     len(branches))
-  for region, branch in zip(case.regions, branches):
+  for i, (region, branch) in enumerate(zip(case.regions, branches)):
     block = region.blocks.append()
     with ir.InsertionPoint(block):
       if ordered:   # (otherwise the enclosing block's token must survive the cond)
         mctx.ordered_token = token
-      outs = common.lower_closed(mctx, branch, args)
+      # (named "<...>/cond/branch_<i>_fun/<op>", as JAX names them)
+      outs = common.lower_closed(mctx, branch, args, ("cond", f"branch_{i}_fun"))
       hlo.return_(outs + ([mlir.current_ordered_token(mctx)] if ordered else []))
   results = list(case.results)
   if ordered:

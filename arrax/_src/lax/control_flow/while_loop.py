@@ -58,6 +58,11 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
   return list(outs)
 
 
+# Operations of the regions are named "<...>/while/cond/<op>" and "<...>/while/body/<op>" (JAX's
+# names, which XLA keeps as they start with the while's own name).
+_COND, _BODY = ("while", "cond"), ("while", "body")
+
+
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   mctx = ctx.module_context
   types = [mlir.aval_to_ir_type(a) for a in ctx.avals_in]
@@ -72,7 +77,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
   extra, extra_types = [], []
   if cond_ordered:
     c_consts, _, carry = _split(list(args), [cond_nconsts, body_nconsts])
-    extra += common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
+    extra += common.lower_closed(mctx, cond_jaxpr, c_consts + carry, _COND)
     extra_types.append(mlir.aval_to_ir_type(pred_aval))
   if ordered:
     extra.append(mlir.current_ordered_token(mctx))
@@ -85,7 +90,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
       pred = cond_block.arguments[n]
     else:
       c_consts, _, carry = _split(list(cond_block.arguments)[:n], [cond_nconsts, body_nconsts])
-      pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
+      pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry, _COND)
     hlo.return_([_reduce_or(pred, pred_aval)])
 
   body_block = op.regions[1].blocks.append(*types, *extra_types)
@@ -94,14 +99,14 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     if ordered:
       mctx.ordered_token = b_args[-1]
     c_consts, b_consts, carry = _split(b_args[:n], [cond_nconsts, body_nconsts])
-    new = common.lower_closed(mctx, body_jaxpr, b_consts + carry)
+    new = common.lower_closed(mctx, body_jaxpr, b_consts + carry, _BODY)
     if pred_aval.shape:
       # A batched predicate (under vmap): finished examples keep their carry. The predicate
       # is evaluated again here, effects included, as JAX does.
-      pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry)
+      pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry, _COND)
       new = [_select_prefix(pred, pred_aval, x, c, a)
              for x, c, a in zip(new, carry, body_jaxpr.out_avals)]
-    next_pred = common.lower_closed(mctx, cond_jaxpr, c_consts + new) if cond_ordered else []
+    next_pred = common.lower_closed(mctx, cond_jaxpr, c_consts + new, _COND) if cond_ordered else []
     hlo.return_(c_consts + b_consts + new + next_pred
                 + ([mlir.current_ordered_token(mctx)] if ordered else []))
   results = list(op.results)
