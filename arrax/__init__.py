@@ -10,6 +10,17 @@ from arrax._src.config import (config, disable_jit, enable_x64, checking_leaks,
                                numpy_dtype_promotion, numpy_rank_promotion, transfer_guard,
                                transfer_guard_device_to_device, transfer_guard_device_to_host,
                                transfer_guard_host_to_device, check_tracer_leaks)
+from arrax._src.config import (
+    allow_f16_reductions as allow_f16_reductions,
+    array_garbage_collection_guard as array_garbage_collection_guard,
+    auto_pcast as auto_pcast, debug_key_reuse as debug_key_reuse,
+    default_prng_impl as default_prng_impl, enable_checks as enable_checks,
+    enable_custom_prng as enable_custom_prng,
+    jax2tf_associative_scan_reductions as jax2tf_associative_scan_reductions,
+    legacy_prng_key as legacy_prng_key, no_execution as no_execution,
+    remove_size_one_mesh_axis_from_type as remove_size_one_mesh_axis_from_type,
+    softmax_custom_jvp as softmax_custom_jvp, thread_guard as thread_guard,
+    threefry_partitionable as threefry_partitionable)
 from arrax._src.environment import (copy_to_host_async, ensure_compile_time_eval, live_arrays,
                                     named_call, named_scope, print_environment_info)
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,

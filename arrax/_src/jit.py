@@ -58,7 +58,7 @@ def _jit_impl(*args, jaxpr, name):
   if exe is None:
     module = mlir.lower_jaxpr_to_module(name, jaxpr)
     exe = dispatch.Executable(dispatch.compile_module(module, device, name), jaxpr.in_avals,
-                              jaxpr.out_avals, device)
+                              jaxpr.out_avals, device, name=f"jit({name})")
     per_jaxpr[device] = exe
   bufs = [dispatch.to_buffer(a, device)[0] for a in args]
   outs = exe.execute(bufs)
@@ -448,7 +448,8 @@ class Lowered(_StageInfo):
     """Compile with XLA; the result can be called and inspected."""
     device = self._key[-1]
     loaded = dispatch.compile_module(self._module, device, self._jitted._name)
-    exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device)
+    exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device,
+                              name=f"jit({self._jitted._name})")
     return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed)
 
 
@@ -670,6 +671,8 @@ class JitWrapped(Wrapped):
     if exe is None:
       return entry.out_tree.unflatten(
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
+    if dispatch.no_execution.value:
+      dispatch.raise_no_execution(exe.name)
     bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
     committed = device is not _default_device()   # results stay on a device asked for
@@ -744,7 +747,8 @@ class JitWrapped(Wrapped):
       entry = _CacheEntry(None, out_tree, closed)
     else:
       exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
-                                closed.in_avals, closed.out_avals, device)
+                                closed.in_avals, closed.out_avals, device,
+                                name=f"jit({self._name})")
       entry = _CacheEntry(exe, out_tree, closed)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)

@@ -14,6 +14,7 @@ from arrax._src.array import made_while_tracing
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
 
+_enable_checks = config.flag("jax_enable_checks")
 _unroll_threshold = config.flag("arrax_loop_unroll_warning_threshold")
 
 
@@ -139,6 +140,8 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None):
   finally:
     trace.invalidate()
     trace._loop_watch = None
+  if _enable_checks.value:
+    core.check_jaxpr(jaxpr)
   return jaxpr, consts
 
 
