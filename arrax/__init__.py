@@ -49,6 +49,22 @@ from arrax import nn
 from arrax import image
 from arrax import sharding
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
+from arrax._src.sharding_impls import Shard as Shard
+from arrax._src.config import make_user_context as make_user_context
+from arrax._src.indexing import ds as ds
+from arrax._src.ad_api import fwd_and_bwd as fwd_and_bwd
+from arrax._src.backend import host_count as host_count, host_id as host_id, host_ids as host_ids
+from arrax._src.make_array import make_array_from_callback as make_array_from_callback
+from arrax import dlpack as dlpack
+
+# Namespaces JAX builds the same way: the markers of its reference-accumulating VJP interface,
+# and the memory-space enum.
+from types import SimpleNamespace as _SimpleNamespace
+from arrax._src import ad_api as _ad_api, core as _core
+ad = _SimpleNamespace(DontWant=_ad_api.DontWant, DidntWant=_ad_api.DidntWant,
+                      GradRef=_ad_api.GradRef, GradValue=_ad_api.GradValue)
+memory = _SimpleNamespace(Space=_core.MemorySpace)
+del _SimpleNamespace, _ad_api, _core
 from arrax._src.dtypes import float0
 
 from arrax._src.jax_alias import install_as_jax

@@ -121,7 +121,8 @@ class Array:
 
   @property
   def addressable_shards(self):
-    return [sharding_impls.Shard(self.device, (slice(None),) * self.ndim, 0, self)]
+    return [sharding_impls.Shard._known(self.device, self.sharding, self.shape, self,
+                                        (slice(None),) * self.ndim, 0)]
 
   global_shards = addressable_shards
 
@@ -368,7 +369,8 @@ class ShardedArray(Array):
     out = []
     for d, s in zip(self._named._device_assignment, self._device_shards()):
       key = tuple((i.start, i.stop) for i in idx[d])
-      out.append(sharding_impls.Shard(d, idx[d], seen.get(key, 0), s))
+      out.append(sharding_impls.Shard._known(d, self._named, self.shape, s, idx[d],
+                                             seen.get(key, 0)))
       seen[key] = seen.get(key, 0) + 1
     return out
 

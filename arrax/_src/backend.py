@@ -1,6 +1,7 @@
 """The XLA runtime: one PJRT client per platform per process, created lazily, and its devices."""
 import functools
 import os
+import warnings
 
 from arrax._src.config import config
 
@@ -97,6 +98,26 @@ def process_index(backend=None) -> int:
 
 def process_count(backend=None) -> int:
   return 1
+
+
+# Old names of process_index/process_count/process indices: they warn (UserWarning, with JAX's
+# messages) and give the same values.
+def host_id(backend=None) -> int:
+  warnings.warn("jax.process_index has been renamed to jax.process_index. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_index(backend)
+
+
+def host_count(backend=None) -> int:
+  warnings.warn("jax.process_count has been renamed to jax.process_count. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_count(backend)
+
+
+def host_ids(backend=None) -> list[int]:
+  warnings.warn("jax.process_indexs has been renamed to jax.process_indices. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return list(range(process_count(backend)))
 
 
 _default_device = []   # the resolved default device, cleared when the flags choosing it change

@@ -209,9 +209,13 @@ _TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_mat
 _trace_state = [None]   # the current tuple, recomputed when one of those flags changes
 
 
+_user_contexts = []   # every make_user_context value, in the order they were made
+
+
 def _refresh_trace_state(name=None):
   if name is None or name in _TRACE_FLAGS:
-    _trace_state[0] = tuple(config._flags[n].value for n in _TRACE_FLAGS)
+    _trace_state[0] = (tuple(config._flags[n].value for n in _TRACE_FLAGS)
+                       + tuple(u.value for u in _user_contexts))
 
 
 _refresh_trace_state()
@@ -225,7 +229,56 @@ def trace_state() -> tuple:
 
 def trace_state_change(old: tuple, new: tuple) -> str:
   """Which trace flag differs between two `trace_state()` values, for cache-miss messages."""
-  return ", ".join(f"{n} changed" for n, a, b in zip(_TRACE_FLAGS, old, new) if a != b)
+  changes = [f"{n} changed" for n, a, b in zip(_TRACE_FLAGS, old, new) if a != b]
+  if old[len(_TRACE_FLAGS):] != new[len(_TRACE_FLAGS):]:
+    changes.append("a user context (make_user_context) changed")
+  return ", ".join(changes)
+
+
+class UserConfig:
+  """A value that jit caches key on (made by `make_user_context`): calling it with a value
+  gives a context manager setting it; `.value` reads it."""
+
+  def __init__(self, default_value):
+    self._global = default_value
+    self._stack = []
+    _user_contexts.append(self)
+    _refresh_trace_state()
+
+  @property
+  def value(self):
+    return self._stack[-1] if self._stack else self._global
+
+  def get_global(self):
+    return self._global
+
+  def set_global(self, new_value):
+    self._global = new_value
+    _refresh_trace_state()
+
+  def __call__(self, new_value):
+    return _UserContext(self, new_value)
+
+
+class _UserContext:
+  __slots__ = ("_config", "_new_value")
+
+  def __init__(self, config_, new_value):
+    self._config, self._new_value = config_, new_value
+
+  def __enter__(self):
+    self._config._stack.append(self._new_value)
+    _refresh_trace_state()
+
+  def __exit__(self, *exc):
+    self._config._stack.pop()
+    _refresh_trace_state()
+
+
+def make_user_context(default_value=None):
+  """A new context whose value is part of jit's cache key: under `with ctx(v):` a jitted
+  function is traced and compiled again for each new `v` (values must be hashable)."""
+  return UserConfig(default_value)
 
 
 def disable_jit(disable: bool = True):

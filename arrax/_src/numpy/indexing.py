@@ -21,6 +21,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
+from arrax._src.indexing import Slice
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax, shape_ops, slicing
@@ -504,11 +505,52 @@ def _check_fill_value(fill_value):
       else fill_value
 
 
+# ---- jax.ds slices ----------------------------------------------------------------------------
+def _dslice_window(idx, shape, normalize):
+  """For an index holding `Slice`s (jax.ds): (starts, sizes, rest) such that indexing the
+  window `dynamic_slice(x, starts, sizes)` with `rest` (each Slice replaced by `::stride`) is
+  `x[idx]`; None when the index has no Slice."""
+  idx = _as_tuple(idx)
+  if not any(isinstance(i, Slice) for i in idx):
+    return None
+  rest = tuple(slice(None, None, i.stride) if isinstance(i, Slice) else i for i in idx)
+  entries = _parse(tuple(slice(None) if isinstance(i, Slice) else i for i in idx), shape)
+  starts, sizes = [0] * len(shape), list(shape)
+  for i, e in zip(idx, entries):
+    if isinstance(i, Slice):
+      if i.is_dynamic_size:
+        raise ValueError(f"jax.ds with a traced size is not supported (got size={i.size}); "
+                         "the size must be static.")
+      axis, = e.axes
+      size = operator.index(i.size)
+      window = 0 if size == 0 else (size - 1) * max(i.stride, 1) + 1
+      if window > shape[axis]:
+        raise IndexError(f"jax.ds(start, size={size}, stride={i.stride}) needs {window} "
+                         f"elements but axis {axis} has {shape[axis]}")
+      sizes[axis] = window
+      starts[axis] = i.start if type(i.start) is int else _scalar_index(i.start)
+  if any(type(s) is not int for s in starts):
+    if len(starts) > 1:
+      dt = _index_dtype(shape)
+      starts = [scalar_literal(s, dt) if type(s) is int else lax._convert_element_type(s, dt)
+                for s in starts]
+    starts = [s if type(s) is int else _wrap_start(s, n, normalize)
+              for s, n in zip(starts, shape)]
+  else:
+    starts = [s + n if s < 0 and normalize else s for s, n in zip(starts, shape)]
+  return starts, sizes, rest
+
+
 # ---- reads ------------------------------------------------------------------------------------
 def _rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
                     fill_value=None, normalize_indices=True):
   """arr[idx] via slice, dynamic_slice or gather (the first that applies)."""
   shape = core.get_aval(arr).shape
+  window = _dslice_window(idx, shape, normalize_indices)
+  if window is not None:
+    starts, sizes, idx = window
+    arr = shape_ops.dynamic_slice(arr, starts, sizes, allow_negative_indices=False)
+    shape = tuple(sizes)
   entries = _parse(idx, shape)
   parsed_mode = _parse_get_mode(mode)
   for attempt in (_try_static_slice, _try_dynamic_slice):
@@ -753,6 +795,14 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices
     raise NotImplementedError("arrax does not support out_sharding in .at[] updates")
   x = creation.asarray(x) if not _is_array(x) else x
   aval = core.get_aval(x)
+  window = _dslice_window(idx, aval.shape, normalize_indices)
+  if window is not None:   # update the window of the jax.ds slices, then put it back
+    starts, sizes, rest = window
+    part = shape_ops.dynamic_slice(x, starts, sizes, allow_negative_indices=False)
+    part = _scatter_update(part, rest, y, scatter_op, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode,
+                           normalize_indices=normalize_indices)
+    return shape_ops.dynamic_update_slice(x, part, starts, allow_negative_indices=False)
   y = _as_update_values(aval.dtype, y)
   entries = _expand_bool_masks(_parse(idx, aval.shape), aval.shape)
   if not _safe_to_cast(y, aval.dtype):
