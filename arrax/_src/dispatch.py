@@ -11,7 +11,7 @@ from jaxlib import _jax, xla_client as xc
 
 from arrax._src import backend, compilation_cache, compiler, core, mlir
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import check_transfer, config, x64_enabled
+from arrax._src.config import check_transfer, config, trace_state, x64_enabled
 
 _h2d_guard = config.flag("jax_transfer_guard_host_to_device")
 _any_guard = config.flag("jax_transfer_guard")
@@ -177,7 +177,8 @@ def apply_primitive(prim, args, params):
     buf, aval = to_buffer(a, device)
     bufs.append(buf)
     avals.append(aval)
-  key = (prim, tuple(params.items()), tuple(avals), device)
+  # (the trace flags too: allow_f16_reductions changes what a rule accepts, ...)
+  key = (prim, tuple(params.items()), tuple(avals), device, trace_state())
   exe = _prim_cache.get(key)
   if exe is None:
     exe = _compile_primitive(prim, avals, params, device)

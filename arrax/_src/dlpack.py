@@ -4,7 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from arrax._src import dtypes
+from arrax._src.array import Array
 from arrax._src.numpy import index_tricks
+
+_ALIGNMENT = 64
 
 # The dtypes JAX exchanges through DLPack.
 SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in (
@@ -23,4 +26,15 @@ def from_dlpack(external_array, device=None, copy=None):
   """An Array from an object with `__dlpack__` and `__dlpack_device__` (NumPy, arrax, ...),
   on its own device or on `device` (a Device or single-device Sharding); `copy=True` always
   copies, `copy=False` forbids a copy."""
+  if copy is False and not isinstance(external_array, Array) and \
+      hasattr(external_array, "__dlpack__"):
+    # XLA's CPU client can alias host memory only at 64-byte alignment (as JAX reports).
+    try:
+      host = np.from_dlpack(external_array)
+    except (RuntimeError, TypeError, BufferError):
+      host = None
+    if host is not None and host.size and host.ctypes.data % _ALIGNMENT:
+      raise ValueError("Specified input which requires a copy since the source data buffer is "
+                       f"not aligned to {_ALIGNMENT} bytes.  However copy=False. Set copy=True "
+                       "or copy=None to perform the requested operation.")
   return index_tricks.from_dlpack(external_array, device=device, copy=copy)

@@ -51,6 +51,8 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
                     f"{type(sharding)}")
   shape = tuple(int(d) for d in shape)
   devices = list(sharding._device_assignment)
+  if isinstance(sharding, sharding_impls.NamedSharding):
+    sharding.check_compatible(shape, "make_array_from_callback args")
   if sharding.is_fully_replicated:
     pieces = [_host_piece(data_callback((slice(None),) * len(shape)))] * len(devices)
   else:
