@@ -502,6 +502,39 @@ DS_CASES = {
         y, top.numpy.arange(4)),
     "grad": lambda top, x, y: top.grad(lambda v: (v[top.ds(1, 2)] ** 2).sum())(y[0]),
     "traced_start_array": lambda top, x, y: x[top.ds(top.numpy.int32(5), 3)],
+    # out of bounds: stride-1 windows clamp on reads and drop on updates; strided Slices clamp
+    # or drop element by element; negative starts wrap only on stride-1 reads
+    "strided_negative": lambda top, x, y: x[top.ds(-3, 2, 2)],
+    "strided_clamped": lambda top, x, y: x[top.ds(5, 3, 3)],
+    "far_negative": lambda top, x, y: x[top.ds(-12, 2)],
+    "set_strided_oob": lambda top, x, y: x.at[top.ds(5, 3, 3)].set(-1),
+    "set_strided_negative": lambda top, x, y: x.at[top.ds(-3, 2, 2)].set(-1),
+    "set_window_oob": lambda top, x, y: x.at[top.ds(8, 5)].set(-1),
+    "set_negative_dropped": lambda top, x, y: x.at[top.ds(-3, 2)].set(-1),
+    "add_partly_oob": lambda top, x, y: x.at[top.ds(9, 2)].add(100),
+    "get_fill_window": lambda top, x, y: x.at[top.ds(8, 5)].get(mode="fill", fill_value=-7),
+    "get_fill_default": lambda top, x, y: y.at[top.ds(3, 2)].get(mode="fill"),
+    "get_fill_strided": lambda top, x, y: x.at[top.ds(5, 3, 3)].get(mode="fill"),
+    "get_fill_in_bounds": lambda top, x, y: x.at[top.ds(2, 3)].get(mode="fill"),
+    "set_2d_window_oob": lambda top, x, y: y.at[top.ds(2, 3), top.ds(1, 2, 2)].set(-1),
+    "mul_2d_strided": lambda top, x, y: y.at[top.ds(1, 2), top.ds(1, 2, 3)].mul(3),
+    "strided_2d": lambda top, x, y: y[top.ds(1, 2), top.ds(0, 3, 2)],
+    "array_and_strided": lambda top, x, y: y[top.numpy.array([0, 3]), top.ds(1, 2, 2)],
+    "set_array_and_strided": lambda top, x, y: y.at[top.numpy.array([0, 3]),
+                                                    top.ds(1, 2, 2)].set(-5),
+    "jit_strided_negative": lambda top, x, y: top.jit(lambda v, i: v[top.ds(i, 2, 2)])(x, -3),
+    "jit_set_oob": lambda top, x, y: top.jit(lambda v, i: v.at[top.ds(i, 3)].set(0))(x, 8),
+    "jit_set_negative": lambda top, x, y: top.jit(lambda v, i: v.at[top.ds(i, 3)].set(0))(x, -2),
+    "jit_fill": lambda top, x, y: top.jit(lambda v, i: v.at[top.ds(i, 3)].get(mode="fill"))(
+        x, 8),
+    "set_array_values": lambda top, x, y: x.at[top.ds(2, 3)].set(top.numpy.array([7, 8, 9])),
+    "set_rows_broadcast": lambda top, x, y: y.at[top.ds(1, 2)].set(top.numpy.arange(5.)),
+    "vmap_set": lambda top, x, y: top.vmap(lambda r, i: r.at[top.ds(i, 2)].set(0))(
+        y, top.numpy.arange(4)),
+    "grad_set": lambda top, x, y: top.grad(
+        lambda v: (v.at[top.ds(1, 2)].set(3.) ** 2).sum())(y[0]),
+    "too_large": lambda top, x, y: x[top.ds(0, 12)],
+    "set_too_large": lambda top, x, y: x.at[top.ds(0, 12)].set(1),
 }
 
 
@@ -510,6 +543,12 @@ def test_ds_indexing(case):
   x = np.arange(10, dtype=np.int32)
   y = np.arange(20, dtype=np.float32).reshape(4, 5)
   fn = DS_CASES[case]
+  j_err = raised(lambda: fn(jax, jnp.asarray(x), jnp.asarray(y)))
+  if j_err is not None:
+    e = same_exception(lambda: fn(arrax, anp.asarray(x), anp.asarray(y)), j_err)
+    if case != "too_large":   # (that message is lax.dynamic_slice's own)
+      assert str(e) == str(j_err)
+    return
   expected = fn(jax, jnp.asarray(x), jnp.asarray(y))
   actual = fn(arrax, anp.asarray(x), anp.asarray(y))
   assert_same(actual, expected)
