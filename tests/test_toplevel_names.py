@@ -87,6 +87,19 @@ def test_flag_config_update(name):
     assert getattr(lib.config, option) == default
 
 
+@pytest.mark.parametrize("name", ["enable_checks", "legacy_prng_key"])
+def test_flag_get_and_set_global(name):
+  option, default, other = FLAGS[name]
+  for lib in (jax, arrax):
+    state = getattr(lib, name)
+    try:
+      state.set_global(other)
+      assert state.get_global() == other == getattr(lib.config, option)
+    finally:
+      state.set_global(default)
+    assert state.value == default
+
+
 @pytest.mark.parametrize("name", FLAGS)
 def test_flag_called_without_value(name):
   # Boolean flags default to True; the others require a value (TypeError), as in JAX.

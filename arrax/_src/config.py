@@ -314,6 +314,12 @@ class State:
   def value(self):
     return self._flag.value
 
+  def get_global(self):
+    return self._flag.value
+
+  def set_global(self, new_val):
+    config.update(self._flag.name, new_val)
+
   def __bool__(self):
     raise TypeError("bool() not supported for instances of type 'State' (did you mean to use "
                     "'State.value' instead?)")
