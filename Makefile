@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: demo test bench venv array-api ecosystem
+.PHONY: demo test bench venv array-api ecosystem fuzz
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -17,6 +17,13 @@ demo: venv
 test: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test]"
 	$(BIN)/python -m pytest -q -n 2 tests
+
+# A long differential-fuzzing campaign (tests/fuzzing.py); e.g. make fuzz FUZZ_ARGS="--programs 5000 --seed 7"
+FUZZ_ARGS ?= --programs 2000 --jaxpr
+
+fuzz: $(BIN)/python
+	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/python -m tests.fuzzing $(FUZZ_ARGS)
 
 # Each library runs in its own fresh process per round; e.g. make bench BENCH_ARGS="conv --rounds 5"
 BENCH_ARGS ?= --rounds 3 --markdown benchmarks/latest.md --json benchmarks/latest.json

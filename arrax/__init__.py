@@ -27,7 +27,7 @@ from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, d
                             device_put, eval_shape, make_jaxpr, typeof)
 from arrax._src.array import ArrayType as Array
 from arrax._src.backend import (Device, default_backend, device_count, devices, local_device_count,
-                                local_devices, process_count, process_index)
+                                local_devices, process_count, process_index, process_indices)
 from arrax._src.jit import jit
 from arrax._src.ad_api import grad, jvp, linearize, value_and_grad, vjp
 from arrax._src.ad_api import hessian, jacfwd, jacobian, jacrev, linear_transpose
@@ -36,6 +36,8 @@ from arrax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from arrax._src.batching import vmap
 from arrax._src.pmap import pmap as pmap
 from arrax._src import spmd as _spmd  # noqa: F401  (jit with in/out shardings)
+from arrax._src.spmd import reshard as reshard
+from arrax._src.shard_map import shard_map as shard_map, smap as smap
 from arrax._src.callback import pure_callback
 from arrax._src.debugging import effects_barrier
 from arrax import ad_checkpoint, custom_derivatives, debug, errors, lax, numpy, test_util, tree, tree_util
@@ -48,6 +50,7 @@ from arrax import scipy
 from arrax import nn
 from arrax import image
 from arrax import sharding
+from arrax import distributed
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
 from arrax._src.sharding_impls import Shard as Shard
 from arrax._src.config import make_user_context as make_user_context
@@ -66,6 +69,8 @@ ad = _SimpleNamespace(DontWant=_ad_api.DontWant, DidntWant=_ad_api.DidntWant,
 memory = _SimpleNamespace(Space=_core.MemorySpace)
 del _SimpleNamespace, _ad_api, _core
 from arrax._src.dtypes import float0
+from arrax._src.global_arrays import (make_array_from_callback, make_array_from_process_local_data,
+                                     make_array_from_single_device_arrays)
 
 from arrax._src.jax_alias import install_as_jax
 from arrax import version
@@ -79,10 +84,11 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "disable_jit", "enable_x64",
     "ad_checkpoint", "checkpoint", "checkpoint_policies", "closure_convert", "custom_batching", "custom_derivatives", "custom_gradient", "custom_jvp", "custom_vjp",
     "dtypes", "effects_barrier", "errors", "eval_shape", "experimental", "float0", "grad", "hessian", "image", "jacfwd", "jacobian", "jacrev", "linear_transpose", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "lax", "local_device_count", "local_devices",
-    "make_jaxpr", "make_mesh", "NamedSharding", "P", "set_mesh", "sharding", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
+    "make_array_from_callback", "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays", "make_jaxpr", "make_mesh", "NamedSharding", "P", "reshard", "set_mesh", "shard_map", "sharding", "smap", "checking_leaks", "check_tracer_leaks", "copy_to_host_async", "default_device",
     "default_matmul_precision", "ensure_compile_time_eval", "explain_cache_misses",
     "debug_infs", "debug_nans", "live_arrays", "log_compiles", "named_call", "named_scope", "no_tracing",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
+    "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "process_index", "process_indices", "distributed", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
 ]

@@ -1,9 +1,14 @@
 """arrax.sharding: meshes of devices and the shardings that lay arrays out over them."""
-from arrax._src.sharding_impls import (AxisType as AxisType, Mesh as Mesh,
-                                       NamedSharding as NamedSharding,
+from arrax._src.sharding_impls import (AbstractMesh as AbstractMesh, AxisType as AxisType,
+                                       Mesh as Mesh, NamedSharding as NamedSharding,
                                        PartitionSpec as PartitionSpec, Sharding as Sharding,
                                        SingleDeviceSharding as SingleDeviceSharding,
-                                       get_mesh as get_mesh, set_mesh as set_mesh)
+                                       get_abstract_mesh as get_abstract_mesh,
+                                       get_mesh as get_mesh, set_mesh as set_mesh,
+                                       use_abstract_mesh as use_abstract_mesh)
+from arrax._src.spmd import (auto_axes as auto_axes, explicit_axes as explicit_axes,
+                             reshard as reshard)
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
-           "SingleDeviceSharding", "get_mesh", "set_mesh"]
+__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
+           "SingleDeviceSharding", "auto_axes", "explicit_axes", "get_abstract_mesh",
+           "get_mesh", "reshard", "set_mesh", "use_abstract_mesh"]

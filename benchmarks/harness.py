@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 BENCHMARKS = {}   # name -> Benchmark, in definition order
-MODULES = ("core", "numpy_ops", "cnn", "parallel", "scipy_ops")   # the modules that define benchmarks
+MODULES = ("core", "numpy_ops", "cnn", "parallel", "bench_shard_map", "scipy_ops")   # the modules that define benchmarks
 
 
 class Benchmark:

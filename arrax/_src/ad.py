@@ -566,11 +566,12 @@ def linearize_jaxpr(closed: core.ClosedJaxpr, nonzeros):
   return core.ClosedJaxpr(dced, primal.consts), tangent, out_nz, res_fwd
 
 
-def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros):
+def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros, keep=None, zeros=None):
   """The transpose of `closed` (linear in inputs where `linear`).
 
   The result takes (non-linear inputs, nonzero output cotangents) and returns the cotangents
-  of the linear inputs, instantiated as zeros where none flows back.
+  of the linear inputs (those `keep` marks, default all), instantiated as zeros where none
+  flows back. A list `zeros` is filled with, per linear input, whether no cotangent flows.
   """
   in_avals = closed.in_avals
   res_avals = [a for a, lin in zip(in_avals, linear) if not lin]
@@ -583,8 +584,11 @@ def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros):
     primals = [UndefinedPrimal(a) if lin else next(res) for a, lin in zip(in_avals, linear)]
     cts = [next(cts_it) if nz else Zero(tangent_aval(a))
            for a, nz in zip(closed.out_avals, ct_nonzeros)]
-    cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts)
-    return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+    cts_in = [ct for ct, lin in zip(backward_pass(closed.jaxpr, closed.consts, primals, cts),
+                                    linear) if lin]
+    if zeros is not None:
+      zeros[:] = [type(ct) is Zero for ct in cts_in]
+    return [instantiate(ct) for ct, k in zip(cts_in, keep or [True] * len(cts_in)) if k]
   return _trace_closed(fun, res_avals + ct_avals)
 
 

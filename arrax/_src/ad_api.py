@@ -213,20 +213,18 @@ def _vjp_bwd(fun, lin, spec, p_tree, out_tree, out_avals, args_res, opaque, *cts
 
 
 def _check_ct(ct, primal_aval):
+  """The cotangent `ct` for an output of type `primal_aval`, checked as JAX does: same shape,
+  the tangent dtype (a float0 cotangent's slot takes any dtype, as a zero)."""
   aval = core.get_aval(ct)
-  expected = ad.tangent_dtype(primal_aval.dtype)
-  if aval.shape != primal_aval.shape:
+  expected = primal_aval.update(dtype=ad.tangent_dtype(primal_aval.dtype), weak_type=False)
+  if aval.shape != expected.shape or not (aval.dtype == expected.dtype
+                                           or expected.dtype == dtypes.float0):
     raise ValueError(
-        f"unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
-        f"{aval.str_short()}, but expected {primal_aval.str_short()} because the "
-        "corresponding output of the function had that type")
-  if aval.dtype != expected and not (aval.weak_type and dtypes.issubdtype(aval.dtype, np.inexact)):
-    raise ValueError(
-        f"unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
-        f"{aval.str_short()}, but expected {primal_aval.update(dtype=expected).str_short()} "
-        "because the corresponding output of the function had that type")
-  if ad.is_float0(aval):
-    return Zero(aval)
+        f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+        f"{aval.str_short()}, but expected {expected.str_short()} because the corresponding "
+        f"output of the differentiated function had JAX type {primal_aval.str_short()}")
+  if expected.dtype == dtypes.float0:
+    return Zero(expected)
   return ct
 
 

@@ -157,7 +157,7 @@ def _put_named(v, sharding):
   if host.dtype != dtype:
     host = host.astype(dtype)
   sharding.check_compatible(host.shape)
-  devices = sharding._device_assignment
+  devices = sharding._addressable_device_assignment   # (other processes put their own shards)
   idx = sharding.devices_indices_map(host.shape)
   aval = core.ShapedArray(host.shape, dtype, weak_type)
   if dtype == dtypes.float0:

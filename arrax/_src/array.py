@@ -126,6 +126,10 @@ class Array:
 
   global_shards = addressable_shards
 
+  def addressable_data(self, index: int):
+    """The data of this process's `index`-th shard (the array itself: it has one)."""
+    return self.addressable_shards[index].data
+
   # ---- host values ---------------------------------------------------------------------------
   @property
   def _value(self) -> np.ndarray:
@@ -284,6 +288,10 @@ class ShardedArray(Array):
   @property
   def _buf(self):
     if self._gathered is None:
+      if not self._local_value_complete():
+        raise NotImplementedError(
+            "arrax runs eager operations on one device, and this array has shards in other "
+            "processes: compute with it inside `jit(..., out_shardings=...)` instead.")
       self._gathered = device_put_value(self._value, backend.default_device(),
                                         dtype=self.aval.dtype)._buf
     return self._gathered
@@ -331,50 +339,93 @@ class ShardedArray(Array):
       # dtypes DLPack cannot carry (bfloat16, float8): a per-device view made by jaxlib
       # (which looks up jax's SingleDeviceSharding class, importing jax if installed).
       aval = ShapedArray(shape, self.aval.dtype, self.aval.weak_type)
-      buf = _jax.ArrayImpl(aval, backend.device_sharding(devs[k]), [self._gbuf._arrays[k]],
+      local = self._local_positions().index(k)
+      buf = _jax.ArrayImpl(aval, backend.device_sharding(devs[k]), [self._gbuf._arrays[local]],
                            committed=True, _skip_checks=True)
       return _to_host(Array(buf, aval, True))
 
+  @property
+  def is_fully_addressable(self) -> bool:
+    return self._named.is_fully_addressable
+
+  def _local_positions(self):
+    """The positions (in the sharding's device order) of this process's devices."""
+    return [k for k, d in enumerate(self._named._device_assignment)
+            if sharding_impls._is_local(d)]
+
   def _device_shards(self):
-    """One single-device Array per device (copies of the shards)."""
+    """One single-device Array per local device (copies of the shards), in device order."""
     if self._shard_bufs is None:
-      value = self._value
-      idx = self._named.devices_indices_map(self.shape)
-      self._shard_bufs = [device_put_value(value[idx[dev]], dev, dtype=self.aval.dtype,
+      devs = self._named._device_assignment
+      if self.is_fully_addressable:
+        value = self._value
+        idx = self._named.devices_indices_map(self.shape)
+        pieces = [(value[idx[dev]], dev) for dev in devs]
+      else:
+        pieces = [(self._host_shard(k), devs[k]) for k in self._local_positions()]
+      self._shard_bufs = [device_put_value(v, dev, dtype=self.aval.dtype,
                                            weak_type=self.aval.weak_type, committed=True)
-                          for dev in self._named._device_assignment]
+                          for v, dev in pieces]
     return self._shard_bufs
+
+  def _local_value_complete(self):
+    """Whether this process's shards cover the whole array (always when fully addressable)."""
+    if self.is_fully_addressable or self._named.is_fully_replicated:
+      return True
+    covered = np.zeros(self.shape, bool)
+    for d, index in self._named.addressable_devices_indices_map(self.shape).items():
+      covered[index] = True
+    return bool(covered.all())
 
   @property
   def _value(self) -> np.ndarray:
     if self._npy is None:
+      if not self._local_value_complete():
+        raise RuntimeError(
+            "Fetching value for `jax.Array` that spans non-addressable (non process local) "
+            "devices is not possible. You can use "
+            "`jax.experimental.multihost_utils.process_allgather` to print the global array or "
+            "use `.addressable_shards` method of jax.Array to inspect the addressable (process "
+            "local) shards.")
       host_transfers["to_host"] += 1
       if self._named.is_fully_replicated:   # every device holds the whole value
-        value = self._host_shard(0)
+        value = self._host_shard(self._local_positions()[0])
       else:
         devs = self._named._device_assignment
         idx = self._named.devices_indices_map(self.shape)
-        shards = [self._host_shard(k) for k in range(len(devs))]
-        value = np.empty(self.shape, shards[0].dtype)
-        for dev, shard in zip(devs, shards):
-          value[idx[dev]] = shard
+        shards = {k: self._host_shard(k) for k in self._local_positions()}
+        value = np.empty(self.shape, next(iter(shards.values())).dtype)
+        for k, shard in shards.items():
+          value[idx[devs[k]]] = shard
       value.flags.writeable = False
       self._npy = value
     return self._npy
 
-  @property
-  def addressable_shards(self):
+  def _shards(self, everywhere):
     idx = self._named.devices_indices_map(self.shape)
+    local = iter(self._device_shards())
     seen: dict = {}
     out = []
-    for d, s in zip(self._named._device_assignment, self._device_shards()):
+    for d in self._named._device_assignment:
       key = tuple((i.start, i.stop) for i in idx[d])
-      out.append(sharding_impls.Shard._known(d, self._named, self.shape, s, idx[d],
-                                             seen.get(key, 0)))
+      if sharding_impls._is_local(d):
+        out.append(sharding_impls.Shard._known(d, self._named, self.shape, next(local), idx[d],
+                                               seen.get(key, 0)))
+      elif everywhere:
+        out.append(sharding_impls.Shard._known(d, self._named, self.shape, None, idx[d],
+                                               seen.get(key, 0)))
       seen[key] = seen.get(key, 0) + 1
     return out
 
-  global_shards = addressable_shards
+  @property
+  def addressable_shards(self):
+    """This process's shards (device, index, replica id, data as a single-device Array)."""
+    return self._shards(False)
+
+  @property
+  def global_shards(self):
+    """Every device's shard; those of other processes have `data=None`."""
+    return self._shards(True)
 
   def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     raise _multi_device_dlpack_error(self._named.num_devices)

@@ -1,4 +1,5 @@
 """The XLA runtime: one PJRT client per platform per process, created lazily, and its devices."""
+import atexit
 import functools
 import os
 import warnings
@@ -13,6 +14,21 @@ from jaxlib import _jax, xla_client as xc  # noqa: E402
 _clients = {}
 
 
+class DistributedState:
+  """This process's place in a multi-process job (filled by `arrax.distributed.initialize`):
+  the CPU client is created with the distributed runtime client when there is one."""
+  process_id = 0
+  num_processes = 1
+  service = None
+  client = None
+  preemption_sync_manager = None
+  coordinator_address = None
+  partition_index = None
+
+
+distributed_state = DistributedState()
+
+
 def _num_cpu_devices():
   n = config.jax_num_cpu_devices
   if n is not None and n > 0:
@@ -24,7 +40,24 @@ def _num_cpu_devices():
 
 
 def _make_cpu_client():
-  return xc.make_cpu_client(asynchronous=True, num_devices=_num_cpu_devices())
+  dist = distributed_state
+  if dist.client is None:
+    return xc.make_cpu_client(asynchronous=True, num_devices=_num_cpu_devices())
+  impl = config.jax_cpu_collectives_implementation
+  if impl == "gloo":
+    collectives = _jax.make_gloo_tcp_collectives(distributed_client=dist.client)
+  elif impl == "mpi":   # (needs an MPI library that jaxlib can load, as in JAX)
+    collectives = _jax.make_mpi_collectives()
+    collectives.Init()
+    atexit.register(collectives.Finalize)
+  elif impl is None:
+    collectives = None
+  else:
+    raise NotImplementedError(f"jax_cpu_collectives_implementation={impl!r}: arrax supports "
+                              "'gloo', 'mpi' (or None)")
+  return xc.make_cpu_client(asynchronous=True, distributed_client=dist.client,
+                            node_id=dist.process_id, num_nodes=dist.num_processes,
+                            collectives=collectives, num_devices=_num_cpu_devices())
 
 
 def _make_gpu_client(platform):
@@ -74,30 +107,58 @@ def default_backend() -> str:
   return get_client().platform
 
 
+def backends_are_initialized() -> bool:
+  """Whether a PJRT client has been created in this process."""
+  return bool(_clients)
+
+
+def _client(backend):
+  return backend if isinstance(backend, xc.Client) else get_client(backend)
+
+
 def devices(backend=None):
-  """All devices of a backend (the default one if None)."""
-  return get_client(backend).devices()
+  """All devices of a backend (the default one if None), those of every process."""
+  return _client(backend).devices()
 
 
-def local_devices(process_index=None, backend=None):
-  """The devices attached to this process."""
-  return get_client(backend).local_devices()
+def local_devices(process_index=None, backend=None, host_id=None):
+  """The devices attached to process `process_index` (default: this process)."""
+  if host_id is not None:
+    warnings.warn("The argument to jax.local_devices has been renamed from `host_id` to "
+                  "`process_index`. This alias will eventually be removed; please update "
+                  "your code.")
+    process_index = host_id
+  client = _client(backend)
+  if process_index is None:
+    process_index = client.process_index()
+  if not 0 <= process_index < process_count(client):
+    raise ValueError(f"Unknown process_index {process_index}")
+  return [d for d in client.devices() if d.process_index == process_index]
 
 
 def device_count(backend=None) -> int:
-  return len(devices(backend))
+  """The number of devices of every process."""
+  return int(_client(backend).device_count())
 
 
 def local_device_count(backend=None) -> int:
-  return len(local_devices(backend=backend))
+  """The number of devices attached to this process."""
+  return int(_client(backend).local_device_count())
 
 
 def process_index(backend=None) -> int:
-  return get_client(backend).process_index()
+  """This process's index in a multi-process job (0 when alone)."""
+  return _client(backend).process_index()
 
 
 def process_count(backend=None) -> int:
-  return 1
+  """The number of processes of the job."""
+  return max((d.process_index for d in devices(backend)), default=0) + 1
+
+
+def process_indices(backend=None) -> list:
+  """The indices of all processes: [0, ..., process_count() - 1]."""
+  return list(range(process_count(backend)))
 
 
 # Old names of process_index/process_count/process indices: they warn (UserWarning, with JAX's

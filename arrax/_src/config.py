@@ -99,6 +99,14 @@ config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
 config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
 config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
 config.define("jax_default_device", None)
+# Multi-process (arrax.distributed): cross-process collectives on CPU and the preemption service.
+config.define("jax_cpu_collectives_implementation",
+              os.environ.get("JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo"),
+              lambda v: None if v is None else _enum_or_none(
+                  "jax_cpu_collectives_implementation", v, ("gloo", "mpi", "megascale")))
+config.define("jax_enable_preemption_service",
+              _env_bool("jax_enable_preemption_service", True), bool)
+config.define("jax_enable_recoverability", _env_bool("jax_enable_recoverability", False), bool)
 config.define("jax_numpy_rank_promotion",
               os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
               lambda v: _enum("jax_numpy_rank_promotion", v, ("allow", "warn", "raise")))
@@ -140,6 +148,13 @@ def _enum_strict(name, value, allowed):
 
 def _optional_enum(name, value, allowed):
   if value is not None and (type(value) is not str or value not in allowed):
+    raise ValueError(f"new enum value must be None or in {list(allowed)}, got {value} of type "
+                     f"{type(value)}.")
+  return value
+
+
+def _enum_or_none(name, value, allowed):
+  if value not in allowed:
     raise ValueError(f"new enum value must be None or in {list(allowed)}, got {value} of type "
                      f"{type(value)}.")
   return value

@@ -292,10 +292,13 @@ def _arg_aval(x):
 
 
 class _CacheEntry:
-  __slots__ = ("exe", "out_tree", "closed", "single", "float0")
+  __slots__ = ("exe", "out_tree", "closed", "single", "float0", "runner")
 
-  def __init__(self, exe, out_tree, closed):
+  def __init__(self, exe, out_tree, closed, runner=None):
     self.exe = exe
+    # exe None: a multi-device program, run by `runner(leaves)` (one SPMD program, see
+    # register_multi_device_runner) or, without one, operation by operation.
+    self.runner = runner
     self.out_tree = out_tree
     self.closed = closed
     self.single = out_tree.num_nodes == 1 and out_tree.num_leaves == 1   # a bare array
@@ -669,6 +672,8 @@ class JitWrapped(Wrapped):
       entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
     exe = entry.exe
     if exe is None:
+      if entry.runner is not None:
+        return entry.out_tree.unflatten(entry.runner(leaves))
       return entry.out_tree.unflatten(
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
     if dispatch.no_execution.value:
@@ -743,8 +748,11 @@ class JitWrapped(Wrapped):
     try:
       module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names)
     except mlir.MultiDeviceLowering:
-      # The program holds a multi-device computation (pmap): run its jaxpr op by op.
-      entry = _CacheEntry(None, out_tree, closed)
+      # The program holds a multi-device computation: one SPMD program over its mesh when a
+      # registered builder can make one (shard_map), else its jaxpr op by op (pmap).
+      runner = None if _multi_device_runner is None else _multi_device_runner(self._name,
+                                                                                closed)
+      entry = _CacheEntry(None, out_tree, closed, runner)
     else:
       exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
                                 closed.in_avals, closed.out_avals, device,
@@ -834,6 +842,14 @@ def _names_for(base, tree):
 
 
 _sharded_jit_cls = None   # jit with shardings: set by `_src/spmd.py`, a higher layer
+# (name, closed jaxpr) -> a runner of flat arguments, or None: builds one SPMD program for a
+# jaxpr holding multi-device equations (set by `_src/shard_map.py`, a higher layer).
+_multi_device_runner = None
+
+
+def register_multi_device_runner(fn):
+  global _multi_device_runner
+  _multi_device_runner = fn
 
 
 def register_sharded_jit(cls):

@@ -25,6 +25,7 @@ from jaxlib import _jax, xla_client as xc
 
 from arrax._src import (ad, backend as xb, batching, compiler, core, dispatch, dtypes, mlir,
                         tree_util)
+from arrax._src import pmap_multiprocess
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
 from arrax._src.lax import elementwise as lax_api
@@ -482,6 +483,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size "
                        f"{size}.")
     all_devices = devices if devices is not None else tuple(xb.devices(backend))
+    local_size, size = size, pmap_multiprocess.global_axis_size(size, devices, backend)
     if size > len(all_devices):
       raise ValueError(f"compiling computation that requires {size} logical devices, but only "
                        f"{len(all_devices)} XLA devices are available (num_replicas={size})")
@@ -498,9 +500,14 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                   in_axes=in_flat, out_axes=out_flat, name=name)
     if eager:
       exe = _executable(closed, name, axis_name, mesh_devices, in_flat, out_flat)
+      if size != local_size:   # several processes: local arguments and results
+        exe = pmap_multiprocess.ProcessLocalPmap(exe, axis_name)
       fast[fast_key] = (exe, out_tree)
       outs = exe.run(leaves)
     else:
+      if size != local_size:
+        raise NotImplementedError("pmap inside another transformation in a job of several "
+                                  "processes")
       outs = pmap_p.bind(*leaves, **params)
     return tree_util.tree_unflatten(out_tree, outs)
 

@@ -167,15 +167,52 @@ class Mesh:
 
   @property
   def local_devices(self):
-    return [] if self.devices is None else list(self.devices.flat)
+    """The mesh's devices attached to this process."""
+    return [] if self.devices is None else [d for d in self.devices.flat
+                                            if d.process_index == d.client.process_index()]
+
+  @property
+  def is_multi_process(self):
+    return self.devices.size != len(self.local_devices)
+
+  @property
+  def local_mesh(self):
+    """The sub-mesh of this process's devices (which must form a contiguous block)."""
+    return self._local_mesh(backend.process_index())
+
+  def _local_mesh(self, process_index):
+    if self.empty:
+      return self
+    mine = np.vectorize(lambda d: d.process_index == process_index, otypes=[bool])(self.devices)
+    block = []
+    for axis in range(mine.ndim):
+      hit = np.flatnonzero(mine.any(axis=tuple(a for a in range(mine.ndim) if a != axis)))
+      block.append(slice(int(hit.min()), int(hit.max()) + 1))
+    if not mine[tuple(block)].all():
+      raise ValueError("When passing host local inputs to pjit, devices connected to a single "
+                       "host must form a contiguous subcube of the global device mesh")
+    return Mesh(self.devices[tuple(block)], self.axis_names, self.axis_types)
 
   @property
   def _flat_devices_tuple(self):
-    return tuple(self.local_devices)
+    return () if self.devices is None else tuple(self.devices.flat)
 
   def _key(self):
-    return (tuple(d.id for d in self.local_devices), self.axis_sizes, self.axis_names,
+    return (tuple(d.id for d in self._flat_devices_tuple), self.axis_sizes, self.axis_names,
             self.axis_types)
+
+  @property
+  def _name_to_type(self):
+    return dict(zip(self.axis_names, self.axis_types))
+
+  @property
+  def abstract_mesh(self):
+    """The mesh's shape, names and axis types without its devices."""
+    if self.empty:
+      return AbstractMesh((), ())
+    out = AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+    out._device_kind = self.devices.flat[0].platform
+    return out
 
   def __eq__(self, other):
     return isinstance(other, Mesh) and self._key() == other._key()
@@ -202,8 +239,57 @@ class Mesh:
             f"axis_types={self.axis_types})")
 
 
+class AbstractMesh:
+  """A mesh's axis sizes, names and types without devices (what tracing needs to know)."""
+
+  def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+    self.axis_sizes = tuple(axis_sizes)
+    self.axis_names = tuple(axis_names)
+    if len(self.axis_sizes) != len(self.axis_names):
+      raise ValueError(f"Number of axis names should match the number of axis sizes. Got "
+                       f"axis_names={self.axis_names} and axis_sizes={self.axis_sizes}")
+    if axis_types is None:
+      axis_types = (AxisType.Auto,) * len(self.axis_names)
+    elif isinstance(axis_types, AxisType):
+      axis_types = (axis_types,)
+    self.axis_types = tuple(axis_types)
+    if len(self.axis_types) != len(self.axis_names):
+      raise ValueError(f"Number of axis names should match the number of axis_types. Got "
+                       f"axis_names={self.axis_names} and axis_types={self.axis_types}")
+    self.abstract_device = abstract_device
+    self._device_kind = None   # (the platform, for a concrete mesh's abstract mesh)
+
+  shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
+  shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+  size = property(lambda self: math.prod(self.axis_sizes))
+  empty = property(lambda self: not self.axis_names)
+  abstract_mesh = property(lambda self: self)
+  _name_to_type = property(lambda self: dict(zip(self.axis_names, self.axis_types)))
+
+  def _key(self):
+    return (self.axis_sizes, self.axis_names, self.axis_types)
+
+  def __eq__(self, other):
+    return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+  def __hash__(self):
+    return hash(self._key())
+
+  def __repr__(self):
+    if self.empty:
+      return "AbstractMesh((), axis_types=())"
+    axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+    extra = ""
+    if self._device_kind is not None:
+      extra = f", device_kind={self._device_kind}, num_cores=None, platform={self._device_kind}"
+    return f"AbstractMesh({axes}, axis_types={self.axis_types}{extra})"
+
+  __str__ = __repr__
+
+
 class _MeshContext:
   mesh = None
+  abstract = None   # set by use_abstract_mesh
 
 
 _mesh_context = _MeshContext()
@@ -233,6 +319,33 @@ def get_mesh():
   return mesh if mesh is not None else Mesh(None, ())
 
 
+def get_abstract_mesh():
+  """The abstract mesh of the context: the one use_abstract_mesh set, else that of the mesh
+  set by set_mesh (empty when neither is)."""
+  if _mesh_context.abstract is not None:
+    return _mesh_context.abstract
+  return get_mesh().abstract_mesh
+
+
+class use_abstract_mesh:
+  """Make `mesh` the context's abstract mesh until the end of the `with` block."""
+
+  def __init__(self, mesh):
+    if not isinstance(mesh, AbstractMesh):
+      raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got {type(mesh)}")
+    self._mesh = mesh
+    self._previous = None
+
+  def __enter__(self):
+    self._previous = _mesh_context.abstract
+    _mesh_context.abstract = self._mesh
+    return self._mesh
+
+  def __exit__(self, *exc):
+    _mesh_context.abstract = self._previous
+    return False
+
+
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
   """A Mesh of the first prod(axis_shapes) devices (default: all devices of the default
   backend) in device order; axis types default to Explicit."""
@@ -256,6 +369,10 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
   return Mesh(arr.reshape(axis_shapes), axis_names, axis_types=axis_types)
 
 
+def _is_local(device):
+  return device.process_index == device.client.process_index()
+
+
 class Sharding:
   """Where the shards of an array live (base class of the sharding kinds)."""
 
@@ -265,11 +382,13 @@ class Sharding:
 
   @property
   def is_fully_addressable(self):
-    return True
+    """Whether this process holds every device of the sharding."""
+    return all(_is_local(d) for d in self.device_set)
 
   @property
   def addressable_devices(self):
-    return self.device_set
+    """The sharding's devices attached to this process."""
+    return {d for d in self.device_set if _is_local(d)}
 
   @property
   def num_devices(self):
@@ -284,7 +403,11 @@ class Sharding:
     return xc.DeviceList(self._device_assignment)
 
   def addressable_devices_indices_map(self, global_shape):
-    return self.devices_indices_map(global_shape)
+    return {d: i for d, i in self.devices_indices_map(global_shape).items() if _is_local(d)}
+
+  @property
+  def _addressable_device_assignment(self):
+    return tuple(d for d in self._device_assignment if _is_local(d))
 
   def shard_shape(self, global_shape):
     idx = next(iter(self.devices_indices_map(tuple(global_shape)).values()))

@@ -19,7 +19,7 @@ from jaxlib import _jax, xla_client as xc
 from jaxlib.mlir import ir
 
 from arrax._src import backend as xb, batching, compiler, core, dispatch, jit as jit_mod, mlir, pmap
-from arrax._src.api import _abstractify, _put_named
+from arrax._src.api import _abstractify, _put_named, device_put as api_device_put
 from arrax._src.array import ShardedArray
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec, SingleDeviceSharding,
                                        _named_xla_sharding, get_mesh)
@@ -93,6 +93,8 @@ class _Executable:
     self.out_avals = closed.out_avals
     self.out_tree = out_tree
     chosen = self.loaded.get_output_shardings()
+    if chosen is None:   # (a one-device mesh: nothing is partitioned)
+      chosen = [xc.HloSharding.replicate()] * len(out_specified)
     self.out_shardings = [s if s is not None else _named_from_hlo(mesh, c, a.ndim)
                           for s, c, a in zip(out_specified, chosen, closed.out_avals)]
     self.handlers = [_jax.array_result_handler(a, s._xla_sharding(a.ndim), True,
@@ -190,6 +192,15 @@ class ShardedJit:
     arg_shardings = _per_leaf("in_shardings", tree_structure(args), self._in)
     arg_shardings += [None] * (len(leaves) - len(arg_shardings))
     for x, s in zip(leaves, arg_shardings):
+      if (s is not None and isinstance(x, np.ndarray) and not s.is_fully_replicated and
+          xb.process_count() > 1):
+        raise ValueError(
+            "Passing non-trivial shardings for numpy inputs is not allowed. To fix this error, "
+            "either specify a replicated sharding explicitly or use "
+            "`jax.make_array_from_process_local_data(...)` to convert your host local numpy "
+            "inputs to a jax.Array which you can pass to jit. If the numpy input is the same "
+            "on each process, then you can use `jax.make_array_from_callback(...) to create a "
+            f"`jax.Array` which you can pass to jit. Got arg type: {_abstractify(x)}")
       if s is not None and getattr(x, "committed", False) and not _equivalent(x, s):
         raise ValueError(
             f"Sharding passed to jit does not match the sharding on the respective arg. Got "
@@ -242,3 +253,63 @@ class ShardedJit:
 
 
 jit_mod.register_sharded_jit(ShardedJit)
+
+
+# ---- reshard, auto_axes, explicit_axes -----------------------------------------------------------
+def _resolve(s):
+  if isinstance(s, PartitionSpec):
+    mesh = get_mesh()
+    if mesh.empty:
+      raise ValueError(
+          "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
+          "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
+          f"{s}")
+    return NamedSharding(mesh, s)
+  if not isinstance(s, (NamedSharding, SingleDeviceSharding)):
+    raise TypeError(f"reshard out_shardings must be Shardings or PartitionSpecs, got {s!r}")
+  return s
+
+
+def reshard(xs, out_shardings):
+  """Lay the arrays `xs` out as `out_shardings` (a tree prefix: NamedShardings, or
+  PartitionSpecs over the mesh set by set_mesh) say. Values never change: under a
+  transformation the arrays pass through unchanged."""
+  leaves, tree = tree_flatten(xs)
+  targets = batching.flatten_axes("reshard out_shardings", tree, out_shardings)
+  targets = [_resolve(s) for s in targets]
+  out = []
+  for x, s in zip(leaves, targets):
+    if isinstance(x, core.Tracer) or core.trace_ctx.trace is not core.eval_trace:
+      out.append(x)
+    elif isinstance(s, SingleDeviceSharding):
+      out.append(api_device_put(x, s))
+    else:
+      s.check_compatible(np.shape(x), "reshard args")
+      out.append(x if type(x) is ShardedArray and x._named == s else _put_named(x, s))
+  return tree_unflatten(tree, out)
+
+
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+  """Run `f` with the mesh axes `axes` treated as Auto (arrax's shardings never constrain
+  values, so `f` runs as is) and lay its results out as `out_sharding` says."""
+  def wrap(g):
+    @functools.wraps(g)
+    def wrapped(*args, **kwargs):
+      out = g(*args, **kwargs)
+      return out if out_sharding is None else reshard(out, out_sharding)
+    return wrapped
+  return wrap if f is None else wrap(f)
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+  """Run `f` with the mesh axes `axes` treated as Explicit, its arguments laid out as
+  `in_sharding` says first."""
+  def wrap(g):
+    @functools.wraps(g)
+    def wrapped(*args, **kwargs):
+      if in_sharding is not None:
+        args = reshard(args, in_sharding if isinstance(in_sharding, tuple) and
+                       len(args) != 1 else (in_sharding,) if len(args) == 1 else in_sharding)
+      return g(*args, **kwargs)
+    return wrapped
+  return wrap if f is None else wrap(f)

@@ -1,4 +1,6 @@
 """arrax.experimental: APIs JAX keeps under jax.experimental."""
 from arrax._src.callback import io_callback as io_callback
+# (imported here so that its primitives exist whenever arrax is imported)
+from arrax.experimental import multihost_utils as multihost_utils
 
 __all__ = ["io_callback"]

@@ -45,7 +45,7 @@ def _module(path, classes=(), fns=()):
 
 
 def install():
-  _module("sharding", classes=["AbstractMesh"], fns=["get_abstract_mesh", "use_mesh", "reshard"])
+  _module("sharding", fns=["use_mesh"])   # (not in JAX 0.10.2; some libraries probe it)
   # flax.nnx: mutable array references and hijax (jax.experimental.hijax).
   _module("_src.state.types", classes=["AbstractRef"])
   hjx = _module("experimental.hijax", classes=["HiPrim", "VJPHiPrimitive", "HiType",

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, batching, dtypes, mlir
+from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.config import config
 from arrax._src.core import ShapedArray
 from arrax._src.lax import utils
@@ -360,7 +360,7 @@ def _broadcast_in_dim_keep(x, shape, dims):
   """broadcast_in_dim as lax's wrapper does it, keeping `dims` as given (JAX's transposes pass
   NumPy integers, which its jaxprs print as such)."""
   aval = _aval(x)
-  if aval.ndim == len(shape) and not len(dims) and _is_array(x):
+  if aval.ndim == len(shape) and not len(dims) and (_is_array(x) or type(x) is core.Literal):
     return x
   if _staging() and _is_array(x) and aval.shape == tuple(shape) and \
       list(dims) == list(range(len(shape))):

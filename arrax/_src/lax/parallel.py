@@ -12,6 +12,7 @@ collective_permute, replica_id) with one replica per device; reductions over pos
 """
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 
@@ -46,27 +47,79 @@ def _check_axis_names(axes, api_name):
                       "this axis.")
 
 
-def _replica_groups(ctx, name, axis_names, axis_index_groups):
-  """The replica groups attribute of a collective over the pmap axes `axis_names` (raises
-  when they are not all pmap axes of the module being lowered)."""
+class ManualAxisEnv(dict):
+  """The axis environment of a shard_map body lowered for XLA's SPMD partitioner: every mesh
+  axis name -> size, in mesh order. The program runs as one partition per device (numbered
+  row-major over the mesh), so collectives name partitions (global device ids) in their groups
+  and carry a channel handle."""
+  spmd = True
+
+
+_channels = itertools.count(1)
+
+
+def _spmd_args(ctx, global_ids=True):
+  """The extra attributes of a collective in an SPMD program (none under pmap)."""
+  if not getattr(ctx.module_context.axis_env, "spmd", False):
+    return {}
+  out = {"channel_handle": hlo.ChannelHandle.get(next(_channels), 1)}
+  if global_ids:
+    out["use_global_device_ids"] = ir.UnitAttr.get()
+  return out
+
+
+def _axis_groups(env, names):
+  """The device groups of a collective over the axes `names` of `env` (name -> size, devices
+  numbered row-major): devices agreeing on every other axis, ordered by their index along
+  `names` (the first varying slowest)."""
+  all_names = list(env)
+  shape = [env[n] for n in all_names]
+  ids = np.arange(math.prod(shape)).reshape(shape)
+  named = [all_names.index(n) for n in names]
+  rest = [i for i in range(len(shape)) if i not in named]
+  return ids.transpose(rest + named).reshape(-1, math.prod(shape[i] for i in named))
+
+
+def _groups(ctx, name, axis_names, axis_index_groups):
+  """The device groups (a 2-d int array) of a collective over the mapped axes `axis_names`
+  (raises when they are not all axes of the pmap or shard_map being lowered)."""
   env = ctx.module_context.axis_env
   names = _names(axis_names)
   if not names or any(n not in env for n in names):
     raise NotImplementedError(
-        f"{name} over a named axis can be lowered only inside pmap over that axis (arrax has "
-        "no shard_map yet); under vmap(..., axis_name=...) it is batched away instead.")
-  if len(names) > 1:
+        f"{name} over a named axis can be lowered only inside pmap or shard_map over that "
+        "axis; under vmap(..., axis_name=...) it is batched away instead.")
+  if len(names) > 1 and not getattr(env, "spmd", False):
     raise NotImplementedError(f"{name} over several pmap axes {names} is not supported.")
+  groups = _axis_groups(env, names)
   if axis_index_groups is not None:
-    groups = [list(g) for g in axis_index_groups]
-  else:
-    groups = [list(range(env[names[0]]))]
-  return ir.DenseIntElementsAttr.get(np.asarray(groups, np.int64))
+    groups = np.array([[g[i] for i in idx] for g in groups for idx in axis_index_groups])
+  return np.asarray(groups, np.int64)
+
+
+def _replica_groups(ctx, name, axis_names, axis_index_groups):
+  """The replica groups attribute of a collective over the mapped axes `axis_names`."""
+  return ir.DenseIntElementsAttr.get(
+      np.ascontiguousarray(_groups(ctx, name, axis_names, axis_index_groups)))
 
 
 def _replica_id():
   """This replica's index (one replica per device of the pmap axis) as an int32 scalar."""
   return hlo.convert(mlir.aval_to_ir_type(ShapedArray((), np.int32)), hlo.ReplicaIdOp().result)
+
+
+def _axis_index_value(ctx, name):
+  """The index of this device along the mapped axis `name` (int32)."""
+  env = ctx.module_context.axis_env
+  if not getattr(env, "spmd", False):
+    return _replica_id()
+  names = list(env)
+  pos = names.index(name)
+  stride = math.prod(env[n] for n in names[pos + 1:])
+  pid = hlo.PartitionIdOp().result
+  q = hlo.divide(pid, mlir.ir_constant(np.array(stride, np.uint32)))
+  r = hlo.remainder(q, mlir.ir_constant(np.array(env[name], np.uint32)))
+  return hlo.convert(mlir.aval_to_ir_type(ShapedArray((), np.int32)), r)
 
 
 def _group_size(ctx, axis_names, axis_index_groups):
@@ -87,9 +140,9 @@ def _fill_region(op, name, dtype):
   mlir.make_reducer_region(op, dtype, lambda acc, xs: [combine(acc[0], xs[0])])
 
 
-def _all_reduce(name, x, aval, groups):
+def _all_reduce(ctx, name, x, aval, groups):
   """The cross-replica psum/pmax/pmin (`name`) of `x` (of `aval`) over the replica `groups`."""
-  op = hlo.AllReduceOp([mlir.aval_to_ir_type(aval)], [x], groups)
+  op = hlo.AllReduceOp([mlir.aval_to_ir_type(aval)], [x], groups, **_spmd_args(ctx))
   _fill_region(op, name, aval.dtype)
   return op.results[0]
 
@@ -165,7 +218,7 @@ def _allreduce_lowering(name, reduce_prim):
     if not named:
       return [x]
     groups = _replica_groups(ctx, name, named, axis_index_groups)
-    return [_all_reduce(name, x, ctx.avals_out[0], groups)]
+    return [_all_reduce(ctx, name, x, ctx.avals_out[0], groups)]
   return lowering
 
 
@@ -323,7 +376,7 @@ axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 @axis_index_p.def_lowering
 def _axis_index_lower(ctx, *, axis_name):
   _replica_groups(ctx, "axis_index", axis_name, None)
-  return [_replica_id()]
+  return [_axis_index_value(ctx, axis_name)]
 axis_index_p.def_batch_axis(_axis_index_batch)
 ad.defjvp_zero(axis_index_p)
 
@@ -388,10 +441,12 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
 @ppermute_p.def_lowering
 def _ppermute_lower(ctx, x, *, axis_name, perm):
-  _replica_groups(ctx, "ppermute", axis_name, None)
+  groups = _groups(ctx, "ppermute", axis_name, None)
   _check_perm(perm, _group_size(ctx, axis_name, None))
-  pairs = ir.DenseIntElementsAttr.get(np.asarray(perm, np.int64).reshape(len(perm), 2))
-  op = hlo.CollectivePermuteOp(x, pairs, results=[mlir.aval_to_ir_type(ctx.avals_out[0])])
+  full = [(g[src], g[dst]) for g in groups for src, dst in perm]
+  pairs = ir.DenseIntElementsAttr.get(np.asarray(full, np.int64).reshape(len(full), 2))
+  op = hlo.CollectivePermuteOp(x, pairs, results=[mlir.aval_to_ir_type(ctx.avals_out[0])],
+                               **_spmd_args(ctx, global_ids=False))
   return [op.result]
 ppermute_p.def_batch_axis(_ppermute_batch)
 ad.deflinear2(ppermute_p, _ppermute_transpose)
@@ -475,7 +530,7 @@ def _all_gather_lower(ctx, x, *, all_gather_dimension, axis_name, axis_index_gro
     x = hlo.broadcast_in_dim(mlir.aval_to_ir_type(aval.update(shape=tuple(shape))), x,
                              mlir.dense_i64(dims))
   op = hlo.AllGatherOp([mlir.aval_to_ir_type(ctx.avals_out[0])], [x], all_gather_dimension,
-                       groups)
+                       groups, **_spmd_args(ctx))
   return [op.results[0]]
 all_gather_p.def_batch_axis(_all_gather_batch)
 ad.deflinear2(all_gather_p, _all_gather_transpose)
@@ -571,7 +626,8 @@ def _reduce_scatter_lower(ctx, x, *, scatter_dimension, axis_name, axis_index_gr
   shape = list(aval_in.shape)
   shape[scatter_dimension] //= axis_size
   piece = aval_in.update(shape=tuple(shape))
-  op = hlo.ReduceScatterOp(mlir.aval_to_ir_type(piece), x, scatter_dimension, groups)
+  op = hlo.ReduceScatterOp(mlir.aval_to_ir_type(piece), x, scatter_dimension, groups,
+                           **_spmd_args(ctx))
   _fill_region(op, "psum", aval_in.dtype)
   out = op.result
   if not tiled:   # drop the scattered axis (of size 1 now)
@@ -655,7 +711,8 @@ def _all_to_all_lower(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_
   groups = _replica_groups(ctx, "all_to_all", axis_name, axis_index_groups)
   count = _group_size(ctx, axis_name, axis_index_groups)
   op = hlo.AllToAllOp([x], split_axis, concat_axis, count, groups,
-                      results=[mlir.aval_to_ir_type(ctx.avals_out[0])])
+                      results=[mlir.aval_to_ir_type(ctx.avals_out[0])],
+                      **_spmd_args(ctx, global_ids=False))
   return [op.results[0]]
 all_to_all_p.def_batch_axis(_all_to_all_batch)
 ad.deflinear2(all_to_all_p, _all_to_all_transpose)

@@ -28,12 +28,13 @@ pbroadcast_p.def_abstract_eval(lambda x, *, axis_name, source: x)
 def _pbroadcast_lower(ctx, x, *, axis_name, source):
   groups = parallel._replica_groups(ctx, "pbroadcast", axis_name, None)
   aval = ctx.avals_out[0]
-  here = mlir.compare(parallel._replica_id(), mlir.ir_constant(np.int32(source)), "EQ",
+  here = mlir.compare(parallel._axis_index_value(ctx, parallel._names(axis_name)[0]),
+                      mlir.ir_constant(np.int32(source)), "EQ",
                       np.int32)
   pred = hlo.broadcast_in_dim(mlir.aval_to_ir_type(aval.update(dtype=np.dtype(np.bool_))),
                               here, mlir.dense_i64([]))
   kept = hlo.select(pred, x, mlir.full_like_aval(0, aval))
-  return [parallel._all_reduce("psum", kept, aval, groups)]
+  return [parallel._all_reduce(ctx, "psum", kept, aval, groups)]
 
 
 @pbroadcast_p.def_batch_axis

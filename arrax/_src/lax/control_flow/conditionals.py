@@ -204,6 +204,9 @@ def _known_with_residuals(known, res_fwd, all_res, slots, n_out, res_src):
     for s, r in zip(slots, mine):
       res[s] = r
     return list(outs[:n_out]) + [r for r, src in zip(res, res_src) if src is None]
+  # Known work no output needs (a branch's dead code) is dropped first, as JAX's split does.
+  known = core.ClosedJaxpr(core.dce_jaxpr(known.jaxpr, [True] * len(known.out_avals), True)[0],
+                           known.consts)
   return _trace_closed(fun, known.in_avals)
 
 
@@ -227,19 +230,47 @@ def _cond_transpose(cts, index, *ops, branches, **params):
     raise ValueError("cond: cannot transpose with respect to the branch index")
   linear = tuple(ad.is_undefined(x) for x in ops)
   ct_nz = tuple(_nonzero(ct) for ct in cts)
-  transposed = core.memo(
-      branches, ("transpose", linear, ct_nz),
-      lambda: tuple(_per_distinct(branches, lambda b: ad.transpose_jaxpr(b, list(linear),
-                                                                         list(ct_nz)))))
+  transposed, keep = core.memo(branches, ("transpose", linear, ct_nz),
+                               lambda: _transpose_branches(branches, list(linear), list(ct_nz)))
   res = [x for x, lin in zip(ops, linear) if not lin]
   outs = iter(cond_p.bind(index, *res, *[ct for ct, nz in zip(cts, ct_nz) if nz],
-                          branches=transposed, **params))
-  return [None] + [next(outs) if lin else None for lin in linear]
+                          branches=transposed, **params) if any(keep) else ())
+  kept = iter(keep)
+  return [None] + [(next(outs) if next(kept) else None) if lin else None for lin in linear]
+
+
+def _transpose_branches(branches, linear, ct_nz):
+  """Transposed branches returning only the cotangents some branch makes (the others are
+  symbolic zeros outside the cond, as in JAX), and which linear inputs those are."""
+  def zeros_of(b):
+    zeros: list = []
+    ad.transpose_jaxpr(b, linear, ct_nz, zeros=zeros)
+    return zeros
+  keep = [not all(z) for z in zip(*_per_distinct(branches, zeros_of))]
+  return tuple(_per_distinct(branches, lambda b: ad.transpose_jaxpr(b, linear, ct_nz,
+                                                                    keep=keep))), keep
+
+
+def _cond_dce(eqn, used):
+  """The cond computing only its `used` outputs: every branch pruned to them, taking the
+  operands any branch still reads (none used and no effects: no equation)."""
+  if not any(used) and not core.has_effects(eqn):
+    return None
+  branches = eqn.params["branches"]
+  used_in = [any(u) for u in zip(*_per_distinct(
+      branches, lambda b: core.dce_jaxpr(b.jaxpr, used)[1]))]
+  pruned = _per_distinct(branches, lambda b: core.ClosedJaxpr(
+      core.dce_jaxpr(b.jaxpr, used, used_in)[0], b.consts))
+  index, *ops = eqn.invars
+  return core.JaxprEqn([index] + [v for v, u in zip(ops, used_in) if u],
+                       [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
+                       dict(eqn.params, branches=tuple(pruned)), eqn.source_info)
 
 
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_partial_eval(_cond_partial_eval)
 cond_p.def_transpose(_cond_transpose)
+cond_p.def_dce(_cond_dce)
 
 
 # ---- batching -----------------------------------------------------------------------------
