@@ -57,7 +57,6 @@ from arrax._src.config import make_user_context as make_user_context
 from arrax._src.indexing import ds as ds
 from arrax._src.ad_api import fwd_and_bwd as fwd_and_bwd
 from arrax._src.backend import host_count as host_count, host_id as host_id, host_ids as host_ids
-from arrax._src.make_array import make_array_from_callback as make_array_from_callback
 from arrax import dlpack as dlpack
 
 # Namespaces JAX builds the same way: the markers of its reference-accumulating VJP interface,

@@ -163,15 +163,7 @@ def _put_named(v, sharding):
   if dtype == dtypes.float0:
     raise NotImplementedError("device_put of float0 arrays over a mesh")
   pieces = [np.ascontiguousarray(host[idx[d]]) for d in devices]
-  return put_pieces(pieces, aval, sharding)
-
-
-def put_pieces(pieces, aval, sharding):
-  """A ShardedArray of type `aval` laid out as the NamedSharding `sharding` from the host
-  pieces (NumPy arrays of `aval.dtype`), one per device of its device assignment."""
-  devices = sharding._device_assignment
-  dtype = aval.dtype
-  xla = sharding._xla_sharding(len(aval.shape))
+  xla = sharding._xla_sharding(host.ndim)
   try:
     buf = _jax.batched_device_put(aval, xla, pieces, list(devices), True, True,
                                   enable_x64=x64_enabled())
