@@ -10,6 +10,17 @@ from arrax._src.config import (config, disable_jit, enable_x64, checking_leaks,
                                numpy_dtype_promotion, numpy_rank_promotion, transfer_guard,
                                transfer_guard_device_to_device, transfer_guard_device_to_host,
                                transfer_guard_host_to_device, check_tracer_leaks)
+from arrax._src.config import (
+    allow_f16_reductions as allow_f16_reductions,
+    array_garbage_collection_guard as array_garbage_collection_guard,
+    auto_pcast as auto_pcast, debug_key_reuse as debug_key_reuse,
+    default_prng_impl as default_prng_impl, enable_checks as enable_checks,
+    enable_custom_prng as enable_custom_prng,
+    jax2tf_associative_scan_reductions as jax2tf_associative_scan_reductions,
+    legacy_prng_key as legacy_prng_key, no_execution as no_execution,
+    remove_size_one_mesh_axis_from_type as remove_size_one_mesh_axis_from_type,
+    softmax_custom_jvp as softmax_custom_jvp, thread_guard as thread_guard,
+    threefry_partitionable as threefry_partitionable)
 from arrax._src.environment import (copy_to_host_async, ensure_compile_time_eval, live_arrays,
                                     named_call, named_scope, print_environment_info)
 from arrax._src.api import (ShapeDtypeStruct, block_until_ready, clear_caches, device_get,
@@ -43,6 +54,21 @@ from arrax import image
 from arrax import sharding
 from arrax import distributed
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
+from arrax._src.sharding_impls import Shard as Shard
+from arrax._src.config import make_user_context as make_user_context
+from arrax._src.indexing import ds as ds
+from arrax._src.ad_api import fwd_and_bwd as fwd_and_bwd
+from arrax._src.backend import host_count as host_count, host_id as host_id, host_ids as host_ids
+from arrax import dlpack as dlpack
+
+# Namespaces JAX builds the same way: the markers of its reference-accumulating VJP interface,
+# and the memory-space enum.
+from types import SimpleNamespace as _SimpleNamespace
+from arrax._src import ad_api as _ad_api, core as _core
+ad = _SimpleNamespace(DontWant=_ad_api.DontWant, DidntWant=_ad_api.DidntWant,
+                      GradRef=_ad_api.GradRef, GradValue=_ad_api.GradValue)
+memory = _SimpleNamespace(Space=_core.MemorySpace)
+del _SimpleNamespace, _ad_api, _core
 from arrax._src.dtypes import float0
 from arrax._src.global_arrays import (make_array_from_callback, make_array_from_process_local_data,
                                      make_array_from_single_device_arrays)

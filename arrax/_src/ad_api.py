@@ -5,6 +5,7 @@ inputs with JAX's error classes and messages.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 
@@ -19,8 +20,9 @@ from arrax._src.lax.elementwise import convert_element_type_p
 from arrax._src.numpy import creation, ufuncs
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.lax.utils import scalar_literal
-from arrax._src.tree_util import (Partial, tree_flatten, tree_map, tree_structure, tree_transpose,
-                                  tree_unflatten)
+from arrax._src.jit import jit
+from arrax._src.tree_util import (Partial, register_dataclass, tree_flatten, tree_map,
+                                  tree_structure, tree_transpose, tree_unflatten)
 
 
 # ---- values crossing the API boundary --------------------------------------------------------
@@ -542,3 +544,57 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     return tree_unflatten(in_tree, [_user_value(ct) for ct in in_cts])
 
   return Partial(transposed_fun, consts)
+
+
+def _index_or_tuple(argnums):
+  """argnums as JAX accepts it: one int, or a sequence made into a tuple of ints."""
+  if isinstance(argnums, int):
+    return operator.index(argnums)
+  return tuple(operator.index(i) for i in argnums)
+
+
+def fwd_and_bwd(fun, argnums, has_aux: bool = False, jitted: bool = True):
+  """`(fwd, bwd)`: `fwd(*args)` is `vjp` of `fun` in the `argnums` arguments, giving
+  `(out, residuals)` (or `(out, residuals, aux)`), and `bwd(residuals, ct)` the cotangents of
+  those arguments (one value for an int `argnums`). Both are jitted unless `jitted=False`, so
+  `bwd` compiles once for repeated forward passes."""
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+  argnums = _index_or_tuple(argnums)
+
+  def fwd(*args, **kwargs):
+    # As in JAX, keyword arguments are not passed on to `fun`.
+    f_dyn, dyn_args = _argnums_partial(fun, argnums, args, {})
+    return vjp(f_dyn, *dyn_args, has_aux=has_aux)
+
+  def bwd(f_vjp, outgrad):
+    cts = f_vjp(outgrad)
+    return cts[0] if isinstance(argnums, int) else cts
+
+  if jitted:
+    return jit(fwd), jit(bwd)
+  return fwd, bwd
+
+
+# Markers of JAX's reference-accumulating VJP interface (jax.ad): which input cotangents are
+# wanted, and what came back. arrax's vjp functions do not take them.
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+  pass
+
+
+@register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradRef:
+  pass
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DontWant:
+  pass
+
+
+@register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class DidntWant:
+  pass

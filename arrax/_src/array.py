@@ -122,7 +122,8 @@ class Array:
 
   @property
   def addressable_shards(self):
-    return [sharding_impls.Shard(self.device, (slice(None),) * self.ndim, 0, self)]
+    return [sharding_impls.Shard._known(self.device, self.sharding, self.shape, self,
+                                        (slice(None),) * self.ndim, 0)]
 
   global_shards = addressable_shards
 
@@ -411,9 +412,11 @@ class ShardedArray(Array):
     for d in self._named._device_assignment:
       key = tuple((i.start, i.stop) for i in idx[d])
       if sharding_impls._is_local(d):
-        out.append(sharding_impls.Shard(d, idx[d], seen.get(key, 0), next(local)))
+        out.append(sharding_impls.Shard._known(d, self._named, self.shape, next(local), idx[d],
+                                               seen.get(key, 0)))
       elif everywhere:
-        out.append(sharding_impls.Shard(d, idx[d], seen.get(key, 0), None))
+        out.append(sharding_impls.Shard._known(d, self._named, self.shape, None, idx[d],
+                                               seen.get(key, 0)))
       seen[key] = seen.get(key, 0) + 1
     return out
 

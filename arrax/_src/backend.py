@@ -161,6 +161,26 @@ def process_indices(backend=None) -> list:
   return list(range(process_count(backend)))
 
 
+# Old names of process_index/process_count/process indices: they warn (UserWarning, with JAX's
+# messages) and give the same values.
+def host_id(backend=None) -> int:
+  warnings.warn("jax.process_index has been renamed to jax.process_index. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_index(backend)
+
+
+def host_count(backend=None) -> int:
+  warnings.warn("jax.process_count has been renamed to jax.process_count. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_count(backend)
+
+
+def host_ids(backend=None) -> list[int]:
+  warnings.warn("jax.process_indexs has been renamed to jax.process_indices. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return list(range(process_count(backend)))
+
+
 _default_device = []   # the resolved default device, cleared when the flags choosing it change
 
 

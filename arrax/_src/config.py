@@ -1,5 +1,7 @@
 """Configuration flags, with JAX's names, settable by `config.update` or environment variables."""
 import contextlib
+import enum
+import functools
 import logging
 import os
 import threading
@@ -136,6 +138,21 @@ def _enum(name, value, allowed):
   return value
 
 
+def _enum_strict(name, value, allowed):
+  """JAX's enum_state parser: only a str among `allowed`."""
+  if type(value) is not str or value not in allowed:
+    raise ValueError(f"new enum value must be in {list(allowed)}, got {value} of type "
+                     f"{type(value)}.")
+  return value
+
+
+def _optional_enum(name, value, allowed):
+  if value is not None and (type(value) is not str or value not in allowed):
+    raise ValueError(f"new enum value must be None or in {list(allowed)}, got {value} of type "
+                     f"{type(value)}.")
+  return value
+
+
 def _enum_or_none(name, value, allowed):
   if value not in allowed:
     raise ValueError(f"new enum value must be None or in {list(allowed)}, got {value} of type "
@@ -143,17 +160,77 @@ def _enum_or_none(name, value, allowed):
   return value
 
 
+def _env_enum(name, default, allowed):
+  """An enum flag's start value from the environment variable NAME (checked as JAX does)."""
+  val = os.environ.get(name.upper(), default)
+  if val is not None and val not in allowed:
+    raise ValueError(f'Invalid value "{val}" for JAX flag {name}')
+  return val
+
+
+class LegacyPrngKeyState(enum.StrEnum):
+  """What arrax.random does with a raw uint32 key: allow it, warn, or raise."""
+  ALLOW = "allow"
+  WARN = "warn"
+  ERROR = "error"
+
+
+def _legacy_prng_key(value):
+  if isinstance(value, str):
+    return LegacyPrngKeyState(value)
+  if not isinstance(value, LegacyPrngKeyState):
+    raise TypeError(f"new enum value must be an instance of {LegacyPrngKeyState}, got {value} "
+                    f"of type {type(value)}.")
+  return value
+
+
+def _env_legacy_prng_key():
+  val = os.environ.get("JAX_LEGACY_PRNG_KEY")
+  if val is None:
+    return LegacyPrngKeyState.ALLOW
+  try:
+    return LegacyPrngKeyState(val)
+  except ValueError as e:
+    raise ValueError(f'Invalid value "{val}" for JAX flag jax_legacy_prng_key') from e
+
+
+PRNG_IMPL_NAMES = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
+                   "philox4x32")
+_GC_GUARD_LEVELS = ("allow", "log", "fatal")
+
+for _name, _default in (("jax_allow_f16_reductions", True), ("jax_enable_checks", False),
+                        ("jax_no_execution", False), ("jax_softmax_custom_jvp", False),
+                        ("jax_enable_custom_prng", False), ("jax_debug_key_reuse", False),
+                        ("jax_auto_pcast", True), ("jax_thread_guard", False),
+                        ("jax_remove_size_one_mesh_axis_from_type", False),
+                        ("jax2tf_associative_scan_reductions", False)):
+  config.define(_name, _env_bool(_name, _default), bool)
+config.define("jax_default_prng_impl",
+              _env_enum("jax_default_prng_impl", "threefry2x32", PRNG_IMPL_NAMES),
+              lambda v: _enum_strict("jax_default_prng_impl", v, PRNG_IMPL_NAMES))
+config.define("jax_legacy_prng_key", _env_legacy_prng_key(), _legacy_prng_key)
+config.define("jax_array_garbage_collection_guard",
+              _env_enum("jax_array_garbage_collection_guard", None, _GC_GUARD_LEVELS),
+              lambda v: _optional_enum("jax_array_garbage_collection_guard", v,
+                                       _GC_GUARD_LEVELS))
+
+
 def x64_enabled():
   return config._flags["jax_enable_x64"].value
 
 
-_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision")
+_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
+                "jax_allow_f16_reductions", "jax_softmax_custom_jvp")
 _trace_state = [None]   # the current tuple, recomputed when one of those flags changes
+
+
+_user_contexts = []   # every make_user_context value, in the order they were made
 
 
 def _refresh_trace_state(name=None):
   if name is None or name in _TRACE_FLAGS:
-    _trace_state[0] = tuple(config._flags[n].value for n in _TRACE_FLAGS)
+    _trace_state[0] = (tuple(config._flags[n].value for n in _TRACE_FLAGS)
+                       + tuple(u.value for u in _user_contexts))
 
 
 _refresh_trace_state()
@@ -167,7 +244,56 @@ def trace_state() -> tuple:
 
 def trace_state_change(old: tuple, new: tuple) -> str:
   """Which trace flag differs between two `trace_state()` values, for cache-miss messages."""
-  return ", ".join(f"{n} changed" for n, a, b in zip(_TRACE_FLAGS, old, new) if a != b)
+  changes = [f"{n} changed" for n, a, b in zip(_TRACE_FLAGS, old, new) if a != b]
+  if old[len(_TRACE_FLAGS):] != new[len(_TRACE_FLAGS):]:
+    changes.append("a user context (make_user_context) changed")
+  return ", ".join(changes)
+
+
+class UserConfig:
+  """A value that jit caches key on (made by `make_user_context`): calling it with a value
+  gives a context manager setting it; `.value` reads it."""
+
+  def __init__(self, default_value):
+    self._global = default_value
+    self._stack = []
+    _user_contexts.append(self)
+    _refresh_trace_state()
+
+  @property
+  def value(self):
+    return self._stack[-1] if self._stack else self._global
+
+  def get_global(self):
+    return self._global
+
+  def set_global(self, new_value):
+    self._global = new_value
+    _refresh_trace_state()
+
+  def __call__(self, new_value):
+    return _UserContext(self, new_value)
+
+
+class _UserContext:
+  __slots__ = ("_config", "_new_value")
+
+  def __init__(self, config_, new_value):
+    self._config, self._new_value = config_, new_value
+
+  def __enter__(self):
+    self._config._stack.append(self._new_value)
+    _refresh_trace_state()
+
+  def __exit__(self, *exc):
+    self._config._stack.pop()
+    _refresh_trace_state()
+
+
+def make_user_context(default_value=None):
+  """A new context whose value is part of jit's cache key: under `with ctx(v):` a jitted
+  function is traced and compiled again for each new `v` (values must be hashable)."""
+  return UserConfig(default_value)
 
 
 def disable_jit(disable: bool = True):
@@ -180,12 +306,75 @@ def enable_x64(new_val: bool = True):
   return config._override("jax_enable_x64", new_val)
 
 
+_NO_DEFAULT = object()
+
+
+class State:
+  # A flag's handle, as JAX's config State: `state(new_val)` is a context manager (also usable as
+  # a decorator) that sets the flag for its duration; `state.value` reads the flag. Boolean
+  # flags default to True when called without a value. (No class docstring: each instance
+  # carries its own.) Unlike JAX, the value set is process-wide, not per thread.
+
+  def __init__(self, name, doc):
+    self._flag = config._flags[name]
+    self._default_cm = True if self._flag.parse is bool else _NO_DEFAULT
+    self.__name__ = name[len("jax_"):] if name.startswith("jax_") else name
+    self.__doc__ = doc
+
+  @property
+  def name(self):
+    return self._flag.name
+
+  @property
+  def value(self):
+    return self._flag.value
+
+  def get_global(self):
+    return self._flag.value
+
+  def set_global(self, new_val):
+    config.update(self._flag.name, new_val)
+
+  def __bool__(self):
+    raise TypeError("bool() not supported for instances of type 'State' (did you mean to use "
+                    "'State.value' instead?)")
+
+  def __repr__(self):
+    return f"<arrax config State {self._flag.name}={self._flag.value!r}>"
+
+  def __call__(self, new_val=_NO_DEFAULT):
+    return _StateContext(self, new_val)
+
+
+class _StateContext:
+  __slots__ = ("state", "new_val", "prev")
+
+  def __init__(self, state, new_val):
+    if new_val is _NO_DEFAULT:
+      if state._default_cm is _NO_DEFAULT:
+        raise TypeError(f"Context manager for {state.__name__} config option requires an "
+                        "argument representing the new value for the config option.")
+      new_val = state._default_cm
+    self.state = state
+    self.new_val = state._flag.parse(new_val)   # a bad value raises here, as in JAX
+
+  def __enter__(self):
+    self.prev = self.state._flag.value
+    config.update(self.state._flag.name, self.new_val)
+
+  def __exit__(self, *exc):
+    config.update(self.state._flag.name, self.prev)
+
+  def __call__(self, func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+      with _StateContext(self.state, self.new_val):
+        return func(*args, **kwargs)
+    return wrapper
+
+
 def _state(name, doc):
-  def context(new_val):
-    return config._override(name, new_val)
-  context.__name__ = name[len("jax_"):]
-  context.__doc__ = doc
-  return context
+  return State(name, doc)
 
 
 default_device = _state("jax_default_device",
@@ -275,3 +464,62 @@ def check_transfer(kind, describe):
     return
   raise _runtime_error(f"INVALID_ARGUMENT: Disallowed {kind.replace('_', '-')} transfer: "
                        f"{describe()}")
+
+
+# ---- flags JAX exposes as top-level context managers ------------------------------------------
+_NO_EFFECT = " It is accepted and validated as in JAX but has no effect in arrax"
+
+
+def _flag_doc(name, text):
+  return f"Context manager for `{name}` config option.\n\n{text}"
+
+
+threefry_partitionable = _state("jax_threefry_partitionable", _flag_doc(
+    "jax_threefry_partitionable",
+    "Derive threefry random bits in the partitionable way (True, the default) or the older "
+    "sequential way (False); the two give different random values."))
+allow_f16_reductions = _state("jax_allow_f16_reductions", _flag_doc(
+    "jax_allow_f16_reductions",
+    "If False, `reduce_sum` over float16/bfloat16 operands raises a ValueError."))
+enable_checks = _state("jax_enable_checks", _flag_doc(
+    "jax_enable_checks", "Type-check every jaxpr arrax traces (slower)."))
+no_execution = _state("jax_no_execution", _flag_doc(
+    "jax_no_execution",
+    "If True, running any compiled computation raises RuntimeError (tracing still works)."))
+softmax_custom_jvp = _state("jax_softmax_custom_jvp", _flag_doc(
+    "jax_softmax_custom_jvp",
+    "If True, arrax.nn.softmax differentiates through a custom JVP rule instead of through its "
+    "implementation."))
+enable_custom_prng = _state("jax_enable_custom_prng", _flag_doc(
+    "jax_enable_custom_prng",
+    "If True, arrax.random functions given raw uint32 keys warn (FutureWarning) and return "
+    "typed keys from split/fold_in."))
+legacy_prng_key = _state("jax_legacy_prng_key", _flag_doc(
+    "jax_legacy_prng_key",
+    "What arrax.random does with raw uint32 keys: 'allow', 'warn' (UserWarning) or 'error' "
+    "(ValueError)."))
+default_prng_impl = _state("jax_default_prng_impl", _flag_doc(
+    "jax_default_prng_impl",
+    "The PRNG implementation random.key/PRNGKey use when none is given. arrax implements only "
+    "'threefry2x32'; using the others raises NotImplementedError."))
+debug_key_reuse = _state("jax_debug_key_reuse", _flag_doc(
+    "jax_debug_key_reuse", "Key-reuse checking for typed keys." + _NO_EFFECT +
+    " (no key-reuse checker)."))
+auto_pcast = _state("jax_auto_pcast", _flag_doc(
+    "jax_auto_pcast", "Automatic pvary insertion for shard_map varying axes." + _NO_EFFECT +
+    " (no varying-manual-axes types)."))
+thread_guard = _state("jax_thread_guard", _flag_doc(
+    "jax_thread_guard", "Raise when a multi-process operation runs from another thread." +
+    _NO_EFFECT + " (a single process)."))
+remove_size_one_mesh_axis_from_type = _state(
+    "jax_remove_size_one_mesh_axis_from_type", _flag_doc(
+        "jax_remove_size_one_mesh_axis_from_type",
+        "Drop mesh axes of size 1 from the sharding in array types." + _NO_EFFECT +
+        " (avals carry no sharding)."))
+jax2tf_associative_scan_reductions = _state("jax2tf_associative_scan_reductions", _flag_doc(
+    "jax2tf_associative_scan_reductions",
+    "Lowering choice of cumulative reductions for jax2tf." + _NO_EFFECT + " (no jax2tf)."))
+array_garbage_collection_guard = _state("jax_array_garbage_collection_guard", _flag_doc(
+    "jax_array_garbage_collection_guard",
+    "What happens when an Array is freed by the garbage collector rather than by reference "
+    "counting: None/'allow', 'log' or 'fatal'." + _NO_EFFECT + " (arrays are never tracked)."))

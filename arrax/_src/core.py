@@ -7,6 +7,7 @@ constant. Transformations nest by making their trace current for the duration of
 from __future__ import annotations
 
 import contextlib
+import enum
 import itertools
 import threading
 import weakref
@@ -25,6 +26,18 @@ from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionErr
 class AbstractValue:
   """The base of abstract values (ShapedArray, AbstractToken), as `jax.core.AbstractValue`."""
   __slots__ = ()
+
+
+class MemorySpace(enum.Enum):
+  """Where a buffer lives (jax.memory.Space): device memory, host memory, or either."""
+  Device = enum.auto()
+  Host = enum.auto()
+  Any = enum.auto()
+
+  def __repr__(self):
+    return f"MemorySpace.{self.name}"
+
+  __hash__ = object.__hash__   # by identity, as JAX's
 
 
 class ShapedArray(AbstractValue):

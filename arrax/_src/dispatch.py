@@ -11,11 +11,18 @@ from jaxlib import _jax, xla_client as xc
 
 from arrax._src import backend, compilation_cache, compiler, core, mlir
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import check_transfer, config, x64_enabled
+from arrax._src.config import check_transfer, config, trace_state, x64_enabled
 
 _h2d_guard = config.flag("jax_transfer_guard_host_to_device")
 _any_guard = config.flag("jax_transfer_guard")
 debug_nans = config.flag("jax_debug_nans")
+no_execution = config.flag("jax_no_execution")
+
+
+def raise_no_execution(name):
+  """The error for running a computation while jax_no_execution is set (JAX's message)."""
+  raise RuntimeError(f"JAX tried to execute function {name}, but the no_execution config "
+                     "option is set")
 debug_infs = config.flag("jax_debug_infs")
 
 _PY_SCALARS = (int, float, bool, complex)
@@ -25,10 +32,12 @@ logger = logging.getLogger("arrax")
 
 class Executable:
   """A loaded XLA executable with the handlers that wrap its outputs as Arrays."""
-  __slots__ = ("loaded", "in_avals", "out_avals", "device", "handlers", "kept", "token_outs")
+  __slots__ = ("loaded", "in_avals", "out_avals", "device", "handlers", "kept", "token_outs",
+               "name")
 
-  def __init__(self, loaded, in_avals, out_avals, device, kept=None):
+  def __init__(self, loaded, in_avals, out_avals, device, kept=None, name="computation"):
     self.loaded = loaded
+    self.name = name
     self.in_avals = in_avals
     self.out_avals = out_avals
     self.device = device
@@ -40,6 +49,8 @@ class Executable:
     self.token_outs = any(a is core.abstract_token for a in out_avals)
 
   def execute(self, bufs):
+    if no_execution.value:
+      raise_no_execution(self.name)
     outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     committed = self.device is not backend.default_device()
     outs = [Array(b, a, committed) for b, a in zip(outs, self.out_avals)]
@@ -166,7 +177,8 @@ def apply_primitive(prim, args, params):
     buf, aval = to_buffer(a, device)
     bufs.append(buf)
     avals.append(aval)
-  key = (prim, tuple(params.items()), tuple(avals), device)
+  # (the trace flags too: allow_f16_reductions changes what a rule accepts, ...)
+  key = (prim, tuple(params.items()), tuple(avals), device, trace_state())
   exe = _prim_cache.get(key)
   if exe is None:
     exe = _compile_primitive(prim, avals, params, device)
@@ -202,7 +214,8 @@ def _compile_primitive(prim, avals, params, device):
   outvars = [core.Var(a) for a in out_avals]
   jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
   module = mlir.lower_jaxpr_to_module(prim.name, core.ClosedJaxpr(jaxpr, []))
-  return Executable(compile_module(module, device, prim.name), avals, out_avals, device)
+  return Executable(compile_module(module, device, prim.name), avals, out_avals, device,
+                    name=f"jit({prim.name})")
 
 
 def special_value(outs):

@@ -14,6 +14,7 @@ from jaxlib import _jax
 from arrax._src import backend, core, dtypes, sharding_impls
 from arrax._src.array import Array, ShardedArray, device_put_value
 from arrax._src.errors import UnexpectedTracerError
+from arrax._src.layout import AutoLayoutSingleton, Format
 from arrax._src.sharding_impls import NamedSharding, PartitionSpec, Sharding, get_mesh
 from arrax._src.tree_util import _broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -81,14 +82,22 @@ def _check_sharding(sharding, fname):
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
   """A global array of `shape` laid out as `sharding`; `data_callback(index)` gives the data
   of each of this process's shards (index: a tuple of slices into the global array)."""
+  if isinstance(sharding, Format):
+    if isinstance(sharding.layout, AutoLayoutSingleton):
+      raise TypeError("`Layout.AUTO` cannot be used in place of a device-local layout when "
+                      f"calling `jax.make_array_from_callback`. Got {sharding}")
+    sharding = sharding.sharding
   _check_sharding(sharding, "make_array_from_callback")
   shape = tuple(shape)
+  if isinstance(sharding, NamedSharding):
+    sharding.check_compatible(shape, "make_array_from_callback args")
   idx = sharding.addressable_devices_indices_map(shape)
   devices = list(sharding._addressable_device_assignment)
   cache: dict = {}
   pieces = []
   for d in devices:
-    key = tuple((s.start, s.stop, s.step) for s in idx[d])
+    # As JAX: one call for a fully replicated sharding, else one per device.
+    key = () if sharding.is_fully_replicated else d
     if key not in cache:
       r = data_callback(idx[d])
       if isinstance(r, core.Tracer):

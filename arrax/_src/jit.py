@@ -61,7 +61,7 @@ def _jit_impl(*args, jaxpr, name, donated_invars=None):
   if exe is None:
     module = mlir.lower_jaxpr_to_module(name, jaxpr, donated_args=donated_invars)
     exe = dispatch.Executable(dispatch.compile_module(module, device, name), jaxpr.in_avals,
-                              jaxpr.out_avals, device)
+                              jaxpr.out_avals, device, name=f"jit({name})")
     per_jaxpr[(device, donated_invars)] = exe
   bufs = _donatable_buffers(args, donated_invars, device)
   outs = _execute(exe, bufs, args)
@@ -513,7 +513,8 @@ class Lowered(_StageInfo):
     """Compile with XLA; the result can be called and inspected."""
     device = self._key[-1]
     loaded = dispatch.compile_module(self._module, device, self._jitted._name)
-    exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device)
+    exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device,
+                              name=f"jit({self._jitted._name})")
     return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed,
                     self._donated)
 
@@ -763,6 +764,8 @@ class JitWrapped(Wrapped):
         return entry.out_tree.unflatten(entry.runner(leaves))
       return entry.out_tree.unflatten(
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
+    if dispatch.no_execution.value:
+      dispatch.raise_no_execution(exe.name)
     if entry.donated is None:
       bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     else:
@@ -847,7 +850,8 @@ class JitWrapped(Wrapped):
       entry = _CacheEntry(None, out_tree, closed, runner)
     else:
       exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
-                                closed.in_avals, closed.out_avals, device)
+                                closed.in_avals, closed.out_avals, device,
+                                name=f"jit({self._name})")
       entry = _CacheEntry(exe, out_tree, closed, donated=donated)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)

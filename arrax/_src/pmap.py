@@ -23,7 +23,8 @@ import weakref
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import ad, backend as xb, batching, compiler, core, dtypes, mlir, tree_util
+from arrax._src import (ad, backend as xb, batching, compiler, core, dispatch, dtypes, mlir,
+                        tree_util)
 from arrax._src import pmap_multiprocess
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
@@ -259,6 +260,8 @@ class _PmapExecutable:
     self.blocking = any(op in text for op in _COLLECTIVE_OPS)
 
   def run(self, args):
+    if dispatch.no_execution.value:
+      dispatch.raise_no_execution("pmap")
     bufs = [_place(x, a, ax, self.devices) for x, a, ax in zip(args, self.in_avals, self.in_axes)]
     if self.blocking:
       wait_for_collectives()

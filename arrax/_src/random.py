@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from functools import partial
 
@@ -38,7 +39,7 @@ UINT_DTYPES = prng.UINT_DTYPES
 _KEY_HOWTO = ("Create a key with jax.random.key(seed) (a typed key) or jax.random.PRNGKey(seed) "
               "(a raw uint32[2] key).")
 _IMPL_NAMES = ("threefry2x32",)
-_JAX_ONLY_IMPLS = ("rbg", "unsafe_rbg")
+_JAX_ONLY_IMPLS = ("threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
 
 
 class TypePromotionError(ValueError):
@@ -51,12 +52,35 @@ def _is_arraylike(x):
           or type(x) in dtypes.python_scalar_dtypes or hasattr(x, "__jax_array__"))
 
 
+_LEGACY_KEY_MSG = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+                   "keys using jax.random.key(). If use of a raw key array was intended, set "
+                   'jax_legacy_prng_key="allow".')
+_legacy_prng_key = config.flag("jax_legacy_prng_key")
+_enable_custom_prng = config.flag("jax_enable_custom_prng")
+_default_prng_impl = config.flag("jax_default_prng_impl")
+
+
+def _check_raw_key_allowed():
+  """jax_legacy_prng_key ('error' raises, 'warn' warns) and jax_enable_custom_prng (a
+  FutureWarning) on a raw uint32 key, as JAX's random functions do."""
+  _resolve_impl(None)   # raw keys are read with the default implementation
+  mode = _legacy_prng_key.value
+  if mode == "error":
+    raise ValueError(_LEGACY_KEY_MSG)
+  if mode == "warn":
+    warnings.warn(_LEGACY_KEY_MSG, stacklevel=4)
+  elif _enable_custom_prng.value:
+    warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. Assuming "
+                  "valid threefry2x32 key for now.", FutureWarning, stacklevel=4)
+
+
 def _check_prng_key(name, key, *, allow_batched=False):
   """(uint32 key data, whether the key was typed) for a typed key or raw uint32 key data."""
   if isinstance(key, PRNGKeyArray):
     data, typed = key._base_array, True
   elif _is_arraylike(key):
     prng.check_key_data(key)
+    _check_raw_key_allowed()
     data, typed = prng.as_key_data(key), False
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}. {_KEY_HOWTO}")
@@ -67,7 +91,8 @@ def _check_prng_key(name, key, *, allow_batched=False):
 
 
 def _return_keys(typed, data):
-  return PRNGKeyArray(data) if typed else data
+  # With jax_enable_custom_prng, raw keys in give typed keys out (as JAX).
+  return PRNGKeyArray(data) if typed or _enable_custom_prng.value else data
 
 
 def _canonicalize_shape(shape, name):
@@ -160,7 +185,14 @@ def _const(x, value):
 
 # ---- keys ----------------------------------------------------------------------------------
 def _resolve_impl(impl):
-  if impl is None or isinstance(impl, prng.KeyTy):
+  if impl is None:
+    impl = _default_prng_impl.value
+    if impl not in _IMPL_NAMES:
+      raise NotImplementedError(
+          f'jax_default_prng_impl="{impl}": arrax implements only the "threefry2x32" PRNG; set '
+          'jax_default_prng_impl="threefry2x32".')
+    return impl
+  if isinstance(impl, prng.KeyTy):
     return "threefry2x32"
   if isinstance(impl, str):
     if impl in _IMPL_NAMES:
@@ -204,7 +236,8 @@ def key(seed, *, impl=None, dtype=None):
 
 def PRNGKey(seed, *, impl=None):
   """A legacy raw PRNG key: a uint32[2] array holding the seed's high and low 32 bits."""
-  return _seed_to_data("PRNGKey", seed, impl)
+  data = _seed_to_data("PRNGKey", seed, impl)
+  return PRNGKeyArray(data) if _enable_custom_prng.value else data
 
 
 def key_data(keys):
@@ -238,8 +271,8 @@ def key_dtype(impl_spec=None):
 
 
 def default_prng_impl():
-  """The name of the default PRNG implementation."""
-  return "threefry2x32"
+  """The name of the default PRNG implementation (jax_default_prng_impl)."""
+  return _resolve_impl(None)
 
 
 def fold_in(key, data):

@@ -610,16 +610,65 @@ def xla_sharding(devices: tuple, ndim: int, dim):
   return _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo)
 
 
-class Shard:
-  """One device's piece of an array: its device, index into the array, and data."""
-  __slots__ = ("device", "index", "replica_id", "data")
+_UNSET = object()
 
-  def __init__(self, device, index, replica_id, data):
-    self.device = device
-    self.index = index
-    self.replica_id = replica_id
-    self.data = data
+
+class Shard:
+  """One device's piece of an array (jax.Shard): its `device`, its `index` into the global
+  array (from the sharding), its `replica_id` (which copy of that piece it is) and its `data`."""
+  __slots__ = ("_device", "_sharding", "_global_shape", "_data", "_index", "_replica_id")
+
+  def __init__(self, device, sharding, global_shape, data=None):
+    self._device = device
+    self._sharding = sharding
+    self._global_shape = global_shape
+    self._data = data
+    self._index = self._replica_id = _UNSET
+
+  @classmethod
+  def _known(cls, device, sharding, global_shape, data, index, replica_id):
+    """A Shard whose index and replica id the caller has already computed."""
+    shard = cls(device, sharding, global_shape, data)
+    shard._index, shard._replica_id = index, replica_id
+    return shard
+
+  @property
+  def device(self):
+    return self._device
+
+  @property
+  def data(self):
+    return self._data
+
+  @property
+  def index(self):
+    if self._index is _UNSET:
+      try:
+        indices_map = self._sharding.devices_indices_map
+      except AttributeError:
+        raise ValueError(f"Cannot calculate indices from sharding: {self._sharding}. Please "
+                         "create a device to index mapping for your sharding.") from None
+      self._index = indices_map(tuple(self._global_shape))[self._device]
+    return self._index
+
+  @property
+  def replica_id(self):
+    if self._replica_id is _UNSET:
+      # Devices holding the same piece count 0, 1, ... in device order.
+      mapping = self._sharding.devices_indices_map(tuple(self._global_shape))
+      key = _index_key(mapping[self._device])
+      order = [d for d in self._sharding._device_assignment
+               if _index_key(mapping[d]) == key]
+      self._replica_id = order.index(self._device)
+    return self._replica_id
 
   def __repr__(self):
-    return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
-            f"data={self.data})")
+    try:
+      return (f"Shard(device={self.device!r}, index={self.index}, "
+              f"replica_id={self.replica_id}, data={self.data})")
+    except ValueError:
+      return f"Shard(device={self.device!r}, data={self.data})"
+
+
+def _index_key(index):
+  return tuple((i.start, i.stop, i.step) for i in index)

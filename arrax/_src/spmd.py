@@ -18,7 +18,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 from jaxlib.mlir import ir
 
-from arrax._src import backend as xb, batching, compiler, core, jit as jit_mod, mlir, pmap
+from arrax._src import backend as xb, batching, compiler, core, dispatch, jit as jit_mod, mlir, pmap
 from arrax._src.api import _abstractify, _put_named, device_put as api_device_put
 from arrax._src.array import ShardedArray
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec, SingleDeviceSharding,
@@ -102,6 +102,8 @@ class _Executable:
                      for a, s in zip(self.out_avals, self.out_shardings)]
 
   def run(self, leaves):
+    if dispatch.no_execution.value:
+      dispatch.raise_no_execution("jit")
     bufs = [x._gbuf if type(x) is ShardedArray and x._named == s else _put_named(x, s)._gbuf
             for x, s in zip(leaves, self.in_shardings)]
     pmap.wait_for_collectives()   # (XLA's CPU collectives: one such program at a time)

@@ -16,6 +16,7 @@ from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
 
 _trace_ctx = core.trace_ctx
 
+_enable_checks = config.flag("jax_enable_checks")
 _unroll_threshold = config.flag("arrax_loop_unroll_warning_threshold")
 
 
@@ -145,6 +146,8 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None):
   finally:
     trace.invalidate()
     trace._loop_watch = None
+  if _enable_checks.value:
+    core.check_jaxpr(jaxpr)
   return jaxpr, consts
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from arrax._src import ad, batching, core, dtypes, mlir
+from arrax._src.config import config
 from arrax._src.core import ShapedArray
 from arrax._src.lax import utils
 from arrax._src.lax.utils import (_asarray, _aval, _axes, _canonicalize_shape, _check_shapelike,
@@ -368,7 +369,20 @@ def _broadcast_in_dim_keep(x, shape, dims):
                                  sharding=None)
 
 
-reduce_sum_p = _reduction("reduce_sum", _number_check, _reduced_shape, _fixed(hlo.add), _zero)
+_allow_f16_reductions = config.flag("jax_allow_f16_reductions")
+
+
+def _check_f16_sum(aval, axes):
+  """With jax_allow_f16_reductions=False, a sum of float16/bfloat16 over a non-unit axis
+  raises (as JAX's reduce_sum dtype rule)."""
+  if (not _allow_f16_reductions.value and aval.dtype in (np.float16, dtypes.bfloat16)
+      and not all(aval.shape[a] == 1 for a in axes)):
+    raise ValueError(f"reduce_sum on operand {aval.str_short(True)} is not allowed when "
+                     "jax_allow_f16_reductions=False.")
+
+
+reduce_sum_p = _reduction("reduce_sum", _number_check, _reduced_shape, _fixed(hlo.add), _zero,
+                          axes_check=_check_f16_sum)
 
 
 def reduce_sum(operand, axes, *, out_sharding=None):

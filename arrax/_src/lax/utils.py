@@ -249,12 +249,14 @@ def _reduced_shape(aval, axes):
   return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
 
 
-def _reduction(name, check, shape_rule, body_for, identity, keep_weak=True):
+def _reduction(name, check, shape_rule, body_for, identity, keep_weak=True, axes_check=None):
   prim = core.Primitive(name)
 
   def abstract_eval(aval, *, axes, **_):
     shape = shape_rule(aval, axes)
     check(name, aval)
+    if axes_check is not None:
+      axes_check(aval, axes)
     return ShapedArray(shape, aval.dtype, aval.weak_type and keep_weak)
 
   def lowering(ctx, x, *, axes, **_):

@@ -5,12 +5,14 @@ wrappers, so values, dtypes, weak types and jaxprs agree with JAX.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 
 import numpy as np
 
 from arrax._src import core, dtypes
+from arrax._src.config import config
 from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.batching import vmap
 from arrax._src.custom_derivatives import custom_jvp
@@ -184,6 +186,9 @@ def glu(x, axis: int = -1):
   return x1 * sigmoid(x2)
 
 
+_softmax_custom_jvp = config.flag("jax_softmax_custom_jvp")
+
+
 # ---- log-sum-exp and the softmax family --------------------------------------------------------
 
 def _reduction_dims(ndim, axis):
@@ -263,16 +268,45 @@ def log_softmax(x, axis=-1, where=None):
 def softmax(x, axis=-1, where=None):
   """exp(x) / sum(exp(x)) along `axis` (an int, tuple or None); masked-out entries are 0.
 
-  Not jitted, as in JAX. The max subtracted for stability is a stop_gradient constant (JAX's
-  default, `jax_softmax_custom_jvp=False`).
+  Not jitted, as in JAX. By default (`jax_softmax_custom_jvp=False`) the max subtracted for
+  stability is a stop_gradient constant and derivatives go through the formula; with the flag
+  on, a custom JVP rule gives y * (dx - sum(y * dx)).
   """
-  x_max = reductions.max(x, axis, where=where, initial=-np.inf, keepdims=True)
-  x_safe = x if where is None else lax_numpy.where(where, x, -np.inf)
+  if _softmax_custom_jvp.value:
+    return _softmax(x, axis, where)
+  return _softmax_plain(x, axis, where)
+
+
+def _softmax_plain(x, axis=-1, where=None, initial=-np.inf):
+  x_max = reductions.max(x, axis, where=where, initial=initial, keepdims=True)
+  x_safe = x if where is None else lax_numpy.where(where, x, initial)
   unnormalized = ufuncs.exp(x_safe - stop_gradient(x_max))
   result = unnormalized / reductions.sum(unnormalized, axis, where=where, keepdims=True)
   if where is not None:
     result = lax_numpy.where(where, result, 0)
   return result
+
+
+def _softmax_impl(x, axis, where, initial):
+  x_max = reductions.max(x, axis, where=where, initial=initial, keepdims=True)
+  x_safe = x if where is None else lax_numpy.where(where, x, initial)
+  unnormalized = ufuncs.exp(x_safe - x_max)
+  result = unnormalized / reductions.sum(unnormalized, axis, where=where, keepdims=True)
+  if where is not None:
+    result = lax_numpy.where(where, result, 0)
+  return result
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _softmax(x, axis=-1, where=None, initial=-np.inf):
+  return _softmax_impl(x, axis, where, initial)
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis, primals, tangents):
+  (x, where, initial), (x_dot, _, _) = primals, tangents
+  y = _softmax(x, axis, where, initial)
+  return y, y * (x_dot - reductions.sum(y * x_dot, axis, where=where, keepdims=True))
 
 
 @jit(static_argnames=("axis", "algorithm"))

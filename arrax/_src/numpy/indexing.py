@@ -21,8 +21,10 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
+from arrax._src.indexing import Slice
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
+from arrax._src.lax import broadcasting
 from arrax._src.lax import elementwise as lax, shape_ops, slicing
 from arrax._src.lax.utils import asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
@@ -504,11 +506,121 @@ def _check_fill_value(fill_value):
       else fill_value
 
 
+# ---- jax.ds slices ----------------------------------------------------------------------------
+# An index holding `Slice`s (jax.ds) is done one Slice at a time, on its axis, then the rest of
+# the index (that axis now `:`) on the result, with JAX's semantics: a stride-1 Slice is a
+# dynamic_slice (the window clamped into bounds on reads; negative starts count from the end
+# when reading; an update whose window is not in bounds is dropped), a strided Slice gathers
+# (clamps) or scatters (drops) element by element, without wrapping negative starts.
+def _first_dslice(idx, shape):
+  """(the first Slice of `idx`, its axis, `idx` with it replaced by `:`), or None."""
+  idx = _as_tuple(idx)
+  k = next((n for n, i in enumerate(idx) if isinstance(i, Slice)), None)
+  if k is None:
+    return None
+  s = idx[k]
+  if s.is_dynamic_size:
+    raise ValueError(f"jax.ds with a traced size is not supported (got size={s.size}); the "
+                     "size must be static.")
+  entries = _parse(tuple(slice(None) if isinstance(i, Slice) else i for i in idx), shape)
+  axis, = entries[k].axes
+  return s, axis, idx[:k] + (slice(None),) + idx[k + 1:]
+
+
+def _dslice_start(s, n, normalize):
+  """The start of a stride-1 Slice: a Python int (negative ones counted from the end if
+  `normalize`) or a scalar operand (wrapped the same way)."""
+  start = s.start
+  if type(start) is int or isinstance(start, np.integer):
+    start = int(start)
+    return start + n if normalize and start < 0 else start
+  start = _scalar_index(start)
+  return _wrap_start(start, n, True) if normalize else start
+
+
+def _clamped(start, size, n):
+  """A static window start moved into bounds, as dynamic_slice moves a traced one."""
+  return start if type(start) is not int else min(max(start, 0), max(n - size, 0))
+
+
+def _dslice_positions(s):
+  """The element positions start + stride * arange(size) of a strided Slice."""
+  steps = broadcasting.iota(np.int32, operator.index(s.size)) * s.stride
+  return _scalar_index(s.start) + steps if type(s.start) is not int else steps + s.start
+
+
+def _in_window(start, size, n):
+  """Whether the window [start, start + size) lies inside [0, n) (a bool array)."""
+  start = lax_numpy._asarray(start)
+  return (start >= 0) & (start + size <= n)
+
+
+def _take_dslice(arr, idx, mode, fill_value, normalize, take_rest):
+  found = _first_dslice(idx, core.get_aval(arr).shape)
+  s, axis, rest = found
+  n = core.get_aval(arr).shape[axis]
+  size = operator.index(s.size)
+  parsed = _parse_get_mode(mode)
+  fill = parsed is not None and parsed == GatherScatterMode.FILL_OR_DROP
+  if s.stride == 1:
+    start = _dslice_start(s, n, normalize)
+    out = shape_ops.dynamic_slice_in_dim(arr, _clamped(start, size, n), size, axis,
+                                         allow_negative_indices=False)
+    if fill:
+      # (a gather of positions all out of bounds gives the fill with the dtype's default)
+      oob = (slice(None),) * axis + (np.full(size, n, np.int32),)
+      filler = _rewriting_take(arr, oob, mode="fill", fill_value=fill_value,
+                               normalize_indices=False)
+      if type(start) is int:
+        out = out if 0 <= start <= n - size else filler
+      else:
+        out = lax_numpy.where(_in_window(start, size, n), out, filler)
+  else:
+    where = (slice(None),) * axis + (_dslice_positions(s),)
+    out = _rewriting_take(arr, where, mode="fill" if fill else "clip", fill_value=fill_value,
+                          normalize_indices=False, indices_are_sorted=True,
+                          unique_indices=s.stride > 0)
+  return take_rest(out, rest)
+
+
+def _scatter_dslice(x, idx, y, update):
+  """`update(part, rest, y)` on the part of `x` the first Slice of `idx` selects, put back."""
+  s, axis, rest = _first_dslice(idx, core.get_aval(x).shape)
+  n = core.get_aval(x).shape[axis]
+  size = operator.index(s.size)
+  if s.stride == 1:
+    if size > n:
+      raise TypeError("Bounds of the window dimensions of updates must not exceed the bounds "
+                      f"of the corresponding dimensions of operand. For dimension {axis}, "
+                      f"updates bound is {size}, operand bound is {n}.")
+    start = _dslice_start(s, n, False)
+    if type(start) is int and not 0 <= start <= n - size:
+      return x   # out of bounds: the update is dropped
+    part = shape_ops.dynamic_slice_in_dim(x, _clamped(start, size, n), size, axis,
+                                          allow_negative_indices=False)
+    part = update(part, rest, y)
+    put = shape_ops.dynamic_update_slice_in_dim(x, part, _clamped(start, size, n), axis,
+                                                allow_negative_indices=False)
+    if type(start) is int:
+      return put
+    return lax_numpy.where(_in_window(start, size, n), put, x)
+  where = (slice(None),) * axis + (_dslice_positions(s),)
+  part = _rewriting_take(x, where, mode="clip", normalize_indices=False)
+  part = update(part, rest, y)
+  return _scatter_update(x, where, part, slicing.scatter, indices_are_sorted=True,
+                         unique_indices=s.stride > 0, mode="drop", normalize_indices=False)
+
+
 # ---- reads ------------------------------------------------------------------------------------
 def _rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
                     fill_value=None, normalize_indices=True):
   """arr[idx] via slice, dynamic_slice or gather (the first that applies)."""
   shape = core.get_aval(arr).shape
+  if any(isinstance(i, Slice) for i in _as_tuple(idx)):
+    return _take_dslice(arr, idx, mode, fill_value, normalize_indices, lambda part, rest: (
+        _rewriting_take(part, rest, indices_are_sorted=indices_are_sorted,
+                        unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                        normalize_indices=normalize_indices)))
   entries = _parse(idx, shape)
   parsed_mode = _parse_get_mode(mode)
   for attempt in (_try_static_slice, _try_dynamic_slice):
@@ -753,6 +865,10 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices
     raise NotImplementedError("arrax does not support out_sharding in .at[] updates")
   x = creation.asarray(x) if not _is_array(x) else x
   aval = core.get_aval(x)
+  if any(isinstance(i, Slice) for i in _as_tuple(idx)):
+    return _scatter_dslice(x, idx, y, lambda part, rest, vals: _scatter_update(
+        part, rest, vals, scatter_op, indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices, mode=mode, normalize_indices=normalize_indices))
   y = _as_update_values(aval.dtype, y)
   entries = _expand_bool_masks(_parse(idx, aval.shape), aval.shape)
   if not _safe_to_cast(y, aval.dtype):

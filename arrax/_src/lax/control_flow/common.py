@@ -9,7 +9,6 @@ hence the compiled executable.
 """
 from __future__ import annotations
 
-import enum
 import inspect
 
 import numpy as np
@@ -279,9 +278,7 @@ def lower_fun(fun):
 
 
 # ---- for the transformation rules of control-flow primitives ------------------------------
-class MemorySpace(enum.Enum):
-  """Where an `empty2` buffer lives (printed as JAX prints its param)."""
-  Device = "device"
+MemorySpace = core.MemorySpace   # where an `empty2` buffer lives
 
 
 # An uninitialized scalar (XLA gets zeros): fills residual slots a cond branch does not use.
