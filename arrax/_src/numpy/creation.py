@@ -216,6 +216,8 @@ def _like(name, a, fill_value, dtype, shape):
   dt = aval.dtype if dtype is None else dtype
   weak = aval.weak_type if dtype is None else False
   shp = aval.shape if shape is None else shape
+  if dt == dtypes.float0:   # float0 holds no values: a host array, as JAX gives
+    return np.zeros(shp, dtypes.float0)
   return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shp)
 
 
