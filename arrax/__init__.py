@@ -37,6 +37,7 @@ from arrax import scipy
 from arrax import nn
 from arrax import image
 from arrax import sharding
+from arrax import export
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
 from arrax._src.dtypes import float0
 

@@ -573,6 +573,7 @@ class JitWrapped(Wrapped):
         static_argnums, self._sig, static_argnames)
     self._has_static = bool(self._static_argnums or self._static_argnames)
     self._inline = inline
+    self._keep_unused = bool(keep_unused)   # export drops unused inputs unless set
     self._device = device
     self._name = getattr(fun, "__name__", type(fun).__name__)
     self._cache, self._trace_cache = _shared_caches(

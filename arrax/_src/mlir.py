@@ -5,9 +5,11 @@ the input and output avals. Nothing here knows a particular primitive.
 """
 from __future__ import annotations
 
+import io
 import threading
 
 import numpy as np
+from jaxlib import _jax
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, func as func_d, mhlo, sdy, stablehlo as hlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
@@ -152,6 +154,9 @@ class ModuleContext:
     # The token chaining the ordered side effects (ordered callbacks) of the block being
     # lowered: each takes it and gives the next, so XLA keeps them in program order.
     self.ordered_token = None
+    # Set by a lowering that calls a module with symbolic shapes (an exported function): the
+    # module is then shape-refined once lowered.
+    self.needs_shape_refinement = False
 
   def fresh_func_name(self, base):
     self._func_count += 1
@@ -269,7 +274,19 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
     lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
                        result_names=result_names)
+    if mctx.needs_shape_refinement:
+      module = refine_shapes(module)
   return LoweredModule(module, mctx.host_callbacks)
+
+
+def refine_shapes(module: ir.Module) -> ir.Module:
+  """`module` with the dynamic shapes inside it made static from its main's static argument
+  shapes (jaxlib's shape refinement; shape assertions are checked)."""
+  bytecode = io.BytesIO()
+  module.operation.write_bytecode(bytecode)
+  refined = _jax.mlir.refine_polymorphic_shapes(bytecode.getvalue(), enable_shape_assertions=True,
+                                                validate_static_shapes=True)
+  return ir.Module.parse(refined)
 
 
 def _sanitize(name):
