@@ -64,7 +64,10 @@ class ShapedArray(AbstractValue):
     return self._hash
 
   def str_short(self, short_dtypes=False):
-    name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+    if short_dtypes:
+      name = dtypes.short_dtype_name(self.dtype)
+    else:   # float0 is a NumPy void dtype; JAX prints its own name
+      name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
     return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
   def __str__(self):

@@ -809,13 +809,18 @@ def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
   except TypeError:
     return None
   params = list(sig.parameters)
+  var_pos = next((k for k, p in enumerate(sig.parameters.values())
+                  if p.kind == p.VAR_POSITIONAL), None)
   n = len(args)
   norm = {i + n if i < 0 else i for i in static_argnums}
   names = []
   for i, a in enumerate(args):
     if i in norm:
       continue
-    pname = params[i] if i < len(params) else f"args[{i}]"
+    if var_pos is not None and i >= var_pos:   # *args: its name with the index in it
+      pname = f"{params[var_pos]}[{i - var_pos}]"
+    else:
+      pname = params[i] if i < len(params) else f"args[{i}]"
     names.extend(_names_for(pname, a))
   for k, v in sorted(kwargs.items()):
     names.extend(_names_for(k, v))

@@ -398,47 +398,50 @@ call_exported_p.multiple_results = True
 
 
 def _solve_dims(exported: Exported, in_avals):
-  """The values of the dimension variables of `exported.in_avals` given the actual shapes."""
-  env = {}
+  """The values of the dimension variables of `exported.in_avals` given the actual shapes
+  (each solved from a dimension linear in one unknown variable), checked as JAX's shape
+  assertions check them."""
+  env, obtained = {}, []
   pending = []
   for i, (exp, act) in enumerate(zip(exported.in_avals, in_avals)):
     for d, (e, a) in enumerate(zip(exp.shape, act.shape)):
       if shape_poly.is_symbolic_dim(e):
         pending.append((e, int(a), i, d))
+
+  def fail(what):
+    return ValueError(_dim_error(exported, what, obtained))
+
   progress = True
   while progress:
     progress = False
     for e, a, i, d in pending:
-      unknown = [v for v in set(e.variables()) if v not in env]
-      if len(unknown) != 1:
+      unknown = sorted(v for v in set(e.variables()) if v not in env)
+      if len(unknown) != 1 or not _is_evaluable(e, env, unknown[0]):
         continue
       var = unknown[0]
-      # e is linear in var when e(var=1) - e(var=0) = e(var=2) - e(var=1)
-      e0, e1, e2 = (e.evaluate({**env, var: k}) for k in (0, 1, 2)) \
-          if _is_evaluable(e, env, var) else (None, None, None)
-      if e0 is None or e1 - e0 != e2 - e1 or e1 == e0:
+      e0, e1, e2 = (e.evaluate({**env, var: k}) for k in (0, 1, 2))
+      if e1 - e0 != e2 - e1 or e1 == e0:   # not linear in var
         continue
       coeff = e1 - e0
+      where = f"for dimension {_arg_descr(exported.in_tree, i, d)} (= {a}), "
       if (a - e0) % coeff:
-        raise ValueError(_dim_error(exported, in_avals, i, d, e, a,
-                                    f"Division had remainder {(a - e0) % coeff} when "
-                                    f"computing the value of '{var}'"))
+        raise fail(f"Division had remainder {(a - e0) % coeff} when computing the value of "
+                   f"'{var}'")
       env[var] = (a - e0) // coeff
+      obtained.append(f"'{var}' = {env[var]} from specification '{e}' {where}")
       if env[var] < 1:
-        raise ValueError(_dim_error(exported, in_avals, i, d, e, a,
-                                    f"Expected value >= 1 for dimension variable '{var}'"))
+        raise fail(f"Expected value >= 1 for dimension variable '{var}'")
       progress = True
   for e, a, i, d in pending:
-    missing = [v for v in e.variables() if v not in env]
+    missing = sorted({v for v in e.variables() if v not in env})
     if missing:
       raise NotImplementedError(
-          f"arrax cannot solve the dimension variables {sorted(set(missing))} of "
+          f"arrax cannot solve the dimension variables {missing} of "
           f"{_arg_descr(exported.in_tree, i, d)} = {e} from the argument shapes.")
     if e.evaluate(env) != a:
-      raise ValueError(_dim_error(
-          exported, in_avals, i, d, e, a,
-          f"Found inconsistency between dimension size {_arg_descr(exported.in_tree, i, d)} "
-          f"(= {a}) and the specification '{e}' (= {e.evaluate(env)})"))
+      raise fail(f"Found inconsistency between dimension size "
+                 f"{_arg_descr(exported.in_tree, i, d)} (= {a}) and the specification '{e}' "
+                 f"(= {e.evaluate(env)})")
   return env
 
 
@@ -450,12 +453,14 @@ def _is_evaluable(e, env, var):
     return False
 
 
-def _dim_error(exported, in_avals, i, d, e, a, what):
-  specs = ", ".join(
+def _dim_error(exported, what, obtained):
+  specs = ",".join(
       f"{_arg_descr(exported.in_tree, k)}.shape = ({', '.join(str(x) for x in av.shape)}"
-      f"{',' if len(av.shape) == 1 else ''})" for k, av in enumerate(exported.in_avals))
+      f"{',' if len(av.shape) == 1 else ''})" for k, av in enumerate(exported.in_avals)
+      if any(shape_poly.is_symbolic_dim(x) for x in av.shape))
   return (f"Input shapes do not match the polymorphic shapes specification. {what}. "
           f"Using the following polymorphic shapes specifications: {specs}. "
+          f"Obtained dimension variables: {''.join(obtained)}. "
           "Please see https://docs.jax.dev/en/latest/export/shape_poly.html"
           "#shape-assertion-errors for more details.")
 
