@@ -27,7 +27,8 @@ from jaxlib import _jax
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d, stablehlo as hlo
 
-from arrax._src import ad, ad_api, backend, core, dtypes, jit as jit_mod, mlir, spmd, tree_util
+from arrax._src import (ad, ad_api, backend, core, dtypes, jit as jit_mod, mlir, sharding_impls,
+                        spmd, tree_util)
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.config import config
 from arrax._src.custom_derivatives import custom_vjp
@@ -118,7 +119,6 @@ class Exported:
 def _named_sharding_on(s, mesh):
   if s is None:
     return None
-  sharding_impls = spmd.sharding_impls
   if mesh is None:
     raise ValueError("A mesh is needed to make a sharding of the exported function.")
   if tuple(mesh.axis_names) != tuple(s.axis_names) or \
@@ -486,6 +486,12 @@ def _call_exported_abstract_eval(*in_avals, exported):
   env = _solve_dims(exported, in_avals) if shape_poly.all_dim_vars(exported.in_avals) else {}
   return [core.ShapedArray(tuple(shape_poly._evaluate(d, env) for d in a.shape), a.dtype)
           for a in exported.out_avals]
+
+
+@call_exported_p.def_batch
+def _call_exported_batch(args, dims, *, exported):
+  # As in JAX: a module compiled for fixed shapes has no batched form.
+  raise NotImplementedError("Batching rule for 'call_exported' not implemented")
 
 
 def _merge_module(mctx, src, name):
