@@ -406,3 +406,32 @@ def test_custom_call_not_allowed():
                                               arrax.ShapeDtypeStruct((3,), F32), x))
   with pytest.raises((ValueError, NotImplementedError)):
     aexport.export(f)(np.ones(3, F32))
+
+
+@pytest.mark.parametrize("platforms", [("cpu", "cuda"), ("tpu",), ("cuda", "cpu", "tpu")])
+def test_export_for_platforms(platforms, jax_ser):
+  x = rand((3,), F32)
+  a = aexport.export(arrax.jit(lambda x: anp.cos(x) * 2), platforms=platforms)(x)
+  j = jexport.export(jax.jit(lambda x: jnp.cos(x) * 2), platforms=platforms)(x)
+  assert _attrs(a) == _attrs(j)
+  assert _main_signature(a.mlir_module()) == _main_signature(j.mlir_module())
+  from_arrax = jexport.deserialize(a.serialize())
+  if "cpu" in platforms:
+    assert_same(a.call(x), j.call(x))
+    assert_same(aexport.deserialize(a.serialize()).call(x), j.call(x))
+    _jax_same(from_arrax.call(x), j.call(x))
+    _jax_same(jax.jit(from_arrax.call)(x), j.call(x))
+  else:
+    with pytest.raises(ValueError) as want:
+      j.call(x)
+    for e in (a, aexport.deserialize(a.serialize())):
+      with pytest.raises(ValueError) as got:
+        e.call(x)
+      assert str(got.value) == str(want.value)
+
+
+def test_cpu_kernels_not_exported_for_other_platforms():
+  # arrax lowers linear algebra to CPU LAPACK kernels only (JAX lowers it per platform)
+  with pytest.raises(NotImplementedError, match="lapack_spotrf_ffi"):
+    aexport.export(arrax.jit(arrax.lax.linalg.cholesky), platforms=("cpu", "tpu"))(
+        np.eye(2, dtype=F32))

@@ -265,7 +265,8 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
     module = ir.Module.create()
-    module.operation.attributes["sym_name"] = ir.StringAttr.get(f"jit_{_sanitize(name)}")
+    module.operation.attributes["sym_name"] = ir.StringAttr.get(
+        _sanitize(f"jit_{name}").rstrip("_"))   # as JAX names modules
     module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
     mctx = ModuleContext(module, name, axis_env)
@@ -290,7 +291,7 @@ def refine_shapes(module: ir.Module) -> ir.Module:
 
 
 def _sanitize(name):
-  return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+  return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
 
 
 def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args):

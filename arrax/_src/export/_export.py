@@ -19,6 +19,7 @@ import collections
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -189,9 +190,8 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
   def do_export(*args_specs, **kwargs_specs) -> Exported:
     plats = tuple(platforms) if platforms is not None else (default_export_platform(),)
-    if plats != ("cpu",):
-      raise NotImplementedError(
-          f"arrax exports for platforms ('cpu',) only; asked for {plats}.")
+    if not plats:
+      raise ValueError("At least one platform must be specified.")
     for path, leaf in tree_util.tree_flatten_with_path((args_specs, kwargs_specs))[0]:
       if any(shape_poly.is_symbolic_dim(d) for d in getattr(leaf, "shape", ())):
         raise NotImplementedError(
@@ -229,14 +229,33 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
     pruned = core.ClosedJaxpr(j, closed.consts)
   names = traced._arg_names
   kept_names = None if names is None else [names[i] for i in kept]
+  multi = len(plats) > 1
+  if plats != ("cpu",):
+    _check_portable(pruned.jaxpr, plats)
+  if multi:
+    # JAX's convention: main takes the platform's index (in `plats`) first. arrax lowers the
+    # same (portable) code for every platform, so the index is not read.
+    j = pruned.jaxpr
+    pruned = core.ClosedJaxpr(
+        core.Jaxpr(j.constvars, [core.Var(core.ShapedArray((), np.int32))] + list(j.invars),
+                   j.outvars, j.eqns, j.debug_info), pruned.consts)
+    kept_names = None if kept_names is None else [None] + kept_names
   lowered = mlir.lower_jaxpr_to_module(traced.fun_name, pruned, arg_names=kept_names,
                                        result_names=_result_names(traced.out_tree))
   if lowered.host_callbacks:
     raise NotImplementedError("serialization of host_callbacks is not yet implemented")
   module = lowered.module
   with module.context:
-    module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(False)
+    module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(multi)
+    if multi:
+      main = ir.SymbolTable(module.operation)["main"]
+      n_args = len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs)
+      main.arg_attrs = ir.ArrayAttr.get(
+          [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})]
+          + [ir.DictAttr.get({}) for _ in range(n_args - 1)])
   _check_module(module, disabled_checks)
+  if plats != ("cpu",):
+    _check_no_cpu_kernels(module, plats)
   serialized = _module_to_bytecode(module)
 
   def get_vjp(primal: Exported) -> Exported:
@@ -253,7 +272,29 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
       nr_devices=1, platforms=plats, ordered_effects=(), unordered_effects=(),
       disabled_safety_checks=disabled_checks, mlir_module_serialized=serialized,
       calling_convention_version=version, module_kept_var_idx=kept,
-      uses_global_constants=False, _get_vjp=get_vjp)
+      uses_global_constants=multi, _get_vjp=get_vjp)
+
+
+def _check_portable(jaxpr, plats):
+  """arrax lowers `lax.platform_dependent` for the CPU only: such code is not exported for
+  other platforms."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name == "platform_index":
+      raise NotImplementedError(
+          f"arrax cannot export platform-dependent code for platforms {plats}: it lowers "
+          "lax.platform_dependent for 'cpu' only.")
+  for sub in core.subjaxprs(jaxpr):
+    _check_portable(sub.jaxpr if isinstance(sub, core.ClosedJaxpr) else sub, plats)
+
+
+def _check_no_cpu_kernels(module, plats):
+  text = str(module)
+  m = re.search(r'call_target_name = "(lapack_\w+)"', text) or \
+      re.search(r"stablehlo.custom_call @(lapack_\w+)", text)
+  if m:
+    raise NotImplementedError(
+        f"arrax cannot export for platforms {plats}: the module calls the CPU kernel "
+        f"{m.group(1)} (arrax lowers linear algebra for 'cpu' only).")
 
 
 def _module_to_bytecode(module) -> bytes:
