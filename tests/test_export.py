@@ -435,3 +435,42 @@ def test_cpu_kernels_not_exported_for_other_platforms():
   with pytest.raises(NotImplementedError, match="lapack_spotrf_ffi"):
     aexport.export(arrax.jit(arrax.lax.linalg.cholesky), platforms=("cpu", "tpu"))(
         np.eye(2, dtype=F32))
+
+
+def test_jax_export_with_lapack_kernel(jax_ser):
+  x = rand((3, 3), F32)
+  spd = x @ x.T + 3 * np.eye(3, dtype=F32)
+  j = jexport.export(jax.jit(jax.lax.linalg.cholesky))(spd)
+  a = aexport.deserialize(j.serialize())
+  assert_same(a.call(spd), j.call(spd), tol=1e-5)
+
+
+def test_jax_export_with_shardings(jax_ser):
+  from jax.sharding import NamedSharding, PartitionSpec as P
+  mesh = jax.make_mesh((1,), ("a",))
+  j = jexport.export(jax.jit(lambda x: x * 2, in_shardings=NamedSharding(mesh, P("a")),
+                             out_shardings=NamedSharding(mesh, P())))(np.ones(4, F32))
+  a = aexport.deserialize(j.serialize())
+  assert repr(a._in_named_shardings) == repr(j._in_named_shardings)
+  assert repr(a._out_named_shardings) == repr(j._out_named_shardings)
+  x = rand((4,), F32)
+  assert_same(a.call(x), j.call(x))
+  amesh = arrax.make_mesh((1,), ("a",))
+  assert repr(a.in_shardings_jax(amesh)) == repr(j.in_shardings_jax(mesh))
+  back = jexport.deserialize(a.serialize())   # re-serialized by arrax, read by JAX
+  assert back._in_named_shardings == j._in_named_shardings
+  assert back._out_named_shardings == j._out_named_shardings
+  _jax_same(back.call(x), j.call(x))
+
+
+def test_x64_round_trip(x64, jax_ser):
+  def f(np_):
+    return lambda x, i: (x * 2, i + 1, x.astype(np_.complex128))
+
+  args = (rand((3,), np.float64), np.int64(3))
+  a = aexport.export(arrax.jit(f(anp)))(*args)
+  j = jexport.export(jax.jit(f(jnp)))(*args)
+  assert _attrs(a) == _attrs(j)
+  want = j.call(*args)
+  assert_same(aexport.deserialize(j.serialize()).call(*args), want)
+  _jax_same(jexport.deserialize(a.serialize()).call(*args), want)

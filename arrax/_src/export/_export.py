@@ -34,6 +34,7 @@ from arrax._src.api import ShapeDtypeStruct
 from arrax._src.config import config
 from arrax._src.custom_derivatives import custom_vjp
 from arrax._src.export import serialization as _serialization, shape_poly
+from arrax._src.lax import linalg
 from arrax._src.export.serialization import (DisabledSafetyCheck,
                                              register_namedtuple_serialization,
                                              register_pytree_node_serialization)
@@ -535,6 +536,38 @@ def _call_exported_batch(args, dims, *, exported):
   raise NotImplementedError("Batching rule for 'call_exported' not implemented")
 
 
+def _drop_shardings(module):
+  """Remove Shardy's meshes and sharding annotations from `module`: on one device they ask
+  for nothing, and the caller's module has no meshes for them to name."""
+  def no_sdy(attrs):
+    return ir.ArrayAttr.get([ir.DictAttr.get({a.name: a.attr for a in ir.DictAttr(d)
+                                              if not a.name.startswith("sdy.")})
+                             for d in attrs])
+
+  def walk(op):
+    op = op.operation
+    for region in op.regions:
+      for block in region:
+        for inner in list(block):
+          walk(inner)
+    if op.name == "sdy.sharding_constraint":
+      op.results[0].replace_all_uses_with(op.operands[0])
+      op.erase()
+      return
+    if "sdy.sharding" in op.attributes:
+      del op.attributes["sdy.sharding"]
+    if op.name == "func.func":
+      for key in ("arg_attrs", "res_attrs"):
+        if key in op.attributes:
+          op.attributes[key] = no_sdy(op.attributes[key])
+
+  for op in list(module.body.operations):
+    if op.operation.name == "sdy.mesh":
+      op.operation.erase()
+    else:
+      walk(op)
+
+
 def _merge_module(mctx, src, name):
   """Move the functions of `src` into the module being lowered, renamed to fresh private
   names; the new name of src's main."""
@@ -587,8 +620,11 @@ def _call_exported_lowering(ctx, *args, exported):
   else:
     raise ValueError(f"Function '{exported.fun_name}' was exported for platforms "
                      f"'{exported.platforms}' but it is used on '('{platform}',)'.")
+  if "cpu" in exported.platforms:
+    linalg._ensure_lapack()   # the module may call jaxlib's CPU LAPACK kernels
   src = _jax.mlir.deserialize_portable_artifact(exported.mlir_module_serialized,
                                                 mctx.module.context)
+  _drop_shardings(src)
   main = ir.SymbolTable(src.operation)["main"]
   callee_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
   fn_name = _merge_module(mctx, src, f"call_exported_{exported.fun_name}")

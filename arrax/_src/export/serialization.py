@@ -54,17 +54,23 @@ class DisabledSafetyCheck:
     return hash(self._impl)
 
 
-class SerializedNamedSharding:
-  """A NamedSharding as stored in a serialized Exported: the abstract mesh's axis sizes,
-  names and types, the PartitionSpec's entries and the memory kind."""
-  __slots__ = ("axis_sizes", "axis_names", "axis_types", "spec", "memory_kind")
+_AXIS_TYPE_NAMES = {1: "Auto", 2: "Explicit", 3: "Manual"}
 
-  def __init__(self, axis_sizes, axis_names, axis_types, spec, memory_kind):
+
+class SerializedNamedSharding:
+  """A NamedSharding as stored in a serialized Exported: its abstract mesh (axis sizes, names,
+  types, abstract device), the PartitionSpec's entries and the memory kind."""
+  __slots__ = ("axis_sizes", "axis_names", "axis_types", "device", "spec", "memory_kind")
+
+  def __init__(self, axis_sizes, axis_names, axis_types, device, spec, memory_kind):
     self.axis_sizes, self.axis_names, self.axis_types = axis_sizes, axis_names, axis_types
-    self.spec, self.memory_kind = spec, memory_kind
+    self.device, self.spec, self.memory_kind = device, spec, memory_kind
+
+  def _mesh_key(self):
+    return (self.axis_sizes, self.axis_names, self.axis_types, self.device)
 
   def _key(self):
-    return (self.axis_sizes, self.axis_names, self.axis_types, self.spec, self.memory_kind)
+    return (*self._mesh_key(), self.spec, self.memory_kind)
 
   def __eq__(self, other):
     return type(other) is SerializedNamedSharding and self._key() == other._key()
@@ -73,9 +79,16 @@ class SerializedNamedSharding:
     return hash(self._key())
 
   def __repr__(self):
-    spec = ", ".join(repr(s) for s in self.spec)
-    mesh = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
-    return f"NamedSharding(mesh=AbstractMesh({mesh}), spec=P({spec}))"
+    axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+    types = ", ".join(_AXIS_TYPE_NAMES.get(t, "Auto") for t in self.axis_types)
+    mesh = f"{axes}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''})"
+    if self.device is not None:
+      kind, cores, platform = self.device
+      mesh += f", device_kind={kind}, num_cores={cores}, platform={platform}"
+    spec = ("P(" + ", ".join(repr(p) for p in self.spec)
+            + ("," if len(self.spec) == 1 else "") + ")")
+    mem = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+    return f"NamedSharding(mesh=AbstractMesh({mesh}), spec={spec}{mem})"
 
 
 # ---- pytree node serialization registries ----------------------------------------------------
@@ -185,8 +198,6 @@ def serialize(exp, vjp_order: int = 0) -> bytearray:
 
 
 def _exported_table(exp, vjp_order):
-  if any(s is not None for s in (*exp._in_named_shardings, *exp._out_named_shardings)):
-    raise NotImplementedError("arrax cannot serialize an Exported with shardings yet.")
   if exp.ordered_effects or exp.unordered_effects:
     raise NotImplementedError("arrax cannot serialize an Exported with effects.")
   unique, index = [], {}
@@ -202,8 +213,21 @@ def _exported_table(exp, vjp_order):
   t.ref(_E_OUT_TREE, _pytreedef_table(exp.out_tree))
   t.ref(_E_OUT_AVALS, flatbuf.RefVector(_aval_table(a) for a in exp.out_avals))
   t.scalar(_E_NR_DEVICES, "I", exp.nr_devices)
-  t.ref(_E_IN_SHARDINGS, flatbuf.RefVector(flatbuf.Table() for _ in exp.in_avals))
-  t.ref(_E_OUT_SHARDINGS, flatbuf.RefVector(flatbuf.Table() for _ in exp.out_avals))
+  shardings, meshes = {}, {}
+  for sh in (*exp._in_named_shardings, *exp._out_named_shardings):
+    if sh is not None:
+      meshes.setdefault(sh._mesh_key(), len(meshes))
+      shardings.setdefault(sh, len(shardings))
+
+  def sharding_table(sh):
+    t = flatbuf.Table()
+    if sh is not None:
+      t.ref(2, _named_sharding_table(sh, meshes))
+    return t
+
+  t.ref(_E_IN_SHARDINGS, flatbuf.RefVector(sharding_table(s) for s in exp._in_named_shardings))
+  t.ref(_E_OUT_SHARDINGS,
+        flatbuf.RefVector(sharding_table(s) for s in exp._out_named_shardings))
   t.ref(_E_PLATFORMS, flatbuf.RefVector(flatbuf.String(p) for p in exp.platforms))
   t.ref(_E_ORDERED, flatbuf.RefVector([]))
   t.ref(_E_UNORDERED, flatbuf.RefVector([]))
@@ -218,12 +242,51 @@ def _exported_table(exp, vjp_order):
                        "order")
     t.ref(_E_VJP, _exported_table(exp.vjp(), vjp_order - 1))
   t.ref(_E_UNIQUE_AVALS, flatbuf.RefVector(_aval_table(a) for a in unique))
-  t.ref(_E_UNIQUE_MESHES, flatbuf.RefVector([]))
-  t.ref(_E_UNIQUE_SHARDINGS, flatbuf.RefVector([]))
+  t.ref(_E_UNIQUE_MESHES, flatbuf.RefVector(_mesh_table(*m) for m in meshes))
+  t.ref(_E_UNIQUE_SHARDINGS,
+        flatbuf.RefVector(_named_sharding_table(sh, meshes) for sh in shardings))
   t.ref(_E_IN_AVAL_IDXS, flatbuf.Vector("I", [index[a] for a in exp.in_avals]))
   t.ref(_E_OUT_AVAL_IDXS, flatbuf.Vector("I", [index[a] for a in exp.out_avals]))
-  t.ref(_E_IN_SHARDING_IDXS, flatbuf.Vector("I", [0] * len(exp.in_avals)))
-  t.ref(_E_OUT_SHARDING_IDXS, flatbuf.Vector("I", [0] * len(exp.out_avals)))
+
+  def sharding_idxs(shs):
+    return flatbuf.Vector("I", [0 if sh is None else 1 + shardings[sh] for sh in shs])
+
+  t.ref(_E_IN_SHARDING_IDXS, sharding_idxs(exp._in_named_shardings))
+  t.ref(_E_OUT_SHARDING_IDXS, sharding_idxs(exp._out_named_shardings))
+  return t
+
+
+def _mesh_table(sizes, names, types, device):
+  t = flatbuf.Table()
+  t.ref(0, flatbuf.Vector("I", sizes))
+  t.ref(1, flatbuf.RefVector(flatbuf.String(n) for n in names))
+  t.ref(2, flatbuf.Vector("B", types))
+  if device is not None:
+    kind, cores, platform = device
+    d = flatbuf.Table().ref(0, flatbuf.String(kind))
+    if cores is not None:
+      d.scalar(1, "I", cores)
+    if platform is not None:
+      d.ref(2, flatbuf.String(platform))
+    t.ref(3, d)
+  return t
+
+
+def _named_sharding_table(sh, meshes):
+  spec = flatbuf.Table()
+  axes = []
+  for p in sh.spec:
+    names = () if p is None else (p,) if isinstance(p, str) else tuple(p)
+    axes.append(flatbuf.Table().ref(0, flatbuf.RefVector(flatbuf.String(n) for n in names)))
+  spec.ref(0, flatbuf.RefVector(axes))
+  spec.ref(1, flatbuf.RefVector([]))
+  spec.ref(2, flatbuf.RefVector([]))
+  t = flatbuf.Table()
+  t.ref(0, _mesh_table(*sh._mesh_key()))
+  t.ref(1, spec)
+  if sh.memory_kind is not None:
+    t.ref(2, flatbuf.String(sh.memory_kind))
+  t.scalar(3, "I", meshes[sh._mesh_key()])
   return t
 
 
@@ -366,21 +429,27 @@ def _read_mesh(t):
   sizes = tuple(t.scalars(0, "I"))
   names = tuple(s.decode("utf-8") for s in t.strings(1))
   types = tuple(t.scalars(2, "B"))
-  return sizes, names, types
+  dev = t.table(3)
+  device = None
+  if dev is not None:
+    platform = dev.string(2)
+    device = (dev.string(0).decode("utf-8"), dev.scalar(1, "I", None),
+              None if platform is None else platform.decode("utf-8"))
+  return sizes, names, types, device
 
 
 def _read_named_sharding(t, meshes):
   if meshes:
-    sizes, names, types = meshes[t.scalar(3, "I")]
+    sizes, names, types, device = meshes[t.scalar(3, "I")]
   else:
-    sizes, names, types = _read_mesh(t.table(0))
+    sizes, names, types, device = _read_mesh(t.table(0))
   spec_t = t.table(1)
   spec = []
   for axis in spec_t.tables(0) if spec_t is not None else []:
     axes = tuple(a.decode("utf-8") for a in axis.strings(0))
     spec.append(None if not axes else axes[0] if len(axes) == 1 else axes)
   kind = t.string(2)
-  return SerializedNamedSharding(sizes, names, types, tuple(spec),
+  return SerializedNamedSharding(sizes, names, types, device, tuple(spec),
                                  None if kind is None else kind.decode("utf-8"))
 
 
