@@ -215,11 +215,6 @@ def test_grad_int_output_and_input():
 
 
 SNIPPETS = {
-    "no_vjp_after_deserialize": """
-      e = export.deserialize(export.export(jax.jit(jnp.sin))(jnp.ones(3)).serialize())
-      print(e.has_vjp())
-      jax.grad(lambda x: e.call(x).sum())(jnp.ones(3))
-    """,
     "vmap": """
       e = export.export(jax.jit(jnp.sin))(jnp.ones(3))
       jax.vmap(e.call)(jnp.ones((2, 3)))
@@ -285,6 +280,11 @@ def test_like_jax(name):
 
 
 SER_SNIPPETS = {
+    "no_vjp_after_deserialize": """
+      e = export.deserialize(export.export(jax.jit(jnp.sin))(jnp.ones(3)).serialize())
+      print(e.has_vjp())
+      jax.grad(lambda x: e.call(x).sum())(jnp.ones(3))
+    """,
     "garbage": """
       for blob in [b"garbage!", b"", bytes(64), b"\\x04\\x00\\x00\\x00" + b"\\xff" * 40]:
         try:
