@@ -73,10 +73,86 @@ def dtype_to_ir_type(dtype) -> ir.Type:
   raise TypeError(f"No IR type for dtype {dtype}")
 
 
+def is_symbolic(d) -> bool:
+  """Whether the dimension `d` is a symbolic expression (jax.export.symbolic_shape)."""
+  return type(d) is not int and getattr(d, "_symbolic_dim", False)
+
+
 def aval_to_ir_type(aval) -> ir.Type:
   if aval is core.abstract_token:
     return hlo.TokenType.get()
-  return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
+  shape = aval.shape
+  if not all(type(d) is int for d in shape):   # symbolic dimensions are dynamic ("?")
+    shape = [ir.ShapedType.get_dynamic_size() if is_symbolic(d) else d for d in shape]
+  return ir.RankedTensorType.get(shape, dtype_to_ir_type(aval.dtype))
+
+
+# ---- symbolic dimensions (lowering for jax.export with symbolic shapes) -----------------------
+# While a function whose shapes hold dimension variables is lowered, the values of the
+# variables (i32 scalars) are here, by name: main computes them from its arguments' dimension
+# sizes and passes them to the functions it calls as their first arguments.
+_dims_local = threading.local()
+
+
+def current_dim_values() -> dict:
+  return getattr(_dims_local, "values", None) or {}
+
+
+class _IrDim:
+  """A dimension size as an i32 scalar ir.Value: symbolic expressions evaluate with these."""
+  __slots__ = ("v",)
+
+  def __init__(self, v):
+    self.v = v
+
+  @staticmethod
+  def lift(x):
+    return x if isinstance(x, _IrDim) else _IrDim(ir_constant(np.int32(x)))
+
+  def _op(self, other, op, swap=False):
+    a, b = self, _IrDim.lift(other)
+    return _IrDim(op(b.v, a.v) if swap else op(a.v, b.v))
+
+  __add__ = lambda self, o: self._op(o, hlo.add)            # noqa: E731
+  __radd__ = lambda self, o: self._op(o, hlo.add, True)     # noqa: E731
+  __sub__ = lambda self, o: self._op(o, hlo.subtract)       # noqa: E731
+  __rsub__ = lambda self, o: self._op(o, hlo.subtract, True)  # noqa: E731
+  __mul__ = lambda self, o: self._op(o, hlo.multiply)       # noqa: E731
+  __rmul__ = lambda self, o: self._op(o, hlo.multiply, True)  # noqa: E731
+  __floordiv__ = lambda self, o: self._op(o, hlo.divide)    # noqa: E731  (sizes are >= 0)
+  __mod__ = lambda self, o: self._op(o, hlo.remainder)      # noqa: E731
+
+  def __pow__(self, n):
+    out = self
+    for _ in range(int(n) - 1):
+      out = out * self
+    return out
+
+
+def dim_value(d) -> ir.Value:
+  """The size `d` (an int or a symbolic expression) as an i32 scalar ir.Value."""
+  if not is_symbolic(d):
+    return ir_constant(np.int32(d))
+  env = {n: _IrDim(v) for n, v in current_dim_values().items()}
+  return _IrDim.lift(d.evaluate(env)).v
+
+
+def shape_tensor(shape) -> ir.Value:
+  """The i32[len(shape)] tensor of the sizes in `shape`."""
+  one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+  parts = [hlo.reshape(one, dim_value(d)) for d in shape]
+  if not parts:
+    return ir_constant(np.zeros((0,), np.int32))
+  return parts[0] if len(parts) == 1 else hlo.concatenate(parts, i64_attr(0))
+
+
+def broadcast_in_dim(aval_out, x: ir.Value, dims) -> ir.Value:
+  """stablehlo.broadcast_in_dim of `x` to `aval_out`'s shape (dynamic_broadcast_in_dim when the
+  shape is symbolic)."""
+  out_t = aval_to_ir_type(aval_out)
+  if any(is_symbolic(d) for d in aval_out.shape):
+    return hlo.dynamic_broadcast_in_dim(out_t, x, shape_tensor(aval_out.shape), dense_i64(dims))
+  return hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
 
 
 def ir_constant(val, dtype=None) -> ir.Value:
@@ -114,7 +190,7 @@ def full_like_aval(value, aval) -> ir.Value:
   scalar = ir_constant(np.asarray(value, aval.dtype))
   if not aval.shape:
     return scalar
-  return hlo.broadcast_in_dim(aval_to_ir_type(aval), scalar, dense_i64([]))
+  return broadcast_in_dim(aval, scalar, [])
 
 
 def dense_i64(xs):
@@ -142,8 +218,11 @@ class MultiDeviceLowering(NotImplementedError):
 class ModuleContext:
   """State shared by all lowering rules of one module."""
 
-  def __init__(self, module: ir.Module, name: str, axis_env=None):
+  def __init__(self, module: ir.Module, name: str, axis_env=None, dim_vars=()):
     self.module = module
+    # The dimension variables of a lowering with symbolic shapes (sorted names); every
+    # function but main takes their values first.
+    self.dim_vars = tuple(dim_vars)
     self.name = name
     # Named axes mapped over devices (pmap): name -> size. The program runs as that many
     # replicas, and collectives over these names lower to XLA's cross-replica collectives.
@@ -212,8 +291,10 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   `with_token`: the function takes the ordered-effects token first and returns it first."""
   del donated  # TODO(donation): input_output_aliases
   tok = [hlo.TokenType.get()] if with_token else []
+  n_dims = 0 if public else len(mctx.dim_vars)
+  tok = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims + tok
   in_types = tok + [aval_to_ir_type(a) for a in closed.in_avals]
-  out_types = tok + [aval_to_ir_type(a) for a in closed.out_avals]
+  out_types = tok[n_dims:] + [aval_to_ir_type(a) for a in closed.out_avals]
   with ir.InsertionPoint(mctx.module.body):
     fn = func_d.FuncOp(name, ir.FunctionType.get(in_types, out_types))
   fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -224,18 +305,30 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
           for n in (arg_names or [None] * len(closed.in_avals))]
   locs = [ir.Location.unknown()] * len(tok) + locs
   block = fn.add_entry_block(arg_locs=locs)
+  if n_dims:
+    fn.arg_attrs = ir.ArrayAttr.get(
+        [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(n)}) for n in mctx.dim_vars]
+        + [ir.DictAttr.get({})] * (len(in_types) - n_dims))
   outer_token, mctx.ordered_token = mctx.ordered_token, None   # a function chains its own
+  outer_dims = getattr(_dims_local, "values", None)
   try:
     with ir.InsertionPoint(block):
       consts = [ir_constant(np.asarray(c, v.aval.dtype))
                 for v, c in zip(closed.jaxpr.constvars, closed.consts)]
       args = list(block.arguments)
+      if n_dims:
+        _dims_local.values = dict(zip(mctx.dim_vars, args[:n_dims]))
+        args = args[n_dims:]
+      elif public and mctx.dim_vars:
+        _dims_local.values = {n: hlo.get_dimension_size(args[i], d)
+                              for n, (i, d) in mctx.dim_var_sources.items()}
       if with_token:
         mctx.ordered_token, *args = args
       outs = jaxpr_subcomp(mctx, closed.jaxpr, consts, args)
       func_d.ReturnOp(([current_ordered_token(mctx)] if with_token else []) + outs)
   finally:
     mctx.ordered_token = outer_token
+    _dims_local.values = outer_dims
   return fn
 
 
@@ -260,8 +353,12 @@ class LoweredModule:
 
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
-                          num_replicas=1, axis_env=None) -> LoweredModule:
-  """A StableHLO module `jit_<name>` whose public `main` computes `closed`."""
+                          num_replicas=1, axis_env=None, dim_var_sources=None
+                          ) -> LoweredModule:
+  """A StableHLO module `jit_<name>` whose public `main` computes `closed`.
+
+  `dim_var_sources` ({name: (argument index, axis)}): the dimension variables of symbolic
+  shapes in `closed` and where main reads each one's value."""
   ctx = make_ir_context()
   with ctx, ir.Location.unknown(ctx):
     module = ir.Module.create()
@@ -269,7 +366,8 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
         _sanitize(f"jit_{name}").rstrip("_"))   # as JAX names modules
     module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
-    mctx = ModuleContext(module, name, axis_env)
+    mctx = ModuleContext(module, name, axis_env, sorted(dim_var_sources or {}))
+    mctx.dim_var_sources = dim_var_sources or {}
     if result_names is None:
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
@@ -300,7 +398,8 @@ def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str,
   fn_name = mctx.fresh_func_name(_sanitize(name))
   ordered = core.jaxpr_has_ordered_effects(closed)
   fn = lower_jaxpr_to_fun(mctx, fn_name, closed, with_token=ordered)
-  call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
+  dims = [current_dim_values()[n] for n in mctx.dim_vars]
+  call = func_d.CallOp(fn, dims + ([current_ordered_token(mctx)] if ordered else []) + list(args))
   results = list(call.results)
   if ordered:
     mctx.ordered_token, *results = results

@@ -193,11 +193,6 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
     plats = tuple(platforms) if platforms is not None else (default_export_platform(),)
     if not plats:
       raise ValueError("At least one platform must be specified.")
-    for path, leaf in tree_util.tree_flatten_with_path((args_specs, kwargs_specs))[0]:
-      if any(shape_poly.is_symbolic_dim(d) for d in getattr(leaf, "shape", ())):
-        raise NotImplementedError(
-            f"arrax cannot export with symbolic shapes yet ({_path_str(path)} has shape "
-            f"{tuple(leaf.shape)}); it can call modules exported by JAX with them.")
     traced = fun_jit.trace(*args_specs, **kwargs_specs)
     return _export_traced(traced, fun_jit, plats, tuple(disabled_checks))
 
@@ -220,8 +215,21 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
         f"{maximum_supported_calling_convention_version}]")
   closed = traced._closed
   in_avals = tuple(closed.in_avals)
-  # As JAX's jit (keep_unused=False), the module takes only the inputs the function reads.
-  if getattr(fun_jit, "_keep_unused", False):
+  dim_vars = shape_poly.all_dim_vars(in_avals)
+  dim_sources = {}
+  for i, a in enumerate(in_avals):
+    for d, e in enumerate(a.shape):
+      name = e.as_var() if shape_poly.is_symbolic_dim(e) else None
+      if name is not None:
+        dim_sources.setdefault(name, (i, d))
+  missing = [v for v in dim_vars if v not in dim_sources]
+  if missing:
+    raise NotImplementedError(
+        f"arrax exports symbolic shapes whose dimension variables each appear alone as some "
+        f"argument's dimension; {missing} do not.")
+  # As JAX's jit (keep_unused=False), the module takes only the inputs the function reads
+  # (all of them with symbolic shapes, as in JAX).
+  if getattr(fun_jit, "_keep_unused", False) or dim_vars:
     kept = tuple(range(len(in_avals)))
     pruned = closed
   else:
@@ -229,8 +237,11 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
     kept = tuple(i for i, u in enumerate(used) if u)
     pruned = core.ClosedJaxpr(j, closed.consts)
   names = traced._arg_names
-  kept_names = None if names is None else [names[i] for i in kept]
+  # (JAX's main for symbolic shapes is a wrapper whose arguments have no names)
+  kept_names = None if names is None or dim_vars else [names[i] for i in kept]
   multi = len(plats) > 1
+  if multi and dim_vars:
+    raise NotImplementedError("arrax cannot export for several platforms with symbolic shapes.")
   if plats != ("cpu",):
     _check_portable(pruned.jaxpr, plats)
   if multi:
@@ -242,12 +253,14 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
                    j.outvars, j.eqns, j.debug_info), pruned.consts)
     kept_names = None if kept_names is None else [None] + kept_names
   lowered = mlir.lower_jaxpr_to_module(traced.fun_name, pruned, arg_names=kept_names,
-                                       result_names=_result_names(traced.out_tree))
+                                       result_names=_result_names(traced.out_tree),
+                                       dim_var_sources=dim_sources)
   if lowered.host_callbacks:
     raise NotImplementedError("serialization of host_callbacks is not yet implemented")
   module = lowered.module
   with module.context:
-    module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(multi)
+    module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
+        multi or bool(dim_vars))
     if multi:
       main = ir.SymbolTable(module.operation)["main"]
       n_args = len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs)
@@ -273,7 +286,7 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
       nr_devices=1, platforms=plats, ordered_effects=(), unordered_effects=(),
       disabled_safety_checks=disabled_checks, mlir_module_serialized=serialized,
       calling_convention_version=version, module_kept_var_idx=kept,
-      uses_global_constants=multi, _get_vjp=get_vjp)
+      uses_global_constants=multi or bool(dim_vars), _get_vjp=get_vjp)
 
 
 def _check_portable(jaxpr, plats):

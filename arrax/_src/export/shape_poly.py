@@ -86,6 +86,7 @@ def _as_terms(x):
 class _DimExpr:
   """A symbolic dimension: sum of coeff * product of atoms ** power."""
   __slots__ = ("_terms", "_hash", "scope")
+  _symbolic_dim = True   # how lower layers (mlir) recognize a symbolic dimension
 
   def __init__(self, terms, scope=None):
     # monomial: tuple of (atom, power) sorted by str(atom)
@@ -142,57 +143,89 @@ class _DimExpr:
   def __rmod__(self, other):
     return _normalize({((_Atom("mod", (other, self)), 1),): 1})
 
-  # -- comparison: structural equality; ordering only when the difference is constant
-  def __eq__(self, other):
-    if isinstance(other, (int, _DimExpr)):
-      return _as_terms(other) == self._terms
-    return NotImplemented
-
-  def __ne__(self, other):
-    eq = self.__eq__(other)
-    return eq if eq is NotImplemented else not eq
-
+  # -- comparison: structural equality; ordering decided by bounds (variables are >= 1)
   def __hash__(self):
     if self._hash is None:
       self._hash = hash(tuple(sorted((str(_DimExpr({m: 1})), c)
                                      for m, c in self._terms.items())))
     return self._hash
 
-  def _cmp(self, other, op):
-    diff = self - other
-    if isinstance(diff, int):
-      return op(diff, 0)
+  def _bounds(self):
+    """(lower, upper) bounds of the value, with every dimension variable >= 1 and the
+    non-polynomial atoms (floordiv, mod, ...) >= 0."""
+    lo = hi = 0
+    for m, c in self._terms.items():
+      if not m:
+        lo, hi = lo + c, hi + c
+        continue
+      at_least = 1 if all(a.op == "var" for a, _ in m) else 0
+      if c > 0:
+        lo, hi = lo + c * at_least, float("inf")
+      else:
+        lo, hi = float("-inf"), hi + c * at_least
+    return lo, hi
+
+  def _ge(self, other, strict, op_str, left, right):
+    lo, hi = _bounds_of(self - other)
+    k = 1 if strict else 0     # self - other >= k ?
+    if lo >= k:
+      return True
+    if hi < k:
+      return False
     raise InconclusiveDimensionOperation(
-        f"Symbolic dimension comparison '{self}' {op.__name__} '{other}' is inconclusive.")
+        f"Symbolic dimension comparison '{left}' {op_str} '{right}' is inconclusive.\n"
+        + _INCONCLUSIVE)
 
   def __ge__(self, other):
-    return self._cmp(other, lambda d, z: d >= z)
+    return self._ge(other, False, ">=", self, other)
 
   def __gt__(self, other):
-    return self._cmp(other, lambda d, z: d > z)
+    return self._ge(other, True, ">", self, other)
 
   def __le__(self, other):
-    return self._cmp(other, lambda d, z: d <= z)
+    return _as_expr(other)._ge(self, False, "<=", self, other)
 
   def __lt__(self, other):
-    return self._cmp(other, lambda d, z: d < z)
+    return _as_expr(other)._ge(self, True, "<", self, other)
+
+  def __eq__(self, other):
+    if not isinstance(other, (int, _DimExpr)):
+      return NotImplemented
+    return _as_terms(other) == self._terms
+
+  def __ne__(self, other):
+    eq = self.__eq__(other)
+    return eq if eq is NotImplemented else not eq
 
   def __int__(self):
     raise InconclusiveDimensionOperation(
-        f"Symbolic dimension '{self}' used where a constant is required.")
+        f"Symbolic dimension '{self}' used in a context that requires a constant\n"
+        + _INCONCLUSIVE)
 
   def __index__(self):
     return self.__int__()
 
   # -- evaluation and printing
   def evaluate(self, env) -> int:
-    total = 0
+    """The value with the variables' values from `env` (ints, or anything with + * // %)."""
+    total = None
     for m, c in self._terms.items():
-      v = c
+      v = None
       for a, p in m:
-        v *= a.evaluate(env) ** p
-      total += v
+        f = a.evaluate(env)
+        f = f ** p if p != 1 else f
+        v = f if v is None else v * f
+      v = c if v is None else (v if c == 1 else c * v)
+      total = v if total is None else total + v
     return total
+
+  def as_var(self):
+    """The variable's name if this expression is exactly one dimension variable, else None."""
+    if len(self._terms) == 1:
+      (m, c), = self._terms.items()
+      if c == 1 and len(m) == 1 and m[0][1] == 1 and m[0][0].op == "var":
+        return m[0][0].args[0]
+    return None
 
   def variables(self):
     out = []
@@ -214,19 +247,39 @@ class _DimExpr:
       body = "*".join(factors)
       return body if abs(c) == 1 else f"{abs(c)}*{body}"
 
-    mons = sorted(self._terms.items(),
-                  key=lambda mc: (mc[0] == (), -sum(p for _, p in mc[0]),
-                                  [str(a) for a, _ in mc[0]]))
+    def order(mc):   # JAX's order: higher degree first, then larger factors (operations
+      m = mc[0]      # above variables, variables in reverse alphabetical order)
+      factors = sorted(((a.op != "var", str(a)) for a, _ in m), reverse=True)
+      return (sum(p for _, p in m), factors)
+
+    mons = sorted((mc for mc in self._terms.items() if mc[0]), key=order, reverse=True)
+    mons += [mc for mc in self._terms.items() if not mc[0]]
     out = ""
     for i, (m, c) in enumerate(mons):
       s = mono_str(m, c)
       if i == 0:
-        out = s if c > 0 else f"-{s}"
+        out = s if c > 0 else f"- {s}"
       else:
         out += f" + {s}" if c > 0 else f" - {s}"
     return out
 
   __repr__ = __str__
+
+
+_INCONCLUSIVE = (
+    "This error arises for comparison operations with shapes that\nare non-constant, and the "
+    "result of the operation cannot be represented as\na boolean value for all values of the "
+    "symbolic dimensions involved.\n\nPlease see https://docs.jax.dev/en/latest/export/"
+    "shape_poly.html#comparison-of-symbolic-dimensions-is-partially-supported\nfor more "
+    "details.\n")
+
+
+def _as_expr(x):
+  return x if isinstance(x, _DimExpr) else _DimExpr({(): int(x)})
+
+
+def _bounds_of(x):
+  return (x, x) if isinstance(x, int) else x._bounds()
 
 
 def is_symbolic_dim(p) -> bool:

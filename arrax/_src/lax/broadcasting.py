@@ -51,7 +51,7 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding)
 
 
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding):
-  return [hlo.broadcast_in_dim(_out_type(ctx), x, mlir.dense_i64(broadcast_dimensions))]
+  return [mlir.broadcast_in_dim(ctx.avals_out[0], x, broadcast_dimensions)]
 
 
 def _broadcast_in_dim_pp(params):

@@ -93,9 +93,8 @@ def broadcast_operand(ctx_aval_out, value, aval_in):
   """Broadcast an operand (rank 0, or with size-1 axes) to the output shape in a lowering."""
   if aval_in.shape == ctx_aval_out.shape:
     return value
-  out_t = mlir.aval_to_ir_type(ShapedArray(ctx_aval_out.shape, aval_in.dtype))
   dims = range(len(aval_in.shape)) if aval_in.shape else []
-  return hlo.broadcast_in_dim(out_t, value, mlir.dense_i64(dims))
+  return mlir.broadcast_in_dim(ShapedArray(ctx_aval_out.shape, aval_in.dtype), value, dims)
 
 
 def canonicalize_axis(axis, ndim):
@@ -182,6 +181,8 @@ def _check_shapelike(fun, arg, obj):
   if np.ndim(obj) != 1 and len(obj):
     raise TypeError(f"{fun} {arg} must be one-dimensional, got {obj}.")
   for d in obj:
+    if mlir.is_symbolic(d):   # a symbolic dimension (jax.export), >= 1 by assumption
+      continue
     try:
       operator.index(d)
     except TypeError:
