@@ -259,6 +259,36 @@ SNIPPETS = {
       e = export.export(jax.jit(jnp.cos), disabled_checks=dc)(jnp.ones(2))
       print(e.disabled_safety_checks, e.call(jnp.zeros(2)))
     """,
+    "static_args": """
+      g = jax.jit(lambda x, n, *, k: x * n + k, static_argnums=1, static_argnames="k")
+      e = export.export(g)(jnp.ones(3), 3, k=2)
+      print(e.in_tree, e.in_avals, e.out_avals, e.module_kept_var_idx)
+      print(e.call(jnp.arange(3.)))
+    """,
+    "weak_scalar_args": """
+      e = export.export(jax.jit(lambda x, y: x * y))(1.0, np.float32(2))
+      print(e.in_avals, e.out_avals, e.call(3.0, np.float32(2)))
+    """,
+    "callbacks_not_exported": """
+      f = jax.jit(lambda x: jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct((3,), np.float32), x))
+      try:
+        export.export(f)(np.ones(3, np.float32))
+      except Exception as ex:
+        print(type(ex).__name__, ex)
+      def h(x):
+        jax.debug.print("{}", x)
+        return x
+      export.export(jax.jit(h))(np.ones(3, np.float32))
+    """,
+    "calling_convention_version": """
+      try:
+        jax.config.update("jax_export_calling_convention_version", 9)
+        print(export.export(jax.jit(jnp.sin))(jnp.ones(2)).calling_convention_version)
+        jax.config.update("jax_export_calling_convention_version", 8)
+        export.export(jax.jit(jnp.sin))(jnp.ones(2))
+      finally:
+        jax.config.update("jax_export_calling_convention_version", 10)
+    """,
     "symbolic_shape": """
       for spec in ["b, 4", "b, 2*b + 1", "(a, b*c, 3)", "floordiv(b, 2), mod(c, 3)",
                    "max(b, c) - 1, b - 2", "b, a", ""]:
@@ -452,17 +482,33 @@ def test_public_names_and_signatures():
   assert arrax.export is aexport
 
 
-def test_custom_call_not_allowed():
+def test_lapack_kernels_exported():
   from arrax import lax as alax
   x = rand((3, 3), F32)
   spd = x @ x.T + 3 * np.eye(3, dtype=F32)
   # LAPACK kernels are stable custom calls: exported and called
   e = aexport.export(arrax.jit(alax.linalg.cholesky))(spd)
   assert_same(e.call(spd), jax.lax.linalg.cholesky(spd), tol=1e-5)
-  f = arrax.jit(lambda x: arrax.pure_callback(lambda v: np.asarray(v) * 2,
-                                              arrax.ShapeDtypeStruct((3,), F32), x))
-  with pytest.raises((ValueError, NotImplementedError)):
-    aexport.export(f)(np.ones(3, F32))
+
+
+def test_unstable_custom_call_rejected():
+  # A module with a custom call JAX does not promise to keep stable is not exported unless
+  # the check is disabled for its target (JAX's message).
+  from jaxlib.mlir import ir
+
+  from arrax._src import mlir
+  from arrax._src.export import _export
+  text = """
+  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = stablehlo.custom_call @my_kernel(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }"""
+  with mlir.make_ir_context():
+    module = ir.Module.parse(text)
+    with pytest.raises(ValueError, match="Cannot serialize code with custom calls whose "
+                       "targets have no compatibility guarantees(.|\n)*my_kernel"):
+      _export._check_module(module, ())
+    _export._check_module(module, (aexport.DisabledSafetyCheck.custom_call("my_kernel"),))
 
 
 @pytest.mark.parametrize("platforms", [("cpu", "cuda"), ("tpu",), ("cuda", "cpu", "tpu")])
