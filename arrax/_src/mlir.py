@@ -113,14 +113,29 @@ class _IrDim:
     a, b = self, _IrDim.lift(other)
     return _IrDim(op(b.v, a.v) if swap else op(a.v, b.v))
 
-  __add__ = lambda self, o: self._op(o, hlo.add)            # noqa: E731
-  __radd__ = lambda self, o: self._op(o, hlo.add, True)     # noqa: E731
-  __sub__ = lambda self, o: self._op(o, hlo.subtract)       # noqa: E731
-  __rsub__ = lambda self, o: self._op(o, hlo.subtract, True)  # noqa: E731
-  __mul__ = lambda self, o: self._op(o, hlo.multiply)       # noqa: E731
-  __rmul__ = lambda self, o: self._op(o, hlo.multiply, True)  # noqa: E731
-  __floordiv__ = lambda self, o: self._op(o, hlo.divide)    # noqa: E731  (sizes are >= 0)
-  __mod__ = lambda self, o: self._op(o, hlo.remainder)      # noqa: E731
+  def __add__(self, o):
+    return self._op(o, hlo.add)
+
+  def __radd__(self, o):
+    return self._op(o, hlo.add, True)
+
+  def __sub__(self, o):
+    return self._op(o, hlo.subtract)
+
+  def __rsub__(self, o):
+    return self._op(o, hlo.subtract, True)
+
+  def __mul__(self, o):
+    return self._op(o, hlo.multiply)
+
+  def __rmul__(self, o):
+    return self._op(o, hlo.multiply, True)
+
+  def __floordiv__(self, o):   # sizes are >= 0, so truncation is flooring
+    return self._op(o, hlo.divide)
+
+  def __mod__(self, o):
+    return self._op(o, hlo.remainder)
 
   def __pow__(self, n):
     out = self

@@ -33,8 +33,8 @@ from arrax._src import (ad, ad_api, backend, core, dtypes, jit as jit_mod, mlir,
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.config import config
 from arrax._src.custom_derivatives import custom_vjp
-from arrax._src.export import serialization as _serialization, shape_poly
 from arrax._src.lax import linalg
+from arrax._src.export import serialization as _serialization, shape_poly
 from arrax._src.export.serialization import (DisabledSafetyCheck,
                                              register_namedtuple_serialization,
                                              register_pytree_node_serialization)
@@ -119,15 +119,13 @@ class Exported:
 
 
 def _named_sharding_on(s, mesh):
-  if s is None:
-    return None
-  if mesh is None:
-    raise ValueError("A mesh is needed to make a sharding of the exported function.")
+  if s is None or mesh is None:   # unspecified, or the sharding as exported
+    return s
   if tuple(mesh.axis_names) != tuple(s.axis_names) or \
       tuple(mesh.axis_sizes if hasattr(mesh, "axis_sizes") else mesh.devices.shape) != \
       tuple(s.axis_sizes):
     raise ValueError(f"NamedSharding new mesh {mesh} does not match the mesh used for export "
-                     f"(axis names {s.axis_names}, sizes {s.axis_sizes}).")
+                     f"{s!r}.")
   return sharding_impls.NamedSharding(mesh, sharding_impls.PartitionSpec(*s.spec))
 
 
@@ -180,7 +178,9 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
   """Export a jitted function: returns a function of argument specs (ShapeDtypeStructs or
   arrays, as for `jit(f).trace`) giving an `Exported`.
 
-  arrax exports for 'cpu' only, with static shapes and without custom lowering rules.
+  Symbolic dimensions are supported where arrax's tracer handles them (elementwise ops,
+  broadcasts, reductions, matmuls); for platforms other than 'cpu' the code must be portable
+  (no LAPACK kernels, no lax.platform_dependent); no custom lowering rules.
   """
   if isinstance(fun_jit, spmd.ShardedJit):
     raise NotImplementedError("arrax cannot export a jit with in_shardings/out_shardings yet.")
