@@ -412,13 +412,16 @@ POLY_CASES = {
     "matmul": lambda np_: lambda x: np_.tanh(x @ np_.asarray(W_POLY)) + 1.0,
     "reductions": lambda np_: lambda x: (x.sum(0), x.sum(1), x.max()),
     "two_args": lambda np_: lambda x, y: (x * y, np_.maximum(x, 0.0)),
-    # arrax's tracer cannot yet use a symbolic size as a value (mean divides by it), nor
-    # reshape or slice along a symbolic axis
-    "mean": lambda np_: lambda x: x.mean(0),
-    "reshape": lambda np_: lambda x: x.reshape(-1),
+    "mean_var": lambda np_: lambda x: (x.mean(0), x.mean(), x.var(1), x.sum() / x.shape[0]),
+    "layernorm": lambda np_: lambda x: ((x - x.mean(1, keepdims=True))
+                                        / np_.sqrt(x.var(1, keepdims=True) + 1e-5)),
+    "reshape": lambda np_: lambda x: (x.reshape(-1), x.reshape(-1, 1, 3), x.T.reshape(3, -1)),
+    "where": lambda np_: lambda x: np_.where(x > 0, x, 0.0) + np_.exp(x),
+    # arrax's indexing cannot yet slice or index along a symbolic axis
     "slice": lambda np_: lambda x: x[1:],
+    "index": lambda np_: lambda x: x[:, 0],
 }
-_POLY_MISSING = {"mean", "reshape", "slice"}
+_POLY_MISSING = {"slice", "index"}
 W_POLY = rand((3, 4), F32, 9)
 
 
@@ -432,8 +435,8 @@ def _poly_specs(lib, case):
 @pytest.mark.parametrize("case", [
     pytest.param(c, marks=pytest.mark.xfail(
         strict=True, raises=(TypeError, shape_poly.InconclusiveDimensionOperation),
-        reason="symbolic sizes as values, reshape and slicing of symbolic axes are not "
-               "supported by arrax's tracer")) if c in _POLY_MISSING else c
+        reason="arrax's jnp indexing does not take symbolic dimensions yet"))
+    if c in _POLY_MISSING else c
     for c in sorted(POLY_CASES)])
 def test_export_with_symbolic_shapes(case, jax_ser):
   a = aexport.export(arrax.jit(POLY_CASES[case](anp)))(*_poly_specs(aexport, case))

@@ -27,6 +27,15 @@ class AbstractValue:
   __slots__ = ()
 
 
+def shape_size(shape):
+  """The number of elements of `shape` (an int, or a symbolic expression when the shape has
+  symbolic dimensions)."""
+  n = 1
+  for d in shape:
+    n = n * d
+  return n if getattr(type(n), "_symbolic_dim", False) else int(n)
+
+
 class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype and whether its dtype is weak."""
   __slots__ = ("shape", "dtype", "weak_type", "_hash")
@@ -44,7 +53,7 @@ class ShapedArray(AbstractValue):
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+  size = property(lambda self: shape_size(self.shape))
 
   def update(self, shape=None, dtype=None, weak_type=None):
     return ShapedArray(self.shape if shape is None else shape,

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import api, tree_util
+from arrax._src import api, batching, core, dtypes, mlir, tree_util
 
 _FUNCS = ("floordiv", "mod", "max", "min", "non_negative")
 
@@ -65,6 +66,30 @@ class _Atom:
 
 def _evaluate(e, env):
   return e.evaluate(env) if isinstance(e, _DimExpr) else int(e)
+
+
+def _exact_quotient(num, den):
+  """num / den when den (an int or a one-term expression) divides every term of num exactly,
+  else None."""
+  if isinstance(den, int):
+    if den == 0:
+      raise ZeroDivisionError("division by zero in a symbolic dimension")
+    den_m, den_c = (), den
+  else:
+    if len(den._terms) != 1:
+      return None
+    (den_m, den_c), = den._terms.items()
+  den_pow = dict(den_m)
+  out = {}
+  for m, c in _as_terms(num).items():
+    powers = dict(m)
+    if c % den_c or any(powers.get(a, 0) < p for a, p in den_pow.items()):
+      return None
+    for a, p in den_pow.items():
+      powers[a] -= p
+    key = tuple(sorted(((a, p) for a, p in powers.items() if p), key=lambda ap: str(ap[0])))
+    out[key] = out.get(key, 0) + c // den_c
+  return _normalize(out)
 
 
 def _normalize(terms):
@@ -131,16 +156,37 @@ class _DimExpr:
 
   __rmul__ = __mul__
 
+  def __truediv__(self, other):
+    return self.__jax_array__() / other
+
+  def __rtruediv__(self, other):
+    return other / self.__jax_array__()
+
+  def __jax_array__(self):
+    """The size as a value (a weakly typed default-int scalar) while tracing for export."""
+    return dim_as_value_p.bind(dim=self)
+
   def __floordiv__(self, other):
-    return _normalize({((_Atom("floordiv", (self, other)), 1),): 1})
+    if not isinstance(other, (int, _DimExpr)):
+      return self.__jax_array__() // other
+    q = _exact_quotient(self, other)
+    return q if q is not None else _normalize({((_Atom("floordiv", (self, other)), 1),): 1})
 
   def __rfloordiv__(self, other):
+    if not isinstance(other, int):
+      return other // self.__jax_array__()
     return _normalize({((_Atom("floordiv", (other, self)), 1),): 1})
 
   def __mod__(self, other):
+    if not isinstance(other, (int, _DimExpr)):
+      return self.__jax_array__() % other
+    if _exact_quotient(self, other) is not None:
+      return 0
     return _normalize({((_Atom("mod", (self, other)), 1),): 1})
 
   def __rmod__(self, other):
+    if not isinstance(other, int):
+      return other % self.__jax_array__()
     return _normalize({((_Atom("mod", (other, self)), 1),): 1})
 
   # -- comparison: structural equality; ordering decided by bounds (variables are >= 1)
@@ -280,6 +326,28 @@ def _as_expr(x):
 
 def _bounds_of(x):
   return (x, x) if isinstance(x, int) else x._bounds()
+
+
+# A symbolic size used as a value (`x.sum() / x.shape[0]`): lowered from the dimension
+# variables' values, which main reads from its arguments' sizes.
+dim_as_value_p = core.Primitive("dim_as_value")
+
+
+@dim_as_value_p.def_abstract_eval
+def _dim_as_value_abstract_eval(*, dim):
+  return core.ShapedArray((), dtypes.default_int_dtype(), weak_type=True)
+
+
+@dim_as_value_p.def_lowering
+def _dim_as_value_lowering(ctx, *, dim):
+  v = mlir.dim_value(dim)
+  out_t = mlir.aval_to_ir_type(ctx.avals_out[0])
+  return [v if v.type == out_t else hlo.convert(out_t, v)]
+
+
+@dim_as_value_p.def_batch
+def _dim_as_value_batch(args, dims, *, dim):
+  return dim_as_value_p.bind(dim=dim), batching.not_mapped
 
 
 def is_symbolic_dim(p) -> bool:

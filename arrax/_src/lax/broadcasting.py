@@ -169,6 +169,8 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
 def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding):
   if dimensions is not None:
     x = hlo.transpose(x, mlir.dense_i64(dimensions))
+  if any(mlir.is_symbolic(d) for d in new_sizes):
+    return [hlo.dynamic_reshape(_out_type(ctx), x, mlir.shape_tensor(new_sizes))]
   return [hlo.reshape(_out_type(ctx), x)]
 
 

@@ -119,6 +119,8 @@ def asarray_operand(x):
     return Literal(x, ShapedArray((), dt, weak))
   if isinstance(x, (list, tuple)):
     raise TypeError(f"lax operations do not accept {t.__name__}s; use jnp.asarray first.")
+  if getattr(t, "_symbolic_dim", False):   # a symbolic size (jax.export) used as a value
+    return x.__jax_array__()
   return x
 
 
@@ -165,7 +167,7 @@ def _canonicalize_shape(shape):
   if isinstance(shape, int):
     shape = (shape,)
   try:
-    return tuple(operator.index(d) for d in shape)
+    return tuple(d if mlir.is_symbolic(d) else operator.index(d) for d in shape)
   except TypeError:
     raise TypeError(f"Shapes must be 1-d sequences of concrete integers, got {shape}.") from None
 
