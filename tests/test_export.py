@@ -580,3 +580,26 @@ def test_x64_round_trip(x64, jax_ser):
   want = j.call(*args)
   assert_same(aexport.deserialize(j.serialize()).call(*args), want)
   _jax_same(jexport.deserialize(a.serialize()).call(*args), want)
+
+
+def test_symbolic_export_shape_errors_like_jax(jax_ser):
+  def make(top, lib):
+    c, = lib.symbolic_shape("c")
+    return lib.export(top.jit(lambda x, y: x.sum() + y.sum()))(
+        top.ShapeDtypeStruct((c, 2), np.float32), top.ShapeDtypeStruct((2 * c,), np.float32))
+
+  a, j = make(arrax, aexport), make(jax, jexport)
+  assert _attrs(a) == _attrs(j)
+  assert "shape_assertion" in a.mlir_module()
+  assert_same(a.call(np.ones((3, 2), F32), np.ones(6, F32)),
+              j.call(np.ones((3, 2), F32), np.ones(6, F32)))
+  for args in ((np.ones((3, 2), F32), np.ones(5, F32)), (np.ones((0, 2), F32), np.ones(0, F32))):
+    with pytest.raises(ValueError) as want:
+      j.call(*args)
+    for e in (a, aexport.deserialize(a.serialize())):
+      with pytest.raises(ValueError) as got:
+        e.call(*args)
+      assert str(got.value) == str(want.value)
+    with pytest.raises(ValueError) as got:
+      jexport.deserialize(a.serialize()).call(*args)
+    assert str(got.value) == str(want.value)

@@ -5,6 +5,7 @@ the input and output avals. Nothing here knows a particular primitive.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 
@@ -96,6 +97,17 @@ _dims_local = threading.local()
 
 def current_dim_values() -> dict:
   return getattr(_dims_local, "values", None) or {}
+
+
+@contextlib.contextmanager
+def dim_values(values):
+  """Evaluate symbolic dimensions with `values` ({name: i32 scalar ir.Value}) inside."""
+  outer = getattr(_dims_local, "values", None)
+  _dims_local.values = values
+  try:
+    yield
+  finally:
+    _dims_local.values = outer
 
 
 class _IrDim:

@@ -267,6 +267,8 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
       main.arg_attrs = ir.ArrayAttr.get(
           [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})]
           + [ir.DictAttr.get({}) for _ in range(n_args - 1)])
+  if dim_vars:
+    _add_shape_assertions(module, in_avals, traced.in_tree, dim_sources)
   _check_module(module, disabled_checks)
   if plats != ("cpu",):
     _check_no_cpu_kernels(module, plats)
@@ -287,6 +289,66 @@ def _export_traced(traced, fun_jit, plats, disabled_checks) -> Exported:
       disabled_safety_checks=disabled_checks, mlir_module_serialized=serialized,
       calling_convention_version=version, module_kept_var_idx=kept,
       uses_global_constants=multi or bool(dim_vars), _get_vjp=get_vjp)
+
+
+def _add_shape_assertions(module, in_avals, in_tree, dim_sources):
+  """At the start of main, JAX's `shape_assertion` custom calls: every dimension variable is
+  >= 1 and every symbolic dimension of the arguments equals its specification. (Callers that
+  refine shapes check them when the shapes become known; arrax and JAX also check statically.)"""
+  with module.context, ir.Location.unknown():
+    main = ir.SymbolTable(module.operation)["main"]
+    block = main.regions[0].blocks[0]
+    args = list(block.arguments)
+    with ir.InsertionPoint.at_block_begin(block):
+      sizes = {}
+
+      def size(i, d):
+        if (i, d) not in sizes:
+          sizes[(i, d)] = hlo.get_dimension_size(args[i], d)
+        return sizes[(i, d)]
+
+      var_values = {v: size(i, d) for v, (i, d) in sorted(dim_sources.items())}
+      names = sorted(var_values)
+      specs = ",".join(
+          f"{_arg_descr(in_tree, k)}.shape = ({', '.join(str(x) for x in a.shape)}"
+          f"{',' if len(a.shape) == 1 else ''})" for k, a in enumerate(in_avals)
+          if any(shape_poly.is_symbolic_dim(x) for x in a.shape))
+
+      def obtained(first):
+        return "".join(
+            f"'{v}' = {{{first + k}}} from specification '{v}' for dimension "
+            f"{_arg_descr(in_tree, *dim_sources[v])} (= {{{first + k}}}), "
+            for k, v in enumerate(names))
+
+      def message(what, first):
+        return (f"Input shapes do not match the polymorphic shapes specification. {what}. "
+                f"Using the following polymorphic shapes specifications: {specs}. "
+                f"Obtained dimension variables: {obtained(first)}. Please see "
+                "https://docs.jax.dev/en/latest/export/shape_poly.html"
+                "#shape-assertion-errors for more details.")
+
+      def emit(pred, operands, msg):
+        call = hlo.CustomCallOp([], [pred, *operands], ir.StringAttr.get("shape_assertion"),
+                                has_side_effect=ir.BoolAttr.get(True),
+                                api_version=mlir.i32_attr(2))
+        call.attributes["error_message"] = ir.StringAttr.get(msg)
+
+      one = mlir.ir_constant(np.int32(1))
+      for v in names:
+        pred = mlir.compare(var_values[v], one, "GE", np.int32)
+        emit(pred, [var_values[n] for n in names],
+             message(f"Expected value >= 1 for dimension variable '{v}'", 0))
+      with mlir.dim_values(var_values):
+        for i, a in enumerate(in_avals):
+          for d, e in enumerate(a.shape):
+            if not shape_poly.is_symbolic_dim(e) or dim_sources.get(e.as_var()) == (i, d):
+              continue
+            actual, expected = size(i, d), mlir.dim_value(e)
+            pred = mlir.compare(actual, expected, "EQ", np.int32)
+            emit(pred, [actual, expected, *[var_values[n] for n in names]],
+                 message(f"Found inconsistency between dimension size "
+                         f"{_arg_descr(in_tree, i, d)} (= {{0}}) and the specification "
+                         f"'{e}' (= {{1}})", 2))
 
 
 def _check_portable(jaxpr, plats):
