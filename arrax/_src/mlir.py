@@ -173,6 +173,14 @@ def shape_tensor(shape) -> ir.Value:
   return parts[0] if len(parts) == 1 else hlo.concatenate(parts, i64_attr(0))
 
 
+def reshape(aval_out, x: ir.Value) -> ir.Value:
+  """stablehlo.reshape of `x` to `aval_out` (dynamic_reshape when the shape is symbolic)."""
+  out_t = aval_to_ir_type(aval_out)
+  if any(is_symbolic(d) for d in aval_out.shape):
+    return hlo.dynamic_reshape(out_t, x, shape_tensor(aval_out.shape))
+  return hlo.reshape(out_t, x)
+
+
 def broadcast_in_dim(aval_out, x: ir.Value, dims) -> ir.Value:
   """stablehlo.broadcast_in_dim of `x` to `aval_out`'s shape (dynamic_broadcast_in_dim when the
   shape is symbolic)."""

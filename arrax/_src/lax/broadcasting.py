@@ -169,9 +169,7 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
 def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding):
   if dimensions is not None:
     x = hlo.transpose(x, mlir.dense_i64(dimensions))
-  if any(mlir.is_symbolic(d) for d in new_sizes):
-    return [hlo.dynamic_reshape(_out_type(ctx), x, mlir.shape_tensor(new_sizes))]
-  return [hlo.reshape(_out_type(ctx), x)]
+  return [mlir.reshape(ctx.avals_out[0], x)]
 
 
 reshape_p = _prim("reshape", _reshape_abstract_eval, _reshape_lower)
@@ -238,7 +236,7 @@ def _squeeze_abstract_eval(x, *, dimensions):
 
 
 squeeze_p = _prim("squeeze", _squeeze_abstract_eval,
-                  lambda ctx, x, *, dimensions: [hlo.reshape(_out_type(ctx), x)])
+                  lambda ctx, x, *, dimensions: [mlir.reshape(ctx.avals_out[0], x)])
 
 
 def _squeeze_batch(args, dims, *, dimensions):
