@@ -53,6 +53,7 @@ from arrax import ffi
 from arrax import image
 from arrax import sharding
 from arrax import distributed
+from arrax import export
 from arrax._src.sharding_impls import (NamedSharding, PartitionSpec as P, make_mesh, set_mesh)
 from arrax._src.sharding_impls import Shard as Shard
 from arrax._src.config import make_user_context as make_user_context

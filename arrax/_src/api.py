@@ -26,7 +26,7 @@ class ShapeDtypeStruct:
     self.weak_type = weak_type
 
   ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+  size = property(lambda self: core.shape_size(self.shape))
 
   @property
   def aval(self):

@@ -40,6 +40,15 @@ class MemorySpace(enum.Enum):
   __hash__ = object.__hash__   # by identity, as JAX's
 
 
+def shape_size(shape):
+  """The number of elements of `shape` (an int, or a symbolic expression when the shape has
+  symbolic dimensions)."""
+  n = 1
+  for d in shape:
+    n = n * d
+  return n if getattr(type(n), "_symbolic_dim", False) else int(n)
+
+
 class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype and whether its dtype is weak."""
   __slots__ = ("shape", "dtype", "weak_type", "_hash")
@@ -57,7 +66,7 @@ class ShapedArray(AbstractValue):
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+  size = property(lambda self: shape_size(self.shape))
 
   def update(self, shape=None, dtype=None, weak_type=None):
     return ShapedArray(self.shape if shape is None else shape,
@@ -77,7 +86,10 @@ class ShapedArray(AbstractValue):
     return self._hash
 
   def str_short(self, short_dtypes=False):
-    name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+    if short_dtypes:
+      name = dtypes.short_dtype_name(self.dtype)
+    else:   # float0 is a NumPy void dtype; JAX prints its own name
+      name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
     return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
   def __str__(self):

@@ -646,6 +646,7 @@ class JitWrapped(Wrapped):
     self._donate_argnums, self._donate_argnames = _resolve_donation(
         fun, self._sig, donate_argnums, donate_argnames, self._static_argnames)
     self._inline = inline
+    self._keep_unused = bool(keep_unused)   # export drops unused inputs unless set
     self._device = device
     self._name = getattr(fun, "__name__", type(fun).__name__)
     options = (self._static_argnums, self._static_argnames, bool(inline))
@@ -970,13 +971,18 @@ def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
   except TypeError:
     return None
   params = list(sig.parameters)
+  var_pos = next((k for k, p in enumerate(sig.parameters.values())
+                  if p.kind == p.VAR_POSITIONAL), None)
   n = len(args)
   norm = {i + n if i < 0 else i for i in static_argnums}
   names = []
   for i, a in enumerate(args):
     if i in norm:
       continue
-    pname = params[i] if i < len(params) else f"args[{i}]"
+    if var_pos is not None and i >= var_pos:   # *args: its name with the index in it
+      pname = f"{params[var_pos]}[{i - var_pos}]"
+    else:
+      pname = params[i] if i < len(params) else f"args[{i}]"
     names.extend(_names_for(pname, a))
   for k, v in sorted(kwargs.items()):
     names.extend(_names_for(k, v))

@@ -6,10 +6,13 @@ the input and output avals. Nothing here knows a particular primitive.
 from __future__ import annotations
 
 import collections
+import contextlib
+import io
 import threading
 import warnings
 
 import numpy as np
+from jaxlib import _jax
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, func as func_d, mhlo, sdy, stablehlo as hlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
@@ -73,10 +76,120 @@ def dtype_to_ir_type(dtype) -> ir.Type:
   raise TypeError(f"No IR type for dtype {dtype}")
 
 
+def is_symbolic(d) -> bool:
+  """Whether the dimension `d` is a symbolic expression (jax.export.symbolic_shape)."""
+  return type(d) is not int and getattr(d, "_symbolic_dim", False)
+
+
 def aval_to_ir_type(aval) -> ir.Type:
   if aval is core.abstract_token:
     return hlo.TokenType.get()
-  return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
+  shape = aval.shape
+  if not all(type(d) is int for d in shape):   # symbolic dimensions are dynamic ("?")
+    shape = [ir.ShapedType.get_dynamic_size() if is_symbolic(d) else d for d in shape]
+  return ir.RankedTensorType.get(shape, dtype_to_ir_type(aval.dtype))
+
+
+# ---- symbolic dimensions (lowering for jax.export with symbolic shapes) -----------------------
+# While a function whose shapes hold dimension variables is lowered, the values of the
+# variables (i32 scalars) are here, by name: main computes them from its arguments' dimension
+# sizes and passes them to the functions it calls as their first arguments.
+_dims_local = threading.local()
+
+
+def current_dim_values() -> dict:
+  return getattr(_dims_local, "values", None) or {}
+
+
+@contextlib.contextmanager
+def dim_values(values):
+  """Evaluate symbolic dimensions with `values` ({name: i32 scalar ir.Value}) inside."""
+  outer = getattr(_dims_local, "values", None)
+  _dims_local.values = values
+  try:
+    yield
+  finally:
+    _dims_local.values = outer
+
+
+class _IrDim:
+  """A dimension size as an i32 scalar ir.Value: symbolic expressions evaluate with these."""
+  __slots__ = ("v",)
+
+  def __init__(self, v):
+    self.v = v
+
+  @staticmethod
+  def lift(x):
+    return x if isinstance(x, _IrDim) else _IrDim(ir_constant(np.int32(x)))
+
+  def _op(self, other, op, swap=False):
+    a, b = self, _IrDim.lift(other)
+    return _IrDim(op(b.v, a.v) if swap else op(a.v, b.v))
+
+  def __add__(self, o):
+    return self._op(o, hlo.add)
+
+  def __radd__(self, o):
+    return self._op(o, hlo.add, True)
+
+  def __sub__(self, o):
+    return self._op(o, hlo.subtract)
+
+  def __rsub__(self, o):
+    return self._op(o, hlo.subtract, True)
+
+  def __mul__(self, o):
+    return self._op(o, hlo.multiply)
+
+  def __rmul__(self, o):
+    return self._op(o, hlo.multiply, True)
+
+  def __floordiv__(self, o):   # sizes are >= 0, so truncation is flooring
+    return self._op(o, hlo.divide)
+
+  def __mod__(self, o):
+    return self._op(o, hlo.remainder)
+
+  def __pow__(self, n):
+    out = self
+    for _ in range(int(n) - 1):
+      out = out * self
+    return out
+
+
+def dim_value(d) -> ir.Value:
+  """The size `d` (an int or a symbolic expression) as an i32 scalar ir.Value."""
+  if not is_symbolic(d):
+    return ir_constant(np.int32(d))
+  env = {n: _IrDim(v) for n, v in current_dim_values().items()}
+  return _IrDim.lift(d.evaluate(env)).v
+
+
+def shape_tensor(shape) -> ir.Value:
+  """The i32[len(shape)] tensor of the sizes in `shape`."""
+  one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+  parts = [hlo.reshape(one, dim_value(d)) for d in shape]
+  if not parts:
+    return ir_constant(np.zeros((0,), np.int32))
+  return parts[0] if len(parts) == 1 else hlo.concatenate(parts, i64_attr(0))
+
+
+def reshape(aval_out, x: ir.Value) -> ir.Value:
+  """stablehlo.reshape of `x` to `aval_out` (dynamic_reshape when the shape is symbolic)."""
+  out_t = aval_to_ir_type(aval_out)
+  if any(is_symbolic(d) for d in aval_out.shape):
+    return hlo.dynamic_reshape(out_t, x, shape_tensor(aval_out.shape))
+  return hlo.reshape(out_t, x)
+
+
+def broadcast_in_dim(aval_out, x: ir.Value, dims) -> ir.Value:
+  """stablehlo.broadcast_in_dim of `x` to `aval_out`'s shape (dynamic_broadcast_in_dim when the
+  shape is symbolic)."""
+  out_t = aval_to_ir_type(aval_out)
+  if any(is_symbolic(d) for d in aval_out.shape):
+    return hlo.dynamic_broadcast_in_dim(out_t, x, shape_tensor(aval_out.shape), dense_i64(dims))
+  return hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
 
 
 def ir_constant(val, dtype=None) -> ir.Value:
@@ -114,7 +227,7 @@ def full_like_aval(value, aval) -> ir.Value:
   scalar = ir_constant(np.asarray(value, aval.dtype))
   if not aval.shape:
     return scalar
-  return hlo.broadcast_in_dim(aval_to_ir_type(aval), scalar, dense_i64([]))
+  return broadcast_in_dim(aval, scalar, [])
 
 
 def dense_i64(xs):
@@ -142,8 +255,11 @@ class MultiDeviceLowering(NotImplementedError):
 class ModuleContext:
   """State shared by all lowering rules of one module."""
 
-  def __init__(self, module: ir.Module, name: str, axis_env=None):
+  def __init__(self, module: ir.Module, name: str, axis_env=None, dim_vars=()):
     self.module = module
+    # The dimension variables of a lowering with symbolic shapes (sorted names); every
+    # function but main takes their values first.
+    self.dim_vars = tuple(dim_vars)
     self.name = name
     # Named axes mapped over devices (pmap): name -> size. The program runs as that many
     # replicas, and collectives over these names lower to XLA's cross-replica collectives.
@@ -159,6 +275,9 @@ class ModuleContext:
     # locations are named "<stack>/<primitive>", which XLA keeps as op_name metadata.
     self.name_stack = ()
     self._locations = {}
+    # Set by a lowering that calls a module with symbolic shapes (an exported function): the
+    # module is then shape-refined once lowered.
+    self.needs_shape_refinement = False
 
   def location(self, stack, prim_name=None):
     """The (cached) named location of an op of `prim_name` under `stack`, as JAX names it."""
@@ -252,8 +371,10 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   `input_output_aliases[i]`: the result argument i's buffer is reused for (or None);
   `buffer_donors[i]`: argument i's buffer is given to XLA to reuse as it sees fit."""
   tok = [hlo.TokenType.get()] if with_token else []
+  n_dims = 0 if public else len(mctx.dim_vars)
+  tok = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims + tok
   in_types = tok + [aval_to_ir_type(a) for a in closed.in_avals]
-  out_types = tok + [aval_to_ir_type(a) for a in closed.out_avals]
+  out_types = tok[n_dims:] + [aval_to_ir_type(a) for a in closed.out_avals]
   with ir.InsertionPoint(mctx.module.body):
     fn = func_d.FuncOp(name, ir.FunctionType.get(in_types, out_types))
   fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -274,13 +395,24 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
           for n in (arg_names or [None] * len(closed.in_avals))]
   locs = [ir.Location.unknown()] * len(tok) + locs
   block = fn.add_entry_block(arg_locs=locs)
+  if n_dims:
+    fn.arg_attrs = ir.ArrayAttr.get(
+        [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(n)}) for n in mctx.dim_vars]
+        + [ir.DictAttr.get({})] * (len(in_types) - n_dims))
   outer_token, mctx.ordered_token = mctx.ordered_token, None   # a function chains its own
   outer_stack, mctx.name_stack = mctx.name_stack, name_stack   # and names ops from `name_stack`
+  outer_dims = getattr(_dims_local, "values", None)
   try:
     with ir.InsertionPoint(block), mctx.location(name_stack):
       consts = [ir_constant(np.asarray(c, v.aval.dtype))
                 for v, c in zip(closed.jaxpr.constvars, closed.consts)]
       args = list(block.arguments)
+      if n_dims:
+        _dims_local.values = dict(zip(mctx.dim_vars, args[:n_dims]))
+        args = args[n_dims:]
+      elif public and mctx.dim_vars:
+        _dims_local.values = {n: hlo.get_dimension_size(args[i], d)
+                              for n, (i, d) in mctx.dim_var_sources.items()}
       if with_token:
         mctx.ordered_token, *args = args
       outs = jaxpr_subcomp(mctx, closed.jaxpr, consts, args)
@@ -288,6 +420,7 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   finally:
     mctx.ordered_token = outer_token
     mctx.name_stack = outer_stack
+    _dims_local.values = outer_dims
   return fn
 
 
@@ -347,10 +480,14 @@ def donation_plan(in_avals, out_avals, donated):
 
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
-                          num_replicas=1, axis_env=None, donated_args=None) -> LoweredModule:
+                          num_replicas=1, axis_env=None, donated_args=None,
+                          dim_var_sources=None) -> LoweredModule:
   """A StableHLO module `jit_<name>` whose public `main` computes `closed`. `donated_args`
   (one flag per argument): arguments whose buffers the computation may reuse; those it
-  cannot are warned about, as JAX does."""
+  cannot are warned about, as JAX does.
+
+  `dim_var_sources` ({name: (argument index, axis)}): the dimension variables of symbolic
+  shapes in `closed` and where main reads each one's value."""
   aliases = donors = None
   if donated_args is not None and any(donated_args):
     aliases, donors, unusable = donation_plan(closed.in_avals, closed.out_avals, donated_args)
@@ -365,14 +502,27 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
         _sanitize(f"jit_{name}").rstrip("_"))
     module.operation.attributes["mhlo.num_partitions"] = i32_attr(num_partitions)
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
-    mctx = ModuleContext(module, name, axis_env)
+    mctx = ModuleContext(module, name, axis_env, sorted(dim_var_sources or {}))
+    mctx.dim_var_sources = dim_var_sources or {}
     if result_names is None:
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
     lower_jaxpr_to_fun(mctx, "main", closed, public=True, arg_names=arg_names,
                        result_names=result_names, input_output_aliases=aliases,
                        buffer_donors=donors, name_stack=(f"jit({name})",))
+    if mctx.needs_shape_refinement:
+      module = refine_shapes(module)
   return LoweredModule(module, mctx.host_callbacks)
+
+
+def refine_shapes(module: ir.Module) -> ir.Module:
+  """`module` with the dynamic shapes inside it made static from its main's static argument
+  shapes (jaxlib's shape refinement; shape assertions are checked)."""
+  bytecode = io.BytesIO()
+  module.operation.write_bytecode(bytecode)
+  refined = _jax.mlir.refine_polymorphic_shapes(bytecode.getvalue(), enable_shape_assertions=True,
+                                                validate_static_shapes=True)
+  return ir.Module.parse(refined)
 
 
 def _sanitize(name):
@@ -385,10 +535,12 @@ def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str,
   fn_name = mctx.fresh_func_name(name)
   ordered = core.jaxpr_has_ordered_effects(closed)
   fn = lower_jaxpr_to_fun(mctx, fn_name, closed, with_token=ordered)
+  dims = [current_dim_values()[n] for n in mctx.dim_vars]
   # The call is named "<stack>/jit(name)"; XLA prefixes the callee's op names with it when it
   # inlines the call (the callee's ops are named relative to it), as with JAX.
   with mctx.location(ctx.name_stack + (f"jit({name})",)):
-    call = func_d.CallOp(fn, ([current_ordered_token(mctx)] if ordered else []) + list(args))
+    call = func_d.CallOp(fn, dims + ([current_ordered_token(mctx)] if ordered else [])
+                         + list(args))
   results = list(call.results)
   if ordered:
     mctx.ordered_token, *results = results

@@ -52,7 +52,7 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding)
 
 
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding):
-  return [hlo.broadcast_in_dim(_out_type(ctx), x, mlir.dense_i64(broadcast_dimensions))]
+  return [mlir.broadcast_in_dim(ctx.avals_out[0], x, broadcast_dimensions)]
 
 
 def _broadcast_in_dim_pp(params):
@@ -170,7 +170,7 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
 def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding):
   if dimensions is not None:
     x = hlo.transpose(x, mlir.dense_i64(dimensions))
-  return [hlo.reshape(_out_type(ctx), x)]
+  return [mlir.reshape(ctx.avals_out[0], x)]
 
 
 reshape_p = _prim("reshape", _reshape_abstract_eval, _reshape_lower)
@@ -237,7 +237,7 @@ def _squeeze_abstract_eval(x, *, dimensions):
 
 
 squeeze_p = _prim("squeeze", _squeeze_abstract_eval,
-                  lambda ctx, x, *, dimensions: [hlo.reshape(_out_type(ctx), x)])
+                  lambda ctx, x, *, dimensions: [mlir.reshape(ctx.avals_out[0], x)])
 
 
 def _squeeze_batch(args, dims, *, dimensions):

@@ -85,7 +85,8 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
   if not all(l >= s for s, l in zip(start_indices, limit_indices)):
     raise TypeError(f"slice limit_indices {limit_indices} must not be smaller than "
                     f"start_indices {start_indices}.")
-  sizes = tuple(int(l - s) for s, l in zip(start_indices, limit_indices))
+  sizes = tuple(l - s if mlir.is_symbolic(l - s) else int(l - s)
+                for s, l in zip(start_indices, limit_indices))
   if strides is not None:
     _check_shapelike("slice", "strides", strides)
     if len(strides) != x.ndim:
@@ -99,6 +100,10 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
 
 def _slice_lower(ctx, x, *, start_indices, limit_indices, strides):
   strides = strides or (1,) * len(start_indices)
+  if any(mlir.is_symbolic(d) for d in (*start_indices, *limit_indices)):   # jax.export
+    return [hlo.real_dynamic_slice(mlir.aval_to_ir_type(ctx.avals_out[0]), x,
+                                   mlir.shape_tensor(start_indices),
+                                   mlir.shape_tensor(limit_indices), mlir.shape_tensor(strides))]
   return [hlo.slice(x, mlir.dense_i64(start_indices), mlir.dense_i64(limit_indices),
                     mlir.dense_i64(strides))]
 
@@ -132,10 +137,20 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
 ad.deflinear(slice_p, _slice_transpose)
 
 
+def _dim(d):
+  """An int, or a symbolic dimension (jax.export) as it is."""
+  return d if mlir.is_symbolic(d) else int(d)
+
+
+def _dims_tuple(xs):
+  """Static indices (ints, or symbolic dimensions of jax.export)."""
+  return tuple(x if mlir.is_symbolic(x) else operator.index(x) for x in xs)
+
+
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
   """The static slice operand[start:limit:stride] along every axis."""
-  return slice_p.bind(asarray_operand(operand), start_indices=_index_tuple(start_indices),
-                      limit_indices=_index_tuple(limit_indices),
+  return slice_p.bind(asarray_operand(operand), start_indices=_dims_tuple(start_indices),
+                      limit_indices=_dims_tuple(limit_indices),
                       strides=None if strides is None else _index_tuple(strides))
 
 
@@ -509,10 +524,16 @@ def _split_abstract_eval(x, *, sizes, axis):
 def _split_lower(ctx, x, *, sizes, axis):
   shape = ctx.avals_in[0].shape
   starts, limits, outs = [0] * len(shape), list(shape), []
-  for s in sizes:
+  symbolic = any(mlir.is_symbolic(d) for d in (*shape, *sizes))   # jax.export
+  for s, aval in zip(sizes, ctx.avals_out):
     limits[axis] = starts[axis] + s
-    outs.append(hlo.slice(x, mlir.dense_i64(starts), mlir.dense_i64(limits),
-                          mlir.dense_i64([1] * len(shape))))
+    if symbolic:
+      outs.append(hlo.real_dynamic_slice(
+          mlir.aval_to_ir_type(aval), x, mlir.shape_tensor(starts), mlir.shape_tensor(limits),
+          mlir.shape_tensor([1] * len(shape))))
+    else:
+      outs.append(hlo.slice(x, mlir.dense_i64(starts), mlir.dense_i64(limits),
+                            mlir.dense_i64([1] * len(shape))))
     starts[axis] = limits[axis]
   return outs
 
@@ -541,7 +562,7 @@ def split(operand, sizes, axis=0):
   """Cut `operand` along `axis` into consecutive pieces of the given `sizes`."""
   operand = asarray_operand(operand)
   axis = utils.canonicalize_axis(axis, _aval(operand).ndim)
-  _index_tuple(sizes)   # integers (the parameter keeps the caller's integer types, as JAX)
+  _dims_tuple(sizes)   # integers (the parameter keeps the caller's integer types, as JAX)
   return split_p.bind(operand, sizes=tuple(sizes), axis=axis)
 
 
@@ -558,7 +579,7 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
   if any(i < 0 for _, _, i in padding_config):
     raise ValueError(f"pad interior padding must be nonnegative, got padding_config "
                      f"{padding_config}")
-  shape = tuple(int(lo + hi + (0 if d == 0 else d + (d - 1) * i))
+  shape = tuple(_dim(lo + hi + (0 if d == 0 else d + (d - 1) * i))
                 for (lo, hi, i), d in zip(padding_config, x.shape))
   if any(d < 0 for d in shape):
     raise ValueError(f"pad would give a negative result shape {shape} for padding_config "
@@ -568,6 +589,10 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
 
 def _pad_lower(ctx, x, padding_value, *, padding_config):
   lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+  if any(mlir.is_symbolic(d) for d in (*lo, *hi)):   # jax.export with symbolic shapes
+    return [hlo.dynamic_pad(mlir.aval_to_ir_type(ctx.avals_out[0]), x, padding_value,
+                            mlir.shape_tensor(lo), mlir.shape_tensor(hi),
+                            mlir.shape_tensor(interior))]
   return [hlo.pad(x, padding_value, mlir.dense_i64(lo), mlir.dense_i64(hi),
                   mlir.dense_i64(interior))]
 

@@ -93,9 +93,8 @@ def broadcast_operand(ctx_aval_out, value, aval_in):
   """Broadcast an operand (rank 0, or with size-1 axes) to the output shape in a lowering."""
   if aval_in.shape == ctx_aval_out.shape:
     return value
-  out_t = mlir.aval_to_ir_type(ShapedArray(ctx_aval_out.shape, aval_in.dtype))
   dims = range(len(aval_in.shape)) if aval_in.shape else []
-  return hlo.broadcast_in_dim(out_t, value, mlir.dense_i64(dims))
+  return mlir.broadcast_in_dim(ShapedArray(ctx_aval_out.shape, aval_in.dtype), value, dims)
 
 
 def canonicalize_axis(axis, ndim):
@@ -120,6 +119,8 @@ def asarray_operand(x):
     return Literal(x, ShapedArray((), dt, weak))
   if isinstance(x, (list, tuple)):
     raise TypeError(f"lax operations do not accept {t.__name__}s; use jnp.asarray first.")
+  if getattr(t, "_symbolic_dim", False):   # a symbolic size (jax.export) used as a value
+    return x.__jax_array__()
   return x
 
 
@@ -166,7 +167,7 @@ def _canonicalize_shape(shape):
   if isinstance(shape, int):
     shape = (shape,)
   try:
-    return tuple(operator.index(d) for d in shape)
+    return tuple(d if mlir.is_symbolic(d) else operator.index(d) for d in shape)
   except TypeError:
     raise TypeError(f"Shapes must be 1-d sequences of concrete integers, got {shape}.") from None
 
@@ -182,6 +183,8 @@ def _check_shapelike(fun, arg, obj):
   if np.ndim(obj) != 1 and len(obj):
     raise TypeError(f"{fun} {arg} must be one-dimensional, got {obj}.")
   for d in obj:
+    if mlir.is_symbolic(d):   # a symbolic dimension (jax.export), >= 1 by assumption
+      continue
     try:
       operator.index(d)
     except TypeError:

@@ -18,7 +18,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import core, dtypes, mlir
 from arrax._src.array import Array
 from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from arrax._src.indexing import Slice
@@ -188,9 +188,33 @@ def _parse_get_mode(mode):
   return None if mode is None else GatherScatterMode.from_any(mode)
 
 
+def _symbolic_slice_bounds(s: slice, n):
+  """(start, stop, 1) of a slice with unit step of an axis of symbolic size `n` (jax.export);
+  bounds that cannot be shown to lie within the axis raise InconclusiveDimensionOperation."""
+  if s.step not in (None, 1):
+    raise NotImplementedError("arrax slices axes of symbolic size with step 1 only")
+
+  def bound(v, default):
+    if v is None:
+      return default
+    v = operator.index(v)
+    v = n + v if v < 0 else v
+    if not (v >= 0 and n >= v):   # may raise: inconclusive
+      raise IndexError(f"slice bound {v} outside an axis of size {n}")
+    return v
+
+  start, stop = bound(s.start, 0), bound(s.stop, n)
+  if not stop >= start:
+    raise IndexError(f"empty slice {s} of an axis of symbolic size {n}")
+  return start, stop, 1
+
+
 def _increasing(s: slice, n: int):
   """(first, count, stride, reversed): slice `s` of an axis of size `n` as `count` elements
   from `first` in steps of `stride` > 0, reversed afterwards if the slice's step is negative."""
+  if mlir.is_symbolic(n):
+    start, stop, step = _symbolic_slice_bounds(s, n)
+    return start, stop - start, step, False
   start, stop, step = s.indices(n)
   count = len(range(start, stop, step))
   if step > 0:
@@ -241,7 +265,7 @@ def _try_static_slice(arr, entries, shape, mode, normalize):
         rev_axes.append(axis)
         limit = first + (count - 1) * stride + 1 if count else first
       else:
-        limit = max(first, e.index.indices(n)[1])
+        limit = first + count if mlir.is_symbolic(n) else max(first, e.index.indices(n)[1])
     starts.append(first)
     limits.append(limit)
     strides.append(stride)

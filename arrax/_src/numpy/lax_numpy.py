@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import core, dtypes, mlir
 from arrax._src.array import Array, concretize
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
@@ -47,20 +47,21 @@ def _canonical_newshape(a_shape, newshape):
   if isinstance(newshape, (int, np.integer)) or (not isinstance(newshape, (tuple, list))
                                                  and hasattr(newshape, "__index__")):
     newshape = (newshape,)
-  newshape = tuple(util.static_int(d, "reshape shape") for d in newshape)
-  size_in = int(np.prod(a_shape, dtype=np.int64))
+  newshape = tuple(d if mlir.is_symbolic(d) else util.static_int(d, "reshape shape")
+                   for d in newshape)
+  size_in = core.shape_size(a_shape)
   if newshape.count(-1) > 1:
     raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {newshape}")
   if -1 in newshape:
-    known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+    known = core.shape_size([d for d in newshape if not (type(d) is int and d == -1)])
     if known == 0 or size_in % known:
       raise TypeError(f"cannot reshape array of shape {a_shape} (size {size_in}) into shape "
                       f"{newshape} because the product of specified axis sizes ({known}) does "
                       f"not evenly divide {size_in}")
-    newshape = tuple(size_in // known if d == -1 else d for d in newshape)
-  if int(np.prod(newshape, dtype=np.int64)) != size_in:
+    newshape = tuple(size_in // known if type(d) is int and d == -1 else d for d in newshape)
+  if core.shape_size(newshape) != size_in:
     raise TypeError(f"cannot reshape array of shape {a_shape} (size {size_in}) into shape "
-                    f"{newshape} (size {int(np.prod(newshape, dtype=np.int64))})")
+                    f"{newshape} (size {core.shape_size(newshape)})")
   return newshape
 
 

@@ -249,7 +249,7 @@ def _axis_size(shape, axis):
 def _count(a, axis, keepdims, where, dt):
   shape = _aval(a).shape
   if where is None:
-    n = int(np.prod(shape, dtype=np.int64)) if axis is None else _axis_size(shape, axis)
+    n = _axis_size(shape, tuple(range(len(shape))) if axis is None else axis)
     return lax.convert_element_type(n, dt)
   return sum(lax_numpy.broadcast_to(where, shape), axis, dtype=dt, keepdims=keepdims)
 

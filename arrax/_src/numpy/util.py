@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import core, dtypes, mlir
 from arrax._src.array import Array
 from arrax._src.config import config
 from arrax._src.errors import ConcretizationTypeError
@@ -142,7 +142,7 @@ def promote_shapes(fun_name, *args):
 
 def _check_broadcastable(fun_name, shapes):
   try:
-    np.broadcast_shapes(*shapes)
+    broadcast_shapes(*shapes)
   except ValueError:
     raise ValueError(f"Incompatible shapes for broadcasting: shapes="
                      f"{[tuple(s) for s in shapes]}") from None
@@ -194,9 +194,25 @@ def static_int(x, what):
 def broadcast_shapes(*shapes):
   """The broadcast shape of several shapes."""
   try:
+    if any(mlir.is_symbolic(d) for s in shapes for d in s):
+      return _broadcast_symbolic(shapes)
     return tuple(int(d) for d in np.broadcast_shapes(*shapes))
   except ValueError:
     raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+
+
+def _broadcast_symbolic(shapes):
+  """NumPy's broadcasting of shapes holding symbolic dimensions (jax.export): on each axis
+  the sizes other than 1 must be equal."""
+  rank = max(len(s) for s in shapes)
+  out = []
+  for i in range(rank):
+    sizes = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
+    sizes.discard(1)
+    if len(sizes) > 1:
+      raise ValueError("incompatible shapes")
+    out.append(sizes.pop() if sizes else 1)
+  return tuple(out)
 
 
 def _broadcast_to(arr, shape):
@@ -204,7 +220,8 @@ def _broadcast_to(arr, shape):
   broadcast_in_dim (none if the shape already agrees)."""
   if isinstance(shape, int):
     shape = (shape,)
-  shape = tuple(static_int(d, "broadcast_to shape") for d in shape)
+  shape = tuple(d if mlir.is_symbolic(d) else static_int(d, "broadcast_to shape")
+                for d in shape)
   s = shape_of(arr)
   if s == shape:
     return arr
