@@ -573,6 +573,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                  for i, (x, d) in enumerate(zip(out_leaves, out_flat))]
     finally:
       trace.invalidate()
+    del in_vals, f_args, f_kwargs, out, out_leaves
+    core.check_leaks(trace)
     return tu.tree_unflatten(out_tree, results)
 
   name = getattr(fun, "__name__", repr(fun))

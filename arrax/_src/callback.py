@@ -238,7 +238,7 @@ io_callback_p.multiple_results = True
 io_callback_p.effectful = True    # never dropped, hoisted or merged, even when its results are unused
 # Unordered io_callbacks are chained too: JAX leaves their order to XLA, which in practice keeps
 # program order; chaining makes that certain.
-core.register_ordered_effect(io_callback_p, lambda params: True)
+io_callback_p.ordered_effect = True
 io_callback_p.def_abstract_eval(_callback_abstract_eval)
 # Always chained, `ordered` or not (see above).
 io_callback_p.def_lowering(_callback_lowering("io_callback", ordered=True))

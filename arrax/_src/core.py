@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import gc
 import itertools
 import threading
 import weakref
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from arrax._src import dtypes
-from arrax._src.config import trace_state
+from arrax._src.config import config, trace_state
 from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,
                                TracerBoolConversionError, TracerIntegerConversionError,
                                UnexpectedTracerError)
@@ -203,6 +204,9 @@ class Primitive:
   # True: a side effect even with results (io_callback), never dropped; or a function of an
   # equation's params saying so (ffi_call's has_side_effect).
   effectful = False
+  # True: an *ordered* effect (ordered callbacks, debug prints); lowering threads a token
+  # through its equations (and the control flow holding them) so XLA keeps program order.
+  ordered_effect = False
 
   def __init__(self, name: str):
     self.name = name
@@ -291,6 +295,7 @@ def register_eager_impl(fn):
 # ---- traces ---------------------------------------------------------------------------------
 class Trace:
   """A trace interprets primitives applied to its tracers."""
+  leak_name = property(lambda self: type(self).__name__)   # its name in leak reports
 
   def __init__(self):
     self.valid = True
@@ -399,6 +404,31 @@ def set_current_trace(trace: Trace):
     yield
   finally:
     trace_ctx.trace = prev
+
+
+_check_leaks = config.flag("jax_check_tracer_leaks")
+
+
+def check_leaks(trace):
+  """With jax_check_tracer_leaks set: raise (as JAX, a plain Exception) if a tracer of the
+  finished `trace` is still alive, naming what holds it. The caller drops its own references
+  to the trace's tracers first."""
+  if not _check_leaks.value:
+    return
+  gc.collect()
+  leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer)]
+  if not leaked:
+    return
+  lines = [f"Leaked trace {trace.leak_name}. Leaked tracer(s):", ""]
+  for t in leaked:
+    lines.append(repr(t))
+    for ref in gc.get_referrers(t):
+      if ref is leaked or isinstance(ref, Tracer) and ref in leaked:
+        continue
+      lines.append(f"<{type(t).__name__} {id(t)}> is referred to by <{type(ref).__name__} "
+                   f"{id(ref)}>")
+    lines.append("")
+  raise Exception("\n".join(lines))
 
 
 def _raise_escaped(tracer, prim=None):
@@ -537,7 +567,7 @@ class JaxprEqn:
 
 class Jaxpr:
   """A typed program: constvars and invars in, equations, outvars out."""
-  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "_ordered")
 
   def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
     self.constvars = list(constvars)
@@ -545,6 +575,7 @@ class Jaxpr:
     self.outvars = list(outvars)
     self.eqns = list(eqns)
     self.debug_info = debug_info
+    self._ordered = None   # jaxpr_has_ordered_effects, computed once
 
   @property
   def in_avals(self):
@@ -676,25 +707,16 @@ def jaxpr_has_effects(jaxpr: Jaxpr) -> bool:
   return any(has_effects(eqn) for eqn in jaxpr.eqns)
 
 
-# Primitives whose equations may be *ordered* effects (ordered callbacks), with a predicate on
-# the equation's params; lowering threads a token through them (and through control flow
-# holding them) so that XLA keeps them in program order.
-_ordered_effect_rules: dict = {}
-
-
-def register_ordered_effect(prim, is_ordered):
-  _ordered_effect_rules[prim] = is_ordered
-
-
 def jaxpr_has_ordered_effects(jaxpr) -> bool:
+  """Whether an equation of `jaxpr` (or of a jaxpr in its params) is an ordered effect;
+  computed once per jaxpr, since lowering asks at every nesting level."""
   jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
-  for eqn in jaxpr.eqns:
-    rule = _ordered_effect_rules.get(eqn.primitive)
-    if rule is not None and rule(eqn.params):
-      return True
-    if any(jaxpr_has_ordered_effects(j) for j in jaxprs_in_params(eqn.params)):
-      return True
-  return False
+  if jaxpr._ordered is None:
+    jaxpr._ordered = any(
+        eqn.primitive.ordered_effect
+        or any(jaxpr_has_ordered_effects(j) for j in jaxprs_in_params(eqn.params))
+        for eqn in jaxpr.eqns)
+  return jaxpr._ordered
 
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):

@@ -86,7 +86,7 @@ debug_callback_p = core.Primitive("debug_callback")
 debug_callback_p.multiple_results = True
 # Unordered debug callbacks are chained too (JAX leaves their order to XLA, which in practice
 # keeps program order; chaining makes that certain).
-core.register_ordered_effect(debug_callback_p, lambda params: True)
+debug_callback_p.ordered_effect = True
 
 
 @debug_callback_p.def_abstract_eval
@@ -213,7 +213,7 @@ def _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders
 
 debug_print_p = core.Primitive("debug_print")
 debug_print_p.multiple_results = True
-core.register_ordered_effect(debug_print_p, lambda params: True)
+debug_print_p.ordered_effect = True
 
 
 @debug_print_p.def_abstract_eval

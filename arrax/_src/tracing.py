@@ -38,6 +38,7 @@ class JaxprTrace(core.Trace):
   """Records every primitive applied to its tracers as an equation of a new jaxpr."""
   # Rank-0 Arrays made while tracing (array.made_while_tracing) become literals, as in JAX.
   literalize_arrays = True
+  leak_name = "DynamicJaxprTrace"   # (JAX's name, in leak reports)
   _loop_watch = None         # a _LoopWatch while trace_to_jaxpr runs the traced function
 
   def __init__(self):
@@ -146,6 +147,8 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None):
   finally:
     trace.invalidate()
     trace._loop_watch = None
+  del in_tracers, outs
+  core.check_leaks(trace)
   if _enable_checks.value:
     core.check_jaxpr(jaxpr)
   return jaxpr, consts
