@@ -121,6 +121,10 @@ for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
       _n, v, ("allow", "log", "disallow", "log_explicit", "disallow_explicit")))
 # Beyond JAX: warn when tracing unrolls a Python loop into more than this many operations from
 # one line (0 turns the warning off).
+# Beyond JAX: warn when one jitted function has compiled more than this many times, naming what
+# keeps changing (0 turns the warning off).
+config.define("arrax_recompile_warning_threshold",
+              int(os.environ.get("ARRAX_RECOMPILE_WARNING_THRESHOLD", "8")), int)
 config.define("arrax_loop_unroll_warning_threshold",
               int(os.environ.get("ARRAX_LOOP_UNROLL_WARNING_THRESHOLD", "100")), int)
 

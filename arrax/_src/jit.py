@@ -13,6 +13,7 @@ import inspect
 import logging
 import operator
 import time
+import warnings
 import weakref
 from typing import Union
 
@@ -570,8 +571,20 @@ _caches_by_fun: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class _ExecutableCache(dict):
-  """One jit function's compiled executables by signature (weakly referable)."""
-  __slots__ = ("__weakref__",)
+  """One jit function's compiled executables by signature (weakly referable); `compiles`
+  counts every compilation (evicted ones too), for the recompilation warning."""
+  __slots__ = ("__weakref__", "compiles")
+
+  def __init__(self):
+    super().__init__()
+    self.compiles = 0
+
+
+class RecompileWarning(UserWarning):
+  """A jitted function keeps compiling (beyond JAX: arrax_recompile_warning_threshold)."""
+
+
+_recompile_threshold = config.flag("arrax_recompile_warning_threshold")
 
 
 # All jit functions together keep at most JIT_CACHE_SIZE executables, the oldest compiled
@@ -835,6 +848,9 @@ class JitWrapped(Wrapped):
     start = time.perf_counter()
     closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                                   key[1], statics)
+    self._cache.compiles += 1
+    if self._cache.compiles == _recompile_threshold.value + 1 > 1:
+      self._warn_recompiles(key, names)
     if config.jax_log_compiles:
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
@@ -858,15 +874,14 @@ class JitWrapped(Wrapped):
     _remember_compiled(self._cache, key)
     return entry
 
-  def _explain_miss(self, key):
+  def _miss_reason(self, key, names=None):
+    """Why `key` missed the cache: what differs from the closest compiled signature."""
     in_tree, avals, statics, flags, device = key
-    if not self._cache:
-      logger.warning("Compiling %s for the first time with arguments %s", self._name,
-                     ", ".join(str(a) for a in avals))
-      return
     reasons = []
     for old in self._cache:
       o_tree, o_avals, o_statics, o_flags, o_dev = old
+      if old == key:
+        continue
       if o_tree != in_tree:
         reasons.append(f"the input pytree structure changed from {o_tree} to {in_tree}")
       elif o_statics != statics:
@@ -878,10 +893,30 @@ class JitWrapped(Wrapped):
       else:
         for i, (a, b) in enumerate(zip(o_avals, avals)):
           if a != b:
-            reasons.append(f"argument {i} changed from {a!r} to {b!r}")
+            name = f" ({names[i]})" if names and i < len(names) and names[i] else ""
+            how = [f"{what} {x} -> {y}" for what, x, y in (
+                ("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype),
+                ("weak type", a.weak_type, b.weak_type)) if x != y]
+            reasons.append(f"argument {i}{name} changed: {', '.join(how) or f'{a} -> {b}'}")
             break
+    return reasons[-1] if reasons else "unknown reason"
+
+  def _explain_miss(self, key):
+    if not self._cache:
+      logger.warning("Compiling %s for the first time with arguments %s", self._name,
+                     ", ".join(str(a) for a in key[1]))
+      return
     logger.warning("Compiling %s because of a cache miss: %s", self._name,
-                   reasons[-1] if reasons else "unknown reason")
+                   self._miss_reason(key))
+
+  def _warn_recompiles(self, key, names):
+    warnings.warn(
+        f"jit({self._name}) has been compiled {self._cache.compiles} times; this time because "
+        f"{self._miss_reason(key, names)}. Each new shape, dtype, weak type or static value "
+        "compiles the function again: pad or bucket shapes, pass changing Python values as "
+        "arrays, or mark truly constant ones static. (arrax_recompile_warning_threshold="
+        f"{_recompile_threshold.value}; 0 turns this warning off.)", RecompileWarning,
+        stacklevel=4)
 
   def lower(self, *args, **kwargs):
     """Trace and lower to StableHLO for these arguments (arrays or ShapeDtypeStructs)."""
