@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -47,3 +48,20 @@ def case_results(module, main_call, ndev=4):
   res = run_script(f"import tests.{module} as c; c.{main_call}", ndev)
   assert res.returncode == 0, res.stderr[-3000:]
   return json.loads(res.stdout.split("RESULTS", 1)[1])
+
+
+_memo: dict = {}
+
+
+def cached_case_results(module, ndev=4, main_call=None):
+  """`case_results` run once per (module, device count) in this test process."""
+  key = (module, ndev, main_call)
+  if key not in _memo:
+    _memo[key] = case_results(module, main_call or f"main({ndev})", ndev)
+  return _memo[key]
+
+
+def xfail_params(names, xfails):
+  """pytest params for `names`, those in `xfails` (name -> reason) marked strict xfail."""
+  return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=xfails[n]))
+          if n in xfails else n for n in names]

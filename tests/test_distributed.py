@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from tests import distributed_cases
+from tests.multidevice import xfail_params
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "distributed_cases.py"
@@ -106,9 +107,7 @@ _XFAIL = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_XFAIL[n])) if n in _XFAIL
-    else n for n in distributed_cases.MAIN_CASES])
+@pytest.mark.parametrize("name", xfail_params(distributed_cases.MAIN_CASES, _XFAIL))
 def test_two_processes_match_jax(name):
   mine = [r[name] for r in job("arrax", "main", 2)]
   theirs = [r[name] for r in job("jax", "main", 2)]

@@ -7,16 +7,7 @@ subprocess per device count runs every case with both libraries and reports per 
 import pytest
 
 from tests import pmap_cases
-from tests.multidevice import ROOT, case_results, run_script
-
-_results: dict = {}
-
-
-def _results_for(ndev):
-  if ndev not in _results:
-    _results[ndev] = case_results("pmap_cases", f"main({ndev})", ndev)
-  return _results[ndev]
-
+from tests.multidevice import ROOT, cached_case_results, run_script, xfail_params
 
 _XFAIL = {
     "in_axes_negative": "JAX 0.10.2 splits axis 0 for a negative in_axes (and fails here); "
@@ -28,12 +19,10 @@ _XFAIL = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_XFAIL[n])) if n in _XFAIL
-    else n for n in sorted(pmap_cases.CASES)])
+@pytest.mark.parametrize("name", xfail_params(sorted(pmap_cases.CASES), _XFAIL))
 def test_pmap_matches_jax(name):
   ndev = pmap_cases.CASES[name][1]
-  result = _results_for(ndev)[name]
+  result = cached_case_results("pmap_cases", ndev)[name]
   assert result == "ok", result
 
 

@@ -9,16 +9,7 @@ import inspect
 import pytest
 
 from tests import shard_map_cases
-from tests.multidevice import case_results
-
-_results: dict = {}
-
-
-def _results_for(ndev):
-  if ndev not in _results:
-    _results[ndev] = case_results("shard_map_cases", f"main({ndev})", ndev)
-  return _results[ndev]
-
+from tests.multidevice import cached_case_results
 
 _XFAIL = {
     "grad_inside_body_of_invariant_param": "arrax's avals carry no varying-manual-axes types, "
@@ -40,7 +31,7 @@ def _params(ndev):
 
 @pytest.mark.parametrize("ndev,name", _params(4) + _params(8))
 def test_shard_map_matches_jax(ndev, name):
-  result = _results_for(ndev)[name]
+  result = cached_case_results("shard_map_cases", ndev)[name]
   assert result == "ok", result
 
 

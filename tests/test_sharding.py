@@ -8,16 +8,7 @@ import inspect
 import pytest
 
 from tests import sharding_cases
-from tests.multidevice import case_results, run_script
-
-_results: dict = {}
-
-
-def _results_all():
-  if not _results:
-    _results.update(case_results("sharding_cases", "main()"))
-  return _results
-
+from tests.multidevice import cached_case_results, run_script, xfail_params
 
 _XFAIL = {
     "sharded_result_keeps_sharding": "eager ops and jit gather a multi-device array on one "
@@ -28,11 +19,9 @@ _XFAIL = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_XFAIL[n])) if n in _XFAIL
-    else n for n in sharding_cases.CASES])
+@pytest.mark.parametrize("name", xfail_params(sharding_cases.CASES, _XFAIL))
 def test_sharding_matches_jax(name):
-  result = _results_all()[name]
+  result = cached_case_results("sharding_cases", 4, "main()")[name]
   assert result == "ok", result
 
 
