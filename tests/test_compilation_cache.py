@@ -82,7 +82,6 @@ def test_damaged_entry_is_recompiled(tmp_path):
 
 def test_disabled_with_empty_dir_or_flag(tmp_path):
   old = arrax.config.jax_compilation_cache_dir
-  assert compilation_cache.cache_dir() is None   # off until a directory is set, as in JAX
   try:
     arrax.config.update("jax_compilation_cache_dir", str(tmp_path))
     assert compilation_cache.cache_dir() == str(tmp_path)
@@ -140,3 +139,18 @@ def test_callback_executables_are_not_cached(tmp_path):
   finally:
     arrax.config.update("jax_compilation_cache_dir", old[0])
     arrax.config.update("jax_persistent_cache_min_compile_time_secs", old[1])
+
+
+def test_on_by_default_in_a_per_user_directory(tmp_path):
+  # Beyond JAX (opt-in there): with no setting, the cache lives under $XDG_CACHE_HOME/arrax/xla.
+  env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+  env["XDG_CACHE_HOME"] = str(tmp_path)
+  code = "from arrax._src import compilation_cache as c; print(c.cache_dir())"
+  p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                     timeout=300)
+  assert p.returncode == 0, p.stderr
+  assert p.stdout.strip().splitlines()[-1] == str(tmp_path / "arrax" / "xla")
+  env["JAX_COMPILATION_CACHE_DIR"] = ""
+  p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                     timeout=300)
+  assert p.stdout.strip().splitlines()[-1] == "None"

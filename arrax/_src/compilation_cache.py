@@ -1,8 +1,9 @@
 """The persistent compilation cache: XLA executables serialized to disk, keyed so that a
 different program, jaxlib, platform, XLA flag or compile option never finds another's entry.
 
-Used when `jax_compilation_cache_dir` names a directory (e.g. `~/.cache/arrax/xla`; None, the
-default, or "" turn it off, as in JAX). As in JAX, only compilations that took at least `jax_persistent_cache_min_compile_time_secs` are
+Used when `jax_compilation_cache_dir` names a directory: by default (beyond JAX, which makes
+users opt in) `$XDG_CACHE_HOME/arrax/xla` or `~/.cache/arrax/xla`; None or "" (or
+`jax_enable_compilation_cache=False`) turn it off. As in JAX, only compilations that took at least `jax_persistent_cache_min_compile_time_secs` are
 written, and `jax_compilation_cache_max_size` bytes bound the directory (least recently used
 entries go first; -1: unbounded). Entries are written atomically (a temporary file renamed into
 place), so concurrent processes share the directory safely. Executables that call back into

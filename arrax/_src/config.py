@@ -83,11 +83,14 @@ config.define("jax_log_compiles", _env_bool("jax_log_compiles", False), bool)
 config.define("jax_explain_cache_misses", _env_bool("jax_explain_cache_misses", False), bool)
 config.define("jax_debug_nans", _env_bool("jax_debug_nans", False), bool)
 config.define("jax_debug_infs", _env_bool("jax_debug_infs", False), bool)
-# The persistent compilation cache (compilation_cache.py): off unless a directory is set, as in
-# JAX (e.g. JAX_COMPILATION_CACHE_DIR=~/.cache/arrax/xla).
+# The persistent compilation cache (compilation_cache.py). Beyond JAX (where users opt in), it is
+# on by default in a per-user directory, so a second process starts warm; JAX's names turn it off
+# (JAX_COMPILATION_CACHE_DIR="" or jax_enable_compilation_cache=False) or move it.
 config.define("jax_enable_compilation_cache", _env_bool("jax_enable_compilation_cache", True),
               bool)
-config.define("jax_compilation_cache_dir", os.environ.get("JAX_COMPILATION_CACHE_DIR") or None)
+config.define("jax_compilation_cache_dir", os.environ.get(
+    "JAX_COMPILATION_CACHE_DIR", os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "arrax", "xla")))
 config.define("jax_persistent_cache_min_compile_time_secs",
               float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1.0")), float)
 config.define("jax_persistent_cache_min_entry_size_bytes",
