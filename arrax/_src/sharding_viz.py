@@ -21,7 +21,7 @@ from jaxlib import xla_client as xc
 from jaxlib.mlir import ir
 
 from arrax._src import backend, core, mlir, spmd
-from arrax._src.sharding_impls import Sharding
+from arrax._src.sharding_impls import Mesh, NamedSharding, PartitionSpec, Sharding
 from arrax._src.tree_util import tree_map
 
 
@@ -83,13 +83,16 @@ def _inspect_sharding_lowering(ctx, value, *, callback):
   mctx = ctx.module_context
   if mctx.axis_env:
     raise NotImplementedError("inspect_array_sharding inside pmap")
-  mesh = mctx.mesh
-  if mesh is None or mesh.size == 1:
+  if mctx.mesh is None:
     # One device: nothing is partitioned, so the layout is known now.
-    devices = (backend.default_device(),) if mesh is None else tuple(mesh.devices.flat)
-    callback(GSPMDSharding(devices, xc.HloSharding.replicate()))
+    callback(GSPMDSharding((backend.default_device(),), xc.HloSharding.replicate()))
     return []
+  # (JAX names the layout over the compiled mesh's devices and axis names, Auto axes.)
+  mesh = Mesh(mctx.mesh.devices, mctx.mesh.axis_names)
   ndim = ctx.avals_in[0].ndim
+  if mesh.size == 1:
+    callback(NamedSharding(mesh, PartitionSpec()))
+    return []
 
   def from_partitioner(hlo_sharding):
     callback(spmd._named_from_hlo(mesh, hlo_sharding, ndim))
