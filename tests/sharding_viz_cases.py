@@ -185,6 +185,39 @@ def visualize_under_jit(jax, jnp, ndev):
 
 
 @case
+def inspect_in_shard_map_and_pmap(jax, jnp, ndev):
+  P = jax.sharding.PartitionSpec
+  mesh = jax.make_mesh((ndev,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+  seen = []
+
+  def body(v):
+    jax.debug.inspect_array_sharding(v, callback=lambda s: seen.append(repr(s)))
+    return v * 2
+
+  f = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+  for run in [f, jax.jit(f), jax.jit(lambda v: f(v) + 1), jax.pmap(body)]:
+    run(np.ones((ndev, 2), np.float32))
+    seen.append("--")
+  return seen
+
+
+@case
+def error_raised_by_callback_at_compile_time(jax, jnp, ndev):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  mesh = jax.make_mesh((ndev,), ("x",))
+
+  def f(v):
+    jax.debug.visualize_array_sharding(v)
+    return v
+
+  try:
+    jax.jit(f, in_shardings=NS(mesh, P("x")))(np.ones((ndev, 2, 2), np.float32))
+  except Exception as e:  # noqa: BLE001
+    return [type(e).__name__, "only works for shapes" in str(e)]
+  return ["no error"]
+
+
+@case
 def errors(jax, jnp, ndev):
   out = []
   for s in [(), (2, 2, 2)]:

@@ -81,8 +81,6 @@ def _inspect_sharding_impl(value, *, callback):
 @inspect_sharding_p.def_lowering
 def _inspect_sharding_lowering(ctx, value, *, callback):
   mctx = ctx.module_context
-  if mctx.axis_env:
-    raise NotImplementedError("inspect_array_sharding inside pmap")
   if mctx.mesh is None:
     # One device: nothing is partitioned, so the layout is known now.
     callback(GSPMDSharding((backend.default_device(),), xc.HloSharding.replicate()))
@@ -90,7 +88,9 @@ def _inspect_sharding_lowering(ctx, value, *, callback):
   # (JAX names the layout over the compiled mesh's devices and axis names, Auto axes.)
   mesh = Mesh(mctx.mesh.devices, mctx.mesh.axis_names)
   ndim = ctx.avals_in[0].ndim
-  if mesh.size == 1:
+  if mesh.size == 1 or mctx.axis_env:
+    # (Values in a shard_map or pmap body are per device: JAX names them P() over the mesh,
+    # for pmap a one-axis mesh `_internal_pmap_axis_name`.)
     callback(NamedSharding(mesh, PartitionSpec()))
     return []
 
