@@ -250,6 +250,7 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs
     "": {"install_as_jax"},   # makes `import jax` resolve to arrax (running JAX libraries)
+    ".debug": {"jaxpr_graph"},   # a jaxpr drawn as a Graphviz graph
 }
 
 

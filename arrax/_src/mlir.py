@@ -278,6 +278,10 @@ class ModuleContext:
     # Set by a lowering that calls a module with symbolic shapes (an exported function): the
     # module is then shape-refined once lowered.
     self.needs_shape_refinement = False
+    # The mesh a module partitioned by XLA's SPMD partitioner is compiled over (jit with
+    # shardings), else None; and Python objects its custom calls refer to until it is compiled.
+    self.mesh = None
+    self.keepalive = []
 
   def location(self, stack, prim_name=None):
     """The (cached) named location of an op of `prim_name` under `stack`, as JAX names it."""
@@ -433,11 +437,12 @@ def current_ordered_token(mctx) -> ir.Value:
 
 class LoweredModule:
   """A StableHLO module plus the Python host callbacks its custom calls refer to by index."""
-  __slots__ = ("module", "host_callbacks")
+  __slots__ = ("module", "host_callbacks", "keepalive")
 
-  def __init__(self, module, host_callbacks):
+  def __init__(self, module, host_callbacks, keepalive=()):
     self.module = module
     self.host_callbacks = host_callbacks
+    self.keepalive = keepalive   # (objects the compiler calls back into: kept until compiled)
 
   def __str__(self):
     return str(self.module)
@@ -481,7 +486,7 @@ def donation_plan(in_avals, out_avals, donated):
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
                           num_replicas=1, axis_env=None, donated_args=None,
-                          dim_var_sources=None) -> LoweredModule:
+                          dim_var_sources=None, mesh=None) -> LoweredModule:
   """A StableHLO module `jit_<name>` whose public `main` computes `closed`. `donated_args`
   (one flag per argument): arguments whose buffers the computation may reuse; those it
   cannot are warned about, as JAX does.
@@ -504,6 +509,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
     module.operation.attributes["mhlo.num_replicas"] = i32_attr(num_replicas)
     mctx = ModuleContext(module, name, axis_env, sorted(dim_var_sources or {}))
     mctx.dim_var_sources = dim_var_sources or {}
+    mctx.mesh = mesh
     if result_names is None:
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
@@ -512,7 +518,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
                        buffer_donors=donors, name_stack=(f"jit({name})",))
     if mctx.needs_shape_refinement:
       module = refine_shapes(module)
-  return LoweredModule(module, mctx.host_callbacks)
+  return LoweredModule(module, mctx.host_callbacks, tuple(mctx.keepalive))
 
 
 def refine_shapes(module: ir.Module) -> ir.Module:

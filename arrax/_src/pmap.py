@@ -30,7 +30,7 @@ from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import parallel, shape_ops
-from arrax._src.sharding_impls import split_sharding, xla_sharding
+from arrax._src.sharding_impls import Mesh, split_sharding, xla_sharding
 from arrax._src.tracing import trace_to_jaxpr
 
 logger = logging.getLogger("arrax")
@@ -225,8 +225,9 @@ class _PmapExecutable:
     size = len(devices)
     try:
       with batching.extend_axis_env(axis_name, size):   # (lowerings may trace bodies again)
-        module = mlir.lower_jaxpr_to_module(f"pmap_{name}", closed, num_replicas=size,
-                                            axis_env={axis_name: size})
+        module = mlir.lower_jaxpr_to_module(
+            f"pmap_{name}", closed, num_replicas=size, axis_env={axis_name: size},
+            mesh=Mesh(np.array(devices), ("_internal_pmap_axis_name",)))
     except mlir.MultiDeviceLowering:
       raise NotImplementedError("pmap of a function that calls pmap (nested pmap) is not "
                                 "supported by arrax; map the inner function with vmap "

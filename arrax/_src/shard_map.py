@@ -162,13 +162,14 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
   for x, glob, loc, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs):
     x = _custom_call("Sharding", x, glob, _hlo_sharding(mesh, spec, glob.ndim))
     shards.append(_custom_call("SPMDFullToShardShape", x, loc, "{manual}"))
-  outer = mctx.axis_env
+  outer, outer_mesh = mctx.axis_env, mctx.mesh
   mctx.axis_env = parallel.ManualAxisEnv(zip(mesh.axis_names, mesh.axis_sizes))
+  mctx.mesh = outer_mesh or mesh   # (a one-device jit: the body still knows its mesh)
   try:
     with _mesh_axes(mesh):
       outs = mlir.call_subjaxpr(ctx, jaxpr, "shmap_body", shards)
   finally:
-    mctx.axis_env = outer
+    mctx.axis_env, mctx.mesh = outer, outer_mesh
   results = []
   for o, loc, glob, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs):
     o = _custom_call("Sharding", o, loc, "{manual}")

@@ -59,7 +59,7 @@ class _Executable:
 
   def __init__(self, name, closed, mesh, in_shardings, out_specified, out_tree):
     devices = tuple(mesh.devices.flat)
-    lowered = mlir.lower_jaxpr_to_module(name, closed, num_partitions=len(devices))
+    lowered = mlir.lower_jaxpr_to_module(name, closed, num_partitions=len(devices), mesh=mesh)
     if lowered.host_callbacks:
       raise NotImplementedError("jit with shardings of a function with host callbacks")
     n_out = len(closed.out_avals)
