@@ -20,7 +20,7 @@ from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import conditionals
 from arrax._src.lax.control_flow.loops import fori_loop
 from arrax._src.lax.control_flow.while_loop import while_loop
-from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import assembly, creation, lax_numpy, reductions, ufuncs
 from arrax._src.numpy.vectorize import vectorize
 from arrax._src.scipy.special import digamma, gamma, promote_args_inexact
 
@@ -33,19 +33,18 @@ def _k(x, v):
   return lax._const(x, v)
 
 
-def _sum_series(first, update, x, start=None, stop=None):
+def _sum_series(first, update, x):
   """sum of the terms t_k (k = 1, 2, ...: t_1 = `first`, t_(k+1) = update(t_k, k)) added to
-  `start` (1), until 250 terms or a term relatively below eps (`stop(total, term)`)."""
+  1, until 250 terms or a term relatively below eps (a weakly typed start, as JAX's)."""
   eps = dtypes.finfo(x.dtype).eps
-  total0 = _k(x, 1) if start is None else start
-  stop = stop or (lambda total, term: ufuncs.abs(term) / ufuncs.abs(total) > eps)
 
   def body(c):
     total, k, term = c
     return total + term, k + 1, update(term, k)
 
-  return while_loop(lambda c: (c[1] < _MAX_TERMS) & stop(c[0], c[2]), body,
-                    (total0, 1, first))[0]
+  return while_loop(
+      lambda c: (c[1] < _MAX_TERMS) & (ufuncs.abs(c[2]) / ufuncs.abs(c[0]) > eps), body,
+      (1, 1, first))[0]
 
 
 # ---- 1F1 ------------------------------------------------------------------------------------------
@@ -69,7 +68,7 @@ def _param_series(first, ratio, weight, x):
 
   return while_loop(
       lambda c: (c[1] < _MAX_TERMS) & (ufuncs.abs(c[2]) / ufuncs.abs(c[0]) > eps), body,
-      (_k(x, 0), 1, first))[0]
+      (0, 1, first))[0]
 
 
 @jit
@@ -279,8 +278,8 @@ def _normalized_legendre(l_max, x):
   size = l_max + 1
   p = creation.zeros((size, size, x.shape[0]), dtype=dt)
   start = 0.5 / ufuncs.sqrt(np.pi)
-  a_idx = lax_numpy.arange(1, size, dtype=dt)
-  b_idx = lax_numpy.arange(l_max, dtype=dt)
+  a_idx = creation.arange(1, size, dtype=dt)
+  b_idx = creation.arange(l_max, dtype=dt)
   f_a = reductions.cumprod(-1 * ufuncs.sqrt(1.0 + 0.5 / a_idx))
   f_b = ufuncs.sqrt(2.0 * b_idx + 3.0)
   p = p.at[0, 0].set(start)
@@ -304,8 +303,8 @@ def _normalized_legendre(l_max, x):
   d1_bands = creation.asarray(d1[None] * band, dtype=dt)
 
   def step(i, p):
-    up1 = lax_numpy.roll(p, 1, axis=1) * x
-    up2 = lax_numpy.roll(p, 2, axis=1)
+    up1 = assembly.roll(p, 1, axis=1) * x
+    up2 = assembly.roll(p, 2, axis=1)
     return p + (d0_bands[i][:, :, None] * up1 - d1_bands[i][:, :, None] * up2)
 
   if l_max > 1:
@@ -317,7 +316,7 @@ def _normalized_legendre(l_max, x):
 def _sph_harm(n, m, theta, phi, n_max):
   legendre = _normalized_legendre(n_max, ufuncs.cos(theta))
   am = ufuncs.abs(m)
-  values = legendre.at[am, n, lax_numpy.arange(len(n))].get(mode="clip")
+  values = legendre.at[am, n, creation.arange(len(n))].get(mode="clip")
   angle = am * phi
   harmonics = lax.complex(values * ufuncs.cos(angle), values * ufuncs.sin(angle))
   return lax_numpy.where(m < 0, (-1.0) ** am * ufuncs.conjugate(harmonics), harmonics)
