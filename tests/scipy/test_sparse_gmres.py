@@ -61,7 +61,8 @@ def test_pytree_and_complex():
                       "v": 2.0 * t["v"]}
 
   tb = {"u": b[:4], "v": b}
-  assert_same(aspl.gmres(mv(arrax), tb), jspl.gmres(mv(jax), tb), tol=(1e-4, 1e-5))
+  assert_same(aspl.gmres(mv(arrax), tb), jspl.gmres(mv(jax), tb), tol=(1e-4, 1e-5),
+              strict_tree=True)
   a, b = system(10, np.complex64, seed=5)
   for method in ("batched", "incremental"):
     x = both(a, b, solve_method=method)

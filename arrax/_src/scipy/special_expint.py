@@ -44,7 +44,7 @@ def _real_only(name, x, err=ValueError, msg=None):
     raise err(msg or f"{name} does not support complex-valued inputs.")
 
 
-# ---- expi: Cephes ei.c ----------------------------------------------------------------------------
+# ---- expi: Cephes ei.c ---------------------------------------------------------------------------
 # (numerator, denominator) per interval, highest degree first; the first is in x on (0, 2], the
 # others in w = 1/x on (2, 4], (4, 8], (8, 16], (16, 32], (32, 64] and above 64.
 _EI_SMALL = (
@@ -229,7 +229,7 @@ def exp1(x):
   return expn(1, x)
 
 
-# ---- sici: Cephes sici.c --------------------------------------------------------------------------
+# ---- sici: Cephes sici.c -------------------------------------------------------------------------
 _SN = [-8.39167827910303881427e-11, 4.62591714427012837309e-8, -9.75759303843632795789e-6,
        9.76945438170435310816e-4, -4.13470316229406538752e-2, 1.00000000000000000302e0]
 _SD = [2.03269266195951942049e-12, 1.27997891179943299903e-9, 4.41827842801218905784e-7,
@@ -314,7 +314,7 @@ def _sici_jvp(primals, tangents):
   return sici(x), (ufuncs.sinc(x / np.pi) * g, ufuncs.cos(x) / x * g)
 
 
-# ---- fresnel: Cephes fresnl.c (single precision: fresnlf) -----------------------------------------
+# ---- fresnel: Cephes fresnl.c (single precision: fresnlf) ----------------------------------------
 _FRESNEL32 = dict(
     sn=[1.647629463788700e-9, -1.522754752581096e-7, 8.424748808502400e-6,
         -3.120693124703272e-4, 7.244727626597022e-3, -9.228055941124598e-2,

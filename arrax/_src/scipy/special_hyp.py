@@ -47,7 +47,7 @@ def _sum_series(first, update, x):
       (1, 1, first))[0]
 
 
-# ---- 1F1 ------------------------------------------------------------------------------------------
+# ---- 1F1 -----------------------------------------------------------------------------------------
 def _hyp1f1_taylor(a, b, x):
   return _sum_series(a / b * x, lambda t, k: t * ((a + k) / (b + k) * x / (k + 1)), x)
 
@@ -108,7 +108,7 @@ hyp1f1.defjvps(lambda g, ans, a, b, x: _hyp1f1_da(a, b, x) * g,
                lambda g, ans, a, b, x: _hyp1f1_dx(a, b, x) * g)
 
 
-# ---- 2F1 ------------------------------------------------------------------------------------------
+# ---- 2F1 -----------------------------------------------------------------------------------------
 def _hyp2f1_polynomial(a, b, c, x):
   """The terminating series when a (or b) is a non-positive integer: the one of larger
   magnitude that still terminates before a non-positive integer c is the length."""
@@ -270,7 +270,7 @@ hyp2f1.defjvps(lambda g, ans, a, b, c, x: _hyp2f1_da(a, b, c, x) * g,
                lambda g, ans, a, b, c, x: _hyp2f1_dx(a, b, c, x) * g)
 
 
-# ---- spherical harmonics --------------------------------------------------------------------------
+# ---- spherical harmonics -------------------------------------------------------------------------
 def _normalized_legendre(l_max, x):
   """P[m, l, i]: the orthonormalized associated Legendre functions of order m and degree l at
   x[i], for 0 <= m, l <= l_max (zero where m > l)."""

@@ -164,7 +164,7 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):  # noq
   return _isolve(_bicgstab, A=A, b=b, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
 
 
-# ---- GMRES ----------------------------------------------------------------------------------------
+# ---- GMRES ---------------------------------------------------------------------------------------
 _einsum = partial(einsum.einsum, precision=Precision.HIGHEST)
 
 
