@@ -30,7 +30,9 @@ def _horner(coeffs, x):
   """sum(c_i x^(k-i)) with the coefficients rounded to x's dtype (as jnp.polyval of a constant
   array of that dtype)."""
   out = creation.zeros_like(x)
-  for c in np.asarray(coeffs, dtype=x.dtype):
+  with np.errstate(over="ignore"):   # half precision: large coefficients overflow, as JAX's
+    coeffs = np.asarray(coeffs, dtype=x.dtype)
+  for c in coeffs:
     out = out * x + c
   return out
 
