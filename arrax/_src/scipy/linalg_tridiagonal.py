@@ -1,15 +1,22 @@
 """scipy.linalg.eigh_tridiagonal: eigenvalues of a real symmetric (or complex Hermitian)
 tridiagonal matrix by parallel bisection on Sturm sequence counts, as JAX 0.10.2 (the LAPACK
-xSTEBZ scheme: Gershgorin bounds, pivmin-guarded pivots, nmant + 1 halvings at most).
-Eigenvectors are not computed (see `eigh_tridiagonal`)."""
+xSTEBZ scheme: Gershgorin bounds, pivmin-guarded pivots, nmant + 1 halvings at most), and
+eigenvectors by inverse iteration from random vectors (the LAPACK xSTEIN scheme, as JAX):
+each step solves the shifted systems by pivoted elimination with tiny pivots perturbed, and
+re-orthonormalizes clusters of close eigenvalues by QR. JAX solves with jaxlib's perturbed
+LAPACK-style kernel, whose perturbation rule arrax does not reproduce: the eigenvalues are
+JAX's bit for bit and the eigenvectors span the same lines, but a column's sign (which the
+near-singular solves decide) can differ from JAX's."""
 from __future__ import annotations
 
 import numpy as np
 
-from arrax._src import dtypes
-from arrax._src.lax.control_flow.loops import fori_loop
+from arrax._src import dtypes, random
+from arrax._src.lax import shape_ops
+from arrax._src.lax.control_flow.loops import fori_loop, scan
 from arrax._src.lax.control_flow.while_loop import while_loop
-from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
+from arrax._src.numpy import creation, lax_numpy, padding, reductions, searching, ufuncs
+from arrax._src.numpy import linalg as jnp_linalg
 
 __all__ = ["eigh_tridiagonal"]
 
@@ -32,13 +39,113 @@ def _sturm_counts(alpha, beta_sq, pivmin, alpha0_perturbation, x):
   return fori_loop(1, n, step, (q, count))[1]
 
 
+def _solve_shifted(dl, d, du, b):
+  """Solve the tridiagonal systems (dl, d, du) x = b, batched over the leading axis, by
+  elimination with partial pivoting (LAPACK xGTSV's scheme); pivots below eps * |T| are
+  perturbed to that size (keeping their sign) so nearly singular shifted systems give finite
+  results."""
+  real = dtypes.finfo(d.dtype).dtype
+  eps = dtypes.finfo(d.dtype).eps
+  scale = ufuncs.maximum(reductions.amax(ufuncs.abs(d), axis=-1),
+                         reductions.amax(ufuncs.abs(du), axis=-1))
+  tiny = lax_numpy.where(scale > 0, eps * scale, dtypes.finfo(real).tiny).astype(real)
+
+  def guard(p):
+    size = ufuncs.abs(p)
+    direction = lax_numpy.where(size == 0, 1, p / lax_numpy.where(size == 0, 1, size))
+    return lax_numpy.where(size < tiny, direction * tiny, p)
+
+  def eliminate(carry, row):
+    a0, a1, r = carry                      # active row: columns i, i + 1; right-hand side
+    l_next, d_next, u_next, b_next = row   # row i + 1: columns i, i + 1, i + 2
+    swap = ufuncs.abs(a0) < ufuncs.abs(l_next)
+    p0 = guard(lax_numpy.where(swap, l_next, a0))
+    p1 = lax_numpy.where(swap, d_next, a1)
+    p2 = lax_numpy.where(swap, u_next, 0)
+    pr = lax_numpy.where(swap, b_next, r)
+    o1 = lax_numpy.where(swap, a1, d_next)
+    o2 = lax_numpy.where(swap, 0, u_next)
+    orr = lax_numpy.where(swap, r, b_next)
+    m = lax_numpy.where(swap, a0, l_next) / p0
+    return (o1 - m * p1, o2 - m * p2, orr - m * pr), (p0, p1, p2, pr)
+
+  rows = tuple(lax_numpy.moveaxis(v[..., 1:], -1, 0) for v in (dl, d, du, b))
+  (a0, _, r), (u0, u1, u2, rhs) = scan(eliminate, (d[..., 0], du[..., 0], b[..., 0]), rows)
+  last = r / guard(a0)
+
+  def back(carry, row):
+    x1, x2 = carry
+    p0, p1, p2, pr = row
+    x = (pr - p1 * x1 - p2 * x2) / p0
+    return (x, x1), x
+
+  _, xs = scan(back, (last, creation.zeros_like(last)), (u0, u1, u2, rhs), reverse=True)
+  return lax_numpy.concatenate([lax_numpy.moveaxis(xs, 0, -1), last[..., None]], axis=-1)
+
+
+def _eigenvectors(alpha, beta, eigvals, key):
+  """Inverse iteration for all eigenvectors at once (rows), clusters re-orthonormalized."""
+  n, k = alpha.shape[0], eigvals.shape[0]
+  dl = padding.pad(ufuncs.conj(beta), (1, 0))
+  du = padding.pad(beta, (0, 1))
+  gap = eigvals[1:] - eigvals[:-1]
+  eps = np.finfo(eigvals.dtype).eps
+  gaptol = np.sqrt(eps) * ufuncs.maximum(ufuncs.abs(eigvals[0]), ufuncs.abs(eigvals[-1]))
+  close = gap < gaptol
+  left = padding.pad(close, (1, 0), constant_values=False)
+  right = padding.pad(close, (0, 1), constant_values=False)
+  starts_mask = ufuncs.logical_and(ufuncs.logical_not(left), right)
+  ends_mask = ufuncs.logical_and(left, ufuncs.logical_not(right))
+  max_clusters = k // 2 + 1
+  starts = searching.nonzero(starts_mask, size=max_clusters)[0]
+  ends = searching.nonzero(ends_mask, size=max_clusters)[0] + 1
+  num_clusters = reductions.sum(starts_mask)
+  ks = creation.arange(k)
+  solve_dtype = np.result_type(alpha.dtype, beta.dtype)
+  base = np.finfo(solve_dtype).dtype
+  v = random.normal(key, (k, n), dtype=base).astype(solve_dtype)
+  v = v / jnp_linalg.norm(v, axis=-1, keepdims=True).astype(solve_dtype)
+
+  def orthonormalize(ev):
+    def cluster(i, ev):
+      start, stop = starts[i], ends[i]
+      block = shape_ops.dynamic_slice(padding.pad(ev, ((0, k), (0, 0))), (start, 0), (k, n))
+      mask = (ks < stop - start).astype(ev.dtype)
+      q, _ = jnp_linalg.qr((block * mask[:, None]).T)
+      update = shape_ops.dynamic_update_slice(creation.zeros((2 * k, n), dtype=ev.dtype),
+                                              q.T * mask[:, None], (start, 0))[:k, :]
+      inside = (ks >= start) & (ks < stop)
+      return lax_numpy.where(inside[:, None], update, ev)
+
+    return fori_loop(0, num_clusters, cluster, ev)
+
+  shifted = (alpha[None, :] - eigvals[:, None]).astype(solve_dtype)
+  dl_k = lax_numpy.broadcast_to(dl[None, :], (k, n)).astype(solve_dtype)
+  du_k = lax_numpy.broadcast_to(du[None, :], (k, n)).astype(solve_dtype)
+
+  def step(state):
+    i, v, norm, _ = state
+    w = _solve_shifted(dl_k, shifted, du_k, v.astype(solve_dtype))
+    w_norm = jnp_linalg.norm(w, axis=-1, keepdims=True)
+    w = orthonormalize(w / w_norm.astype(w.dtype))
+    return i + 1, w, w_norm[:, 0], norm
+
+  def more(state):
+    i, _, norm, old = state
+    return ufuncs.logical_and(i < 5, reductions.any(norm >= 1.1 * old))   # xSTEIN: 5 steps
+
+  return while_loop(more, step, (0, v, creation.ones(k, dtype=eigvals.dtype),
+                                 creation.zeros(k, dtype=eigvals.dtype)))[1]
+
+
 def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None,
                      key=None):
   """Eigenvalues of the symmetric tridiagonal matrix with diagonal d (N,) and off-diagonal
   e (N - 1,), ascending. select='a' (all) or 'i' (indices select_range[0]..[1]); `tol` is an
-  absolute tolerance. Only eigvals_only=True is supported (eigenvectors raise
-  NotImplementedError)."""
-  del key
+  absolute tolerance. Unless eigvals_only, also the eigenvectors (columns), by inverse
+  iteration from random vectors drawn with `key` (default random.key(42), as JAX)."""
+  if not eigvals_only and key is None:
+    key = random.key(42)
   alpha = creation.asarray(d)
   beta = creation.asarray(e)
   supported = (np.float32, np.float64, np.complex64, np.complex128)
@@ -49,12 +156,11 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     raise TypeError("Only float32 and float64 inputs are supported as inputs to "
                     "jax.scipy.linalg.eigh_tridiagonal, got "
                     f"{alpha.dtype} and {beta.dtype}")
-  if not eigvals_only:
-    raise NotImplementedError(
-        "arrax's eigh_tridiagonal computes eigenvalues only: pass eigvals_only=True.")
   n = alpha.shape[0]
   if n <= 1:
-    return ufuncs.real(alpha)
+    if eigvals_only:
+      return ufuncs.real(alpha)
+    return ufuncs.real(alpha), creation.eye(n, dtype=alpha.dtype)
   if dtypes.issubdtype(alpha.dtype, np.complexfloating):
     alpha = ufuncs.real(alpha)
     beta_sq = ufuncs.real(beta * ufuncs.conj(beta))
@@ -115,4 +221,7 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     upper = lax_numpy.where(counts > targets, mid, upper)
     return i + 1, lower, 0.5 * (lower + upper), upper
 
-  return while_loop(cond, body, (0, lower, mid, upper))[2]
+  eigvals = while_loop(cond, body, (0, lower, mid, upper))[2]
+  if eigvals_only:
+    return eigvals
+  return eigvals, _eigenvectors(alpha, beta, eigvals, key).T
