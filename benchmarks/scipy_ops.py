@@ -53,3 +53,13 @@ def fftconvolve_eager(L):
   a, k = _conv_data(L)
   f = _scipy(L, "signal").fftconvolve
   return lambda: L.block(f(a, k, mode="same"))
+
+
+@benchmark()
+def special_expi_hyp1f1(L):
+  """scipy.special.expi and hyp1f1 of 4096 float32 points, jitted (per-element rational
+  approximations, and series in a vectorized while loop)."""
+  x = L.asarray(rng(42).uniform(-20, 60, 4096).astype(np.float32))
+  sp = _scipy(L, "special")
+  f = L.jit(lambda t: sp.expi(t) + sp.hyp1f1(0.5, 1.5, t / 4))
+  return lambda: L.block(f(x))

@@ -12,3 +12,4 @@ from arrax._src.scipy.linalg_matrices import (  # noqa: F401
     fiedler_companion as fiedler_companion, hadamard as hadamard, hankel as hankel,
     helmert as helmert, hilbert as hilbert, invhilbert as invhilbert, invpascal as invpascal,
     leslie as leslie, pascal as pascal, toeplitz as toeplitz)
+from arrax._src.scipy.linalg_tridiagonal import eigh_tridiagonal as eigh_tridiagonal  # noqa: F401

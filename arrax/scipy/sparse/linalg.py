@@ -1,2 +1,3 @@
-"""arrax.scipy.sparse.linalg: iterative solvers, as jax.scipy.sparse.linalg (without gmres)."""
-from arrax._src.scipy.sparse.linalg import bicgstab as bicgstab, cg as cg  # noqa: F401
+"""arrax.scipy.sparse.linalg: iterative solvers, as jax.scipy.sparse.linalg."""
+from arrax._src.scipy.sparse.linalg import (  # noqa: F401
+    bicgstab as bicgstab, cg as cg, gmres as gmres)

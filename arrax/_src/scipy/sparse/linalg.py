@@ -1,7 +1,7 @@
 """Iterative solvers of linear systems A x = b given as a matvec (or matrix), on pytrees of
-arrays: conjugate gradients (`cg`) and BiCGSTAB (`bicgstab`). Each is a `while_loop` wrapped
-in `lax.custom_linear_solve`, so gradients solve the transposed system instead of
-differentiating the iterations."""
+arrays: conjugate gradients (`cg`), BiCGSTAB (`bicgstab`) and restarted GMRES (`gmres`). Each
+is a `while_loop` wrapped in `lax.custom_linear_solve`, so gradients solve the transposed system
+instead of differentiating the iterations."""
 from __future__ import annotations
 
 import operator
@@ -13,11 +13,13 @@ from arrax._src import dtypes
 from arrax._src.api import device_put
 from arrax._src.array import Array
 from arrax._src.lax import elementwise as lax
+from arrax._src.lax.control_flow import loops
 from arrax._src.lax.control_flow.while_loop import while_loop
 from arrax._src.lax.dot import Precision
 from arrax._src.lax.solvers import custom_linear_solve
-from arrax._src.numpy import creation, lax_numpy, ufuncs
-from arrax._src.tree_util import Partial, tree_leaves, tree_map, tree_structure
+from arrax._src.numpy import creation, einsum, lax_numpy, padding, ufuncs
+from arrax._src.scipy import linalg as scipy_linalg
+from arrax._src.tree_util import Partial, tree_leaves, tree_map, tree_reduce, tree_structure
 
 _dot = partial(lax_numpy.dot, precision=Precision.HIGHEST)
 _vdot = partial(lax_numpy.vdot, precision=Precision.HIGHEST)
@@ -160,3 +162,207 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):  # noqa: N80
 def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):  # noqa: N803
   """Solve A x = b for general A by BiCGSTAB: (x, None)."""
   return _isolve(_bicgstab, A=A, b=b, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
+
+
+# ---- GMRES ---------------------------------------------------------------------------------------
+_einsum = partial(einsum.einsum, precision=Precision.HIGHEST)
+
+
+def _norm(tree):
+  leaves = tree_leaves(tree)
+  return ufuncs.sqrt(sum(_vdot_real(x, x) for x in leaves))
+
+
+def _safe_normalize(tree, thresh=None):
+  """(tree / |tree|, |tree|), or zeros and 0 when the norm is at most `thresh` (default eps)."""
+  norm = _norm(tree)
+  dtype, weak = dtypes.result_type(*tree_leaves(tree), return_weak_type_flag=True)
+  if thresh is None:
+    thresh = dtypes.finfo(norm.dtype).eps
+  thresh = thresh.astype(dtype).real
+  keep = norm > thresh
+  norm_as = lax._convert_element_type(norm, dtype, weak)
+  unit = tree_map(lambda y: lax_numpy.where(keep, y / norm_as, 0.0), tree)
+  return unit, lax_numpy.where(keep, norm, 0.0)
+
+
+def _overlaps(basis, v):
+  """basis^H v, summed over the leaves (each basis leaf has the Krylov index last)."""
+  return tree_reduce(operator.add,
+                     tree_map(lambda X, y: _einsum("...n,...->n", X.conj(), y), basis, v))
+
+
+def _orthogonalize(basis, v, v_norm, max_iterations=2):
+  """Classical Gram-Schmidt of v against the basis columns, repeated (at most
+  `max_iterations` passes) while the removed part is large next to what remains."""
+  first = tree_leaves(basis)[0]
+  r = creation.zeros(first.shape[-1], dtype=first.dtype)
+
+  def one_pass(carry):
+    k, q, r, q_norm_scaled = carry
+    h = _overlaps(basis, q)
+    q = _sub(q, tree_map(lambda X: _dot(X, h), basis))
+    r = _add(r, h)
+
+    def renorm(c):
+      k, _, q, _ = c
+      _, q_norm = _safe_normalize(q)
+      return k, False, q, q_norm / ufuncs.sqrt(2.0)
+
+    _, _, q, q_norm_scaled = while_loop(
+        lambda c: ufuncs.logical_and(c[1], c[0] < (max_iterations - 1)), renorm,
+        (k, True, q, q_norm_scaled))
+    return k + 1, q, r, q_norm_scaled
+
+  def again(carry):
+    k, _, r, q_norm_scaled = carry
+    _, r_norm = _safe_normalize(r)
+    return ufuncs.logical_and(k < (max_iterations - 1), r_norm < q_norm_scaled)
+
+  carry = one_pass((0, v, r, v_norm / ufuncs.sqrt(2.0)))
+  _, q, r, _ = while_loop(again, one_pass, carry)
+  return q, r
+
+
+def _arnoldi_step(k, A, M, V, H):  # noqa: N803
+  """Extend the Krylov basis V by the orthonormalized M(A(V[:, k])) and record its overlaps
+  in row k of H; breakdown (an invariant subspace) leaves a zero vector."""
+  dtype, _ = dtypes.result_type(*tree_leaves(V), return_weak_type_flag=True)
+  eps = dtypes.finfo(dtype).eps
+  v = M(A(tree_map(lambda X: X[..., k], V)))
+  _, v_norm0 = _safe_normalize(v)
+  v, h = _orthogonalize(V, v, v_norm0)
+  unit, v_norm1 = _safe_normalize(v, thresh=eps * v_norm0)
+  V = tree_map(lambda X, y: X.at[..., k + 1].set(y), V, unit)  # noqa: N806
+  h = h.at[k + 1].set(v_norm1.astype(dtype))
+  return V, H.at[k, :].set(h), v_norm1 == 0.
+
+
+def _rotate(vec, i, cs, sn):
+  x, y = vec[i], vec[i + 1]
+  return vec.at[i].set(cs.conj() * x - sn.conj() * y).at[i + 1].set(sn * x + cs * y)
+
+
+def _givens(a, b):
+  """(cos, sin) of the rotation that zeroes b against a."""
+  b_zero = abs(b) == 0
+  swap = abs(a) < abs(b)
+  t = -lax_numpy.where(swap, a, b) / lax_numpy.where(swap, b, a)
+  r = lax.rsqrt(1 + abs(t) ** 2).astype(t.dtype)
+  cs = lax_numpy.where(b_zero, 1, lax_numpy.where(swap, r * t, r))
+  sn = lax_numpy.where(b_zero, 0, lax_numpy.where(swap, r, r * t))
+  return cs, sn
+
+
+def _krylov_basis(unit_residual, restart):
+  return tree_map(lambda x: padding.pad(x[..., None], ((0, 0),) * x.ndim + ((0, restart),)),
+                  unit_residual)
+
+
+def _finish_restart(A, b, x0, V, y, M):  # noqa: N803
+  x = _add(x0, tree_map(lambda X: _dot(X[..., :-1], y), V))
+  unit, norm = _safe_normalize(M(_sub(b, A(x))))
+  return x, unit, norm
+
+
+def _gmres_incremental(A, b, x0, unit_residual, residual_norm, ptol, restart, M):  # noqa: N803
+  """One restart, with the QR factorization of the Hessenberg matrix updated by Givens
+  rotations as the basis grows (so it stops early once the residual estimate is below
+  ptol)."""
+  V = _krylov_basis(unit_residual, restart)  # noqa: N806
+  dtype = dtypes.result_type(*tree_leaves(b))
+  R = creation.eye(restart, restart + 1, dtype=dtype)  # noqa: N806
+  rotations = creation.zeros((restart, 2), dtype=dtype)
+  beta = creation.zeros(restart + 1, dtype=dtype).at[0].set(residual_norm.astype(dtype))
+
+  def step(carry):
+    k, _, V, R, beta, rotations = carry  # noqa: N806
+    V, H, _ = _arnoldi_step(k, A, M, V, R)  # noqa: N806
+    row = loops.fori_loop(0, k, lambda i, row: _rotate(row, i, *rotations[i, :]), H[k, :])
+    g = _givens(row[k], row[k + 1])
+    rotations = rotations.at[k, :].set(g)
+    R = R.at[k, :].set(_rotate(row, k, *g))  # noqa: N806
+    beta = _rotate(beta, k, *rotations[k, :])
+    return k + 1, abs(beta[k + 1]), V, R, beta, rotations
+
+  _, _, V, R, beta, _ = while_loop(  # noqa: N806
+      lambda c: ufuncs.logical_and(c[0] < restart, c[1] > ptol), step,
+      (0, residual_norm, V, R, beta, rotations))
+  y = scipy_linalg.solve_triangular(R[:, :-1].T, beta[:-1])
+  return _finish_restart(A, b, x0, V, y, M)
+
+
+def _gmres_batched(A, b, x0, unit_residual, residual_norm, ptol, restart, M):  # noqa: N803
+  """One restart: the whole Arnoldi basis, then the small least-squares problem solved through
+  its normal equations."""
+  del ptol
+  V = _krylov_basis(unit_residual, restart)  # noqa: N806
+  dtype, weak = dtypes.result_type(*tree_leaves(b), return_weak_type_flag=True)
+  H = lax._convert_element_type(creation.eye(restart, restart + 1, dtype=dtype),  # noqa: N806
+                                weak_type=weak)
+
+  def step(carry):
+    V, H, _, k = carry  # noqa: N806
+    V, H, breakdown = _arnoldi_step(k, A, M, V, H)  # noqa: N806
+    return V, H, breakdown, k + 1
+
+  V, H, _, _ = while_loop(  # noqa: N806
+      lambda c: ufuncs.logical_and(c[3] < restart, ufuncs.logical_not(c[2])), step,
+      (V, H, False, 0))
+  beta = creation.zeros_like(H, shape=(restart + 1,)).at[0].set(residual_norm.astype(dtype))
+  Ht = H.T  # noqa: N806
+  y = scipy_linalg.solve(_dot(Ht.T.conj(), Ht), _dot(Ht.T.conj(), beta), assume_a="pos")
+  return _finish_restart(A, b, x0, V, y, M)
+
+
+def _gmres(A, b, x0, atol, ptol, restart, maxiter, M, one_restart):  # noqa: N803
+  unit, norm = _safe_normalize(M(_sub(b, A(x0))))
+
+  def body(carry):
+    x, k, unit, norm = carry
+    x, unit, norm = one_restart(A, b, x, unit, norm, ptol, restart, M)
+    return x, k + 1, unit, norm
+
+  return while_loop(lambda c: ufuncs.logical_and(c[1] < maxiter, c[3] > atol), body,
+                    (x0, 0, unit, norm))[0]
+
+
+def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None,  # noqa: N803
+          solve_method="batched"):
+  """Solve A x = b for general A by restarted GMRES: (x, info), info 0 (or -1 if x has NaNs).
+
+  Converged when |b - A x| <= max(tol |b|, atol); each restart builds a Krylov basis of size
+  `restart`, at most `maxiter` restarts (10 * size of b by default). `solve_method`
+  'incremental' (Givens QR, early exit) or 'batched' (least squares at the end).
+  """
+  if x0 is None:
+    x0 = tree_map(creation.zeros_like, b)
+  if M is None:
+    M = _identity  # noqa: N806
+  A = _as_matvec(A)  # noqa: N806
+  M = _as_matvec(M)  # noqa: N806
+  b, x0 = device_put((b, x0))
+  size = sum(leaf.size for leaf in tree_leaves(b))
+  if maxiter is None:
+    maxiter = 10 * size   # SciPy's default
+  restart = min(restart, size)
+  if tree_structure(x0) != tree_structure(b):
+    raise ValueError("x0 and b must have matching tree structure: "
+                     f"{tree_structure(x0)} vs {tree_structure(b)}")
+  b_norm = _norm(b)
+  atol = ufuncs.maximum(tol * b_norm, atol)
+  ptol = _norm(M(b)) * ufuncs.minimum(1.0, atol / b_norm)
+  if solve_method == "incremental":
+    one_restart = _gmres_incremental
+  elif solve_method == "batched":
+    one_restart = _gmres_batched
+  else:
+    raise ValueError(f"invalid solve_method {solve_method}, must be either 'incremental' or "
+                     "'batched'")
+
+  def solve(A, b):  # noqa: N803
+    return _gmres(A, b, x0, atol, ptol, restart, maxiter, M, one_restart)
+
+  x = custom_linear_solve(A, b, solve=solve, transpose_solve=solve)
+  info = lax_numpy.where(ufuncs.isnan(_norm(x)), -1, 0)
+  return x, info
