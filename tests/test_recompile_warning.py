@@ -50,3 +50,8 @@ def test_flag_is_a_config_option():
   assert arrax.config.arrax_recompile_warning_threshold == 8
   with pytest.raises(AttributeError):
     arrax.config.update("arrax_recompile_warning_treshold", 3)
+
+
+def test_arrax_own_jitted_functions_do_not_warn():
+  # jnp functions are jitted inside arrax: many shapes through them are the user's business.
+  assert _caught(lambda: [jnp.multiply(jnp.ones(n), 2) for n in range(1, 14)]) == []

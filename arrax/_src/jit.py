@@ -849,8 +849,9 @@ class JitWrapped(Wrapped):
     closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                                   key[1], statics)
     self._cache.compiles += 1
-    if self._cache.compiles == _recompile_threshold.value + 1 > 1:
-      self._warn_recompiles(key, names)
+    if (self._cache.compiles == _recompile_threshold.value + 1 > 1
+        and not (getattr(self._fun, "__module__", None) or "").startswith("arrax.")):
+      self._warn_recompiles(key, names)   # (for the user's functions, not arrax.numpy's)
     if config.jax_log_compiles:
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
