@@ -542,6 +542,6 @@ def assert_prints_like_jax(code, prelude="", jax_scope=None, arrax_scope=None):
   common = {"np": np, "partial": functools.partial}
   want = run_printed(code, {**common, "jax": jax, "jnp": jnp, **(jax_scope or {})})
   got = run_printed(code, {**common, "jax": arrax, "jnp": anp, **(arrax_scope or {})})
-  assert "raised" not in want or "raised" in got
-  assert got == want
+  assert "raised" not in want or "raised" in got, f"jax:\n{want}\narrax:\n{got}"
+  assert got == want, f"jax:\n{want}\narrax:\n{got}"
   return want

@@ -92,7 +92,6 @@ def test_using_a_donated_array_raises_like_jax():
   print(x.is_deleted(), y)
   for what, f in [("add", lambda: x + 1), ("repr", lambda: repr(x)),
                   ("np", lambda: np.asarray(x)), ("new jit", lambda: jax.jit(jnp.sin)(x)),
-                  ("sin", lambda: jnp.sin(x)), ("index", lambda: x[0]),
                   ("grad", lambda: jax.grad(lambda a: a.sum())(x)),
                   ("compiled", lambda: jax.jit(lambda a: a + 1).lower(x).compile()(x))]:
     try:
@@ -101,6 +100,17 @@ def test_using_a_donated_array_raises_like_jax():
       print(what, "raised", type(e).__name__, e)
   print(x.shape, x.dtype)
   """)
+
+
+def test_jnp_functions_on_a_donated_array_raise():
+  # Not compared with JAX: once JAX's C++ fast path holds jnp.sin's executable (an earlier
+  # test used it), JAX raises XLA's ValueError here instead of its RuntimeError.
+  g = arrax.jit(lambda a: a * 2, donate_argnums=0)
+  x = anp.arange(3.0)
+  g(x)
+  for f in (lambda: anp.sin(x), lambda: x[0]):
+    with pytest.raises(RuntimeError, match="Array has been deleted"):
+      f()
 
 
 def test_calling_again_with_a_donated_array():
