@@ -226,7 +226,7 @@ def test_log_compiles_explains_cache_miss(caplog):
     arrax.config.update("jax_log_compiles", False)
   text = caplog.text
   assert "Compiling <lambda>" in text
-  assert "argument 0 changed from ShapedArray(float32[3]) to ShapedArray(float32[4])" in text
+  assert "argument 0 changed: shape (3,) -> (4,)" in text
 
 
 def test_results_are_async_arrays():
