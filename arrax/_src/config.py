@@ -481,43 +481,41 @@ def _flag_doc(name, text):
   return f"Context manager for `{name}` config option.\n\n{text}"
 
 
-threefry_partitionable = _state("jax_threefry_partitionable", _flag_doc(
-    "jax_threefry_partitionable",
+def _flag_state(name, text):
+  """`_state` with JAX's docstring form for the flag `name`."""
+  return _state(name, _flag_doc(name, text))
+
+
+threefry_partitionable = _flag_state("jax_threefry_partitionable",
     "Derive threefry random bits in the partitionable way (True, the default) or the older "
-    "sequential way (False); the two give different random values."))
-allow_f16_reductions = _state("jax_allow_f16_reductions", _flag_doc(
-    "jax_allow_f16_reductions",
-    "If False, `reduce_sum` over float16/bfloat16 operands raises a ValueError."))
-enable_checks = _state("jax_enable_checks", _flag_doc(
-    "jax_enable_checks", "Type-check every jaxpr arrax traces (slower)."))
-no_execution = _state("jax_no_execution", _flag_doc(
-    "jax_no_execution",
-    "If True, running any compiled computation raises RuntimeError (tracing still works)."))
-softmax_custom_jvp = _state("jax_softmax_custom_jvp", _flag_doc(
-    "jax_softmax_custom_jvp",
+    "sequential way (False); the two give different random values.")
+allow_f16_reductions = _flag_state("jax_allow_f16_reductions",
+    "If False, `reduce_sum` over float16/bfloat16 operands raises a ValueError.")
+enable_checks = _flag_state("jax_enable_checks",
+    "Type-check every jaxpr arrax traces (slower).")
+no_execution = _flag_state("jax_no_execution",
+    "If True, running any compiled computation raises RuntimeError (tracing still works).")
+softmax_custom_jvp = _flag_state("jax_softmax_custom_jvp",
     "If True, arrax.nn.softmax differentiates through a custom JVP rule instead of through its "
-    "implementation."))
-enable_custom_prng = _state("jax_enable_custom_prng", _flag_doc(
-    "jax_enable_custom_prng",
+    "implementation.")
+enable_custom_prng = _flag_state("jax_enable_custom_prng",
     "If True, arrax.random functions given raw uint32 keys warn (FutureWarning) and return "
-    "typed keys from split/fold_in."))
-legacy_prng_key = _state("jax_legacy_prng_key", _flag_doc(
-    "jax_legacy_prng_key",
+    "typed keys from split/fold_in.")
+legacy_prng_key = _flag_state("jax_legacy_prng_key",
     "What arrax.random does with raw uint32 keys: 'allow', 'warn' (UserWarning) or 'error' "
-    "(ValueError)."))
-default_prng_impl = _state("jax_default_prng_impl", _flag_doc(
-    "jax_default_prng_impl",
+    "(ValueError).")
+default_prng_impl = _flag_state("jax_default_prng_impl",
     "The PRNG implementation random.key/PRNGKey use when none is given. arrax implements only "
-    "'threefry2x32'; using the others raises NotImplementedError."))
-debug_key_reuse = _state("jax_debug_key_reuse", _flag_doc(
-    "jax_debug_key_reuse", "Key-reuse checking for typed keys." + _NO_EFFECT +
-    " (no key-reuse checker)."))
-auto_pcast = _state("jax_auto_pcast", _flag_doc(
-    "jax_auto_pcast", "Automatic pvary insertion for shard_map varying axes." + _NO_EFFECT +
-    " (no varying-manual-axes types)."))
-thread_guard = _state("jax_thread_guard", _flag_doc(
-    "jax_thread_guard", "Raise when a multi-process operation runs from another thread." +
-    _NO_EFFECT + " (a single process)."))
+    "'threefry2x32'; using the others raises NotImplementedError.")
+debug_key_reuse = _flag_state("jax_debug_key_reuse",
+    "Key-reuse checking for typed keys." + _NO_EFFECT +
+    " (no key-reuse checker).")
+auto_pcast = _flag_state("jax_auto_pcast",
+    "Automatic pvary insertion for shard_map varying axes." + _NO_EFFECT +
+    " (no varying-manual-axes types).")
+thread_guard = _flag_state("jax_thread_guard",
+    "Raise when a multi-process operation runs from another thread." +
+    _NO_EFFECT + " (a single process).")
 remove_size_one_mesh_axis_from_type = _state(
     "jax_remove_size_one_mesh_axis_from_type", _flag_doc(
         "jax_remove_size_one_mesh_axis_from_type",
@@ -526,7 +524,6 @@ remove_size_one_mesh_axis_from_type = _state(
 jax2tf_associative_scan_reductions = _state("jax2tf_associative_scan_reductions", _flag_doc(
     "jax2tf_associative_scan_reductions",
     "Lowering choice of cumulative reductions for jax2tf." + _NO_EFFECT + " (no jax2tf)."))
-array_garbage_collection_guard = _state("jax_array_garbage_collection_guard", _flag_doc(
-    "jax_array_garbage_collection_guard",
+array_garbage_collection_guard = _flag_state("jax_array_garbage_collection_guard",
     "What happens when an Array is freed by the garbage collector rather than by reference "
-    "counting: None/'allow', 'log' or 'fatal'." + _NO_EFFECT + " (arrays are never tracked)."))
+    "counting: None/'allow', 'log' or 'fatal'." + _NO_EFFECT + " (arrays are never tracked).")
