@@ -16,7 +16,7 @@ demo: venv
 
 test: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test]"
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=40 tests
 
 # A long differential-fuzzing campaign (tests/fuzzing.py); e.g. make fuzz FUZZ_ARGS="--programs 5000 --seed 7"
 FUZZ_ARGS ?= --programs 2000 --jaxpr

@@ -1,4 +1,4 @@
-"""jax.scipy benchmarks (issue 15): expm and fftconvolve, jitted and eager."""
+"""jax.scipy benchmarks (issue 15): expm, minimize(BFGS), fftconvolve, special functions."""
 from __future__ import annotations
 
 import importlib
@@ -30,6 +30,29 @@ def expm_eager(L):
   a = _expm_data(L)[0]
   f = _scipy(L, "linalg").expm
   return lambda: L.block(f(a))
+
+
+@benchmark()
+def expm_64(L):
+  """scipy.linalg.expm of one 64x64 float32 matrix, jitted (the issue's measure)."""
+  a = L.asarray((rng(43).standard_normal((64, 64)) / 8).astype(np.float32))
+  f = L.jit(_scipy(L, "linalg").expm)
+  return lambda: L.block(f(a))
+
+
+@benchmark()
+def minimize_bfgs_rosenbrock(L):
+  """scipy.optimize.minimize(method="BFGS") of the 100-dimensional Rosenbrock function from
+  a fixed start, jitted (the whole BFGS loop with its line search is one while loop)."""
+  np_ = L.numpy
+
+  def rosen(x):
+    return np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+  x0 = L.asarray((rng(44).uniform(-0.5, 0.5, 100) + 1.0).astype(np.float32))
+  opt = _scipy(L, "optimize")
+  f = L.jit(lambda x: opt.minimize(rosen, x, method="BFGS").x)
+  return lambda: L.block(f(x0))
 
 
 def _conv_data(L):

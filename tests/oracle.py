@@ -497,6 +497,55 @@ def assert_all_same(labels, actual, expected, failures=(), **opts):
   assert not failures, f"{len(failures)} cases differ:\n" + "\n".join(failures)
 
 
+def distinct_data(shape, dtype=np.float32, scale=1.25):
+  """Distinct values (some negative, times `scale` for floats) of `dtype`; a mixed pattern for
+  bool."""
+  n = int(np.prod(shape))
+  v = (np.arange(n) * 7 % 11) - 4
+  dt = np.dtype(dtype)
+  if dt == np.bool_:
+    return (v % 3 == 0).reshape(shape)
+  if dt.kind == "c":
+    return (v + 1j * (v[::-1] - 2)).astype(dt).reshape(shape)
+  if dt.kind == "u":
+    v = v + 4
+  return (v * scale if dt.kind == "f" or dt == BF16 else v).astype(dt).reshape(shape)
+
+
+def api_of(lib_np):
+  """The top-level module (arrax or jax) of a numpy module (anp or jnp)."""
+  return arrax if lib_np is anp else jax
+
+
+def check_jit_batch(cases, arrays, transform=None):
+  """Every case f(lib_np, *arrays) under one jit per library; one failure lists every difference.
+
+  `transform(api, g)` may wrap each case's function g(*arrays) (api is arrax or jax).
+  """
+  def batch(lib):
+    fns = [(lambda *xs, f=f: f(lib, *xs)) for _, f in cases]
+    if transform is not None:
+      fns = [transform(api_of(lib), g) for g in fns]
+    return lambda *xs: tuple(g(*xs) for g in fns)
+  with no_unroll_warning():
+    actual = arrax.jit(batch(anp))(*[anp.asarray(a) for a in arrays])
+  expected = jax.jit(batch(jnp))(*[jnp.asarray(a) for a in arrays])
+  failures = []
+  for (label, _), a, e in zip(cases, actual, expected):
+    try:
+      assert_tree_same(a, e)
+    except AssertionError as err:
+      failures.append(f"--- {label}: {err}")
+  assert not failures, f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures)
+
+
+def check_cases(cases):
+  """Eager comparisons (results or exception classes) of (label, f(lib_np, *args), args) cases."""
+  check_all([(label, lambda f=f, args=args: check(lambda *a: f(anp, *a), lambda *a: f(jnp, *a),
+                                                  *args))
+             for label, f, args in cases])
+
+
 @contextlib.contextmanager
 def no_unroll_warning():
   """For batches that unroll a Python loop over their cases on purpose."""

@@ -14,72 +14,14 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from oracle import BF16, Raw, assert_tree_same, check, check_all
+from oracle import (BF16, Raw, api_of, assert_tree_same, check_cases,
+                    check_jit_batch, distinct_data)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning"),
               pytest.mark.filterwarnings("ignore:Explicitly requested dtype")]
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.float16, BF16, np.float32, np.complex64]
-
-
-def _data(shape, dtype=np.float32):
-  """Distinct values (some negative) of `dtype`; a mixed pattern for bool."""
-  n = int(np.prod(shape))
-  v = (np.arange(n) * 7 % 11) - 4
-  dt = np.dtype(dtype)
-  if dt == np.bool_:
-    return (v % 3 == 0).reshape(shape)
-  if dt.kind == "c":
-    return (v + 1j * (v[::-1] - 2)).astype(dt).reshape(shape)
-  if dt.kind == "u":
-    v = v + 4
-  return (v * 1.25 if dt.kind == "f" or dt == BF16 else v).astype(dt).reshape(shape)
-
-
-def _api(lib):
-  return arrax if lib is anp else jax
-
-
-class _NoUnrollWarning:
-  """The batches unroll a Python loop over their cases on purpose."""
-
-  def __enter__(self):
-    self.old = arrax.config.arrax_loop_unroll_warning_threshold
-    arrax.config.update("arrax_loop_unroll_warning_threshold", 0)
-
-  def __exit__(self, *exc):
-    arrax.config.update("arrax_loop_unroll_warning_threshold", self.old)
-
-
-def _run_batch(cases, arrays, transform=None):
-  """Every case f(lib, *arrays), under one jit per library; report all differences.
-
-  `transform(api, g)` may wrap each case's function g(*arrays) (api is arrax or jax).
-  """
-  def batch(lib):
-    api = _api(lib)
-    fns = [(lambda *xs, f=f: f(lib, *xs)) for _, f in cases]
-    if transform is not None:
-      fns = [transform(api, g) for g in fns]
-    return lambda *xs: tuple(g(*xs) for g in fns)
-  with _NoUnrollWarning():
-    actual = arrax.jit(batch(anp))(*[anp.asarray(a) for a in arrays])
-  expected = jax.jit(batch(jnp))(*[jnp.asarray(a) for a in arrays])
-  failures = []
-  for (label, _), a, e in zip(cases, actual, expected):
-    try:
-      assert_tree_same(a, e)
-    except AssertionError as err:
-      failures.append(f"--- {label}: {err}")
-  assert not failures, f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures)
-
-
-def _checks(cases):
-  """Eager comparisons (results or exception classes) of (label, f(lib, *args), args)."""
-  check_all([(label, lambda f=f, args=args: check(lambda *a: f(anp, *a), lambda *a: f(jnp, *a),
-                                                  *args))
-             for label, f, args in cases])
 
 
 # ---- values over dtypes, under jit -----------------------------------------------------------
@@ -138,22 +80,22 @@ _PER_DTYPE = {"tile more reps", "repeat flat", "repeat counts", "repeat total", 
 
 
 def test_values_over_dtypes_under_jit():
-  arrays = [a for dt in DTYPES for a in (_data((2, 3, 4), dt), _data((5,), dt))]
+  arrays = [a for dt in DTYPES for a in (distinct_data((2, 3, 4), dt), distinct_data((5,), dt))]
   cases = []
   for k, dt in enumerate(DTYPES):
     cases += [(f"{np.dtype(dt).name} {label}", f) for label, f in _dtype_cases(2 * k)
               if dt == np.float32 or label in _PER_DTYPE]
-  _run_batch(cases, arrays)
+  check_jit_batch(cases, arrays)
 
 
 # ---- shapes (0-d, empty), edge cases and NaN/inf, under jit -----------------------------------
 def test_shapes_and_edge_cases_under_jit():
-  x = _data((2, 3, 4))
-  v = _data((5,), np.int32)
+  x = distinct_data((2, 3, 4))
+  v = distinct_data((5,), np.int32)
   e = np.zeros((0, 3), np.float32)
   s = np.float32(2.5)
   n = np.array([[np.nan, -np.inf, 0.0], [-0.0, np.inf, 1.0]], np.float32)
-  _run_batch([
+  check_jit_batch([
       ("tile 0-d reps ()", lambda m, x, v, e, s, n: m.tile(s, ())),
       ("tile 0-d", lambda m, x, v, e, s, n: m.tile(s, (2, 1))),
       ("tile empty", lambda m, x, v, e, s, n: m.tile(e, (2, 3))),
@@ -232,11 +174,11 @@ def test_shapes_and_edge_cases_under_jit():
 
 # ---- eager: Python scalars, weak types, concrete-only arguments, methods -----------------------
 def test_eager_cases():
-  x = _data((2, 3, 4))
-  v = _data((5,), np.int32)
+  x = distinct_data((2, 3, 4))
+  v = distinct_data((5,), np.int32)
   e = np.zeros((0, 3), np.float32)
   trimmed = np.pad(np.eye(2), ((1, 0), (0, 2)))
-  _checks([
+  check_cases([
       ("tile python scalar", lambda m: m.tile(3, 2), ()),
       ("tile weak", lambda m: m.tile(m.full((2,), 1.5), 2), ()),
       ("repeat scalar", lambda m: m.repeat(3.0, 4), ()),
@@ -303,31 +245,31 @@ def test_trim_zeros_of_concrete_array_inside_jit():
 
 # ---- errors -----------------------------------------------------------------------------------
 def test_errors():
-  x = _data((2, 3))
-  v = _data((3,))
+  x = distinct_data((2, 3))
+  v = distinct_data((3,))
   i3 = np.array([1, 2, 2], np.int32)
-  _checks([
+  check_cases([
       ("tile list", lambda m: m.tile([1, 2], 2), ()),
       ("tile float reps", lambda m, a: m.tile(a, 2.5), (v,)),
       ("tile negative reps", lambda m, a: m.tile(a, -1), (v,)),
-      ("tile traced reps", lambda m, a: _api(m).jit(lambda r: m.tile(a, r))(2), (v,)),
+      ("tile traced reps", lambda m, a: api_of(m).jit(lambda r: m.tile(a, r))(2), (v,)),
       ("repeat list a", lambda m: m.repeat([1, 2], 2), ()),
-      ("repeat traced", lambda m, a: _api(m).jit(lambda r: m.repeat(a, r))(2), (v,)),
-      ("repeat traced counts", lambda m, a: _api(m).jit(lambda r: m.repeat(a, r))(i3), (v,)),
+      ("repeat traced", lambda m, a: api_of(m).jit(lambda r: m.repeat(a, r))(2), (v,)),
+      ("repeat traced counts", lambda m, a: api_of(m).jit(lambda r: m.repeat(a, r))(i3), (v,)),
       ("repeat wrong count len", lambda m, a: m.repeat(a, np.array([1, 2]), axis=1), (x,)),
       ("repeat negative", lambda m, a: m.repeat(a, -1), (v,)),
       ("repeat scalar a, counts", lambda m: m.repeat(3.0, np.array([1, 2])), ()),
       ("repeat axis out of range", lambda m, a: m.repeat(a, 2, axis=2), (x,)),
       ("repeat float count", lambda m, a: m.repeat(a, 1.5), (v,)),
-      ("repeat traced axis", lambda m, a: _api(m).jit(lambda ax: m.repeat(a, 2, ax))(0), (v,)),
+      ("repeat traced axis", lambda m, a: api_of(m).jit(lambda ax: m.repeat(a, 2, ax))(0), (v,)),
       ("roll bad axis", lambda m, a: m.roll(a, 1, axis=2), (x,)),
       ("roll shift/axis mismatch", lambda m, a: m.roll(a, (1, 2, 3), axis=(0, 1)), (x,)),
-      ("roll traced 2-d shift", lambda m, a: _api(m).jit(lambda s: m.roll(a, s, axis=(0, 1)))(
+      ("roll traced 2-d shift", lambda m, a: api_of(m).jit(lambda s: m.roll(a, s, axis=(0, 1)))(
           np.ones((2, 2), np.int32)), (x,)),
       ("roll list", lambda m: m.roll([1, 2], 1), ()),
       ("rollaxis bad start", lambda m, a: m.rollaxis(a, 0, 5), (x,)),
       ("rollaxis bad axis", lambda m, a: m.rollaxis(a, 4), (x,)),
-      ("rollaxis traced start", lambda m, a: _api(m).jit(
+      ("rollaxis traced start", lambda m, a: api_of(m).jit(
           lambda s: m.rollaxis(a, 0, s), static_argnums=())(1), (x,)),
       ("rot90 1-d", lambda m, a: m.rot90(a), (v,)),
       ("rot90 same axes", lambda m, a: m.rot90(a, axes=(0, -2)), (x,)),
@@ -346,7 +288,7 @@ def test_errors():
       ("delete list", lambda m, a: m.delete(a, [0, 1]), (v,)),
       ("delete float obj", lambda m, a: m.delete(a, np.array([0.5])), (v,)),
       ("delete short mask", lambda m, a: m.delete(a, np.array([True])), (v,)),
-      ("delete traced", lambda m, a: _api(m).jit(lambda i: m.delete(a, i))(np.array([0])), (v,)),
+      ("delete traced", lambda m, a: api_of(m).jit(lambda i: m.delete(a, i))(np.array([0])), (v,)),
       ("delete array out of range", lambda m, a: m.delete(a, np.array([5])), (v,)),
       ("delete bad axis", lambda m, a: m.delete(a, 0, axis=2), (x,)),
       ("resize negative", lambda m, a: m.resize(a, (-1, 2)), (v,)),
@@ -355,8 +297,8 @@ def test_errors():
       ("array_split 0 sections", lambda m, a: m.array_split(a, 0), (v,)),
       ("array_split decreasing", lambda m, a: m.array_split(a, [2, 1]), (v,)),
       ("array_split past end", lambda m, a: m.array_split(a, [1, 5]), (v,)),
-      ("array_split traced n", lambda m, a: _api(m).jit(lambda n: m.array_split(a, n))(2), (v,)),
-      ("array_split traced idx", lambda m, a: _api(m).jit(lambda n: m.array_split(a, n))(
+      ("array_split traced n", lambda m, a: api_of(m).jit(lambda n: m.array_split(a, n))(2), (v,)),
+      ("array_split traced idx", lambda m, a: api_of(m).jit(lambda n: m.array_split(a, n))(
           np.array([1])), (v,)),
       ("array_split bad axis", lambda m, a: m.array_split(a, 2, axis=3), (x,)),
       ("array_split list", lambda m: m.array_split([1, 2], 2), ()),
@@ -375,7 +317,7 @@ def test_errors():
       ("unstack 0-d", lambda m: m.unstack(m.asarray(1.0)), ()),
       ("unstack bad axis", lambda m, a: m.unstack(a, axis=3), (x,)),
       ("unstack list", lambda m: m.unstack([1, 2]), ()),
-      ("trim_zeros traced", lambda m, a: _api(m).jit(m.trim_zeros)(a), (v,)),
+      ("trim_zeros traced", lambda m, a: api_of(m).jit(m.trim_zeros)(a), (v,)),
       ("trim_zeros list", lambda m: m.trim_zeros([0, 1]), ()),
       ("trim_zeros repeated axis", lambda m, a: m.trim_zeros(a, axis=(0, 0)), (x,)),
       ("trim_zeros bad axis", lambda m, a: m.trim_zeros(a, axis=2), (x,)),
@@ -383,7 +325,7 @@ def test_errors():
       ("copy order C", lambda m, a: m.copy(a, order="C"), (v,)),
       ("copy order F", lambda m, a: m.copy(a, order="F"), (v,)),
       ("fromfunction float shape", lambda m: m.fromfunction(lambda i: i, (1.5,)), ()),
-      ("fromfunction traced shape", lambda m: _api(m).jit(
+      ("fromfunction traced shape", lambda m: api_of(m).jit(
           lambda n: m.fromfunction(lambda i: i, (n,)))(3), ()),
       ("apply_along_axis bad axis", lambda m, a: m.apply_along_axis(m.sum, 3, a), (x,)),
       ("apply_along_axis list", lambda m: m.apply_along_axis(m.sum, 0, [1, 2]), ()),
@@ -396,11 +338,11 @@ def test_errors():
 
 # ---- traced arguments under jit ---------------------------------------------------------------
 def test_traced_arguments_under_jit():
-  x = _data((2, 3, 4))
-  v = _data((5,), np.int32)
+  x = distinct_data((2, 3, 4))
+  v = distinct_data((5,), np.int32)
   counts = np.array([2, 0, 1], np.int32)
   shifts = np.array([3, -5], np.int32)
-  _run_batch([
+  check_jit_batch([
       ("repeat total", lambda m, a, c, s, w: m.repeat(a, c, axis=1, total_repeat_length=3)),
       ("repeat total longer", lambda m, a, c, s, w: m.repeat(a, c, axis=1,
                                                              total_repeat_length=6)),
@@ -458,23 +400,23 @@ def test_grad():
   def transform(api, g):
     lib = anp if api is arrax else jnp
     return api.grad(lambda x: lib.sum(lib.sin(g(x)) ** 2))
-  _run_batch(_GRAD_CASES, [_data((2, 3, 4))], transform)
+  check_jit_batch(_GRAD_CASES, [distinct_data((2, 3, 4))], transform)
 
 
 def test_vmap():
   def transform(api, g):
     return api.vmap(g, in_axes=2)
-  _run_batch(_GRAD_CASES + [
+  check_jit_batch(_GRAD_CASES + [
       ("roll traced shift", lambda m, x: m.roll(x, x[0, 0].astype(int), axis=0)),
       ("repeat traced counts", lambda m, x: m.repeat(
           x, m.abs(x[0, :, 0]).astype(int), axis=1, total_repeat_length=5)),
       ("tile sum", lambda m, x: m.tile(x, 2).sum()),
-  ], [_data((2, 3, 5, 4))], transform)
+  ], [distinct_data((2, 3, 5, 4))], transform)
 
 
 def test_grad_eager_matches():
   # Outside jit too (each primitive's rules run eagerly).
-  x = _data((2, 3))
+  x = distinct_data((2, 3))
   for f in [lambda m, a: m.tile(a, (2, 2)), lambda m, a: m.unstack(a)[1]]:
     got = arrax.grad(lambda a: anp.sum(f(anp, a) ** 3))(anp.asarray(x))
     want = jax.grad(lambda a: jnp.sum(f(jnp, a) ** 3))(jnp.asarray(x))
@@ -521,10 +463,10 @@ def _same_jaxpr(f, *args):
     ("fromfunction", lambda m, x: m.fromfunction(lambda i, j: i + j, (2, 3)), (F32,)),
     ("apply_along_axis", lambda m, x: m.apply_along_axis(m.sum, 1, x), (F32,)),
     ("apply_over_axes", lambda m, x: m.apply_over_axes(m.sum, x, [0]), (F32,)),
-    ("grad tile", lambda m, x: _api(m).grad(lambda a: m.tile(a, (2, 2)).sum())(x), (F32,)),
-    ("grad repeat", lambda m, x: _api(m).grad(lambda a: (m.repeat(a, 2) ** 2).sum())(x), (F32,)),
-    ("grad roll", lambda m, x: _api(m).grad(lambda a: (m.roll(a, 1) * a).sum())(x), (F32,)),
-    ("grad unstack", lambda m, x: _api(m).grad(lambda a: m.unstack(a)[1].sum())(x), (F32,)),
+    ("grad tile", lambda m, x: api_of(m).grad(lambda a: m.tile(a, (2, 2)).sum())(x), (F32,)),
+    ("grad repeat", lambda m, x: api_of(m).grad(lambda a: (m.repeat(a, 2) ** 2).sum())(x), (F32,)),
+    ("grad roll", lambda m, x: api_of(m).grad(lambda a: (m.roll(a, 1) * a).sum())(x), (F32,)),
+    ("grad unstack", lambda m, x: api_of(m).grad(lambda a: m.unstack(a)[1].sum())(x), (F32,)),
     ("array_split", lambda m, x: m.array_split(x, 2, axis=1), (F32,)),
     ("split", lambda m, x: m.split(x, [1, 3], axis=1), (F32,)),
     ("split sections", lambda m, x: m.split(x, 2, axis=0), (F32,)),
@@ -535,9 +477,9 @@ def test_jaxpr(name, f, args):
 
 # ---- x64 --------------------------------------------------------------------------------------
 def test_x64(x64):
-  x = _data((2, 3), np.float64)
-  v = _data((5,), np.int64)
-  _checks([
+  x = distinct_data((2, 3), np.float64)
+  v = distinct_data((5,), np.int64)
+  check_cases([
       ("repeat total", lambda m, a: m.repeat(a, m.array([1, 0, 2]), axis=1,
                                              total_repeat_length=5), (x,)),
       ("delete unique", lambda m, a: m.delete(a, m.array([1, 3]), assume_unique_indices=True),
@@ -545,7 +487,7 @@ def test_x64(x64):
       ("fromfunction int", lambda m: m.fromfunction(lambda i: i, (3,), dtype=int), ()),
       ("copy scalar", lambda m: m.copy(2**40), ()),
   ])
-  _run_batch([
+  check_jit_batch([
       ("tile", lambda m, a, w: m.tile(a, 2)),
       ("repeat counts", lambda m, a, w: m.repeat(a, np.array([1, 0, 2]), axis=1)),
       ("repeat total traced", lambda m, a, w: m.repeat(a, w[:3], axis=1, total_repeat_length=4)),

@@ -13,7 +13,8 @@ import pytest
 
 import arrax
 import arrax.numpy as anp
-from oracle import BF16, Raw, assert_tree_same, check, check_all
+from oracle import (BF16, Raw, api_of, assert_tree_same, check, check_cases,
+                    check_jit_batch, distinct_data)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning"),
@@ -23,62 +24,7 @@ DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.float16, BF16, np.float32, n
 
 
 def _data(shape, dtype=np.float32):
-  """Distinct values (some negative) of `dtype`; a mixed pattern for bool."""
-  n = int(np.prod(shape))
-  v = (np.arange(n) * 7 % 11) - 4
-  dt = np.dtype(dtype)
-  if dt == np.bool_:
-    return (v % 3 == 0).reshape(shape)
-  if dt.kind == "c":
-    return (v + 1j * (v[::-1] - 2)).astype(dt).reshape(shape)
-  if dt.kind == "u":
-    v = v + 4
-  return (v * 0.5 if dt.kind == "f" or dt == BF16 else v).astype(dt).reshape(shape)
-
-
-def _api(lib):
-  return arrax if lib is anp else jax
-
-
-class _NoUnrollWarning:
-  """The batches unroll a Python loop over their cases on purpose."""
-
-  def __enter__(self):
-    self.old = arrax.config.arrax_loop_unroll_warning_threshold
-    arrax.config.update("arrax_loop_unroll_warning_threshold", 0)
-
-  def __exit__(self, *exc):
-    arrax.config.update("arrax_loop_unroll_warning_threshold", self.old)
-
-
-def _run_batch(cases, arrays, transform=None):
-  """Every case f(lib, *arrays), under one jit per library; report all differences.
-
-  `transform(api, g)` may wrap each case's function g(*arrays) (api is arrax or jax).
-  """
-  def batch(lib):
-    api = _api(lib)
-    fns = [(lambda *xs, f=f: f(lib, *xs)) for _, f in cases]
-    if transform is not None:
-      fns = [transform(api, g) for g in fns]
-    return lambda *xs: tuple(g(*xs) for g in fns)
-  with _NoUnrollWarning():
-    actual = arrax.jit(batch(anp))(*[anp.asarray(a) for a in arrays])
-  expected = jax.jit(batch(jnp))(*[jnp.asarray(a) for a in arrays])
-  failures = []
-  for (label, _), a, e in zip(cases, actual, expected):
-    try:
-      assert_tree_same(a, e)
-    except AssertionError as err:
-      failures.append(f"--- {label}: {err}")
-  assert not failures, f"{len(failures)} of {len(cases)} cases differ:\n" + "\n".join(failures)
-
-
-def _checks(cases):
-  """Eager comparisons (results or exception classes) of (label, f(lib, *args), args)."""
-  check_all([(label, lambda f=f, args=args: check(lambda *a: f(anp, *a), lambda *a: f(jnp, *a),
-                                                  *args))
-             for label, f, args in cases])
+  return distinct_data(shape, dtype, scale=0.5)
 
 
 # ---- values over dtypes, under jit -----------------------------------------------------------
@@ -133,7 +79,7 @@ def test_values_over_dtypes_under_jit():
   cases = []
   for k, dt in enumerate(DTYPES):
     cases += _dtype_cases(2 * k, dt)
-  _run_batch(cases, arrays)
+  check_jit_batch(cases, arrays)
 
 
 # ---- shapes (0-d, empty), edge cases, NaN/inf, under jit --------------------------------------
@@ -143,7 +89,7 @@ def test_shapes_and_edge_cases_under_jit():
   e = np.zeros((0, 3), np.float32)
   n = np.array([[np.nan, 1.0, -np.inf], [np.inf, -0.0, 2.0], [0.0, np.nan, 1.0]], np.float32)
   u8 = np.array([[3, 255, 0], [128, 7, 64]], np.uint8)
-  _run_batch([
+  check_jit_batch([
       ("diag 1x", lambda m, x, sq, e, n, u8: m.diag(x[0, 0, :1])),
       ("diag empty", lambda m, x, sq, e, n, u8: m.diag(e[:, 0], 2)),
       ("diag empty 2-d", lambda m, x, sq, e, n, u8: m.diag(e)),
@@ -220,7 +166,7 @@ def test_shapes_and_edge_cases_under_jit():
 def test_index_expressions():
   v = np.array([1.0, 2.0, 3.0], np.float32)
   i = np.array([4, 5], np.int32)
-  _checks([
+  check_cases([
       ("c_", lambda m, a: m.c_[a, a], (v,)),
       ("c_ 2-d and scalars", lambda m, a: m.c_[a[None], 1, 2], (v,)),
       ("c_ scalars", lambda m: m.c_[1, 2.0], ()),
@@ -261,7 +207,7 @@ def test_index_expressions():
 def test_eager_cases():
   sq = _data((3, 3))
   x = _data((2, 3, 4))
-  _checks([
+  check_cases([
       ("indices", lambda m: m.indices((2, 3)), ()),
       ("indices empty", lambda m: m.indices(()), ()),
       ("indices np dims", lambda m: m.indices(np.array([2, 2])), ()),
@@ -272,7 +218,7 @@ def test_eager_cases():
       ("diag_indices", lambda m: m.diag_indices(3, 3), ()),
       ("diag_indices_from", lambda m, a: m.diag_indices_from(a), (sq,)),
       ("tril_indices", lambda m: m.tril_indices(3, 1, 4), ()),
-      ("triu_indices_from shape", lambda m: m.triu_indices_from(_api(m).ShapeDtypeStruct(
+      ("triu_indices_from shape", lambda m: m.triu_indices_from(api_of(m).ShapeDtypeStruct(
           (2, 3), np.float32)), ()),
       ("mask_indices", lambda m: m.mask_indices(3, m.triu, 1), ()),
       ("diag list", lambda m: m.diag([1, 2]), ()),
@@ -298,7 +244,7 @@ def test_eager_cases():
       ("from_dlpack int64", lambda m: m.from_dlpack(np.arange(3)), ()),
       ("from_dlpack copy", lambda m, a: m.from_dlpack(Raw(a).value, copy=True), (Raw(sq),)),
       ("from_dlpack device", lambda m, a: m.from_dlpack(
-          Raw(a).value, device=_api(m).devices()[0]), (Raw(sq),)),
+          Raw(a).value, device=api_of(m).devices()[0]), (Raw(sq),)),
       ("array_str", lambda m, a: m.array_str(m.asarray(a)), (sq,)),
       ("array_str precision", lambda m, a: m.array_str(m.asarray(a), precision=2), (sq / 3,)),
   ])
@@ -306,7 +252,7 @@ def test_eager_cases():
 
 def test_static_constructors_under_jit():
   x = _data((2, 3))
-  _run_batch([
+  check_jit_batch([
       ("indices sparse", lambda m, x: m.indices((2, 3), sparse=True)),
       ("indices 0 size", lambda m, x: m.indices((0, 2))),
       ("indices float", lambda m, x: m.indices((2,), dtype=np.float32)),
@@ -371,12 +317,12 @@ def test_errors():
   x3 = _data((2, 3, 4))
   v = _data((3,))
   i5 = np.arange(5, dtype=np.int32)
-  _checks([
-      ("mgrid traced", lambda m: _api(m).jit(lambda n: m.mgrid[0:n, 0:2])(3), ()),
+  check_cases([
+      ("mgrid traced", lambda m: api_of(m).jit(lambda n: m.mgrid[0:n, 0:2])(3), ()),
       ("ix_ 2-d", lambda m, a: m.ix_(a), (x,)),
       ("ix_ bool", lambda m, a: m.ix_(a > 0), (v,)),
       ("ix_ list", lambda m: m.ix_([1, 2]), ()),
-      ("indices traced", lambda m: _api(m).jit(lambda n: m.indices((n, 2)))(3), ()),
+      ("indices traced", lambda m: api_of(m).jit(lambda n: m.indices((n, 2)))(3), ()),
       ("indices bool", lambda m: m.indices((2,), dtype=bool), ()),
       ("indices float dim", lambda m: m.indices((2.0,)), ()),
       ("meshgrid copy", lambda m, a: m.meshgrid(a, copy=False), (v,)),
@@ -386,7 +332,7 @@ def test_errors():
       ("diag 3-d", lambda m, a: m.diag(a), (x3,)),
       ("diag 0-d", lambda m: m.diag(m.asarray(1.0)), ()),
       ("diag float k", lambda m, a: m.diag(a, 1.5), (v,)),
-      ("diag traced k", lambda m, a: _api(m).jit(lambda k: m.diag(a, k))(1), (v,)),
+      ("diag traced k", lambda m, a: api_of(m).jit(lambda k: m.diag(a, k))(1), (v,)),
       ("diagflat list", lambda m: m.diagflat([1, "a"]), ()),
       ("diagonal 1-d", lambda m, a: m.diagonal(a), (v,)),
       ("diagonal same axes", lambda m, a: m.diagonal(a, 0, 1, 1), (x,)),
@@ -394,7 +340,7 @@ def test_errors():
       ("diagonal list", lambda m: m.diagonal([[1, 2]]), ()),
       ("diag_indices negative n", lambda m: m.diag_indices(-1), ()),
       ("diag_indices negative ndim", lambda m: m.diag_indices(2, -1), ()),
-      ("diag_indices traced", lambda m: _api(m).jit(lambda n: m.diag_indices(n))(3), ()),
+      ("diag_indices traced", lambda m: api_of(m).jit(lambda n: m.diag_indices(n))(3), ()),
       ("diag_indices float", lambda m: m.diag_indices(2.0), ()),
       ("diag_indices_from 1-d", lambda m, a: m.diag_indices_from(a), (v,)),
       ("diag_indices_from non-square", lambda m, a: m.diag_indices_from(a), (x,)),
@@ -407,17 +353,17 @@ def test_errors():
       ("tri negative", lambda m: m.tri(-1), ()),
       ("tri float k", lambda m: m.tri(2, k=1.5), ()),
       ("tri float N", lambda m: m.tri(2.0), ()),
-      ("tri traced N", lambda m: _api(m).jit(lambda n: m.tri(n))(1), ()),
+      ("tri traced N", lambda m: api_of(m).jit(lambda n: m.tri(n))(1), ()),
       ("tri bad dtype", lambda m: m.tri(2, dtype="U3"), ()),
       ("tril 1-d", lambda m, a: m.tril(a), (v,)),
       ("triu 0-d", lambda m: m.triu(1.0), ()),
-      ("triu traced k", lambda m, a: _api(m).jit(lambda k: m.triu(a, k))(1), (x,)),
-      ("tril_indices traced", lambda m: _api(m).jit(lambda n: m.tril_indices(n))(3), ()),
+      ("triu traced k", lambda m, a: api_of(m).jit(lambda k: m.triu(a, k))(1), (x,)),
+      ("tril_indices traced", lambda m: api_of(m).jit(lambda n: m.tril_indices(n))(3), ()),
       ("tril_indices negative", lambda m: m.tril_indices(-1), ()),
       ("tril_indices float", lambda m: m.tril_indices(2.5), ()),
       ("tril_indices_from 3-d", lambda m, a: m.tril_indices_from(a), (x3,)),
       ("triu_indices_from list", lambda m: m.triu_indices_from([[1, 2]]), ()),
-      ("mask_indices traced n", lambda m: _api(m).jit(
+      ("mask_indices traced n", lambda m: api_of(m).jit(
           lambda n: m.mask_indices(n, m.tril))(3), ()),
       ("vander 2-d", lambda m, a: m.vander(a), (x,)),
       ("vander negative N", lambda m, a: m.vander(a, -1), (v,)),
@@ -432,7 +378,7 @@ def test_errors():
       ("trace same axes", lambda m, a: m.trace(a, 0, 1, 1), (x,)),
       ("trace 1-d", lambda m, a: m.trace(a), (v,)),
       ("trace out", lambda m, a: m.trace(a, out=a), (x,)),
-      ("trace traced offset", lambda m, a: _api(m).jit(lambda o: m.trace(a, o))(1), (x,)),
+      ("trace traced offset", lambda m, a: api_of(m).jit(lambda o: m.trace(a, o))(1), (x,)),
       ("trace list", lambda m: m.trace([[1, 2]]), ()),
       ("vecdot mismatch", lambda m, a: m.vecdot(a, a[:, :2]), (x,)),
       ("vecdot list", lambda m: m.vecdot([1, 2], [1, 2]), ()),
@@ -481,13 +427,13 @@ def test_grad():
   def transform(api, g):
     lib = anp if api is arrax else jnp
     return api.grad(lambda x: lib.sum(lib.sin(g(x)) ** 2))
-  _run_batch(_AD_CASES, [_data((4, 4)) / 3], transform)
+  check_jit_batch(_AD_CASES, [_data((4, 4)) / 3], transform)
 
 
 def test_vmap():
   def transform(api, g):
     return api.vmap(g, in_axes=1)
-  _run_batch(_AD_CASES + [
+  check_jit_batch(_AD_CASES + [
       ("packbits", lambda m, x: m.packbits(x > 0, axis=0)),
       ("unpackbits", lambda m, x: m.unpackbits(m.abs(x).astype(np.uint8), axis=-1, count=9)),
       ("tri of vmapped", lambda m, x: m.tri(3) * x[0, 0]),
@@ -543,10 +489,10 @@ def _same_jaxpr(f, *args):
     ("packbits", lambda m, x: m.packbits(x > 0.2), (F32,)),
     ("unpackbits", lambda m, x: m.unpackbits(x.astype(np.uint8)), (F32,)),
     ("tril_indices", lambda m, x: m.tril_indices(3), (F32,)),
-    ("grad tril", lambda m, x: _api(m).grad(lambda a: (m.tril(a) ** 2).sum())(x), (F32,)),
-    ("grad kron", lambda m, x: _api(m).grad(lambda a: m.kron(a, a).sum())(x), (F32,)),
-    ("grad trace", lambda m, x: _api(m).grad(lambda a: m.trace(a))(x), (F32,)),
-    ("grad cross", lambda m, x: _api(m).grad(lambda a: m.cross(a, a[::-1]).sum())(x), (F32,)),
+    ("grad tril", lambda m, x: api_of(m).grad(lambda a: (m.tril(a) ** 2).sum())(x), (F32,)),
+    ("grad kron", lambda m, x: api_of(m).grad(lambda a: m.kron(a, a).sum())(x), (F32,)),
+    ("grad trace", lambda m, x: api_of(m).grad(lambda a: m.trace(a))(x), (F32,)),
+    ("grad cross", lambda m, x: api_of(m).grad(lambda a: m.cross(a, a[::-1]).sum())(x), (F32,)),
     ("diagonal square", lambda m, x: m.diagonal(x), (SQ,)),
 ], ids=lambda p: p if isinstance(p, str) else "")
 def test_jaxpr(name, f, args):
@@ -556,7 +502,7 @@ def test_jaxpr(name, f, args):
 # ---- x64 --------------------------------------------------------------------------------------
 def test_x64(x64):
   x = _data((3, 3), np.float64)
-  _checks([
+  check_cases([
       ("indices", lambda m: m.indices((2, 3)), ()),
       ("ix_ empty", lambda m, a: m.ix_(a[0, :0].astype(int)), (x,)),
       ("diag_indices", lambda m: m.diag_indices(3), ()),
@@ -567,7 +513,7 @@ def test_x64(x64):
       ("frombuffer", lambda m: m.frombuffer(np.arange(2.0).tobytes()), ()),
       ("from_dlpack", lambda m: m.from_dlpack(np.arange(3)), ()),
   ])
-  _run_batch([
+  check_jit_batch([
       ("tril", lambda m, a: m.tril(a, 1)),
       ("trace", lambda m, a: m.trace(a)),
       ("trace int", lambda m, a: m.trace(a.astype(int))),

@@ -16,46 +16,11 @@ import arrax
 import arrax.numpy as anp
 from arrax import lax as alax
 from arrax.test_util import check_grads
-from oracle import BF16, assert_all_same, assert_same, check, check_all, no_unroll_warning
+from oracle import BF16, assert_same, check, check_cases, check_jit_batch, distinct_data
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning"),
               pytest.mark.filterwarnings("ignore:Explicitly requested dtype")]
-
-
-def _data(shape, dtype=np.float32):
-  """Distinct values (some negative) of `dtype`, a mixed pattern for bool."""
-  n = int(np.prod(shape))
-  v = (np.arange(n) * 7 % 11) - 4
-  if np.dtype(dtype) == np.bool_:
-    return (v % 3 == 0).reshape(shape)
-  if np.dtype(dtype).kind == "c":
-    return (v + 1j * (v[::-1] - 2)).astype(dtype).reshape(shape)
-  if np.dtype(dtype).kind == "u":
-    v = v + 4
-  return (v * 1.25 if np.dtype(dtype).kind == "f" or dtype == BF16 else v).astype(
-      dtype).reshape(shape)
-
-
-def _run_batch(cases, arrays, transform=lambda f: f):
-  """Compare every case f(lib, *arrays) under one jit per library; report all differences.
-
-  `transform(f)` may wrap each case (e.g. in grad or vmap) before it is batched.
-  """
-  def batch(lib, wrap):
-    fns = [wrap(lambda *xs, f=f: f(lib, *xs)) for _, f in cases]
-    return lambda *xs: tuple(f(*xs) for f in fns)
-  with no_unroll_warning():
-    actual = arrax.jit(batch(anp, transform))(*[anp.asarray(a) for a in arrays])
-  expected = jax.jit(batch(jnp, transform))(*[jnp.asarray(a) for a in arrays])
-  assert_all_same([label for label, _ in cases], actual, expected)
-
-
-def _checks(cases):
-  """Eager comparisons (results or exception classes) of (label, f(lib), args) cases."""
-  check_all([(label, lambda f=f, args=args: check(lambda *a: f(anp, *a), lambda *a: f(jnp, *a),
-                                                  *args))
-             for label, f, args in cases])
 
 
 # ---- jnp.pad ----------------------------------------------------------------------------------
@@ -97,7 +62,7 @@ def _pad_cases(nd, widths, extras=True):
     ((2, 1, 3), [[(1, 0), (2, 3), (0, 2)]], False),
 ])
 def test_pad_modes_float32_under_jit(shape, widths, extras):
-  _run_batch(_pad_cases(len(shape), widths, extras), [_data(shape)])
+  check_jit_batch(_pad_cases(len(shape), widths, extras), [distinct_data(shape)])
 
 
 _PAD_DTYPES = [np.int32, np.uint8, np.int8, np.bool_, np.complex64, BF16, np.float16]
@@ -117,12 +82,12 @@ def test_pad_modes_dtypes_under_jit():
         mode, kw = "wrap", {}   # a complex median is an error (test_pad_errors)
       cases.append((f"{np.dtype(dt).name} {mode} {kw}",
                     lambda lib, *xs, i=i, mode=mode, kw=kw: lib.pad(xs[i], (2, 3), mode, **kw)))
-  _run_batch(cases, [_data((3, 4), dt) for dt in _PAD_DTYPES])
+  check_jit_batch(cases, [distinct_data((3, 4), dt) for dt in _PAD_DTYPES])
 
 
 def test_pad_eager_and_edge_cases():
-  x = _data((3, 4))
-  _checks([
+  x = distinct_data((3, 4))
+  check_cases([
       ("default mode", lambda lib, x: lib.pad(x, 2), (x,)),
       ("np int width", lambda lib, x: lib.pad(x, np.int8(1)), (x,)),
       ("array width", lambda lib, x: lib.pad(x, lib.array([[1, 2], [0, 3]])), (x,)),
@@ -135,9 +100,9 @@ def test_pad_eager_and_edge_cases():
       ("weak reflect odd", lambda lib: lib.pad(lib.full(2, 2.0), 3, "reflect",
                                                reflect_type="odd"), ()),
       ("uint8 negative constant", lambda lib, x: lib.pad(x, 1, constant_values=-1),
-       (_data((2, 2), np.uint8),)),
+       (distinct_data((2, 2), np.uint8),)),
       ("float constant into int", lambda lib, x: lib.pad(x, 1, constant_values=2.7),
-       (_data((2, 2), np.int32),)),
+       (distinct_data((2, 2), np.int32),)),
       ("empty constant", lambda lib, x: lib.pad(x, 1), (np.zeros((0, 2), np.float32),)),
       ("empty mode empty", lambda lib, x: lib.pad(x, 1, "empty"), (np.zeros((0, 2), np.int32),)),
       ("empty axis unpadded edge", lambda lib, x: lib.pad(x, ((0, 0), (1, 1)), "edge"),
@@ -162,12 +127,12 @@ def _custom_pad(row, width, axis, kwargs):
 
 
 def test_pad_callable_mode():
-  x = _data((3, 4))
-  _checks([
+  x = distinct_data((3, 4))
+  check_cases([
       ("custom", lambda lib, x: lib.pad(x, (1, 2), _custom_pad), (x,)),
       ("custom kwargs", lambda lib, x: lib.pad(x, [(2, 0), (1, 3)], _custom_pad, lo=5, hi=-6),
        (x,)),
-      ("custom 3d", lambda lib, x: lib.pad(x, 1, _custom_pad), (_data((2, 3, 2), np.int32),)),
+      ("custom 3d", lambda lib, x: lib.pad(x, 1, _custom_pad), (distinct_data((2, 3, 2), np.int32),)),
       ("dtype change", lambda lib, x: lib.pad(x, 2, lambda r, w, a, k: r.astype(lib.int32)),
        (x,)),
       ("0-d", lambda lib: lib.pad(lib.float32(3.0), 2, lambda r, w, a, k: r), ()),
@@ -177,8 +142,8 @@ def test_pad_callable_mode():
 
 
 def test_pad_errors():
-  x = _data((2, 3), np.int32)
-  _checks([
+  x = distinct_data((2, 3), np.int32)
+  check_cases([
       ("list array", lambda lib: lib.pad([1, 2], 1), ()),
       ("bool width", lambda lib, x: lib.pad(x, True), (x,)),
       ("float width", lambda lib, x: lib.pad(x, 1.0), (x,)),
@@ -206,9 +171,9 @@ def test_pad_errors():
       ("end_values of wrong shape", lambda lib, x: lib.pad(x, 1, "linear_ramp",
                                                            end_values=(1, 2, 3)), (x,)),
       ("complex median", lambda lib, x: lib.pad(x, 1, "median"),
-       (_data((2, 2), np.complex64),)),
+       (distinct_data((2, 2), np.complex64),)),
       ("bool odd reflection", lambda lib, x: lib.pad(x, 1, "reflect", reflect_type="odd"),
-       (_data((3,), np.bool_),)),
+       (distinct_data((3,), np.bool_),)),
       ("empty axis edge", lambda lib, x: lib.pad(x, 1, "edge"), (np.zeros((0, 2)),)),
       ("empty axis wrap", lambda lib, x: lib.pad(x, 1, "wrap"), (np.zeros((0, 2)),)),
       ("empty axis reflect", lambda lib, x: lib.pad(x, 1, "reflect"), (np.zeros((0, 2)),)),
@@ -231,7 +196,7 @@ def test_pad_traced_width_is_an_error():
 
 def test_pad_traced_constant_values():
   f = lambda lib: lambda x, c: lib.pad(x, ((1, 2), (0, 1)), constant_values=c)  # noqa: E731
-  x, c = _data((2, 3)), np.array([[1.5, -2], [3, 4]], np.float32)
+  x, c = distinct_data((2, 3)), np.array([[1.5, -2], [3, 4]], np.float32)
   assert_same(arrax.jit(f(anp))(anp.asarray(x), anp.asarray(c)),
                    jax.jit(f(jnp))(jnp.asarray(x), jnp.asarray(c)))
   assert_same(arrax.jit(f(anp))(anp.asarray(x), 7),
@@ -246,7 +211,7 @@ _GRAD_MODES = [("constant", {"constant_values": 2.0}), ("edge", {}), ("wrap", {}
 
 
 def test_pad_grad():
-  w = _data((9, 10)) + 0.5
+  w = distinct_data((9, 10)) + 0.5
 
   def case(mode, kw):
     def f(lib, x):
@@ -254,11 +219,11 @@ def test_pad_grad():
       return api.grad(lambda x: lib.sum(lib.pad(x, ((2, 4), (3, 3)), mode, **kw)
                                         * lib.asarray(w)))(x)
     return (f"{mode} {kw}", f)
-  _run_batch([case(m, kw) for m, kw in _GRAD_MODES], [_data((3, 4))])
+  check_jit_batch([case(m, kw) for m, kw in _GRAD_MODES], [distinct_data((3, 4))])
 
 
 def test_pad_check_grads():
-  x = anp.asarray(_data((3, 4)))
+  x = anp.asarray(distinct_data((3, 4)))
   # One jitted function through several modes, so the finite differences need one compile.
   f = arrax.jit(lambda x: (anp.pad(x, 2, "reflect", reflect_type="odd") ** 2).sum()
                 + (anp.pad(x, (1, 3), "linear_ramp", end_values=1.0) ** 2).sum()
@@ -272,14 +237,14 @@ def test_pad_grad_of_constant_values():
   # (JAX cannot transpose pad in the padding value alone, so x is differentiated too.)
   f = lambda lib, api: api.grad(  # noqa: E731
       lambda x, c: lib.sum(lib.pad(x, (1, 2), constant_values=c) ** 2), (0, 1))
-  x = _data((2, 3))
+  x = distinct_data((2, 3))
   for c in (3.0, np.array([1.0, -2.0], np.float32)):
     assert_same(f(anp, arrax)(anp.asarray(x), anp.asarray(c)),
                      f(jnp, jax)(jnp.asarray(x), jnp.asarray(c)))
 
 
 def test_pad_vmap():
-  xs = _data((3, 4, 5))
+  xs = distinct_data((3, 4, 5))
 
   def case(mode, kw, in_axes):
     def f(lib, x):
@@ -289,13 +254,13 @@ def test_pad_vmap():
   cases = [case(m, kw, 0) for m, kw in _GRAD_MODES] + [case("reflect", {}, 1),
                                                         case("median", {}, 2),
                                                         case("constant", {}, -1)]
-  _run_batch(cases, [xs])
+  check_jit_batch(cases, [xs])
 
 
 def test_pad_vmap_over_constant_values():
   f = lambda lib, api: api.vmap(  # noqa: E731
       lambda x, c: lib.pad(x, (1, 2), constant_values=c), in_axes=(None, 0))
-  x, c = _data((2, 3)), np.array([1.5, -2.0, 7.0], np.float32)
+  x, c = distinct_data((2, 3)), np.array([1.5, -2.0, 7.0], np.float32)
   assert_same(f(anp, arrax)(anp.asarray(x), anp.asarray(c)),
                    f(jnp, jax)(jnp.asarray(x), jnp.asarray(c)))
 
@@ -303,7 +268,7 @@ def test_pad_vmap_over_constant_values():
 def test_pad_callable_mode_under_vmap_and_grad():
   g = lambda lib, api: api.vmap(api.grad(  # noqa: E731
       lambda x: lib.sum(lib.pad(x, (1, 2), _custom_pad, lo=2.0) ** 2)))
-  xs = _data((3, 4))
+  xs = distinct_data((3, 4))
   assert_same(g(anp, arrax)(anp.asarray(xs)), g(jnp, jax)(jnp.asarray(xs)))
 
 
@@ -346,22 +311,22 @@ def _take_cases():
 
 
 def test_take_along_axis_under_jit():
-  _run_batch(_take_cases(), [_data((3, 4)), _data((2, 3, 4)), _data((5,))])
+  check_jit_batch(_take_cases(), [distinct_data((3, 4)), distinct_data((2, 3, 4)), distinct_data((5,))])
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.bool_, np.complex64, BF16,
                                    np.float16])
 def test_take_along_axis_dtypes(dtype):
-  x = _data((3, 4), dtype)
+  x = distinct_data((3, 4), dtype)
   idx = np.array([[0, 7], [3, -5], [-1, 2]], np.int32)
-  _checks([(f"mode {m}", lambda lib, x, i, m=m: lib.take_along_axis(x, i, axis=1, mode=m),
+  check_cases([(f"mode {m}", lambda lib, x, i, m=m: lib.take_along_axis(x, i, axis=1, mode=m),
             (x, idx)) for m in (None, "clip")] +
           [("fill_value", lambda lib, x, i: lib.take_along_axis(x, i, 1, "fill", 1), (x, idx))])
 
 
 def test_take_along_axis_eager_and_errors():
-  a, i = _data((3, 4)), np.array([[0], [3], [-1]])
-  _checks([
+  a, i = distinct_data((3, 4)), np.array([[0], [3], [-1]])
+  check_cases([
       ("eager", lambda lib, a, i: lib.take_along_axis(a, i, axis=1), (a, i)),
       ("default axis", lambda lib, a, i: lib.take_along_axis(a, i), (a, i)),
       ("empty axis", lambda lib, a: lib.take_along_axis(a, lib.array([[0, 1]]), axis=1),
@@ -380,7 +345,7 @@ def test_take_along_axis_eager_and_errors():
 
 
 def test_take_along_axis_grad():
-  a = _data((3, 4))
+  a = distinct_data((3, 4))
   idx = np.array([[0, 7, 1], [3, -5, 3], [-1, 2, 2]])
 
   def case(mode):
@@ -389,7 +354,7 @@ def test_take_along_axis_grad():
       return api.grad(lambda a: lib.sum(lib.take_along_axis(a, lib.asarray(idx), 1, mode) ** 2
                                         * lib.arange(9.).reshape(3, 3)))(a)
     return (f"mode {mode}", f)
-  _run_batch([case(m) for m in ("clip", "one_hot", "promise_in_bounds")], [a])
+  check_jit_batch([case(m) for m in ("clip", "one_hot", "promise_in_bounds")], [a])
   # 'fill' reads NaN out of bounds; with in-bounds indices its gradient is defined.
   f = lambda lib, api: api.grad(  # noqa: E731
       lambda a: lib.sum(lib.take_along_axis(a, lib.asarray(idx % 4), axis=1, mode="fill")))
@@ -399,7 +364,7 @@ def test_take_along_axis_grad():
 
 
 def test_take_along_axis_vmap():
-  a, idx = _data((2, 3, 4)), np.array([[[0, 5, -1]], [[3, 2, 1]]])
+  a, idx = distinct_data((2, 3, 4)), np.array([[[0, 5, -1]], [[3, 2, 1]]])
 
   def case(label, in_axes, mode=None):
     def f(lib, a, i):
@@ -411,10 +376,10 @@ def test_take_along_axis_vmap():
            case("arr axis 1", (1, None))]
   arrays = [a, idx]
   # The index array used when only the array (or only the indices) is mapped.
-  _run_batch(cases[:3], arrays)
-  _run_batch(cases[3:4], [a, idx[0]])
-  _run_batch(cases[4:5], [a[0], idx])
-  _run_batch(cases[5:], [np.swapaxes(a, 0, 1), idx[0]])
+  check_jit_batch(cases[:3], arrays)
+  check_jit_batch(cases[3:4], [a, idx[0]])
+  check_jit_batch(cases[4:5], [a[0], idx])
+  check_jit_batch(cases[5:], [np.swapaxes(a, 0, 1), idx[0]])
 
 
 # ---- put_along_axis -----------------------------------------------------------------------------
@@ -436,13 +401,13 @@ def test_put_along_axis_under_jit():
       case("3d", np.array([[[0, 3]], [[1, -1]]]), np.array([[[8., 9.]], [[-8., -9.]]]), axis=2),
       case("int values into float", np.array([[1], [2], [0]]), 3, axis=-1),
   ]
-  _run_batch(cases, [_data((3, 4)), _data((2, 3, 4))])
+  check_jit_batch(cases, [distinct_data((3, 4)), distinct_data((2, 3, 4))])
 
 
 def test_put_along_axis_eager_and_errors():
-  a, i = _data((3, 4)), np.array([[0], [3], [-1]])
-  x = _data((3, 4), np.int32)
-  _checks([
+  a, i = distinct_data((3, 4)), np.array([[0], [3], [-1]])
+  x = distinct_data((3, 4), np.int32)
+  check_cases([
       ("eager", lambda lib, a, i: lib.put_along_axis(a, i, 1.5, 1, inplace=False), (a, i)),
       ("float into int", lambda lib, x, i: lib.put_along_axis(x, i, 2.7, 1, inplace=False),
        (x, i)),
@@ -460,7 +425,7 @@ def test_put_along_axis_eager_and_errors():
 
 
 def test_put_along_axis_grad_and_vmap():
-  a, v = _data((3, 4)), _data((3, 2)) + 0.25
+  a, v = distinct_data((3, 4)), distinct_data((3, 2)) + 0.25
   idx = np.array([[0, 2], [3, 1], [1, -4]])
 
   def grads(lib, a, v):
@@ -473,7 +438,7 @@ def test_put_along_axis_grad_and_vmap():
     api = arrax if lib is anp else jax
     return api.vmap(lambda r, i, w: lib.put_along_axis(r, i, w, axis=0, inplace=False))(
         a, lib.asarray(idx), v)
-  _run_batch([("grad", grads), ("vmap", mapped)], [a, v])
+  check_jit_batch([("grad", grads), ("vmap", mapped)], [a, v])
   check_grads(arrax.jit(lambda a, v: anp.put_along_axis(a, anp.asarray(idx), v, axis=1,
                                                         inplace=False) ** 2),
               (anp.asarray(a), anp.asarray(v)), order=1, modes=("fwd", "rev"), eps=1e-2)
@@ -494,7 +459,7 @@ def _lax(lib):
     ((2,), np.bool_, np.bool_), ((2,), np.complex64, np.complex64),
 ])
 def test_bitcast_convert_type_shapes(shape, src, dst):
-  x = _data(shape, src) if np.prod(shape) else np.zeros(shape, src)
+  x = distinct_data(shape, src) if np.prod(shape) else np.zeros(shape, src)
   f = lambda lib: lambda x: _lax(lib).bitcast_convert_type(x, dst)  # noqa: E731
   # Eagerly, under jit (the errors come from the abstract evaluation) and under vmap.
   check(f(anp), f(jnp), x)
@@ -594,16 +559,16 @@ _EXPAND_DIMS = [(0,), (1,), (2,), (-1,), (-3,), (0, 2), (-1, -2), (0, -1), (1, 3
 
 
 def test_lax_expand_dims():
-  x = _data((2, 3))
-  _checks([(f"dims {d}", lambda lib, x, d=d: _lax(lib).expand_dims(x, d), (x,))
+  x = distinct_data((2, 3))
+  check_cases([(f"dims {d}", lambda lib, x, d=d: _lax(lib).expand_dims(x, d), (x,))
            for d in _EXPAND_DIMS] +
           [("scalar", lambda lib: _lax(lib).expand_dims(2.0, (0, -1)), ()),
            ("list dims", lambda lib, x: _lax(lib).expand_dims(x, [0, -1]), (x,)),
-           ("int8", lambda lib, x: _lax(lib).expand_dims(x, (1,)), (_data((4,), np.int8),))])
+           ("int8", lambda lib, x: _lax(lib).expand_dims(x, (1,)), (distinct_data((4,), np.int8),))])
 
 
 def test_lax_expand_dims_jit_vmap_grad():
-  x = _data((2, 3))
+  x = distinct_data((2, 3))
 
   def case(d):
     def f(lib, x):
@@ -612,19 +577,19 @@ def test_lax_expand_dims_jit_vmap_grad():
       return (lx.expand_dims(x, d), api.vmap(lambda r: lx.expand_dims(r, d))(x),
               api.grad(lambda x: lib.sum(lx.expand_dims(x, d) * 2.0))(x))
     return (f"dims {d}", f)
-  _run_batch([case(d) for d in [(0,), (-1,), (0, 2), (-1, -2), (1,)]], [x])
+  check_jit_batch([case(d) for d in [(0,), (-1,), (0, 2), (-1, -2), (1,)]], [x])
 
 
 # ---- with jax_enable_x64 ------------------------------------------------------------------------
 def test_x64(x64):
-  a = _data((3, 4), np.float64)
+  a = distinct_data((3, 4), np.float64)
   i64 = np.array([[0, -1], [5, 2], [3, -4]], np.int64)
-  _checks([
+  check_cases([
       ("take int64 indices", lambda lib, a, i: lib.take_along_axis(a, i, axis=1), (a, i64)),
       ("take clip", lambda lib, a, i: lib.take_along_axis(a, i, 1, "clip"), (a, i64)),
       ("put", lambda lib, a, i: lib.put_along_axis(a, i, -1.0, 1, inplace=False), (a, i64)),
       ("pad ramp", lambda lib, a: lib.pad(a, 2, "linear_ramp", end_values=(1, -1)), (a,)),
-      ("pad int64 mean", lambda lib, a: lib.pad(a, 2, "mean"), (_data((3,), np.int64),)),
+      ("pad int64 mean", lambda lib, a: lib.pad(a, 2, "mean"), (distinct_data((3,), np.int64),)),
       ("int64 2**40", lambda lib: lib.array(2**40, lib.int64), ()),
       ("default int 2**40", lambda lib: lib.array(2**40), ()),
       ("int64 2**63", lambda lib: lib.array(2**63, lib.int64), ()),

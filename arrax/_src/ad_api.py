@@ -13,9 +13,9 @@ import numpy as np
 
 from arrax._src import ad, batching, core, dtypes
 from arrax._src.ad import Zero
-from arrax._src.array import device_put_value
 from arrax._src.lax import elementwise as _lax
 from arrax._src.lax import shape_ops
+from arrax._src.lax.control_flow.common import user_value
 from arrax._src.lax.elementwise import convert_element_type_p
 from arrax._src.numpy import creation, ufuncs
 from arrax._src.tracing import trace_to_jaxpr
@@ -26,15 +26,6 @@ from arrax._src.tree_util import (Partial, register_dataclass, tree_flatten, tre
 
 
 # ---- values crossing the API boundary --------------------------------------------------------
-def _user_value(x):
-  """What a user gets back: Literals and symbolic zeros become arrays."""
-  if type(x) is Zero:
-    x = ad.zeros_like_aval(x.aval)
-  if type(x) is core.Literal:
-    return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
-  return x
-
-
 def _tangent_in(primal, tangent, where):
   """Check one tangent against its primal; float0 tangents become symbolic zeros."""
   p_aval = core.get_aval(primal)
@@ -115,8 +106,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     return outs
   out_p, out_t = ad.jvp_flat(traced, p_leaves, t_leaves)
   out_tree = store["out_tree"]
-  out_p = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
-  out_t = tree_unflatten(out_tree, [_user_value(x) for x in out_t])
+  out_p = tree_unflatten(out_tree, [user_value(x) for x in out_p])
+  out_t = tree_unflatten(out_tree, [user_value(x) for x in out_t])
   if has_aux:
     return out_p, out_t, store["aux"]
   return out_p, out_t
@@ -136,9 +127,9 @@ def linearize(fun, *primals, has_aux=False):
                       f"original primal values: got tangent tree {t_tree} for primal tree "
                       f"{p_tree}.")
     ts = [_tangent_in(p, t, "linearize tangent") for p, t in zip(p_leaves, t_leaves)]
-    return tree_unflatten(out_tree, [_user_value(x) for x in lin.jvp(ts)])
+    return tree_unflatten(out_tree, [user_value(x) for x in lin.jvp(ts)])
 
-  out = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
+  out = tree_unflatten(out_tree, [user_value(x) for x in out_p])
   if has_aux:
     return out, f_jvp, store["aux"]
   return out, f_jvp
@@ -171,7 +162,7 @@ def vjp(fun, *primals, has_aux=False):
   lin = ad.LinearFunction(lin.jaxpr, None, lin.in_avals, lin.out_avals, lin.out_zeros)
   bwd = functools.partial(_vjp_bwd, fun, lin, spec, p_tree, out_tree, out_avals)
   pullback = Partial(bwd, args_res, opaque)
-  out = tree_unflatten(out_tree, [_user_value(x) for x in out_p])
+  out = tree_unflatten(out_tree, [user_value(x) for x in out_p])
   if has_aux:
     return out, pullback, store["aux"]
   return out, pullback
@@ -209,7 +200,7 @@ def _vjp_bwd(fun, lin, spec, p_tree, out_tree, out_avals, args_res, opaque, *cts
   inputs = tree_flatten(args_res)[0]
   residuals = [inputs[k] if is_input else opaque[k] for is_input, k in spec]
   in_cts = lin.transpose(checked, residuals)
-  return tree_unflatten(p_tree, [_user_value(ct) for ct in in_cts])
+  return tree_unflatten(p_tree, [user_value(ct) for ct in in_cts])
 
 
 def _check_ct(ct, primal_aval):
@@ -303,9 +294,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     aval = _check_scalar_output(out_p[0], holomorphic)
     seed = scalar_literal(1, aval.dtype, aval.weak_type)
     cts = lin.transpose([seed])
-    grads = tree_unflatten(d_tree, [_user_value(ct) for ct in cts])
+    grads = tree_unflatten(d_tree, [user_value(ct) for ct in cts])
     g = grads[0] if isinstance(argnums, int) else grads
-    value = tree_unflatten(store["out_tree"], [_user_value(x) for x in out_p])
+    value = tree_unflatten(store["out_tree"], [user_value(x) for x in out_p])
     if has_aux:
       return (value, store["aux"]), g
     return value, g
@@ -541,7 +532,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
                         f"{out_avals} but got {ct_leaves}")
     dummies = [ad.UndefinedPrimal(a) for a in in_avals]
     in_cts = ad.backward_pass(jaxpr, consts, dummies, ct_leaves, transform_stack=True)
-    return tree_unflatten(in_tree, [_user_value(ct) for ct in in_cts])
+    return tree_unflatten(in_tree, [user_value(ct) for ct in in_cts])
 
   return Partial(transposed_fun, consts)
 

@@ -281,6 +281,16 @@ def _same_type(a, b):
           and getattr(a, "dtype", ()) == getattr(b, "dtype", ()))
 
 
+def _layouts_for(avals, layouts, what, of):
+  """Minor-to-major layouts of `avals`: the default (row-major) ones, or the user's checked."""
+  if layouts is None:
+    return tuple(_minor_to_major(a) for a in avals)
+  if len(layouts) != len(avals):
+    raise ValueError(f"The number of {what} ({len(avals)}) must equal the number of {of} "
+                     f"({len(layouts)}).")
+  return _static_layouts(avals, layouts)
+
+
 def _static_layouts(avals, layouts):
   """Minor-to-major layouts of `avals` from the user's major-to-minor ones."""
   return tuple(_minor_to_major(a, lay if lay is None or isinstance(lay, Layout) else lay[::-1])
@@ -320,20 +330,8 @@ def ffi_call(target_name: str, result_shape_dtypes, *, has_side_effect: bool = F
 
   def call(*args, **kwargs):
     in_avals = [core.get_aval(x) for x in args]
-    if input_layouts is None:
-      in_lay = tuple(_minor_to_major(a) for a in in_avals)
-    else:
-      if len(input_layouts) != len(in_avals):
-        raise ValueError(f"The number of input arguments ({len(in_avals)}) must equal the "
-                         f"number of input layouts ({len(input_layouts)}).")
-      in_lay = _static_layouts(in_avals, input_layouts)
-    if out_layouts is None:
-      out_lay = tuple(_minor_to_major(a) for a in result_avals)
-    else:
-      if len(out_layouts) != len(result_avals):
-        raise ValueError(f"The number of outputs ({len(result_avals)}) must equal the number "
-                         f"of output layouts ({len(out_layouts)}).")
-      out_lay = _static_layouts(result_avals, out_layouts)
+    in_lay = _layouts_for(in_avals, input_layouts, "input arguments", "input layouts")
+    out_lay = _layouts_for(result_avals, out_layouts, "outputs", "output layouts")
     aliases = []
     for i, o in sorted((input_output_aliases or {}).items()):
       i, o = int(i), int(o)

@@ -425,6 +425,16 @@ def _spec_paths(specs, tree, prefix_name):
   return [spec_leaves[i] for i in idx]
 
 
+def _bullets(msgs):
+  """Error items separated by blank lines; a lone item loses its bullet (as JAX prints)."""
+  return "\n\n".join([msgs[0][2:]] if len(msgs) == 1 else msgs)
+
+
+def _mesh_sentence(mesh):
+  return (f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis names "
+          f"{mesh.axis_names}.")
+
+
 def _rank_error(kind, f, tree, specs, fails, prefix_name):
   name = _fun_name(f)
   prefix = "in" if kind == "in" else "out"
@@ -440,11 +450,9 @@ def _rank_error(kind, f, tree, specs, fails, prefix_name):
     msgs.append(f"* {prefix}_specs{keystr(skey)} is {spec} which has length {len(spec)}, but "
                 f"{base}{keystr(path)}{extra} has shape {aval.str_short()}, which has rank "
                 f"{aval.ndim} (and {aval.ndim} < {len(spec)})")
-  if len(msgs) == 1:
-    msgs = [msgs[0][2:]]
   msg = (f"shard_map applied to the function '{name}' was given an {prefix}_specs entry which "
          f"is too long to be compatible with the corresponding {prefix}put value from the "
-         f"function:\n\n" + "\n\n".join(msgs) + "\n\n" +
+         f"function:\n\n" + _bullets(msgs) + "\n\n" +
          f"Entries in {prefix}_specs must be of length no greater than the number of axes in "
          f"the corresponding {prefix}put value.\n\nEither revise the spec to be shorter, or "
          f"modify '{name}' so that its {prefix}puts have sufficient rank.")
@@ -477,13 +485,10 @@ def _divisibility_error(f, mesh, tree, specs, fails):
                     f"corresponds to in_specs{keystr(skey)} of value {spec}, which maps array "
                     f"axis {d} (of size {aval.shape[d]}) to mesh {axis} (of {total}size {sz}), "
                     f"but {sz} does not evenly divide {aval.shape[d]}")
-  if len(msgs) == 1:
-    msgs = [msgs[0][2:]]
   return ValueError(
       f"shard_map applied to the function '{name}' was given argument arrays with axis sizes "
-      f"that are not evenly divisible by the corresponding mesh axis sizes:\n\nThe mesh given "
-      f"has shape {tuple(mesh.axis_sizes)} with corresponding axis names {mesh.axis_names}."
-      f"\n\n" + "\n\n".join(msgs) + "\n\nArray arguments' axis sizes must be evenly divisible "
+      f"that are not evenly divisible by the corresponding mesh axis sizes:\n\n"
+      f"{_mesh_sentence(mesh)}\n\n" + _bullets(msgs) + "\n\nArray arguments' axis sizes must be evenly divisible "
       "by the mesh axis or axes indicated by the corresponding elements of the argument's "
       "in_specs entry. Consider checking that in_specs are correct, and if so consider "
       f"changing the mesh axis sizes or else padding the input and adapting '{name}' "
@@ -507,13 +512,10 @@ def _vma_error(f, mesh, tree, specs, fails):
       msgs.append(f"* out_specs{keystr(skey)} is {spec} which implies that the corresponding "
                   f"output value is replicated across mesh axis '{unmentioned[0]}', but could "
                   f"not infer replication over any axes")
-  if len(msgs) == 1:
-    msgs = [msgs[0][2:]]
   return ValueError(
       f"shard_map applied to the function '{_fun_name(f)}' was given out_specs which require "
-      f"replication which can't be statically inferred given the mesh:\n\nThe mesh given has "
-      f"shape {tuple(mesh.axis_sizes)} with corresponding axis names {mesh.axis_names}.\n\n" +
-      "\n\n".join(msgs) + "\n\nCheck if these output values are meant to be replicated over "
+      f"replication which can't be statically inferred given the mesh:\n\n"
+      f"{_mesh_sentence(mesh)}\n\n" + _bullets(msgs) + "\n\nCheck if these output values are meant to be replicated over "
       "those mesh axes. If not, consider revising the corresponding out_specs entries. If so, "
       "consider disabling the check by passing the check_vma=False argument to "
       "`jax.shard_map`.")

@@ -24,7 +24,6 @@ import numpy as np
 
 from arrax._src import ad, batching, core
 from arrax._src.ad import Zero
-from arrax._src.array import device_put_value
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import common
@@ -35,27 +34,8 @@ __all__ = ["custom_linear_solve", "custom_root"]
 
 
 # ---- shared helpers ---------------------------------------------------------------------------
-def _split(xs, sizes):
-  """xs cut into consecutive pieces of `sizes`, plus the rest."""
-  out, start = [], 0
-  for n in sizes:
-    out.append(list(xs[start:start + n]))
-    start += n
-  out.append(list(xs[start:]))
-  return out
-
-
 def _flatten(lists):
   return [x for xs in lists for x in xs]
-
-
-def _user_value(x):
-  """A value handed to user code: symbolic zeros and literals become arrays."""
-  if type(x) is Zero:
-    x = ad.zeros_like_aval(x.aval)
-  if type(x) is core.Literal:
-    return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
-  return x
 
 
 def _trace(fun, args_tree, avals):
@@ -96,9 +76,9 @@ def _linearize(fun, x):
       raise TypeError(f"linearized function called on tangent values inconsistent with the "
                       f"original primal values: got tangent tree {t_tree} for primal tree "
                       f"{tree}.")
-    return tree_unflatten(box[0], [_user_value(v) for v in lin.jvp(t_leaves)])
+    return tree_unflatten(box[0], [common.user_value(v) for v in lin.jvp(t_leaves)])
 
-  return tree_unflatten(box[0], [_user_value(v) for v in out]), f_jvp
+  return tree_unflatten(box[0], [common.user_value(v) for v in out]), f_jvp
 
 
 def _linear_transpose(fun, example):
@@ -117,7 +97,7 @@ def _linear_transpose(fun, example):
   def transposed(ct):
     ct_leaves = tree_leaves(ct)
     cts = ad.backward_pass(jaxpr, consts, [ad.UndefinedPrimal(a) for a in avals], ct_leaves)
-    (out,) = tree_unflatten(tree, [_user_value(c) for c in cts])
+    (out,) = tree_unflatten(tree, [common.user_value(c) for c in cts])
     return out
 
   return transposed
@@ -162,7 +142,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
 
 
 def _custom_root_impl(lengths, jaxprs, *args):
-  *params, guess = _split(args, lengths)
+  *params, guess = common.split_list(args, lengths)
   params = _RootTuple(*params)
   return core.jaxpr_as_fun(jaxprs.solve)(*params.solve, *guess)
 
@@ -172,12 +152,12 @@ _custom_root = custom_jvp(_custom_root_impl, nondiff_argnums=(0, 1))
 
 
 def _root_jvp(lengths, jaxprs, primals, tangents):
-  *params, _ = _split(primals, lengths)
+  *params, _ = common.split_list(primals, lengths)
   params = _RootTuple(*params)
   solution = _custom_root(lengths, jaxprs, *primals)
   n_out = len(jaxprs.f.out_avals)
   solution, aux = solution[:n_out], solution[n_out:]
-  *params_dot, _ = _split(tangents, lengths)
+  *params_dot, _ = common.split_list(tangents, lengths)
   params_dot = _RootTuple(*params_dot)
 
   # f(p, x*(p)) = 0 near the root, so  dx* = -(df/dx)^-1 (df/dp dp).
@@ -284,7 +264,7 @@ def _linear_solve_abstract_eval(*avals, const_lengths, jaxprs):
 
 def _solve_fun(const_lengths, jaxprs):
   def fun(*args):
-    *params, b = _split(args, const_lengths)
+    *params, b = common.split_list(args, const_lengths)
     params = _LinearSolveTuple(*params)
     return core.jaxpr_as_fun(jaxprs.solve)(*params.solve, *b)
   return fun
@@ -307,9 +287,9 @@ def _linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
   # A x = b  =>  dA x + A dx = db  =>  dx = A^-1 (db - dA x)
   params_kw = dict(const_lengths=const_lengths, jaxprs=jaxprs)
   x = linear_solve_p.bind(*primals, **params_kw)
-  *params, _ = _split(primals, const_lengths)
+  *params, _ = common.split_list(primals, const_lengths)
   params = _LinearSolveTuple(*params)
-  *params_dot, b_dot = _split(tangents, const_lengths)
+  *params_dot, b_dot = common.split_list(tangents, const_lengths)
   params_dot = _LinearSolveTuple(*params_dot)
   n_x = len(b_dot)
   x_leaves = x[:n_x]
@@ -331,7 +311,7 @@ def _linear_solve_transpose(cts, *args, const_lengths, jaxprs):
   if jaxprs.transpose_solve is None:
     raise TypeError("transpose_solve required for backwards mode automatic differentiation "
                     "of custom_linear_solve")
-  *params, b = _split(args, const_lengths)
+  *params, b = common.split_list(args, const_lengths)
   params = _LinearSolveTuple(*params)
   if any(ad.is_undefined(x) for xs in params for x in xs):
     raise NotImplementedError("custom_linear_solve cannot be transposed with respect to the "
@@ -352,8 +332,8 @@ def _linear_solve_batch(axis_data, args, dims, *, const_lengths, jaxprs):
   if all(d is None for d in dims):
     return linear_solve_p.bind(*args, const_lengths=const_lengths, jaxprs=jaxprs), \
         [None] * len(jaxprs.solve.out_avals)
-  *params, b = _split(args, const_lengths)
-  *params_dims, b_dims = _split(dims, const_lengths)
+  *params, b = common.split_list(args, const_lengths)
+  *params_dims, b_dims = common.split_list(dims, const_lengths)
   params_bat = _LinearSolveTuple(*[[d is not None for d in ds] for ds in params_dims])
   orig_b_bat = [d is not None for d in b_dims]
   matvec, vecmat, solve, solve_t = jaxprs

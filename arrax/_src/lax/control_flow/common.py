@@ -121,6 +121,25 @@ def merge_lists(which, falses, trues):
   return [next(t_it) if w else next(f_it) for w in which]
 
 
+def split_list(xs, sizes):
+  """xs cut into consecutive pieces of `sizes`, plus the rest."""
+  out, start = [], 0
+  for n in sizes:
+    out.append(list(xs[start:start + n]))
+    start += n
+  out.append(list(xs[start:]))
+  return out
+
+
+def user_value(x):
+  """A value handed to user code: symbolic zeros and literals become arrays."""
+  if type(x) is ad.Zero:
+    x = ad.zeros_like_aval(x.aval)
+  if type(x) is Literal:
+    return device_put_value(x.val, None, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+  return x
+
+
 def as_array(x):
   """A forwarded input returned to the user: host values become Arrays (as JAX's asarray)."""
   if isinstance(x, Tracer) or hasattr(x, "_buf"):

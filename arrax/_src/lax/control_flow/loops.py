@@ -24,7 +24,7 @@ from arrax._src.core import ClosedJaxpr, Jaxpr, ShapedArray, Tracer
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.lax import elementwise as lax, reductions, shape_ops
 from arrax._src.lax.control_flow import common
-from arrax._src.lax.control_flow.while_loop import _split, _weak_promotions, while_loop, while_p
+from arrax._src.lax.control_flow.while_loop import _weak_promotions, while_loop, while_p
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "associative_scan", "while_p", "scan_p"]
@@ -128,12 +128,12 @@ scan_p.multiple_results = True
 def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, unroll):
   if len(avals) != len(jaxpr.in_avals):
     raise TypeError(f"scan: jaxpr takes {len(jaxpr.in_avals)} inputs but got {len(avals)}")
-  consts, carry, xs = _split(avals, [num_consts, num_carry])
+  consts, carry, xs = common.split_list(avals, [num_consts, num_carry])
   for x, a in zip(xs, jaxpr.in_avals[num_consts + num_carry:]):
     if x.shape[:1] != (length,) or not common.typematch(a, x.update(shape=x.shape[1:])):
       raise TypeError(f"scan: scanned operand {x.str_short()} does not match the body's "
                       f"slice type {a.str_short()} with length {length}")
-  carry_out, ys = _split(jaxpr.out_avals, [num_carry])
+  carry_out, ys = common.split_list(jaxpr.out_avals, [num_carry])
   if not common.all_typematch(carry, carry_out):
     raise TypeError(f"scan: the body maps carry ({common.avals_str(carry)}) to "
                     f"({common.avals_str(carry_out)})")
@@ -143,7 +143,7 @@ def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, u
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   """scan in lax operations: a while loop running `unroll` steps per iteration (the leftover
   steps, or all of them when fully unrolled, run straight-line after it)."""
-  consts, carry, xs = _split(args, [num_consts, num_carry])
+  consts, carry, xs = common.split_list(args, [num_consts, num_carry])
   y_avals = jaxpr.out_avals[num_carry:]
   ys = [shape_ops.broadcast_in_dim(lax.scalar_literal(0, a.dtype), (length, *a.shape), ())
         for a in y_avals]
@@ -231,8 +231,8 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   body, carry_nz, out_nz = core.memo(
       (jaxpr,), ("jvp", num_consts, num_carry, nz),
       lambda: _jvp_body(jaxpr, num_consts, num_carry, nz))
-  consts, init, xs = _split(primals, [num_consts, num_carry])
-  c_dot, i_dot, x_dot = _split(tangents, [num_consts, num_carry])
+  consts, init, xs = common.split_list(primals, [num_consts, num_carry])
+  c_dot, i_dot, x_dot = common.split_list(tangents, [num_consts, num_carry])
   c_dot = [t for t in c_dot if type(t) is not ad.Zero]
   x_dot = [t for t in x_dot if type(t) is not ad.Zero]
   # A carry whose tangent the body makes nonzero starts from an instantiated zero.
@@ -242,7 +242,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
                      length=length, jaxpr=body, num_consts=num_consts + len(c_dot),
                      num_carry=num_carry + len(i_dot), unroll=unroll)
   n_ys = len(jaxpr.out_avals) - num_carry
-  carry, carry_dot, ys, ys_dot = _split(outs, [num_carry, len(i_dot), n_ys])
+  carry, carry_dot, ys, ys_dot = common.split_list(outs, [num_carry, len(i_dot), n_ys])
   p_out = carry + ys
   t_it = iter(carry_dot + ys_dot)
   return p_out, [next(t_it) if n else ad.Zero(ad.tangent_aval(core.get_aval(p)))
@@ -251,7 +251,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
 
 def _jvp_body(jaxpr, num_consts, num_carry, nz):
   """(jvp body in scan layout, carry_nonzero, out_nonzero)."""
-  const_nz, init_nz, xs_nz = _split(list(nz), [num_consts, num_carry])
+  const_nz, init_nz, xs_nz = common.split_list(list(nz), [num_consts, num_carry])
   n_ys = len(jaxpr.out_avals) - num_carry
 
   def step(carry_nz):
@@ -262,11 +262,11 @@ def _jvp_body(jaxpr, num_consts, num_carry, nz):
   # jvp_jaxpr's layout: (consts, carry, xs, tangents...) -> (carry, ys, tangents...); scan's
   # puts each group's tangents right after its primals.
   n_in, n_out = len(jaxpr.in_avals), len(jaxpr.out_avals)
-  p_c, p_k, p_x = _split(list(range(n_in)), [num_consts, num_carry])
-  t_c, t_k, t_x = _split(list(range(n_in, n_in + sum(const_nz + carry_nz + xs_nz))),
+  p_c, p_k, p_x = common.split_list(list(range(n_in)), [num_consts, num_carry])
+  t_c, t_k, t_x = common.split_list(list(range(n_in, n_in + sum(const_nz + carry_nz + xs_nz))),
                          [sum(const_nz), sum(carry_nz)])
-  p_kout, p_y = _split(list(range(n_out)), [num_carry])
-  t_kout, t_y = _split(list(range(n_out, n_out + sum(out_nz))), [sum(carry_nz)])
+  p_kout, p_y = common.split_list(list(range(n_out)), [num_carry])
+  t_kout, t_y = common.split_list(list(range(n_out, n_out + sum(out_nz))), [sum(carry_nz)])
   in_order = p_c + t_c + p_k + t_k + p_x + t_x
   out_order = p_kout + t_kout + p_y + t_y
   return _permute(closed, in_order, out_order), carry_nz, out_nz
@@ -291,7 +291,7 @@ class _PePlan:
 
 
 def _pe_plan(jaxpr, num_consts, num_carry, unknowns):
-  const_uk, init_uk, xs_uk = _split(list(unknowns), [num_consts, num_carry])
+  const_uk, init_uk, xs_uk = common.split_list(list(unknowns), [num_consts, num_carry])
   n_ys = len(jaxpr.out_avals) - num_carry
 
   def step(carry_uk):
@@ -405,8 +405,8 @@ def _scan_partial_eval(trace, args, params):
   unknowns = tuple(trace.is_unknown(a) for a in args)
   plan = core.memo((jaxpr,), ("pe", nc, nk, unknowns),
                              lambda: _pe_plan(jaxpr, nc, nk, unknowns))
-  consts, init, xs = _split(args, [nc, nk])
-  const_uk, _, xs_uk = _split(list(unknowns), [nc, nk])
+  consts, init, xs = common.split_list(args, [nc, nk])
+  const_uk, _, xs_uk = common.split_list(list(unknowns), [nc, nk])
   k_consts = [c for c, u in zip(consts, const_uk) if not u]
   k_init = [c for c, u in zip(init, plan.carry_uk) if not u]
   k_xs = [x for x, u in zip(xs, xs_uk) if not u]
@@ -445,7 +445,7 @@ def _scan_partial_eval(trace, args, params):
 # non-linear consts (residuals); its carry the cotangents of the linear consts (accumulated
 # from zeros) and of the carry; its xs the cotangents of the ys and the non-linear xs.
 def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, unroll):
-  consts, init, xs = _split(args, [num_consts, num_carry])
+  consts, init, xs = common.split_list(args, [num_consts, num_carry])
   const_lin = tuple(ad.is_undefined(c) for c in consts)
   xs_lin = tuple(ad.is_undefined(x) for x in xs)
   ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
@@ -464,7 +464,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
   outs = scan_p.bind(*ires, *ct_consts, *ct_carry, *ct_ys, *eres, reverse=not reverse,
                      length=length, jaxpr=body,
                      num_consts=len(ires), num_carry=len(ct_consts) + num_carry, unroll=unroll)
-  ct_c, ct_init, ct_x = _split(outs, [len(ct_consts), num_carry])
+  ct_c, ct_init, ct_x = common.split_list(outs, [len(ct_consts), num_carry])
   c_it, x_it = iter(ct_c), iter(ct_x)
   return ([next(c_it) if lin else None for lin in const_lin]
           + [ct if ad.is_undefined(a) else None for a, ct in zip(init, ct_init)]
@@ -472,7 +472,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
 
 
 def _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz):
-  c_avals, k_avals, x_avals = _split(jaxpr.in_avals, [num_consts, num_carry])
+  c_avals, k_avals, x_avals = common.split_list(jaxpr.in_avals, [num_consts, num_carry])
   y_avals = jaxpr.out_avals[num_carry:]
   tan = ad.tangent_aval
   groups = [[a for a, lin in zip(c_avals, const_lin) if not lin],
@@ -490,7 +490,7 @@ def _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz):
                           + j.outvars, j.eqns, j.debug_info)
 
   def transposed(*args):
-    ires, ct_consts, ct_carry, ct_ys, eres = _split(args, [len(g) for g in groups[:4]])
+    ires, ct_consts, ct_carry, ct_ys, eres = common.split_list(args, [len(g) for g in groups[:4]])
     ires_it, eres_it, ys_it = iter(ires), iter(eres), iter(ct_ys)
     # Carries are linear: every carry of a linear scan is a tangent (an instantiated zero
     # passed as a known value included).
@@ -504,7 +504,7 @@ def _transpose_body(jaxpr, num_consts, num_carry, const_lin, xs_lin, ys_nz):
     # The accumulators enter as cotangents of extra outputs that return the linear consts
     # themselves, so each contribution is added to them as it is found (as JAX does).
     cts_in = ad.backward_pass(with_consts_out, jaxpr.consts, primals, list(ct_consts) + cts_out)
-    ct_c, ct_k, ct_x = _split(cts_in, [num_consts, num_carry])
+    ct_c, ct_k, ct_x = common.split_list(cts_in, [num_consts, num_carry])
     return ([ct for ct, lin in zip(ct_c, const_lin) if lin]
             + [_instantiate_as(ct, tan(a)) for ct, a in zip(ct_k, k_avals)]
             + [_instantiate_as(ct, tan(a)) for ct, a, lin in zip(ct_x, x_avals, xs_lin) if lin])
@@ -535,7 +535,7 @@ def _instantiate_as(ct, aval):
 # Batching: the scan of the batched body; the carries batched in or out are batched in both.
 def _scan_batch(axis_data, args, dims, *, reverse, length, jaxpr, num_consts, num_carry,
                 unroll):
-  const_b, init_b, xs_b = _split([d is not None for d in dims], [num_consts, num_carry])
+  const_b, init_b, xs_b = common.split_list([d is not None for d in dims], [num_consts, num_carry])
   n_ys = len(jaxpr.out_avals) - num_carry
 
   def step(carry_b):
@@ -545,8 +545,8 @@ def _scan_batch(axis_data, args, dims, *, reverse, length, jaxpr, num_consts, nu
     out_b = [d is not None for d in out_dims]
     return (batched, out_b), out_b[:num_carry]
   (body, out_b), carry_b = _fixpoint(num_carry, init_b, step)
-  consts, init, xs = _split(args, [num_consts, num_carry])
-  c_dims, i_dims, x_dims = _split(list(dims), [num_consts, num_carry])
+  consts, init, xs = common.split_list(args, [num_consts, num_carry])
+  c_dims, i_dims, x_dims = common.split_list(list(dims), [num_consts, num_carry])
   consts = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(consts, c_dims)]
   init = [batching.matchaxis(d, 0, x, axis_data.size) if b else x
           for x, d, b in zip(init, i_dims, carry_b)]

@@ -26,22 +26,13 @@ from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten, treedef
 __all__ = ["while_loop", "while_p"]
 
 
-def _split(xs, sizes):
-  out, start = [], 0
-  for n in sizes:
-    out.append(list(xs[start:start + n]))
-    start += n
-  out.append(list(xs[start:]))
-  return out
-
-
 # ---- while: the primitive ---------------------------------------------------------------------
 while_p = core.Primitive("while")
 while_p.multiple_results = True
 
 
 def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  cond_consts, body_consts, carry = _split(avals, [cond_nconsts, body_nconsts])
+  cond_consts, body_consts, carry = common.split_list(avals, [cond_nconsts, body_nconsts])
   if len(cond_jaxpr.in_avals) != cond_nconsts + len(carry):
     raise TypeError(f"while: cond_jaxpr takes {len(cond_jaxpr.in_avals)} inputs but got "
                     f"{cond_nconsts} consts and {len(carry)} carries")
@@ -76,7 +67,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
   ordered = cond_ordered or core.jaxpr_has_ordered_effects(body_jaxpr)
   extra, extra_types = [], []
   if cond_ordered:
-    c_consts, _, carry = _split(list(args), [cond_nconsts, body_nconsts])
+    c_consts, _, carry = common.split_list(list(args), [cond_nconsts, body_nconsts])
     extra += common.lower_closed(mctx, cond_jaxpr, c_consts + carry, _COND)
     extra_types.append(mlir.aval_to_ir_type(pred_aval))
   if ordered:
@@ -89,7 +80,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     if cond_ordered:
       pred = cond_block.arguments[n]
     else:
-      c_consts, _, carry = _split(list(cond_block.arguments)[:n], [cond_nconsts, body_nconsts])
+      c_consts, _, carry = common.split_list(list(cond_block.arguments)[:n], [cond_nconsts, body_nconsts])
       pred, = common.lower_closed(mctx, cond_jaxpr, c_consts + carry, _COND)
     hlo.return_([_reduce_or(pred, pred_aval)])
 
@@ -98,7 +89,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     b_args = list(body_block.arguments)
     if ordered:
       mctx.ordered_token = b_args[-1]
-    c_consts, b_consts, carry = _split(b_args[:n], [cond_nconsts, body_nconsts])
+    c_consts, b_consts, carry = common.split_list(b_args[:n], [cond_nconsts, body_nconsts])
     new = common.lower_closed(mctx, body_jaxpr, b_consts + carry, _BODY)
     if pred_aval.shape:
       # A batched predicate (under vmap): finished examples keep their carry. The predicate
@@ -145,12 +136,12 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
   # ignores tangents. A carry whose tangent starts as zero may get a nonzero one from the body:
   # iterate to a fixed point.
   nonzeros = [_nonzero(t) for t in tangents]
-  _, bconst_nz, init_nz = _split(nonzeros, [cond_nconsts, body_nconsts])
+  _, bconst_nz, init_nz = common.split_list(nonzeros, [cond_nconsts, body_nconsts])
   body_jvp, cond_aug, carry_nz = core.memo(
       (cond_jaxpr, body_jaxpr), ("jvp", tuple(bconst_nz), tuple(init_nz)),
       lambda: _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz))
-  cconsts, bconsts, init = _split(primals, [cond_nconsts, body_nconsts])
-  _, bconst_dot, init_dot = _split(tangents, [cond_nconsts, body_nconsts])
+  cconsts, bconsts, init = common.split_list(primals, [cond_nconsts, body_nconsts])
+  _, bconst_dot, init_dot = common.split_list(tangents, [cond_nconsts, body_nconsts])
   bconst_dot = [t for t, nz in zip(bconst_dot, bconst_nz) if nz]
   init_dot = [ad.instantiate(t) for t, nz in zip(init_dot, carry_nz) if nz]
   outs = while_p.bind(*cconsts, *bconsts, *bconst_dot, *init, *init_dot,
@@ -176,7 +167,7 @@ def _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz):
   nb, n = len(bconst_nz), len(carry_nz)
   n_bdot = sum(bconst_nz)
   j = body_jvp.jaxpr
-  consts, carry, bdots, cdots = _split(j.invars, [nb, n, n_bdot])
+  consts, carry, bdots, cdots = common.split_list(j.invars, [nb, n, n_bdot])
   body_jvp = core.ClosedJaxpr(core.Jaxpr(j.constvars, consts + bdots + carry + cdots,
                                          j.outvars, j.eqns, j.debug_info), body_jvp.consts)
   c = cond_jaxpr.jaxpr
@@ -195,7 +186,7 @@ def _while_partial_eval(trace, args, params):
   cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
   nc, nb = params["cond_nconsts"], params["body_nconsts"]
   unknowns = [trace.is_unknown(x) for x in args]
-  cconst_uk, bconst_uk, init_uk = _split(unknowns, [nc, nb])
+  cconst_uk, bconst_uk, init_uk = common.split_list(unknowns, [nc, nb])
   if all(unknowns):
     return trace.record(while_p, args, params)
   split = core.memo(
@@ -204,7 +195,7 @@ def _while_partial_eval(trace, args, params):
   if split is None:
     return trace.record(while_p, args, params)
   cond_known, body_known, carry_uk = split
-  cconsts, bconsts, init = _split(args, [nc, nb])
+  cconsts, bconsts, init = common.split_list(args, [nc, nb])
   known = ([x for x, u in zip(cconsts, cconst_uk) if not u],
            [x for x, u in zip(bconsts, bconst_uk) if not u],
            [x for x, u in zip(init, carry_uk) if not u])
@@ -258,12 +249,12 @@ while_p.def_transpose(_while_transpose)
 
 # ---- batching -----------------------------------------------------------------------------
 def _while_batch(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  cconst_dims, bconst_dims, init_dims = _split(list(dims), [cond_nconsts, body_nconsts])
+  cconst_dims, bconst_dims, init_dims = common.split_list(list(dims), [cond_nconsts, body_nconsts])
   cond_b, body_b, carry_dims = core.memo(
       (cond_jaxpr, body_jaxpr), ("batch", axis_data, tuple(dims)),
       lambda: _batch_jaxprs(axis_data, cond_jaxpr, body_jaxpr, cconst_dims, bconst_dims,
                             init_dims))
-  cconsts, bconsts, init = _split(args, [cond_nconsts, body_nconsts])
+  cconsts, bconsts, init = common.split_list(args, [cond_nconsts, body_nconsts])
   init = [batching.matchaxis(d, new, x, axis_data.size) if new is not None else x
           for x, d, new in zip(init, init_dims, carry_dims)]
   outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond_b, body_jaxpr=body_b,
