@@ -72,7 +72,7 @@ def test_presets_dot(name):
 
 def test_presets_bool_complex_and_names():
   """bool and complex operands (converted back with x != 0 / the real part), preset names as
-  strings, preset and string in lax.dot_general and batch_matmul."""
+  strings, presets in lax.dot_general, batch_matmul and ragged_dot, DEFAULT on mixed dtypes."""
   a, b = _vals((2, 3), np.float32), _vals((3, 4), np.float32, seed=1)
   cases = []
   for name in ["F32_F32_F32", "BF16_BF16_F32", "F16_F16_F16"]:
@@ -89,6 +89,9 @@ def test_presets_bool_complex_and_names():
       ("batch_matmul", lambda: check_case(
           lambda lib, x, y: lib.lax.batch_matmul(x[None], y[None], precision="BF16_BF16_F32"),
           a, b, lowered=False)),
+      ("ragged_dot", lambda: check_case(
+          lambda lib, x, y: lib.lax.ragged_dot(x.T, y.reshape(2, 2, 3), np.array([1, 2], np.int32),
+                                               precision="F32_F32_F32"), a, b, lowered=False)),
       ("DEFAULT_mixed", lambda: check_case(
           lambda lib, x, y: lib.lax.dot(x.astype(np.float16), y, precision="DEFAULT"), a, b)),
   ]
