@@ -735,10 +735,11 @@ def ragged_all_to_all_pmap(jax, jnp, lax, P):
 @case()
 def ragged_all_to_all_derivatives(jax, jnp, lax, P):
   mesh = _mesh(jax, (2,), ("i",))
-  specs = dict(mesh=mesh, in_specs=(P("i"),) * 6, check_vma=False)
+  specs = {"mesh": mesh, "in_specs": (P("i"),) * 6, "check_vma": False}
 
   def grad_body(op, out, *rest):
-    loss = lambda op, out: (lax.ragged_all_to_all(op, out, *rest, axis_name="i") ** 2).sum()  # noqa: E731
+    def loss(op, out):
+      return (lax.ragged_all_to_all(op, out, *rest, axis_name="i") ** 2).sum()
     return jax.grad(loss, argnums=(0, 1))(op, out)
 
   def jvp_body(op, out, *rest):

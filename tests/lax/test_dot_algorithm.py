@@ -14,7 +14,7 @@ from jax import lax as jlax
 
 import arrax
 import oracle
-from oracle import BF16, JAX, ARRAX, check_all, rand
+from oracle import ARRAX, BF16, JAX, check_all, rand
 
 PRESETS = [p.name for p in jlax.DotAlgorithmPreset]
 # Small integers: exact in every dtype the algorithms round to (float16, bfloat16, tf32).
