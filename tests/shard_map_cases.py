@@ -644,6 +644,173 @@ def grad_inside_body_check_vma_false(jax, jnp, lax, P):
   return f(_x(3), _x(8, 3, seed=1))
 
 
+# ---- psend / precv and ragged_all_to_all (XLA:CPU runs neither) ---------------------------------
+def _outcome(thunk):
+  """What `thunk()` gives: its described value, or ["error", builtin base class]."""
+  try:
+    return describe(thunk())
+  except Exception as e:  # noqa: BLE001
+    return _error(e, False)
+
+
+def _lowered_lines(jax, f, args, keys, **lower_kw):
+  """The lines of jit(f)'s lowered StableHLO holding one of `keys` (no locations). arrax's jit
+  does not lower a multi-device program; its module comes from the lowering the SPMD runner
+  (shard_map: `num_partitions`) or pmap (`num_replicas`, `axis_env`) uses."""
+  if jax.__name__ == "arrax":
+    from arrax._src import batching, mlir
+    if "axis_env" in lower_kw:
+      (name, size), = lower_kw["axis_env"].items()
+      with batching.extend_axis_env(name, size):
+        closed = jax.make_jaxpr(f)(*args)
+        text = str(mlir.lower_jaxpr_to_module("f", closed, **lower_kw).module)
+    else:
+      text = str(mlir.lower_jaxpr_to_module("f", jax.make_jaxpr(f)(*args), **lower_kw).module)
+  else:
+    if "axis_env" in lower_kw:
+      (name, size), = lower_kw["axis_env"].items()
+      f = jax.pmap(f, axis_name=name)
+      args = [np.stack([a] * size) for a in args]
+    text = jax.jit(f).lower(*args).as_text()
+  return [re.sub(r"%\w+", "%_", re.sub(r" loc\(.*\)$", "", ln.strip()))
+          for ln in text.splitlines() if any(k in ln for k in keys)]
+
+
+def _ragged_args(n=2):
+  """Per-device ragged exchanges over an axis of size n (two slices to each device)."""
+  k = 2 * n
+  operand = np.arange(1, 3 * n + 1, dtype=np.float32)
+  offsets = np.tile(np.array([0, 1] * n, np.int32)[:k], 1)
+  ones = np.ones(k * n, np.int32)
+  return (operand, np.zeros(4 * n, np.float32), np.tile(offsets, n), ones,
+          np.tile(np.arange(k, dtype=np.int32) % 2, n), ones)
+
+
+@case()
+def ragged_all_to_all_shard_map(jax, jnp, lax, P):
+  mesh = _mesh(jax, (2,), ("i",))
+  body = lambda *a: lax.ragged_all_to_all(*a, axis_name="i")  # noqa: E731
+  f = jax.shard_map(body, mesh=mesh, in_specs=(P("i"),) * 6, out_specs=P("i"), check_vma=False)
+  args = _ragged_args()
+  bad_dtype = list(args)
+  bad_dtype[2] = args[2].astype(np.float32)
+  bad_rank = list(args)
+  bad_rank[5] = args[5].reshape(2, -1)
+  return (Jaxpr(jax.make_jaxpr(f)(*args)),
+          _lowered_lines(jax, f, args, ["ragged_all_to_all"], num_partitions=2, mesh=mesh),
+          _outcome(lambda: f(*args)), _outcome(lambda: jax.jit(f)(*args)),
+          _outcome(lambda: body(*args)),
+          _outcome(lambda: jax.make_jaxpr(f)(*bad_dtype)),
+          _outcome(lambda: jax.make_jaxpr(f)(*bad_rank)))
+
+
+@case()
+def ragged_all_to_all_groups_and_meshes(jax, jnp, lax, P):
+  mesh = _mesh(jax, (4,), ("i",))
+  grouped = jax.shard_map(
+      lambda *a: lax.ragged_all_to_all(*a, axis_name="i", axis_index_groups=[[0, 1], [2, 3]]),
+      mesh=mesh, in_specs=(P("i"),) * 6, out_specs=P("i"), check_vma=False)
+  mesh2 = _mesh(jax, (2, 2), ("i", "j"))
+  outs = []
+  for names in ["j", ("i", "j")]:
+    outs.append(jax.shard_map(lambda *a, names=names: lax.ragged_all_to_all(
+        *a, axis_name=names), mesh=mesh2, in_specs=(P(("i", "j")),) * 6,
+        out_specs=P(("i", "j")), check_vma=False))
+  args = _ragged_args(4)
+  keys = ["ragged_all_to_all"]
+  return (_lowered_lines(jax, grouped, args, keys, num_partitions=4, mesh=mesh),
+          [_lowered_lines(jax, f, args, keys, num_partitions=4, mesh=mesh2) for f in outs],
+          [Jaxpr(jax.make_jaxpr(f)(*args)) for f in [grouped] + outs])
+
+
+@case()
+def ragged_all_to_all_pmap(jax, jnp, lax, P):
+  body = lambda *a: lax.ragged_all_to_all(*a, axis_name="i")  # noqa: E731
+  args = [a[:len(a) // 2] for a in _ragged_args()]
+  return (_lowered_lines(jax, body, args, ["ragged_all_to_all"], num_replicas=2,
+                         axis_env={"i": 2}),
+          _outcome(lambda: jax.pmap(body, axis_name="i")(*[np.stack([a] * 2) for a in args])))
+
+
+@case()
+def ragged_all_to_all_derivatives(jax, jnp, lax, P):
+  mesh = _mesh(jax, (2,), ("i",))
+  specs = {"mesh": mesh, "in_specs": (P("i"),) * 6, "check_vma": False}
+
+  def grad_body(op, out, *rest):
+    def loss(op, out):
+      return (lax.ragged_all_to_all(op, out, *rest, axis_name="i") ** 2).sum()
+    return jax.grad(loss, argnums=(0, 1))(op, out)
+
+  def jvp_body(op, out, *rest):
+    return jax.jvp(lambda op, out: lax.ragged_all_to_all(op, out, *rest, axis_name="i"),
+                   (op, out), (op, jnp.zeros_like(out)))
+
+  def operand_only(op, out, *rest):   # (the output's tangent is a symbolic zero)
+    return jax.jvp(lambda op: lax.ragged_all_to_all(op, out, *rest, axis_name="i"), (op,),
+                   (op,))
+
+  def no_tangent(op, out, *rest):   # (both symbolic zeros: only the integer inputs vary)
+    return jax.jvp(lambda io: lax.ragged_all_to_all(op, out, io, *rest[1:], axis_name="i"),
+                   (rest[0],), (np.zeros(rest[0].shape, jax.dtypes.float0),))
+
+  args = _ragged_args()
+  return [Jaxpr(jax.make_jaxpr(jax.shard_map(f, out_specs=o, **specs))(*args))
+          for f, o in [(grad_body, (P("i"), P("i"))), (jvp_body, (P("i"), P("i"))),
+                       (operand_only, (P("i"), P("i"))), (no_tangent, (P("i"), P("i")))]]
+
+
+@case()
+def ragged_all_to_all_vmap(jax, jnp, lax, P):
+  mesh = _mesh(jax, (2,), ("i",))
+
+  def body(op, out, io, ss, oo, rs):   # a batch of 3 exchanges; the offsets batched at axis 1
+    return jax.vmap(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"),
+                    in_axes=(0, 0, 1, 0, 1, 0))(op, out, io, ss, oo, rs)
+  f = jax.shard_map(body, mesh=mesh, in_specs=(P(None, "i"), P(None, "i"), P("i"),
+                                                P(None, "i"), P("i"), P(None, "i")),
+                    out_specs=P(None, "i"), check_vma=False)
+  op, out, io, ss, oo, rs = _ragged_args()
+  batched = (np.stack([op] * 3), np.stack([out] * 3), np.stack([io] * 3, 1),
+             np.stack([ss] * 3), np.stack([oo] * 3, 1), np.stack([rs] * 3))
+  over_axis = jax.vmap(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), axis_name="i")
+  per_example = [a.reshape(2, -1) for a in _ragged_args()]
+  return (Jaxpr(jax.make_jaxpr(f)(*batched)),
+          _outcome(lambda: jax.make_jaxpr(over_axis)(*per_example)))
+
+
+@case()
+def psend_precv(jax, jnp, lax, P):
+  mesh = _mesh(jax, (2,), ("i",))
+  perm = [(0, 1), (1, 0)]
+
+  def body(x):
+    token = lax.psend(x, "i", perm)
+    return lax.precv(token, jax.ShapeDtypeStruct(x.shape, x.dtype), "i", perm)
+  f = jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False)
+  tree = jax.shard_map(lambda x: (lax.psend((x, {"a": x * 2}), "i", perm), x)[1], mesh=mesh,
+                       in_specs=P("i"), out_specs=P("i"), check_vma=False)
+  x = np.arange(4, dtype=np.float32)
+  shape = jax.ShapeDtypeStruct((2,), np.float32)
+  return (Jaxpr(jax.make_jaxpr(f)(x)), Jaxpr(jax.make_jaxpr(tree)(x)),
+          _outcome(lambda: jax.jit(f)(x)),
+          _outcome(lambda: jax.pmap(body, axis_name="i")(x.reshape(2, 2))),
+          _outcome(lambda: jax.jit(f).lower(x)),
+          _outcome(lambda: jax.grad(lambda x: jax.jit(f)(x).sum())(x)),
+          _outcome(lambda: lax.psend(x, "i", perm)),
+          _outcome(lambda: lax.precv(lax.create_token(), shape, "i", perm)))
+
+
+@case()
+def psend_precv_vmap(jax, jnp, lax, P):
+  perm = [(0, 1), (1, 0)]
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  send = jax.vmap(lambda v: lax.psend(v, "i", perm), axis_name="i")
+  recv = jax.vmap(lambda v: lax.precv(lax.create_token(), jax.ShapeDtypeStruct((3,), v.dtype),
+                                      "i", perm), axis_name="i")
+  return (np.asarray(send(x)), Jaxpr(jax.make_jaxpr(send)(x)), _outcome(lambda: recv(x)))
+
+
 # ---- running and comparing -----------------------------------------------------------------------
 def _value(v):
   v = np.asarray(v)

@@ -73,3 +73,19 @@ def test_public_names():
     assert hasattr(jax.sharding, name), name
   for name in ("shard_map", "smap", "reshard"):
     assert hasattr(jax, name) and hasattr(arrax, name), name
+
+
+def test_lax_collective_names():
+  """psend, precv and ragged_all_to_all have JAX's signatures; every public jax.lax name but
+  pcast (which needs varying-manual-axes types) is in arrax.lax; pvary is gone as in JAX."""
+  import jax
+
+  import arrax
+  for name in ("psend", "precv", "ragged_all_to_all"):
+    assert _sig(getattr(arrax.lax, name)) == _sig(getattr(jax.lax, name)), name
+  assert arrax.lax.ragged_all_to_all_p.name == jax.lax.ragged_all_to_all_p.name
+  public = {n for n in dir(jax.lax) if not n.startswith("_")}
+  assert public - set(dir(arrax.lax)) == {"pcast"}
+  for lib in (jax, arrax):
+    with pytest.raises(AttributeError, match="removed in JAX v0.10.0"):
+      lib.lax.pvary

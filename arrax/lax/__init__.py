@@ -110,6 +110,8 @@ from arrax._src.lax.parallel import (
     axis_size as axis_size, pmax as pmax, pmax_p as pmax_p, pmean as pmean, pmin as pmin,
     pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, pshuffle as pshuffle,
     psum as psum, psum_p as psum_p, psum_scatter as psum_scatter, pswapaxes as pswapaxes,
+    precv as precv, psend as psend, ragged_all_to_all as ragged_all_to_all,
+    ragged_all_to_all_p as ragged_all_to_all_p,
 )
 from arrax._src.lax.special import (
     bessel_i0e as bessel_i0e, bessel_i0e_p as bessel_i0e_p, bessel_i1e as bessel_i1e,
@@ -183,3 +185,12 @@ from arrax._src.lax.sharding import (
 )
 from arrax._src.lax.platform import platform_dependent as platform_dependent
 from arrax._src.lax.pbroadcast import pbroadcast as pbroadcast
+
+
+def __getattr__(name):
+  # jax.lax.pvary was removed in JAX v0.10.0 (JAX's message); pcast, its replacement, needs
+  # varying-manual-axes types arrax's avals do not carry.
+  if name == "pvary":
+    raise AttributeError("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0;"
+                         " use `jax.lax.pcast(..., to='varying')")
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -313,11 +313,6 @@ def _conv_abstract_eval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_
   return ShapedArray(shape, dtype, utils.weak_of([lhs, rhs]))
 
 
-def _precision_attr(precision):
-  pair = (lax_dot.Precision.DEFAULT,) * 2 if precision is None else precision
-  return ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in pair])
-
-
 def _real_dtype(dtype):
   return np.dtype(np.float32 if np.dtype(dtype) == dtypes.complex64 else np.float64)
 
@@ -347,7 +342,7 @@ def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dil
         padding=ir.DenseIntElementsAttr.get(pads), lhs_dilation=mlir.dense_i64(lhs_dilation),
         rhs_dilation=mlir.dense_i64(rhs_dilation),
         window_reversal=mlir.dense_bool([False] * nspatial),
-        precision_config=_precision_attr(precision))
+        precision_config=lax_dot._precision_attr(precision))
 
   out = ctx.avals_out[0]
   if ctx.avals_in[0].dtype.kind != "c":

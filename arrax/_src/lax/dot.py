@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import operator
+from typing import Any, NamedTuple
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -24,7 +25,8 @@ from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import shape_ops, utils
 from arrax._src.lax.utils import asarray_operand
 
-__all__ = ["Precision", "batch_matmul", "dot", "dot_general"]
+__all__ = ["DotAlgorithm", "DotAlgorithmPreset", "Precision", "batch_matmul", "dot",
+           "dot_general"]
 
 
 class Precision(enum.Enum):
@@ -53,7 +55,8 @@ _PRECISION_NAMES = {
 
 
 def canonicalize_precision(precision):
-  """None, or a pair of Precisions, from the forms lax accepts (a name, a Precision, pairs)."""
+  """None, a pair of Precisions, or a dot algorithm, from the forms lax accepts (a name, a
+  Precision, pairs of them, a DotAlgorithm, a DotAlgorithmPreset or a preset's name)."""
   if precision is None:
     default = config.jax_default_matmul_precision
     if default is None:
@@ -61,19 +64,154 @@ def canonicalize_precision(precision):
     try:
       return canonicalize_precision(default)
     except ValueError:
-      raise ValueError(f"jax_default_matmul_precision must be None or one of "
-                       f"{list(_PRECISION_NAMES)}, got {default!r}") from None
-  if isinstance(precision, str) and precision in _PRECISION_NAMES:
-    return Precision(precision), Precision(precision)
-  if isinstance(precision, Precision):
+      raise ValueError(f"jax_default_matmul_precision must be None, one of "
+                       f"{list(_PRECISION_NAMES)} or the name of a lax.DotAlgorithmPreset, "
+                       f"got {default!r}") from None
+  if isinstance(precision, str):
+    if precision in _PRECISION_NAMES:
+      return Precision(precision), Precision(precision)
+    if precision in DotAlgorithmPreset.__members__:
+      return DotAlgorithmPreset[precision]
+  elif isinstance(precision, Precision):
     return precision, precision
-  if isinstance(precision, (list, tuple)) and len(precision) == 2:
+  elif isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+    return precision
+  elif isinstance(precision, (list, tuple)) and len(precision) == 2:
     if all(isinstance(p, Precision) for p in precision):
       return tuple(precision)
     if all(isinstance(p, str) for p in precision):
-      return tuple(canonicalize_precision(p)[0] for p in precision)
-  raise ValueError(f"precision must be None, a name in {list(_PRECISION_NAMES)}, a "
-                   f"lax.Precision, or a pair of Precisions or names; got {precision!r}")
+      pair = tuple(canonicalize_precision(p) for p in precision)
+      if not all(isinstance(p, tuple) for p in pair):
+        raise TypeError(f"A pair of precisions takes lax.Precision names, not the names of "
+                        f"dot algorithm presets; got {precision}.")
+      return pair[0][0], pair[1][0]
+  raise ValueError("precision must be one of:\n- None,\n"
+                   f"- a string in {list(_PRECISION_NAMES)},\n"
+                   "- a lax.Precision value,\n- a pair of lax.Precision values or strings,\n"
+                   "- a lax.DotAlgorithmPreset or the name of one,\n- a lax.DotAlgorithm;\n"
+                   f"got {precision}.")
+
+
+def _is_algorithm(precision):
+  return isinstance(precision, (DotAlgorithm, DotAlgorithmPreset))
+
+
+# ---- dot algorithms ----------------------------------------------------------------------------
+class DotAlgorithm(NamedTuple):
+  """A dot-product algorithm: the types the operands are rounded to and the accumulator type,
+  how many components each operand is split into and how many products are computed (to
+  emulate higher precision), and whether a cheaper accumulation is allowed."""
+  lhs_precision_type: Any
+  rhs_precision_type: Any
+  accumulation_type: Any
+  lhs_component_count: int = 1
+  rhs_component_count: int = 1
+  num_primitive_operations: int = 1
+  allow_imprecise_accumulation: bool = False
+
+  def _convert_to_hlo_attr(self, lhs_dtype, rhs_dtype):
+    del lhs_dtype, rhs_dtype
+    return hlo.DotAlgorithm.get(
+        mlir.dtype_to_ir_type(np.dtype(self.lhs_precision_type)),
+        mlir.dtype_to_ir_type(np.dtype(self.rhs_precision_type)),
+        mlir.dtype_to_ir_type(np.dtype(self.accumulation_type)),
+        self.lhs_component_count, self.rhs_component_count, self.num_primitive_operations,
+        self.allow_imprecise_accumulation)
+
+
+_FLOAT8 = tuple(np.dtype(t) for t in dtypes._float8_dtypes)
+
+
+class DotAlgorithmPreset(enum.Enum):
+  """Named dot algorithms known to some platform: `LHS_RHS_ACCUMULATOR` types, with `_X3`,
+  `_X6`, `_X9` for 3, 6 or 9 products emulating more precision, `FAST_ACCUM` for cheaper
+  accumulation, `ANY_F8` for any float8 operands and `ANY` for the accumulator type given by
+  `preferred_element_type`."""
+  DEFAULT = enum.auto()
+  ANY_F8_ANY_F8_F32 = enum.auto()
+  ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+  ANY_F8_ANY_F8_ANY = enum.auto()
+  ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+  F16_F16_F16 = enum.auto()
+  F16_F16_F32 = enum.auto()
+  BF16_BF16_BF16 = enum.auto()
+  BF16_BF16_F32 = enum.auto()
+  BF16_BF16_F32_X3 = enum.auto()
+  BF16_BF16_F32_X6 = enum.auto()
+  BF16_BF16_F32_X9 = enum.auto()
+  TF32_TF32_F32 = enum.auto()
+  TF32_TF32_F32_X3 = enum.auto()
+  F32_F32_F32 = enum.auto()
+  F64_F64_F64 = enum.auto()
+
+  def __repr__(self):
+    return f"{type(self).__name__}.{self.name}"
+
+  def __str__(self):
+    return self.name
+
+  @property
+  def _any_input(self):
+    return self.name == "DEFAULT" or self.name.startswith("ANY_F8")
+
+  @property
+  def supported_lhs_types(self):
+    """The operand dtypes the algorithm takes (None: any)."""
+    if self._any_input:
+      return None
+    first = self.name.split("_")[0]
+    if first == "F16":
+      return (np.float16,)
+    if first == "BF16" and self.name in ("BF16_BF16_BF16", "BF16_BF16_F32"):
+      return (dtypes.bfloat16, np.float32)
+    if first == "F64":
+      return (np.float64,)
+    return (np.float32,)
+
+  @property
+  def supported_rhs_types(self):
+    return self.supported_lhs_types
+
+  @property
+  def accumulation_type(self):
+    """The accumulator dtype (None: chosen from the operands or preferred_element_type)."""
+    if self.name in ("DEFAULT", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM"):
+      return None
+    return {"F16_F16_F16": np.float16, "BF16_BF16_BF16": dtypes.bfloat16,
+            "F64_F64_F64": np.float64}.get(self.name, np.float32)
+
+  def supported_output_types(self, lhs_dtype, rhs_dtype):
+    """The result dtypes the algorithm can produce for these operand dtypes (None: any)."""
+    if self.name in ("ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM"):
+      return (np.float32, np.float16, dtypes.bfloat16, *(np.dtype(t) for t in (
+          "float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz", "float8_e4m3fnuz",
+          "float8_e4m3b11fnuz")))
+    narrow = {"F16_F16_F32": np.dtype(np.float16), "BF16_BF16_F32": dtypes.bfloat16}
+    if self.name in narrow:
+      both = dtypes.promote_types(lhs_dtype, rhs_dtype)
+      return (np.float32, narrow[self.name]) if both == narrow[self.name] else (np.float32,)
+    acc = self.accumulation_type
+    return None if acc is None else (acc,)
+
+  def _convert_to_hlo_attr(self, lhs_dtype, rhs_dtype):
+    """The StableHLO dot algorithm attribute (None for DEFAULT)."""
+    if self.name == "DEFAULT":
+      return None
+    if self.name.startswith("ANY_F8"):
+      if np.dtype(lhs_dtype) not in _FLOAT8 or np.dtype(rhs_dtype) not in _FLOAT8:
+        raise ValueError(f"The dot algorithm '{self}' requires both inputs to have float8 "
+                         f"dtypes. Got {lhs_dtype} and {rhs_dtype} instead.")
+      return hlo.DotAlgorithm.get(mlir.dtype_to_ir_type(np.dtype(lhs_dtype)),
+                                  mlir.dtype_to_ir_type(np.dtype(rhs_dtype)),
+                                  ir.F32Type.get(), 1, 1, 1,
+                                  self.name == "ANY_F8_ANY_F8_F32_FAST_ACCUM")
+    parts = self.name.split("_")
+    ops = int(parts[3][1:]) if len(parts) == 4 else 1
+    types = {"F16": ir.F16Type.get, "BF16": ir.BF16Type.get, "TF32": ir.FloatTF32Type.get,
+             "F32": ir.F32Type.get, "F64": ir.F64Type.get}
+    lhs, rhs, acc = (types[p]() for p in parts[:3])
+    return hlo.DotAlgorithm.get(lhs, rhs, acc, 1, 1, ops, False)
+
 
 
 # ---- the primitive ----------------------------------------------------------------------------
@@ -127,7 +265,9 @@ def _rank(dt):
           dtypes.finfo(real).nmant if is_float else -1, _bit_width(real), real.kind != "u")
 
 
-def _dot_general_dtype(lhs, rhs, preferred_element_type):
+def _dot_general_dtype(lhs, rhs, preferred_element_type, check_width=True):
+  """The result dtype; `check_width` False (a dot algorithm given) allows a narrower integer
+  preferred_element_type."""
   lr, rr = _rank(lhs.dtype), _rank(rhs.dtype)
   if lr == rr and lhs.dtype != rhs.dtype:
     raise TypeError(f"lax.dot_general cannot mix dtypes {lhs.dtype.name} and "
@@ -136,7 +276,7 @@ def _dot_general_dtype(lhs, rhs, preferred_element_type):
   pet = preferred_element_type
   if pet is None or pet == dt:
     return dt
-  if not dtypes.is_float(dt) and _bit_width(np.dtype(pet)) < _bit_width(dt):
+  if check_width and not dtypes.is_float(dt) and _bit_width(np.dtype(pet)) < _bit_width(dt):
     raise TypeError(f"preferred_element_type {np.dtype(pet).name} is narrower than the "
                     f"result dtype {dt.name} of the dot.")
   return np.dtype(pet)
@@ -145,20 +285,67 @@ def _dot_general_dtype(lhs, rhs, preferred_element_type):
 def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
                                preferred_element_type, out_sharding):
   shape = _dot_general_shape(lhs, rhs, dimension_numbers)
-  dt = _dot_general_dtype(lhs, rhs, preferred_element_type)
+  dt = _dot_general_dtype(lhs, rhs, preferred_element_type, not _is_algorithm(precision))
   return ShapedArray(shape, dt, utils.weak_of([lhs, rhs]))
 
 
 def _precision_attr(precision):
-  pair = (Precision.DEFAULT, Precision.DEFAULT) if precision is None else precision
+  """The precision_config pair (DEFAULT, DEFAULT when none or a dot algorithm is given)."""
+  pair = (Precision.DEFAULT,) * 2 if precision is None or _is_algorithm(precision) else precision
   return ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in pair])
+
+
+# The presets XLA:CPU computes as asked (it would silently ignore any other algorithm).
+_CPU_PRESETS = ("DEFAULT", "F16_F16_F16", "F32_F32_F32", "F64_F64_F64", "BF16_BF16_F32",
+                "BF16_BF16_F32_X3", "BF16_BF16_F32_X6")
+
+
+def _convert_value(x, aval, dtype):
+  """`x` (of `aval`) converted to `dtype` in the IR (nonzero -> True for bool)."""
+  dtype = np.dtype(dtype)
+  if aval.dtype == dtype:
+    return x
+  if dtype == np.bool_:   # (then an identity convert, as JAX emits)
+    x = mlir.compare(x, mlir.full_like_aval(0, aval), "NE", aval.dtype)
+  return hlo.convert(mlir.aval_to_ir_type(aval.update(dtype=dtype)), x)
+
+
+def _algorithm_types(algorithm, lhs_dtype, rhs_dtype, out_dtype):
+  """The (lhs, rhs, accumulation) dtypes a dot with `algorithm` computes in (None: unchanged);
+  a preset keeps an input or output dtype it supports, else takes its first supported one."""
+  if isinstance(algorithm, DotAlgorithm):
+    return (algorithm.lhs_precision_type, algorithm.rhs_precision_type,
+            algorithm.accumulation_type)
+
+  def pick(dt, supported):
+    if supported is None or np.dtype(dt) in [np.dtype(t) for t in supported]:
+      return dt
+    return supported[0]
+  lhs_dtype = pick(lhs_dtype, algorithm.supported_lhs_types)
+  rhs_dtype = pick(rhs_dtype, algorithm.supported_rhs_types)
+  return lhs_dtype, rhs_dtype, pick(out_dtype, algorithm.supported_output_types(lhs_dtype,
+                                                                                  rhs_dtype))
 
 
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                        out_sharding):
   lhs_aval, rhs_aval = ctx.avals_in
   out = ctx.avals_out[0]
-  if lhs_aval.dtype != rhs_aval.dtype:
+  acc = out
+  extra = {}
+  if _is_algorithm(precision):
+    if not (isinstance(precision, DotAlgorithmPreset) and precision.name in _CPU_PRESETS):
+      raise ValueError(f"The precision '{precision}' is not supported by dot_general on CPU")
+    # The operands are converted to the algorithm's types, the product accumulated in its
+    # accumulation type and converted to the result dtype.
+    lt, rt, at = _algorithm_types(precision, lhs_aval.dtype, rhs_aval.dtype, out.dtype)
+    lhs = _convert_value(lhs, lhs_aval, lt)
+    rhs = _convert_value(rhs, rhs_aval, rt)
+    if at is not None:
+      acc = out.update(dtype=np.dtype(at))
+    if precision is not DotAlgorithmPreset.DEFAULT:
+      extra["algorithm"] = precision._convert_to_hlo_attr(lt, rt)
+  elif lhs_aval.dtype != rhs_aval.dtype:
     # CPU and GPU codegen want one input dtype: compute in the result dtype.
     lhs = hlo.convert(mlir.aval_to_ir_type(lhs_aval.update(dtype=out.dtype)), lhs)
     rhs = hlo.convert(mlir.aval_to_ir_type(rhs_aval.update(dtype=out.dtype)), rhs)
@@ -166,8 +353,9 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
   dnums = hlo.DotDimensionNumbers.get(
       lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
       lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
-  return [hlo.dot_general(mlir.aval_to_ir_type(out), lhs, rhs, dnums,
-                          precision_config=_precision_attr(precision))]
+  result = hlo.dot_general(mlir.aval_to_ir_type(acc), lhs, rhs, dnums,
+                           precision_config=_precision_attr(precision), **extra)
+  return [_convert_value(result, acc, out.dtype)]
 
 
 def _dot_general_pp(params):

@@ -1,5 +1,6 @@
 """Collective primitives over named axes: psum, pmax, pmin, ppermute, all_gather, reduce_scatter
-(psum_scatter), all_to_all and axis_index.
+(psum_scatter), all_to_all, axis_index, and psend/precv and ragged_all_to_all (which XLA:CPU
+cannot run: they lower as JAX's, and fail on CPU as JAX's do).
 
 A named axis is introduced by `vmap(..., axis_name=...)` or by `pmap`. Under vmap each
 collective is batched away by its axis-aware rule (`prim.batch_axis`): when the trace's
@@ -20,17 +21,17 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, batching, core, mlir
+from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.lax import elementwise as lax_api
-from arrax._src.lax import reductions, shape_ops, utils
+from arrax._src.lax import creation, reductions, shape_ops, utils
 from arrax._src.lax.utils import asarray_operand
 from arrax._src.numpy import indexing, lax_numpy, ufuncs  # helpers of the vmap rules
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
     "all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
-    "pshuffle", "psum", "psum_scatter", "pswapaxes",
+    "precv", "psend", "pshuffle", "psum", "psum_scatter", "pswapaxes", "ragged_all_to_all",
 ]
 
 
@@ -754,3 +755,205 @@ def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
   """Swap the mapped axis `axis_name` with the positional axis `axis` (an all_to_all)."""
   return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
+
+
+# ---- psend / precv ----------------------------------------------------------------------------
+# One-sided halves of a ppermute (XLA's Send and Recv): psend sends `x` to the destinations of
+# `perm` and returns a token; precv, given a token (from psend or create_token), receives a
+# value of `out_shape`. Both are side effects (never dropped). XLA implements them on GPU only:
+# on CPU, as with JAX, lowering them raises NotImplementedError.
+psend_p = core.Primitive("psend")
+psend_p.effectful = True
+
+
+@psend_p.def_abstract_eval
+def _psend_abstract_eval(x, *, axis_name, perm):
+  _check_axis_names(axis_name, "psend")
+  return core.abstract_token
+
+
+@psend_p.def_lowering
+def _psend_lower(ctx, x, *, axis_name, perm):
+  raise NotImplementedError("psend is currently only implemented on GPU")
+
+
+@psend_p.def_batch_axis
+def _psend_batch(axis_data, args, dims, *, axis_name, perm):
+  if axis_data.name not in axis_name:
+    return psend_p.bind(args[0], axis_name=axis_name, perm=perm), None
+  # Over the vmapped axis, JAX batches psend as the ppermute it stands for: the result is the
+  # permuted value (not a token).
+  return _ppermute_batch(axis_data, args, dims, axis_name=axis_name, perm=perm)
+
+
+def psend(x, axis_name, perm):
+  """Send `x` (each leaf of a pytree) along the mapped axis `axis_name` from `src` to `dst` for
+  each pair of `perm`; returns a token for a matching `precv` (GPU only)."""
+  names = _names(axis_name)
+  perm = tuple(tuple(p) for p in perm)
+  return tree_map(lambda v: psend_p.bind(asarray_operand(v), axis_name=names, perm=perm), x)
+
+
+precv_p = core.Primitive("precv")
+precv_p.effectful = True
+
+
+@precv_p.def_abstract_eval
+def _precv_abstract_eval(token, *, out_shape, axis_name, perm):
+  return out_shape
+
+
+@precv_p.def_lowering
+def _precv_lower(ctx, token, *, out_shape, axis_name, perm):
+  raise NotImplementedError("precv is currently only implemented on GPU")
+
+
+@precv_p.def_batch_axis
+def _precv_batch(axis_data, args, dims, *, out_shape, axis_name, perm):
+  raise TypeError("precv cannot be batched (vmap): it has no batching rule for `out_shape`.")
+
+
+def precv(token, out_shape, axis_name, perm):
+  """Receive a value shaped like `out_shape` (a ShapeDtypeStruct) along the mapped axis
+  `axis_name` from the sources of `perm`, after `token` (from psend or create_token); GPU
+  only."""
+  return precv_p.bind(token, out_shape=ShapedArray(out_shape.shape, out_shape.dtype),
+                      axis_name=_names(axis_name), perm=tuple(tuple(p) for p in perm))
+
+
+# ---- ragged_all_to_all ------------------------------------------------------------------------
+# Every device sends the slices operand[input_offsets[i]:+send_sizes[i]] to the device
+# i // (K / axis size) (K = len(input_offsets)), where they are written into its `output` at
+# output_offsets[i]; the result is `output` with what this device received written in. It
+# lowers to XLA's ragged_all_to_all custom call (JAX's text); XLA:CPU has no ragged-all-to-all,
+# so compiling it on CPU fails as with JAX.
+ragged_all_to_all_p = core.Primitive("ragged_all_to_all")
+_RAGGED_ARGS = ("input_offsets", "send_sizes", "output_offsets", "recv_sizes")
+
+
+@ragged_all_to_all_p.def_abstract_eval
+def _ragged_all_to_all_abstract_eval(operand, output, *offsets_and_sizes, axis_name,
+                                     axis_index_groups):
+  for name, aval in zip(_RAGGED_ARGS, offsets_and_sizes):
+    if not dtypes.issubdtype(aval.dtype, np.integer):
+      raise ValueError(f"ragged_all_to_all {name} must be integer type.")
+  for name, aval in zip(_RAGGED_ARGS, offsets_and_sizes):
+    if aval.ndim != 1 or aval.shape[0] < 1:
+      raise ValueError(f"ragged_all_to_all {name} must be rank 1 with positive dimension "
+                       f"size, but got shape {aval.shape}")
+  _check_axis_names(axis_name, "ragged_all_to_all")
+  return output.update(weak_type=False)
+
+
+@ragged_all_to_all_p.def_impl
+def _ragged_all_to_all_impl(*args, **params):
+  raise RuntimeError("ragged_all_to_all must be used within a mapped context like vmap or "
+                     "shard_map.")
+
+
+@ragged_all_to_all_p.def_lowering
+def _ragged_all_to_all_lower(ctx, *args, axis_name, axis_index_groups):
+  groups = _groups(ctx, "ragged_all_to_all", axis_name, axis_index_groups)
+  if axis_index_groups is not None and len({len(g) for g in axis_index_groups}) > 1:
+    raise ValueError("Replica groups must be equally sized")
+  # A channel id also under pmap (cross-replica-and-partition mode with one partition: the
+  # groups are replica ids), as JAX 0.10.2's pmap (a shard_map) emits it; without one, XLA:CPU
+  # crashes compiling the replicated program instead of reporting that it has no such op.
+  config = {"replica_groups": ir.DenseIntElementsAttr.get(np.ascontiguousarray(groups)),
+            "channel_id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)}
+  op = hlo.CustomCallOp([mlir.aval_to_ir_type(ctx.avals_out[0])], list(args),
+                        call_target_name=ir.StringAttr.get("ragged_all_to_all"),
+                        backend_config=ir.DictAttr.get(config),
+                        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4))
+  return op.results
+
+
+@ragged_all_to_all_p.def_jvp
+def _ragged_all_to_all_jvp(primals, tangents, **params):
+  operand, output, *offsets_and_sizes = primals
+  d_operand, d_output = tangents[:2]
+  out = ragged_all_to_all_p.bind(operand, output, *offsets_and_sizes, **params)
+  if type(d_operand) is ad.Zero and type(d_output) is ad.Zero:
+    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+  # Linear in (operand, output): the tangents travel the same way.
+  d_out = ragged_all_to_all_p.bind(ad.instantiate(d_operand), ad.instantiate(d_output),
+                                   *offsets_and_sizes, **params)
+  return out, d_out
+
+
+@ragged_all_to_all_p.def_transpose
+def _ragged_all_to_all_transpose(ct, operand, output, input_offsets, send_sizes, output_offsets,
+                                 recv_sizes, *, axis_name, axis_index_groups):
+  if type(ct) is ad.Zero:
+    return [None] * 6
+  # operand: the reverse exchange brings each received slice's cotangent back to its sender.
+  # output: the cotangent of what was not overwritten by received slices.
+  zero = ad.zeros_like_aval(operand.aval)
+  out_offsets = all_to_all(output_offsets, axis_name, 0, 0, tiled=True)
+  in_offsets = all_to_all(input_offsets, axis_name, 0, 0, tiled=True)
+  operand_ct = ragged_all_to_all_p.bind(ct, zero, out_offsets, recv_sizes, in_offsets,
+                                        send_sizes, axis_name=axis_name,
+                                        axis_index_groups=axis_index_groups)
+  ct_aval = core.get_aval(ct)
+  marks = creation.full(ct_aval.shape[0], 0, dtype="int32")
+  marks = indexing._IndexUpdateHelper(marks)[out_offsets].set(1)
+  marks = indexing._IndexUpdateHelper(marks)[ufuncs.add(out_offsets, recv_sizes)].add(-1)
+  mask = reductions.cumsum(marks)
+  mask = shape_ops.expand_dims(mask, tuple(range(1, ct_aval.ndim)))
+  mask = shape_ops.broadcast_in_dim(mask, ct_aval.shape, tuple(range(ct_aval.ndim)))
+  output_ct = lax_api.select(mask, lax_api._zeros(ct), ct)
+  return [operand_ct if ad.is_undefined(operand) else None,
+          output_ct if ad.is_undefined(output) else None, None, None, None, None]
+
+
+@ragged_all_to_all_p.def_batch_axis
+def _ragged_all_to_all_batch(axis_data, args, dims, *, axis_name, axis_index_groups):
+  if all(d is None for d in dims) and axis_data.name not in axis_name:
+    return ragged_all_to_all_p.bind(*args, axis_name=axis_name,
+                                    axis_index_groups=axis_index_groups), None
+  if axis_data.name in axis_name:
+    raise NotImplementedError("ragged_all_to_all over a vmapped axis is not supported (nor by "
+                              "JAX).")
+  if axis_index_groups:
+    raise NotImplementedError("ragged_all_to_all with axis_index_groups under vmap is not "
+                              "supported (nor by JAX).")
+  # Batched over another axis: the examples' ragged arrays are laid end to end (offsets
+  # shifted by each example's start), exchanged once, and split again.
+  size = axis_data.size
+
+  def example_minor(x, d):   # (K, size)
+    return batching.broadcast(x, size, 1) if d is None else x if d == 1 else \
+        shape_ops.transpose(x, (1, 0))
+
+  def merge(x):
+    shape = core.get_aval(x).shape
+    return shape_ops.reshape(x, (shape[0] * shape[1],) + shape[2:])
+
+  operand, output = (batching.bdim_at_front(x, d, size) for x, d in zip(args[:2], dims[:2]))
+  n, m = core.get_aval(operand).shape[1], core.get_aval(output).shape[1]
+  input_offsets, send_sizes, output_offsets, recv_sizes = (
+      example_minor(x, d) for x, d in zip(args[2:], dims[2:]))
+
+  def shift(offsets, step):
+    dt = core.get_aval(offsets).dtype
+    starts = shape_ops.broadcast_in_dim(shape_ops.iota(dt, size), (1, size), (1,))
+    return lax_api.add(offsets, lax_api.mul(starts, lax_api.scalar_literal(step, dt, True)))
+  input_offsets, output_offsets = shift(input_offsets, n), shift(output_offsets, m)
+  merged = [merge(x) for x in (operand, output, input_offsets, send_sizes, output_offsets,
+                                recv_sizes)]
+  out = ragged_all_to_all(*merged, axis_name=axis_name)
+  out_shape = core.get_aval(out).shape
+  return shape_ops.reshape(out, (size, out_shape[0] // size) + out_shape[1:]), 0
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes, *,
+                      axis_name, axis_index_groups=None):
+  """all_to_all of ragged arrays along the mapped axis `axis_name`: slice i of `operand`
+  (input_offsets[i], send_sizes[i] long along axis 0) goes to device i // (K / axis size)
+  (K = len(input_offsets)), which writes it into its `output` at output_offsets[i]. Returns
+  `output` with the slices this device received (recv_sizes long) written in."""
+  names = _names(axis_name)
+  groups = None if axis_index_groups is None else tuple(map(tuple, axis_index_groups))
+  args = [asarray_operand(a) for a in (operand, output, input_offsets, send_sizes,
+                                       output_offsets, recv_sizes)]
+  return ragged_all_to_all_p.bind(*args, axis_name=names, axis_index_groups=groups)

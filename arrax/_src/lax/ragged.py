@@ -144,7 +144,8 @@ def _ragged_dot_general_abstract_eval(lhs, rhs, group_sizes, *, ragged_dot_dimen
                     "np.integer.")
   pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
       preferred_element_type)
-  return ShapedArray(shape, lax_dot._dot_general_dtype(lhs, rhs, pet),
+  return ShapedArray(shape, lax_dot._dot_general_dtype(lhs, rhs, pet,
+                                                     not lax_dot._is_algorithm(precision)),
                      lhs.weak_type and rhs.weak_type)
 
 
