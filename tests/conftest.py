@@ -4,6 +4,10 @@ The differential-testing helpers live in oracle.py; this file holds the fixtures
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# The persistent compilation cache (on by default in arrax) is tested by
+# test_compilation_cache.py with directories of its own; elsewhere in the suite it would only
+# add a key computation and a disk lookup to every compilation.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", "")
 
 import gc  # noqa: E402
 

@@ -67,15 +67,16 @@ def wrap_tokens(outs):
           if x.aval is core.abstract_token else x for x in outs]
 
 
-def compile_module(lowered, device, name=""):
-  """Compile a LoweredModule for one device with XLA (or load it from the persistent
-  compilation cache)."""
+def compile_module(lowered, device, name="", persistent=True):
+  """Compile a LoweredModule for one device with XLA (or, if `persistent`, load it from the
+  persistent compilation cache)."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
   options = xc.CompileOptions()
   options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
   devices = xc.DeviceList((device,))
   # Executables calling back into Python cannot be serialized with their callbacks.
-  directory = None if lowered.host_callbacks else compilation_cache.cache_dir()
+  directory = (compilation_cache.cache_dir()
+               if persistent and not lowered.host_callbacks else None)
   if directory:
     key = compilation_cache.cache_key(str(lowered.module), client, device,
                                       options.SerializeAsString())
@@ -214,8 +215,11 @@ def _compile_primitive(prim, avals, params, device):
   outvars = [core.Var(a) for a in out_avals]
   jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
   module = mlir.lower_jaxpr_to_module(prim.name, core.ClosedJaxpr(jaxpr, []))
-  return Executable(compile_module(module, device, prim.name), avals, out_avals, device,
-                    name=f"jit({prim.name})")
+  # One primitive compiles in milliseconds, faster than the persistent cache's key and lookup;
+  # a control-flow primitive's program (a jaxpr parameter) may be big enough to be worth them.
+  persistent = any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) for v in params.values())
+  return Executable(compile_module(module, device, prim.name, persistent), avals, out_avals,
+                    device, name=f"jit({prim.name})")
 
 
 def special_value(outs):
