@@ -188,9 +188,19 @@ def device_get(x):
 
 def block_until_ready(x):
   """Wait for every array in a pytree to be computed; returns the pytree."""
+  if type(x) is Array:   # one array: the common case
+    x._buf.block_until_ready()
+    return x
+  bufs = []
   for leaf in tree_flatten(x)[0]:
-    if isinstance(leaf, Array):
+    if type(leaf) is Array:
+      bufs.append(leaf._buf)
+    elif isinstance(leaf, Array):   # (a sharded array waits for its own buffers)
       leaf.block_until_ready()
+  if len(bufs) == 1:
+    bufs[0].block_until_ready()
+  elif bufs:
+    _jax.batched_block_until_ready(bufs)   # one wait for many arrays
   return x
 
 
