@@ -191,12 +191,12 @@ def block_until_ready(x):
   if type(x) is Array:   # one array: the common case
     x._buf.block_until_ready()
     return x
-  bufs = []
-  for leaf in tree_flatten(x)[0]:
-    if type(leaf) is Array:
-      bufs.append(leaf._buf)
-    elif isinstance(leaf, Array):   # (a sharded array waits for its own buffers)
-      leaf.block_until_ready()
+  leaves = tree_flatten(x)[0]
+  bufs = [leaf._buf for leaf in leaves if type(leaf) is Array]
+  if len(bufs) < len(leaves):
+    for leaf in leaves:
+      if type(leaf) is not Array and isinstance(leaf, Array):   # (a sharded array waits for
+        leaf.block_until_ready()                                #  its own buffers)
   if len(bufs) == 1:
     bufs[0].block_until_ready()
   elif bufs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import itertools
 import logging
 import operator
 import time
@@ -22,7 +23,7 @@ from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import config, trace_state, trace_state_change
+from arrax._src.config import _trace_state, config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.api import ShapeDtypeStruct, eval_shape
@@ -349,6 +350,23 @@ def _arg_aval(x):
 
 _PY_SCALARS = frozenset((int, float, bool, complex))
 _scalar_avals: dict = {}   # (type, value, x64) -> the aval of a Python scalar argument
+
+
+_array_trees: dict = {}   # n -> the structure of ((n leaves), {})
+
+
+def _array_tree(n):
+  tree = _array_trees[n] = _flatten((tuple(range(n)), {}))[1]
+  return tree
+
+
+def _leaf_aval(x, x64):
+  """The aval of an argument that is not an Array: Python scalars' from a cache."""
+  t = type(x)
+  if t in _PY_SCALARS:
+    aval = _scalar_avals.get((t, x, x64))
+    return _new_scalar_aval(x, t, x64) if aval is None else aval
+  return _arg_aval(x)
 
 
 def _new_scalar_aval(x, t, x64):
@@ -808,32 +826,34 @@ class JitWrapped(Wrapped):
       dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
     else:
       dyn_args, dyn_kwargs, statics = args, kwargs, ()
-    leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+    for x in dyn_args:
+      if type(x) is not Array and type(x) not in _PY_SCALARS:
+        leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+        break
+    else:   # only arrays and Python scalars, given positionally: leaves, in a flat structure
+      if dyn_kwargs:
+        leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+      else:
+        leaves = dyn_args
+        in_tree = _array_trees.get(len(dyn_args)) or _array_tree(len(dyn_args))
     if core.trace_ctx.trace is not _eval_trace:
       return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
-    state = trace_state()
-    device = self._device
-    avals = []
-    only_arrays = True
-    for x in leaves:
-      t = type(x)
-      if t is Array:
-        avals.append(x.aval)
-        if device is None and x._committed:
-          device = x.device
-      else:
-        only_arrays = False
-        if t in _PY_SCALARS:
-          aval = _scalar_avals.get((t, x, state[0]))
-          avals.append(_new_scalar_aval(x, t, state[0]) if aval is None else aval)
-        else:
-          avals.append(_arg_aval(x))
+    state = _trace_state[0]
+    x64 = state[0]
+    avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
     default = _default_device()
+    device = self._device
     if device is None:
-      device = default
+      for x in leaves:   # the first committed array's device, else the default one
+        if type(x) is Array and x._committed:
+          device = x.device
+          break
+      else:
+        device = default
     cache = self._cache
     last = cache.last
-    if (last is not None and last[1] == avals and last[0] == in_tree and last[2] == statics
+    if (last is not None and last[1] == avals and (last[0] is in_tree or last[0] == in_tree)
+        and last[2] == statics
         and last[3] is state and last[4] is device):
       entry = last[5]
     else:
@@ -853,8 +873,6 @@ class JitWrapped(Wrapped):
       dispatch.raise_no_execution(exe.name)
     if entry.donated is not None:
       bufs = _donatable_buffers(leaves, entry.donated, device)
-    elif only_arrays:
-      bufs = [x._buf for x in leaves]
     else:
       bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     try:
@@ -868,7 +886,7 @@ class JitWrapped(Wrapped):
       if _debug_nans.value or _debug_infs.value:
         _check_special(self._name, [out], lambda: self._fun(*args, **kwargs))
       return out
-    outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
+    outs = list(map(Array, raw, exe.out_avals, itertools.repeat(committed)))
     for i, shape in entry.float0:
       outs[i] = np.zeros(shape, dtypes.float0)
     if exe.token_outs:
