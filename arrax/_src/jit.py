@@ -822,10 +822,14 @@ class JitWrapped(Wrapped):
     # come from caches; key avals are interned so that outputs fed back compare by identity.
     if _disable_jit.value:
       return self._fun(*args, **kwargs)
-    if self._has_static:
-      dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-    else:
+    if not self._has_static:
       dyn_args, dyn_kwargs, statics = args, kwargs, ()
+    elif kwargs:
+      dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+    else:   # (static positions by the number of arguments; the static values hashed once)
+      static_pos, dyn_pos = self._plans.get(len(args)) or self._static_plan(len(args))
+      statics = tuple([_HashableStatic(args[i], i) for i in static_pos])
+      dyn_args, dyn_kwargs = tuple([args[i] for i in dyn_pos]), kwargs
     for x in dyn_args:
       if type(x) is not Array and type(x) not in _PY_SCALARS:
         leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
