@@ -72,7 +72,7 @@ def _run(lib, slow=False):
   return log
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _jax_log():
   return _run(jax)
 
