@@ -33,6 +33,69 @@ def eager_op(L):
   return lambda: L.block(x * x)
 
 
+@benchmark(target=0.8, numpy=True)
+def eager_3ops(L):
+  """Three eager elementwise ops (sin(x) * y + x on 1024 float32) + block."""
+  jnp = L.numpy
+  x = L.asarray(np.linspace(0, 1, 1024, dtype=np.float32))
+  y = L.asarray(np.ones(1024, np.float32))
+  return lambda: L.block(jnp.sin(x) * y + x)
+
+
+@benchmark(target=1.0, numpy=True)
+def jit_call_poly_sum(L):
+  """jit of sum(x**2 - x**3 - x) on 100 float32: call + block, steady state."""
+  jnp = L.numpy
+  f = L.jit(lambda x: jnp.sum(x ** 2 - x ** 3 - x))
+  x = L.asarray(np.linspace(0, 1, 100, dtype=np.float32))
+  return lambda: L.block(f(x))
+
+
+@benchmark(target=1.0)
+def jit_call_static_int(L):
+  """jit with a static Python int argument and a scalar result: call + block."""
+  jnp = L.numpy
+
+  def f(x, n):
+    return jnp.sum(x * n)
+  f = L.jit(f, static_argnums=1)
+  x = L.asarray(np.ones(100, np.float32))
+  return lambda: L.block(f(x, 3))
+
+
+@benchmark(target=1.0)
+def jit_call_python_scalars(L):
+  """jit with two dynamic Python scalar arguments (a float and an int) and an array."""
+  f = L.jit(lambda x, a, b: x * a + b)
+  x = L.asarray(np.ones(100, np.float32))
+  return lambda: L.block(f(x, 0.5, 3))
+
+
+def _pytree_args(L, n_layers):
+  r = rng(4)
+  return [{"w": L.asarray(r.standard_normal((8, 8), np.float32)),
+           "b": L.asarray(np.zeros(8, np.float32))} for _ in range(n_layers)]
+
+
+def _sgd(L):
+  tree_map = L.top.tree_util.tree_map
+  return L.jit(lambda params, lr: tree_map(lambda p: p * (1 - lr), params))
+
+
+@benchmark(target=1.0)
+def jit_call_pytree_12(L):
+  """jit call with a pytree of 12 arrays (6 {w, b} layers) in and out, plus a scalar."""
+  f, params = _sgd(L), _pytree_args(L, 6)
+  return lambda: L.block(f(params, 0.01))
+
+
+@benchmark(target=1.0)
+def jit_call_pytree_100(L):
+  """jit call with a pytree of 100 arrays (50 {w, b} layers) in and out, plus a scalar."""
+  f, params = _sgd(L), _pytree_args(L, 50)
+  return lambda: L.block(f(params, 0.01))
+
+
 def _chain(jnp, n=200):
   def f(x):
     for i in range(n // 2):

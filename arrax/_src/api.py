@@ -188,9 +188,19 @@ def device_get(x):
 
 def block_until_ready(x):
   """Wait for every array in a pytree to be computed; returns the pytree."""
-  for leaf in tree_flatten(x)[0]:
-    if isinstance(leaf, Array):
-      leaf.block_until_ready()
+  if type(x) is Array:   # one array: the common case
+    x._buf.block_until_ready()
+    return x
+  leaves = tree_flatten(x)[0]
+  bufs = [leaf._buf for leaf in leaves if type(leaf) is Array]
+  if len(bufs) < len(leaves):
+    for leaf in leaves:
+      if type(leaf) is not Array and isinstance(leaf, Array):   # (a sharded array waits for
+        leaf.block_until_ready()                                #  its own buffers)
+  if len(bufs) == 1:
+    bufs[0].block_until_ready()
+  elif bufs:
+    _jax.batched_block_until_ready(bufs)   # one wait for many arrays
   return x
 
 

@@ -520,7 +520,7 @@ def device_put_value(x, device=None, *, dtype=None, weak_type=None, copy=True,
   host = np.asarray(x)
   if host.dtype != dtype:
     host = host.astype(dtype)
-  aval = ShapedArray(host.shape, dtype, wt)
+  aval = core.intern_aval(ShapedArray(host.shape, dtype, wt))
   host_transfers["to_device"] += 1
   if dtype == dtypes.float0:
     host = np.zeros(host.shape, np.bool_)

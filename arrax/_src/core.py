@@ -100,6 +100,22 @@ class ShapedArray(AbstractValue):
     return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
 
 
+_interned_avals: dict = {}
+
+
+def intern_aval(aval):
+  """One shared object per distinct ShapedArray (given to executables' outputs and to arrays
+  put on a device, kept in jit cache keys): cache lookups then compare avals by identity."""
+  if type(aval) is not ShapedArray:
+    return aval
+  hit = _interned_avals.get(aval)
+  if hit is None:
+    if len(_interned_avals) > 16384:
+      _interned_avals.clear()
+    hit = _interned_avals[aval] = aval
+  return hit
+
+
 class AbstractToken(AbstractValue):
   """The abstract value of an XLA token (which orders side effects): printed `Tok`. At run
   time a token is a `Token` holding an empty boolean buffer."""

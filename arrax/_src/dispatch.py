@@ -25,7 +25,7 @@ def raise_no_execution(name):
                      "option is set")
 debug_infs = config.flag("jax_debug_infs")
 
-_PY_SCALARS = (int, float, bool, complex)
+_PY_SCALARS = frozenset((int, float, bool, complex))
 
 logger = logging.getLogger("arrax")
 
@@ -39,7 +39,7 @@ class Executable:
     self.loaded = loaded
     self.name = name
     self.in_avals = in_avals
-    self.out_avals = out_avals
+    self.out_avals = [core.intern_aval(a) for a in out_avals]
     self.device = device
     self.kept = kept
     sharding = backend.device_sharding(device)
@@ -103,7 +103,8 @@ _scalar_buffers: dict = {}
 def _python_scalar_buffer(x, device):
   # Arrays are immutable, so device copies of small Python scalars can be shared; this makes
   # `x + 1` in a loop as cheap as `x + y`. -0.0 and 0.0 compare equal, hence the sign.
-  key = (type(x), x, device, x64_enabled(), type(x) is float and math.copysign(1.0, x) < 0)
+  t = type(x)
+  key = (t, x, device, x64_enabled(), t is float and x == 0.0 and math.copysign(1.0, x) < 0)
   hit = _scalar_buffers.get(key)
   if hit is None:
     if len(_scalar_buffers) > 4096:
@@ -138,6 +139,10 @@ def to_buffer(x, device):
   if type(x) is Array:
     buf = x._buf
     return buf, x.aval
+  if type(x) in _PY_SCALARS:
+    if _h2d_guard.value is not None or _any_guard.value is not None:
+      _guard_host_to_device(x, device)
+    return _python_scalar_buffer(x, device)
   if type(x) is not core.Literal and not isinstance(x, (core.Tracer, core.Token)):
     _guard_host_to_device(x, device)
   if type(x) in _PY_SCALARS:

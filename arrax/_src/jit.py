@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import itertools
 import logging
 import operator
 import time
@@ -22,7 +23,7 @@ from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import config, trace_state, trace_state_change
+from arrax._src.config import _trace_state, config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.api import ShapeDtypeStruct, eval_shape
@@ -32,6 +33,9 @@ _flatten = _registry.flatten
 
 logger = logging.getLogger("arrax")
 _disable_jit = config.flag("jax_disable_jit")
+_no_execution = dispatch.no_execution
+_debug_nans = dispatch.debug_nans
+_debug_infs = dispatch.debug_infs
 _eval_trace = core.eval_trace
 _default_device = backend.default_device
 
@@ -307,12 +311,14 @@ def _normalize_argnums(argnums, sig, argnames):
 
 class _HashableStatic:
   """A static argument in a cache key; an unhashable one is an error as in JAX."""
-  __slots__ = ("val",)
+  __slots__ = ("val", "_hash")
 
   def __init__(self, val, where):
+    # `where`: a position (int) or a quoted keyword name, formatted only for the error.
     try:
-      hash(val)
+      self._hash = hash(val)
     except TypeError as e:
+      where = f"at position {where}" if type(where) is int else where
       raise ValueError(
           f"Non-hashable static arguments are not supported. An error occurred while trying to "
           f"hash an object of type {type(val)}, {val}. The error was:\n{e}\n"
@@ -325,7 +331,7 @@ class _HashableStatic:
         self.val == other.val)
 
   def __hash__(self):
-    return hash(self.val)
+    return self._hash
 
   def __repr__(self):
     return repr(self.val)
@@ -342,8 +348,44 @@ def _arg_aval(x):
         "scalars, or mark the argument static with static_argnums/static_argnames.") from None
 
 
+_PY_SCALARS = frozenset((int, float, bool, complex))
+_scalar_avals: dict = {}   # (type, value, x64) -> the aval of a Python scalar argument
+
+
+_array_trees: dict = {}   # n -> the structure of ((n leaves), {})
+
+
+def _array_tree(n):
+  tree = _array_trees[n] = _flatten((tuple(range(n)), {}))[1]
+  return tree
+
+
+def _leaf_aval(x, x64):
+  """The aval of an argument that is not an Array: Python scalars' from a cache."""
+  t = type(x)
+  if t in _PY_SCALARS:
+    aval = _scalar_avals.get((t, x, x64))
+    return _new_scalar_aval(x, t, x64) if aval is None else aval
+  return _arg_aval(x)
+
+
+def _new_scalar_aval(x, t, x64):
+  aval = core.intern_aval(_arg_aval(x))   # (an int too big for its dtype raises here)
+  if len(_scalar_avals) > 4096:
+    _scalar_avals.clear()
+  _scalar_avals[(t, x, x64)] = aval
+  return aval
+
+
+def _intern_key(key):
+  """`key` with its avals replaced by shared equal ones (the ones executables give their
+  outputs), so that looking up outputs fed back compares avals by identity."""
+  in_tree, avals, statics, state, device = key
+  return (in_tree, tuple(core.intern_aval(a) for a in avals), statics, state, device)
+
+
 class _CacheEntry:
-  __slots__ = ("exe", "out_tree", "closed", "single", "float0", "runner", "donated")
+  __slots__ = ("exe", "out_tree", "closed", "single", "float0", "runner", "donated", "special")
 
   def __init__(self, exe, out_tree, closed, runner=None, donated=None):
     self.exe = exe
@@ -358,6 +400,8 @@ class _CacheEntry:
     self.float0 = () if exe is None else tuple(
         (i, a.shape) for i, a in enumerate(exe.out_avals)
         if getattr(a, "dtype", None) == dtypes.float0)
+    # float0 or token outputs: not a plain Array per output
+    self.special = bool(self.float0) or (exe is not None and exe.token_outs)
 
 
 # ---- the stages of jit: Wrapped -> Traced -> Lowered -> Compiled (jax.stages) --------------
@@ -573,11 +617,30 @@ _caches_by_fun: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 class _ExecutableCache(dict):
   """One jit function's compiled executables by signature (weakly referable); `compiles`
   counts every compilation (evicted ones too), for the recompilation warning."""
-  __slots__ = ("__weakref__", "compiles")
+  __slots__ = ("__weakref__", "compiles", "last")
 
   def __init__(self):
     super().__init__()
     self.compiles = 0
+    # The last call's (in_tree, avals, statics, trace state, device, entry): a call with the
+    # same signature (a loop) finds its entry by comparing these, without hashing its avals.
+    self.last = None
+
+  def clear(self):
+    self.last = None
+    super().clear()
+
+  def pop(self, *args):
+    self.last = None
+    return super().pop(*args)
+
+  def __delitem__(self, key):
+    self.last = None
+    super().__delitem__(key)
+
+  def popitem(self):
+    self.last = None
+    return super().popitem()
 
 
 class RecompileWarning(UserWarning):
@@ -666,6 +729,7 @@ class JitWrapped(Wrapped):
     if self._donate_argnums or self._donate_argnames:
       options += (self._donate_argnums, self._donate_argnames)
     self._cache, self._trace_cache = _shared_caches(fun, options)
+    self._plans = {}   # number of positional arguments -> _static_plan
 
   def _donation(self, args, kwargs):
     """One flag per flat dynamic argument of the call `(args, kwargs)`: donated or not (None:
@@ -692,16 +756,22 @@ class JitWrapped(Wrapped):
   def __repr__(self):
     return f"<JitWrapped({self._fun!r})>"
 
+  def _static_plan(self, n):
+    """(static positions, dynamic positions) of a call with `n` positional arguments."""
+    plan = self._plans.get(n)
+    if plan is None:
+      norm = {i + n if i < 0 else i for i in self._static_argnums}
+      plan = self._plans[n] = (tuple(i for i in sorted(norm) if i < n),
+                               tuple(i for i in range(n) if i not in norm))
+    return plan
+
   def _split_static(self, args, kwargs):
-    nums = self._static_argnums
     statics = []
-    if nums:
-      n = len(args)
-      norm = {i + n if i < 0 else i for i in nums}
-      for i in sorted(norm):
-        if i < n:
-          statics.append(_HashableStatic(args[i], f"at position {i}"))
-      dyn_args = tuple(a for i, a in enumerate(args) if i not in norm)
+    if self._static_argnums:
+      static_pos, dyn_pos = self._static_plan(len(args))
+      for i in static_pos:
+        statics.append(_HashableStatic(args[i], i))
+      dyn_args = tuple([args[i] for i in dyn_pos])
     else:
       dyn_args = args
     if self._static_argnames and kwargs:
@@ -747,55 +817,85 @@ class JitWrapped(Wrapped):
     return jaxpr, consts, out_tree_box[0], names
 
   def __call__(self, *args, **kwargs):
-    # The hot path of every training loop: keep it flat (RUNTIME.md section 2).
+    # The hot path of every training loop and of every eager jnp operation: keep it flat
+    # (RUNTIME.md section 2). Each flag is read once; Python scalars' avals and device copies
+    # come from caches; key avals are interned so that outputs fed back compare by identity.
     if _disable_jit.value:
       return self._fun(*args, **kwargs)
-    if self._has_static:
-      dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-    else:
+    if not self._has_static:
       dyn_args, dyn_kwargs, statics = args, kwargs, ()
-    leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+    elif kwargs:
+      dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+    else:   # (static positions by the number of arguments; the static values hashed once)
+      static_pos, dyn_pos = self._plans.get(len(args)) or self._static_plan(len(args))
+      statics = tuple([_HashableStatic(args[i], i) for i in static_pos])
+      dyn_args, dyn_kwargs = tuple([args[i] for i in dyn_pos]), kwargs
+    for x in dyn_args:
+      if type(x) is not Array and type(x) not in _PY_SCALARS:
+        leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+        break
+    else:   # only arrays and Python scalars, given positionally: leaves, in a flat structure
+      if dyn_kwargs:
+        leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+      else:
+        leaves = dyn_args
+        in_tree = _array_trees.get(len(dyn_args)) or _array_tree(len(dyn_args))
     if core.trace_ctx.trace is not _eval_trace:
       return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
+    state = _trace_state[0]
+    x64 = state[0]
+    avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
+    default = _default_device()
     device = self._device
-    avals = []
-    for x in leaves:
-      if type(x) is Array:
-        avals.append(x.aval)
-        if device is None and x._committed:
-          device = x.device
-      else:
-        avals.append(_arg_aval(x))
     if device is None:
-      device = _default_device()
-    key = (in_tree, tuple(avals), statics, trace_state(), device)
-    entry = self._cache.get(key)
-    if entry is None:
-      entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
+      for x in leaves:   # the first committed array's device, else the default one
+        if type(x) is Array and x._committed:
+          device = x.device
+          break
+      else:
+        device = default
+    cache = self._cache
+    last = cache.last
+    if (last is not None and last[1] == avals and (last[0] is in_tree or last[0] == in_tree)
+        and last[2] == statics
+        and last[3] is state and last[4] is device):
+      entry = last[5]
+    else:
+      key = (in_tree, tuple(avals), statics, state, device)
+      entry = cache.get(key)
+      if entry is None:
+        entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
+      cache.last = (in_tree, [core.intern_aval(a) for a in avals], statics, state, device,
+                    entry)
     exe = entry.exe
     if exe is None:
       if entry.runner is not None:
         return entry.out_tree.unflatten(entry.runner(leaves))
       return entry.out_tree.unflatten(
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
-    if dispatch.no_execution.value:
+    if _no_execution.value:
       dispatch.raise_no_execution(exe.name)
-    if entry.donated is None:
-      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
-    else:
+    if entry.donated is not None:
       bufs = _donatable_buffers(leaves, entry.donated, device)
+    else:
+      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
     try:
       raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
     except _jax.JaxRuntimeError:
       dispatch.raise_if_deleted(leaves)
       raise
-    committed = device is not _default_device()   # results stay on a device asked for
-    outs = [Array(b, a, committed) for b, a in zip(raw, exe.out_avals)]
+    committed = device is not default   # results stay on a device asked for
+    if entry.single and not entry.special:
+      out = Array(raw[0], exe.out_avals[0], committed)
+      if _debug_nans.value or _debug_infs.value:
+        _check_special(self._name, [out], lambda: self._fun(*args, **kwargs))
+      return out
+    outs = list(map(Array, raw, exe.out_avals, itertools.repeat(committed)))
     for i, shape in entry.float0:
       outs[i] = np.zeros(shape, dtypes.float0)
     if exe.token_outs:
       outs = dispatch.wrap_tokens(outs)
-    if dispatch.debug_nans.value or dispatch.debug_infs.value:
+    if _debug_nans.value or _debug_infs.value:
       _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
     if entry.single:
       return outs[0]
@@ -871,6 +971,7 @@ class JitWrapped(Wrapped):
                                 closed.in_avals, closed.out_avals, device,
                                 name=f"jit({self._name})")
       entry = _CacheEntry(exe, out_tree, closed, donated=donated)
+    key = _intern_key(key)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)
     return entry

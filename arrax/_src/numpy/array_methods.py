@@ -16,10 +16,16 @@ def _accepted(other):
 
 
 def _binop(fn, swap=False):
-  def op(self, other):
-    if not _accepted(other):
-      return NotImplemented
-    return fn(other, self) if swap else fn(self, other)
+  if swap:
+    def op(self, other):
+      if type(other) is not Array and not _accepted(other):
+        return NotImplemented
+      return fn(other, self)
+  else:
+    def op(self, other):
+      if type(other) is not Array and not _accepted(other):
+        return NotImplemented
+      return fn(self, other)
   return op
 
 

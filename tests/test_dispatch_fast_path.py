@@ -1,0 +1,106 @@
+"""The jit call path's last-signature shortcut (and Python-scalar caches) against the plain
+cache lookup and against JAX: same results, same retraces."""
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import arrax
+from arrax._src import jit as jit_module
+
+# (the sequence of signatures compiles g more often than the recompilation warning allows)
+pytestmark = pytest.mark.filterwarnings("ignore:jit\\(g\\) has been compiled")
+
+
+def _describe(out):
+  out = np.asarray(out) if not isinstance(out, (arrax.Array, jax.Array)) else out
+  return (np.asarray(out).tolist(), str(out.dtype), getattr(out, "weak_type", None))
+
+
+def _run(lib, slow=False):
+  """Calls a jitted function with a sequence of signatures; returns per call (result, traces
+  so far). `slow`: forget the last signature before each call (the plain cache lookup)."""
+  traces = []
+
+  def g(x, y):
+    traces.append(1)
+    return x * y
+
+  def h(x, n):
+    traces.append(1)
+    return (x * n).sum()
+
+  gj, hj = lib.jit(g), lib.jit(h, static_argnums=1)
+  a3 = lib.numpy.asarray(np.arange(3, dtype=np.float32))
+  a4 = lib.numpy.asarray(np.arange(4, dtype=np.float32))
+  i3 = lib.numpy.asarray(np.arange(3, dtype=np.int32))
+  log = []
+
+  def call(fn, *args):
+    if slow and lib is arrax:
+      fn._cache.last = None
+    out = fn(*args)
+    log.append((_describe(out), len(traces)))
+    return out
+
+  out = call(gj, a3, a3)
+  call(gj, a3, a3)
+  call(gj, out, a3)                # an output fed back
+  call(gj, a4, a4)                 # new shape
+  call(gj, a3, a3)
+  for y in (2.0, 2.0, 2, 2, True, -0.0, 0.0, 3 + 1j):   # Python scalars: weak types, bool
+    call(gj, a3, y)
+  call(gj, i3, 2)
+  call(gj, i3, 2.5)
+  call(gj, np.arange(3, dtype=np.float32), a3)          # a NumPy argument
+  for n in (1, 1, 1.0, True, 1):                       # static values of different types
+    call(hj, a3, n)
+  with lib.disable_jit():
+    call(gj, a3, a3)
+  call(gj, a3, a3)
+  gj.clear_cache()
+  call(gj, a3, a3)
+  lib.config.update("jax_enable_x64", True)
+  try:
+    call(gj, a3, 2.0)
+    call(gj, a3, 2)
+  finally:
+    lib.config.update("jax_enable_x64", False)
+  call(gj, a3, 2.0)
+  call(gj, a3, 2)
+  return log
+
+
+@functools.cache
+def _jax_log():
+  return _run(jax)
+
+
+@pytest.mark.parametrize("slow", [False, True], ids=["last-signature", "cache-lookup"])
+def test_call_path_matches_jax(slow):
+  got, want = _run(arrax, slow=slow), _jax_log()
+  assert len(got) == len(want)
+  for i, (g, w) in enumerate(zip(got, want)):
+    assert g == w, f"call {i}: arrax {g} JAX {w}"
+
+
+def test_evicted_signature_compiles_again(monkeypatch):
+  monkeypatch.setattr(jit_module, "JIT_CACHE_SIZE", 1)
+  fj = arrax.jit(lambda x: x + 1)
+  a, b = arrax.numpy.ones(2), arrax.numpy.ones(3)
+  fj(a)
+  fj(a)
+  fj(b)   # evicts a's executable, which was the last signature before
+  assert fj._cache.compiles == 2 and fj._cache_size() == 1
+  np.testing.assert_array_equal(fj(a), [2, 2])
+  assert fj._cache.compiles == 3
+
+
+def test_python_int_overflow_still_raises():
+  fj = arrax.jit(lambda x: x)
+  fj(2 ** 31 - 1)
+  with pytest.raises(OverflowError):
+    fj(2 ** 31)
+  with pytest.raises(OverflowError):
+    fj(2 ** 31)   # (not cached by the first failure)
