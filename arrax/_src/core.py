@@ -152,6 +152,23 @@ class AbstractRef(AbstractValue):
   def _addupdate(self, tracer, idx, value):
     return _ref_ops["addupdate"](tracer, value, idx)
 
+  # the methods of traced refs (`tracer.addupdate(v, idx)`, ...), as JAX's aval methods
+  @staticmethod
+  def get(tracer, idx=()):
+    return _ref_ops["get"](tracer, idx)
+
+  @staticmethod
+  def swap(tracer, value, idx=()):
+    return _ref_ops["swap"](tracer, idx, value)
+
+  @staticmethod
+  def set(tracer, value, idx=()):  # noqa: A003
+    return _ref_ops["set"](tracer, idx, value)
+
+  @staticmethod
+  def addupdate(tracer, value, idx=()):
+    return _ref_ops["addupdate"](tracer, value, idx)
+
   def str_short(self, short_dtypes=False):
     inner = self.inner_aval.str_short(short_dtypes)
     if self.memory_space is not None:
@@ -171,9 +188,13 @@ class AbstractRef(AbstractValue):
 _ref_ops: dict = {}
 
 
-def register_ref_ops(get, set, addupdate):  # noqa: A002
-  """The state module's ref_get / ref_set / ref_addupdate, used by traced refs' indexing."""
-  _ref_ops.update(get=get, set=set, addupdate=addupdate)
+def register_ref_ops(get, swap, set, addupdate):  # noqa: A002
+  """The state module's ref_get / ref_swap / ref_set / ref_addupdate(ref, value, idx), used
+  by traced refs' indexing and methods."""
+  _ref_ops.update(get=get, swap=swap, set=set, addupdate=addupdate)
+
+
+_REF_METHODS = frozenset(["get", "swap", "set", "addupdate"])
 
 
 def is_ref_aval(aval) -> bool:
@@ -559,6 +580,15 @@ class Tracer:
 
   def __hash__(self):
     raise TypeError(f"unhashable type: {type(self).__name__}")
+
+  def __getattr__(self, name):
+    # (only for attributes not found otherwise: a traced ref's methods)
+    if name in _REF_METHODS:
+      aval = getattr(self, "aval", None)
+      if type(aval) is AbstractRef:
+        method = getattr(AbstractRef, name)
+        return lambda *args, **kwargs: method(self, *args, **kwargs)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
   def __setitem__(self, idx, value):
     if type(self.aval) is AbstractRef:

@@ -126,6 +126,7 @@ def _parse_indexer(idx, shape):
     raise ValueError(f"`indices` must not be longer than `shape`: indices={idx}, "
                      f"shape={shape}")
   idx = idx + (slice(None),) * (len(shape) - len(idx))
+  eager = core.current_trace() is core.eval_trace
   tree, dyn = [], []
   for i, d in zip(idx, shape):
     if isinstance(i, slice):
@@ -149,14 +150,14 @@ def _parse_indexer(idx, shape):
     if v is None:
       if i is None:
         raise TypeError("None (newaxis) is not supported when indexing a Ref")
-      c = _concrete_scalar(i)
+      c = _concrete_scalar(i) if eager else None
       if c is not None and c >= d:
         raise ValueError(f"Out of bound indexer: idx={c}, dim={d}.")
       aval = core.get_aval(i)
       if not (dtypes.issubdtype(aval.dtype, np.integer)):
         raise TypeError(f"Ref indices must be integers or slices, got {aval}")
       dyn.append(i)
-    elif v >= d:
+    elif v >= d and eager:   # (JAX checks integer indices only outside of traces)
       raise ValueError(f"Out of bound indexer: idx={v}, dim={d}.")
     tree.append(("i", v))
   _int_shape(tree, [core.get_aval(x) for x in dyn])   # broadcasting check
@@ -208,8 +209,8 @@ def _window_and_index(x, tree, dyn):
         index.append(slice(0, extent, stride))
       else:
         index.append(slice(start, start + extent, stride))
-    else:
-      index.append(next(it) if e[1] is None else e[1])
+    else:   # (a static index out of bounds is clamped, as XLA's dynamic slices do)
+      index.append(next(it) if e[1] is None else max(min(e[1], shape[k] - 1), -shape[k]))
   if windowed:
     return shape_ops.dynamic_slice(x, starts, sizes), starts, tuple(index)
   return x, None, tuple(index)
@@ -217,6 +218,14 @@ def _window_and_index(x, tree, dyn):
 
 def _trivial(index, shape):
   return all(type(i) is slice and i == slice(0, d, 1) for i, d in zip(index, shape))
+
+
+def _typed(v, aval):
+  """`v` with the weak type of `aval` (a written value may have lost it)."""
+  got = core.get_aval(v)
+  if type(got) is ShapedArray and got.weak_type != aval.weak_type:
+    return lax._convert_element_type(v, aval.dtype, aval.weak_type)
+  return v
 
 
 def _read(x, tree, dyn):
@@ -520,7 +529,7 @@ def _swap_abstract_eval(ref, val, *idx, tree):
 def _swap_impl(ref, val, *idx, tree):
   _check_update("swap", ref.aval, core.get_aval(val), [core.get_aval(i) for i in idx], tree)
   old = _read(ref._value, tree, idx)
-  ref._value = _write(ref._value, tree, idx, val, add=False)
+  ref._value = _typed(_write(ref._value, tree, idx, val, add=False), ref.aval.inner_aval)
   return old
 
 
@@ -576,7 +585,7 @@ def _addupdate_abstract_eval(ref, val, *idx, tree):
 def _addupdate_impl(ref, val, *idx, tree):
   _check_update("addupdate", ref.aval, core.get_aval(val), [core.get_aval(i) for i in idx],
                 tree)
-  ref._value = _write(ref._value, tree, idx, val, add=True)
+  ref._value = _typed(_write(ref._value, tree, idx, val, add=True), ref.aval.inner_aval)
   return []
 
 
@@ -725,15 +734,17 @@ def ref_addupdate(ref, idx, x):
   addupdate_p.bind(ref, x, *dyn, tree=tree)
 
 
-core.register_ref_ops(ref_get, ref_set, lambda r, v, idx: ref_addupdate(r, idx, v))
+core.register_ref_ops(ref_get, ref_swap, ref_set, lambda r, v, idx: ref_addupdate(r, idx, v))
 
 
 # ---- state discharge -----------------------------------------------------------------------
 class _Cell:
-  """A ref while a jaxpr is discharged: its current value."""
-  __slots__ = ("val",)
+  """A ref while a jaxpr is discharged: its current value. (Written values keep their own
+  weak type, as in JAX's discharge: a weakly typed ref written under jit reads strong.)"""
+  __slots__ = ("val", "aval")
 
-  def __init__(self, val):
+  def __init__(self, val, aval):
+    self.aval = aval
     self.val = val
 
 
@@ -767,10 +778,10 @@ def _interpret(jaxpr, consts, args, cells):
     prim, ins = eqn.primitive, [read(v) for v in eqn.invars]
     params = eqn.params
     if prim is new_ref_p:
-      outs = [_Cell(_literal_value(ins[0]))]
+      outs = [_Cell(_literal_value(ins[0]), eqn.outvars[0].aval.inner_aval)]
     elif prim is empty_ref_p:
       ty = params["ty"]
-      outs = [_Cell(creation.zeros(ty.shape, ty.dtype))]
+      outs = [_Cell(creation.zeros(ty.shape, ty.dtype), ty)]
     elif prim is free_ref_p:
       outs = []
     elif prim is freeze_p:
@@ -844,10 +855,10 @@ def _discharge(closed):
 
   def fun(*vals):
     ext_vals, args = vals[:len(ext)], list(vals[len(ext):])
-    cells = {id(r): _Cell(v) for r, v in zip(ext, ext_vals)}
+    cells = {id(r): _Cell(v, r.aval.inner_aval) for r, v in zip(ext, ext_vals)}
     arg_cells = {}
     for k in ref_args:
-      args[k] = arg_cells[k] = _Cell(args[k])
+      args[k] = arg_cells[k] = _Cell(args[k], jaxpr.invars[k].aval.inner_aval)
     outs = _interpret(jaxpr, closed.consts, args, cells)
     for o in outs:
       if type(o) is _Cell:
