@@ -250,6 +250,12 @@ def _write(x, tree, dyn, v, add):
   return new_w if starts is None else shape_ops.dynamic_update_slice(x, new_w, starts)
 
 
+# Eagerly, one compiled program per read or write (static: the indexer, and add or set).
+_eager_read = jit.jit(lambda x, tree, dyn: _read(x, tree, dyn), static_argnums=1)
+_eager_write = jit.jit(lambda x, tree, dyn, v, add: _write(x, tree, dyn, v, add),
+                       static_argnums=(1, 4))
+
+
 # ---- printing --------------------------------------------------------------------------------
 def _pp_slice(ctx, dim, start, size, start_var):
   if start_var is not None:
@@ -463,7 +469,7 @@ def _get_abstract_eval(ref, *idx, tree):
 
 @get_p.def_impl
 def _get_impl(ref, *idx, tree):
-  return _read(ref._value, tree, idx)
+  return ref._value if tree is None else _eager_read(ref._value, tree, list(idx))
 
 
 @get_p.def_lowering
@@ -528,8 +534,9 @@ def _swap_abstract_eval(ref, val, *idx, tree):
 @swap_p.def_impl
 def _swap_impl(ref, val, *idx, tree):
   _check_update("swap", ref.aval, core.get_aval(val), [core.get_aval(i) for i in idx], tree)
-  old = _read(ref._value, tree, idx)
-  ref._value = _typed(_write(ref._value, tree, idx, val, add=False), ref.aval.inner_aval)
+  old = ref._value if tree is None else _eager_read(ref._value, tree, list(idx))
+  ref._value = _typed(_eager_write(ref._value, tree, list(idx), val, False),
+                      ref.aval.inner_aval)
   return old
 
 
@@ -585,7 +592,8 @@ def _addupdate_abstract_eval(ref, val, *idx, tree):
 def _addupdate_impl(ref, val, *idx, tree):
   _check_update("addupdate", ref.aval, core.get_aval(val), [core.get_aval(i) for i in idx],
                 tree)
-  ref._value = _typed(_write(ref._value, tree, idx, val, add=True), ref.aval.inner_aval)
+  ref._value = _typed(_eager_write(ref._value, tree, list(idx), val, True),
+                      ref.aval.inner_aval)
   return []
 
 
