@@ -1,5 +1,5 @@
 """jax.ref: mutable array references."""
-from arrax._src.state import (
+from arrax._src.state.primitives import (
     AbstractRef as AbstractRef,
     Ref as Ref,
     empty_ref as empty_ref,

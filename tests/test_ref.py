@@ -360,3 +360,55 @@ def test_public_names():
     assert getattr(arrax, name) is getattr(arrax.ref, name)
   assert sorted(arrax.ref.__all__) == sorted(jax.ref.__all__)
   assert core.AbstractRef is arrax.ref.AbstractRef
+
+
+# ---- control flow -----------------------------------------------------------------------------
+def _fori(top, x):
+  r = top.new_ref(top.numpy.zeros(3))
+
+  def body(i, c):
+    r[i] += x[i] * c
+    return c + 1.0
+  c = top.lax.fori_loop(0, 3, body, 1.0)
+  return top.freeze(r), c
+
+
+def _scan_while_cond(top, x):
+  r = top.new_ref(x)
+
+  def body(c, xi):
+    r[...] += xi
+    return c + r[0], r[1]
+  out = top.lax.scan(body, 0.0, x)
+  # (a predicate reading the ref makes JAX's loop run forever: the body writes it)
+  top.lax.while_loop(lambda c: c < 3, lambda c: r.__setitem__(0, r[0] * 2) or c + 1, 0)
+  top.lax.cond(x[0] > 0, lambda: r.__setitem__(2, 5.0), lambda: None)
+  return out, top.freeze(r)
+
+
+def test_control_flow():
+  x = np.arange(1.0, 4.0, dtype=np.float32)
+  ra, rj = _pair(np.ones(3, np.float32))
+
+  def closure(top, r):
+    return lambda x: top.lax.fori_loop(0, 3, lambda i, c: r.__setitem__(i, r[i] + c) or c * 2,
+                                       x)
+
+  check_all([
+      ("fori", lambda: check(_fori, x, build=TOP, jit=True)),
+      ("fori jaxpr", lambda: check_jaxpr(_fori, x, build=TOP)),
+      ("jvp", lambda: check(lambda top, x: top.jvp(lambda v: _fori(top, v)[0], (x,), (x,)), x,
+                            build=TOP, eager=False, jit=True)),
+      ("scan/while/cond", lambda: check(_scan_while_cond, x, build=TOP, jit=True)),
+      ("outer ref", lambda: (assert_same(arrax.jit(closure(arrax, ra))(2.0),
+                                         jax.jit(closure(jax, rj))(2.0)),
+                             assert_same(arrax.freeze(ra), jax.freeze(rj)))),
+  ])
+
+
+@pytest.mark.xfail(strict=True, raises=NotImplementedError,
+                   reason="reverse-mode differentiation of loops over refs is not implemented "
+                          "(arrax raises; JAX transposes the ref operations)")
+def test_grad_through_loop_over_refs():
+  x = np.arange(3.0, dtype=np.float32)
+  check(lambda top, x: top.grad(lambda v: _fori(top, v)[0].sum())(x), x, build=TOP)

@@ -23,6 +23,11 @@ from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionErr
                                UnexpectedTracerError)
 
 
+class Effect:
+  """The base of side-effect kinds (`jax.extend.core.Effect`); arrax tracks no effect sets,
+  libraries subclass it to name theirs."""
+
+
 # ---- abstract values -------------------------------------------------------------------------
 class AbstractValue:
   """The base of abstract values (ShapedArray, AbstractToken), as `jax.core.AbstractValue`."""
@@ -120,8 +125,8 @@ TOKEN_BUFFER_AVAL = ShapedArray((0,), np.bool_)   # what a token is at run time
 
 class AbstractRef(AbstractValue):
   """The abstract value of a mutable array reference (`jax.ref.AbstractRef`): an inner
-  ShapedArray it holds; printed `Ref{f32[3]}`. Refs live in arrax/_src/state.py, which
-  registers the indexing operations of traced refs here (`register_ref_ops`)."""
+  ShapedArray it holds; printed `Ref{f32[3]}`. Refs live in arrax/_src/state/primitives.py,
+  which registers the indexing operations of traced refs here (`register_ref_ops`)."""
   __slots__ = ("inner_aval", "memory_space", "kind")
 
   def __init__(self, inner_aval, memory_space=None, kind=None):

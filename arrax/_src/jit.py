@@ -1072,7 +1072,7 @@ def _names_for(base, tree):
 
 _sharded_jit_cls = None   # jit with shardings: set by `_src/spmd.py`, a higher layer
 # (name, closed jaxpr) -> a runner of flat arguments, or None: builds one SPMD program for a
-# How a jaxpr using mutable refs runs (set by `_src/state.py`, a higher layer):
+# How a jaxpr using mutable refs runs (set by `_src/state/primitives.py`, a higher layer):
 # `fn(name, closed) -> (discharged closed jaxpr, runner or None)`; without a runner (refs made
 # and used only inside) the discharged jaxpr has the same signature and is compiled as usual.
 _ref_discharge: list = []

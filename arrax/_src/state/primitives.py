@@ -22,12 +22,14 @@ import weakref
 
 import numpy as np
 
-from arrax._src import ad, batching, core, dtypes, jit, pretty_printer as pp
+from arrax._src import ad, batching, core, dispatch, dtypes, jit, pretty_printer as pp
 from arrax._src import jaxpr_printer, tracing
 from arrax._src.array import Array
 from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.indexing import Slice
 from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.lax.control_flow import conditionals, loops
+from arrax._src.lax.control_flow.while_loop import while_p
 from arrax._src.numpy import creation, indexing as np_indexing
 
 __all__ = ["Ref", "AbstractRef", "new_ref", "empty_ref", "free_ref", "freeze", "ref_get",
@@ -807,6 +809,8 @@ def _interpret(jaxpr, consts, args, cells):
     elif prim is jit.jit_p and core.jaxpr_uses_refs(params["jaxpr"].jaxpr):
       inner = params["jaxpr"]
       outs = _interpret(inner.jaxpr, inner.consts, ins, cells)
+    elif prim in _LOOPS and _takes_refs(params, ins):
+      outs = _LOOPS[prim](ins, params, cells)
     else:
       if any(type(x) is _Cell for x in ins):
         raise NotImplementedError(f"mutable array references used by '{prim.name}' (arrax "
@@ -819,6 +823,153 @@ def _interpret(jaxpr, consts, args, cells):
       if not isinstance(v, core.DropVar):
         env[v] = o
   return [read(v) for v in jaxpr.outvars]
+
+
+# ---- control flow holding refs: the refs' values become loop carries / branch results ------
+def _takes_refs(params, ins):
+  return any(type(x) is _Cell for x in ins) or any(
+      _concrete_refs(j.jaxpr, j.consts, [], set()) for j in _closed_in(params))
+
+
+def _closed_in(params):
+  return [x for v in params.values() for x in (v if isinstance(v, (tuple, list)) else (v,))
+          if isinstance(x, core.ClosedJaxpr)]
+
+
+class _Sub:
+  """A sub-jaxpr called with operands `ops` (cells among them), discharged: `run(args, rvals)`
+  evaluates it on plain `args` (anything at ref positions) with `rvals` the values of the refs
+  `refs` (a shared list of cells), returning (outputs, new rvals)."""
+
+  def __init__(self, closed, ops, cells, refs):
+    self.lowered, (self.ext, self.ref_args) = _discharge(closed)
+    self.n_out = len(closed.jaxpr.outvars)
+    mine = [cells[id(r)] for r in self.ext] + [ops[k] for k in self.ref_args]
+    for c in mine:
+      if all(c is not r for r in refs):
+        refs.append(c)
+    self.refs = refs
+    self.mine = mine
+
+  def run(self, args, rvals):
+    pos = [next(i for i, r in enumerate(self.refs) if r is c) for c in self.mine]
+    n_ext = len(self.ext)
+    args = list(args)
+    for k, p in zip(self.ref_args, pos[n_ext:]):
+      args[k] = rvals[p]
+    outs = core.eval_jaxpr(self.lowered.jaxpr, self.lowered.consts,
+                           *[rvals[p] for p in pos[:n_ext]], *args)
+    new = list(rvals)
+    for p, v in zip(pos, outs[self.n_out:]):
+      new[p] = _typed(v, self.refs[p].aval)
+    return outs[:self.n_out], new
+
+
+def _closed(fun, in_avals):
+  jaxpr, consts = tracing.trace_to_jaxpr(fun, in_avals)
+  closed, outer = tracing.closed_with_host_consts(jaxpr, consts)
+  assert not outer
+  return closed
+
+
+def _plain(ins, sub):
+  return [x for k, x in enumerate(ins) if k not in sub.ref_args]
+
+
+def _scan_discharge(ins, params, cells):
+  body, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+  refs = []
+  sub = _Sub(body, ins, cells, refs)
+  if any(k >= nc for k in sub.ref_args):
+    raise NotImplementedError("refs carried through a scan")
+  avals = body.in_avals
+  consts = [x for k, x in enumerate(ins[:nc]) if k not in sub.ref_args]
+  c_avals = [a for k, a in enumerate(avals[:nc]) if k not in sub.ref_args]
+  nr, npc = len(refs), len(consts)
+
+  def body2(*a):
+    pc, rv, rest = a[:npc], a[npc:npc + nr], a[npc + nr:]
+    it = iter(pc)
+    full = [None if k in sub.ref_args else next(it) for k in range(nc)] + list(rest)
+    outs, new = sub.run(full, rv)
+    return [*new, *outs]
+
+  closed = _closed(body2, c_avals + [r.aval for r in refs] + list(avals[nc:]))
+  outs = loops.scan_p.bind(*consts, *[_typed(r.val, r.aval) for r in refs], *ins[nc:],
+                           **dict(params, jaxpr=closed, num_consts=npc, num_carry=nr + nk))
+  for r, v in zip(refs, outs[:nr]):
+    r.val = v
+  return outs[nr:]
+
+
+def _while_discharge(ins, params, cells):
+  cn, bn = params["cond_nconsts"], params["body_nconsts"]
+  refs = []
+  cond = _Sub(params["cond_jaxpr"], list(ins[:cn]) + list(ins[cn + bn:]), cells, refs)
+  body = _Sub(params["body_jaxpr"], list(ins[cn:cn + bn]) + list(ins[cn + bn:]), cells, refs)
+  if any(k >= cn for k in cond.ref_args) or any(k >= bn for k in body.ref_args):
+    raise NotImplementedError("refs carried through a while loop")
+  cc = [x for k, x in enumerate(ins[:cn]) if k not in cond.ref_args]
+  bc = [x for k, x in enumerate(ins[cn:cn + bn]) if k not in body.ref_args]
+  carry = ins[cn + bn:]
+  c_av = params["cond_jaxpr"].in_avals
+  b_av = params["body_jaxpr"].in_avals
+  nr = len(refs)
+
+  def fill(sub, plain, n):
+    it = iter(plain)
+    return [None if k in sub.ref_args else next(it) for k in range(n)]
+
+  def cond2(*a):
+    pc, rv, c = a[:len(cc)], a[len(cc):len(cc) + nr], a[len(cc) + nr:]
+    return cond.run(fill(cond, pc, cn) + list(c), rv)[0]
+
+  def body2(*a):
+    pc, rv, c = a[:len(bc)], a[len(bc):len(bc) + nr], a[len(bc) + nr:]
+    outs, new = body.run(fill(body, pc, bn) + list(c), rv)
+    return [*new, *outs]
+
+  r_av = [r.aval for r in refs]
+  cj = _closed(cond2, [a for k, a in enumerate(c_av[:cn]) if k not in cond.ref_args] + r_av
+               + list(c_av[cn:]))
+  bj = _closed(body2, [a for k, a in enumerate(b_av[:bn]) if k not in body.ref_args] + r_av
+               + list(b_av[bn:]))
+  outs = while_p.bind(*cc, *bc, *[_typed(r.val, r.aval) for r in refs], *carry,
+                                 **dict(params, cond_jaxpr=cj, body_jaxpr=bj,
+                                        cond_nconsts=len(cc), body_nconsts=len(bc)))
+  for r, v in zip(refs, outs[:nr]):
+    r.val = v
+  return outs[nr:]
+
+
+def _cond_discharge(ins, params, cells):
+  index, ops = ins[0], ins[1:]
+  refs = []
+  subs = [_Sub(b, ops, cells, refs) for b in params["branches"]]
+  ref_pos = {k for s in subs for k in s.ref_args}
+  plain = [x for k, x in enumerate(ops) if k not in ref_pos]
+  avals = params["branches"][0].in_avals
+  p_av = [a for k, a in enumerate(avals) if k not in ref_pos]
+  nr = len(refs)
+
+  def branch(sub):
+    def f(*a):
+      pc, rv = a[:len(plain)], a[len(plain):]
+      it = iter(pc)
+      full = [None if k in ref_pos else next(it) for k in range(len(ops))]
+      outs, new = sub.run(full, rv)
+      return [*new, *outs]
+    return _closed(f, p_av + [r.aval for r in refs])
+
+  outs = conditionals.cond_p.bind(index, *plain, *[_typed(r.val, r.aval) for r in refs],
+                                  **dict(params, branches=tuple(branch(s) for s in subs)))
+  for r, v in zip(refs, outs[:nr]):
+    r.val = v
+  return outs[nr:]
+
+
+_LOOPS = {loops.scan_p: _scan_discharge, while_p: _while_discharge,
+          conditionals.cond_p: _cond_discharge}
 
 
 def _literal_value(x):
@@ -922,6 +1073,33 @@ def _transpose_discharge(jaxpr, consts):
   return out, list(new_consts) + list(consts)
 
 
+def _eager_with_refs(prim, args, params):
+  """dispatch's hook: a primitive applied eagerly to refs (or whose jaxprs close over refs)
+  runs as a discharged one-equation program."""
+  # a ref given as several operands (a while loop's predicate and body both use it) is one
+  # input of the program
+  first, keep = {}, []
+  for k, a in enumerate(args):
+    if isinstance(a, Ref):
+      if id(a) in first:
+        continue
+      first[id(a)] = k
+    keep.append(k)
+
+  def one(*kept):
+    given = dict(zip(keep, kept))
+    full = [given[k] if k in given else given[first[id(a)]] for k, a in enumerate(args)]
+    out = prim.bind(*full, **params)
+    return list(out) if prim.multiple_results else [out]
+  kept = [args[k] for k in keep]
+  closed = _closed(one, [core.get_aval(a) for a in kept])
+  lowered, run = _jit_discharge(prim.name, closed)
+  outs = run(kept) if run is not None else jit.jit_p.impl(*kept, jaxpr=lowered,
+                                                           name=prim.name)
+  return outs if prim.multiple_results else outs[0]
+
+
+dispatch.register_ref_eager(_eager_with_refs)
 jit.register_ref_discharge(_jit_discharge)
 ad.register_ref_discharge(_transpose_discharge)
 
