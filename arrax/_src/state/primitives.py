@@ -872,10 +872,6 @@ def _closed(fun, in_avals):
   return closed
 
 
-def _plain(ins, sub):
-  return [x for k, x in enumerate(ins) if k not in sub.ref_args]
-
-
 def _scan_discharge(ins, params, cells):
   body, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
   refs = []
@@ -1103,8 +1099,4 @@ dispatch.register_ref_eager(_eager_with_refs)
 jit.register_ref_discharge(_jit_discharge)
 ad.register_ref_discharge(_transpose_discharge)
 
-
-def discharge_state(closed):
-  """The discharged form of a closed jaxpr using refs (see `_discharge`)."""
-  return _discharge(closed)[0]
 
