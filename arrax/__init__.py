@@ -61,6 +61,9 @@ from arrax._src.indexing import ds as ds
 from arrax._src.ad_api import fwd_and_bwd as fwd_and_bwd
 from arrax._src.backend import host_count as host_count, host_id as host_id, host_ids as host_ids
 from arrax import dlpack as dlpack
+from arrax import ref as ref
+from arrax.ref import (Ref as Ref, empty_ref as empty_ref, free_ref as free_ref,
+                       freeze as freeze, new_ref as new_ref)
 
 # Namespaces JAX builds the same way: the markers of its reference-accumulating VJP interface,
 # and the memory-space enum.
@@ -93,4 +96,5 @@ __all__ = [
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device", "nn", "numpy", "pmap", "process_count", "profiler", "process_index", "process_indices", "distributed", "pure_callback", "random", "remat", "scipy", "stages", "test_util", "tree", "tree_util", "typeof",
+    "ref", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
 ]

@@ -343,7 +343,7 @@ def test_key_data_wrap_clone_impl():
 
 
 def test_keys_through_jit():
-  """Typed keys go in and out of jit (as pytrees over their uint32 data)."""
+  """Typed keys go in and out of jit."""
   ka, kj = arrax.random.key(4), jax.random.key(4)
 
   def step(r):
@@ -357,8 +357,8 @@ def test_keys_through_jit():
     assert_bits_equal(ka, kj)
     assert_bits_equal(xa, xj)
   assert fa._cache_size() == 1
-  # leaves are the key data (JAX's leaf is the key itself)
-  assert [leaf.dtype for leaf in arrax.tree_util.tree_leaves(ka)] == [np.dtype(np.uint32)]
+  # a key array is a pytree leaf, as in JAX
+  assert arrax.tree_util.tree_leaves(ka)[0] is ka and jax.tree_util.tree_leaves(kj)[0] is kj
 
 
 # ---- vmap ------------------------------------------------------------------------------------
@@ -520,3 +520,54 @@ def test_public_names_match_jax():
   public = {n for n in dir(jax.random) if not n.startswith("_")}
   ours = {n for n in dir(arrax.random) if not n.startswith("_")}
   assert ours == public, (sorted(public - ours), sorted(ours - public))
+
+
+# ---- typed keys are pytree leaves ------------------------------------------------------------
+def _key_tree_case(top):
+  """Key arrays through the public tree utilities and through jit/vmap/scan over dicts."""
+  k = top.random.key(0)
+  ks = top.random.split(k, 3)
+  d = {"k": ks, "x": top.numpy.arange(3.0)}
+  leaves = top.tree_util.tree_leaves({"a": ks, "b": 1, "c": k})
+  out = {
+      "leaf": top.tree_util.tree_leaves(k)[0] is k,
+      "n": len(leaves),
+      "leaf types": [type(x).__name__ for x in leaves],
+      "structure": str(top.tree_util.tree_structure({"a": ks})),
+      "tree.structure": str(top.tree.structure(k)),
+      "map": top.tree.map(lambda x: x.shape, {"a": ks, "b": k, "c": d["x"]}),
+      "map2": top.tree_util.tree_map(lambda a, b: a.shape == b.shape, {"k": k}, {"k": k}),
+      "paths": [p for p, _ in top.tree_util.tree_flatten_with_path(d)[0]],
+      "reduce": top.tree.reduce(lambda a, b: a + b.size, [k, ks], 0),
+      "all_leaves": top.tree_util.all_leaves([k, ks]),
+      "is_node": top.tree_util.is_tree_node(type(k)),
+      "broadcast": top.tree_util.tree_broadcast(1, {"a": ks, "b": k}),
+      "transpose": top.tree.transpose(top.tree.structure([0, 0]), top.tree.structure((0, 0)),
+                                      [(k, 1), (ks, 2)])[0][1].shape,
+      "split/fold_in": [x.dtype.name for x in top.tree.leaves(
+          (top.random.fold_in(k, 3), top.random.split(ks[0]), top.random.clone(k)))],
+  }
+  jd = top.jit(lambda d: top.tree.map(lambda x: x, d))(d)
+  out["jit"] = (type(jd["k"]).__name__, jd["k"].shape)
+  out["vmap"] = top.random.key_data(top.vmap(lambda d: top.random.fold_in(d["k"], 1))(d))
+  out["vmap values"] = top.vmap(lambda d: top.random.uniform(d["k"]) + d["x"])(d)
+
+  def body(c, d):
+    return c + top.random.uniform(d["k"]), top.random.fold_in(d["k"], 1)
+  c, ys = top.lax.scan(body, 0.0, d)
+  out["scan c"], out["scan keys"], out["scan dtype"] = c, top.random.key_data(ys), ys.dtype.name
+  try:
+    top.tree_util.flatten_one_level(k)
+  except ValueError:
+    out["flatten_one_level"] = "ValueError"
+  return out
+
+
+def test_typed_keys_are_leaves():
+  a, j = _key_tree_case(arrax), _key_tree_case(jax)
+  assert a.keys() == j.keys()
+  for name in a:
+    if name in ("vmap", "vmap values", "scan c", "scan keys"):
+      assert_bits_equal(a[name], j[name])
+    else:
+      assert a[name] == j[name], (name, a[name], j[name])

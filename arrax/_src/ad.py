@@ -43,6 +43,8 @@ def tangent_dtype(dtype):
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
+  if type(aval) is core.AbstractRef:
+    return aval.update(inner_aval=tangent_aval(aval.inner_aval))
   dt = tangent_dtype(aval.dtype)
   return aval if dt is aval.dtype else ShapedArray(aval.shape, dt, aval.weak_type)
 
@@ -160,7 +162,7 @@ class JVPTrace(core.Trace):
       else:
         primals.append(x)
         tangents.append(Zero(tangent_aval(core.get_aval(x))))
-    if not nonzero:
+    if not nonzero and not prim.ref_primitive:   # (ref operations always run their rule)
       with core.set_current_trace(self.parent):
         return prim.bind(*primals, **params)
     parent = self.parent
@@ -243,12 +245,24 @@ def is_undefined(x) -> bool:
   return type(x) is UndefinedPrimal
 
 
+_ref_discharge: list = []
+
+
+def register_ref_discharge(fn):
+  """`fn(jaxpr, consts) -> (jaxpr, consts)`: the state module's discharge of ref operations
+  (the same program without refs), applied before a jaxpr using refs is transposed."""
+  _ref_discharge[:] = [fn]
+
+
 def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out, transform_stack=False):
   """Transpose a jaxpr that is linear in its `UndefinedPrimal` inputs.
 
   Returns one cotangent per invar (`Zero` where none flows back). Equations with no linear
   input are evaluated forward first; the rest are transposed in reverse order.
   """
+  if _ref_discharge and core.jaxpr_uses_refs(jaxpr):
+    # Operations on mutable refs (made while linearizing) become pure ones first.
+    jaxpr, consts = _ref_discharge[0](jaxpr, consts)
   ctx = core.trace_ctx
   base = ctx.name_stack
   try:

@@ -112,8 +112,9 @@ class BatchTracer(Tracer):
       self.aval = aval
     else:
       shape = aval.shape
-      self.aval = ShapedArray(shape[:batch_dim] + shape[batch_dim + 1:], aval.dtype,
-                              aval.weak_type)
+      inner = ShapedArray(shape[:batch_dim] + shape[batch_dim + 1:], aval.dtype,
+                          aval.weak_type)
+      self.aval = aval.update(inner_aval=inner) if type(aval) is core.AbstractRef else inner
 
   def _short_repr(self):
     return f"BatchTracer({self.aval}, batch_dim={self.batch_dim})"

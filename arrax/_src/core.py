@@ -23,6 +23,11 @@ from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionErr
                                UnexpectedTracerError)
 
 
+class Effect:
+  """The base of side-effect kinds (`jax.extend.core.Effect`); arrax tracks no effect sets,
+  libraries subclass it to name theirs."""
+
+
 # ---- abstract values -------------------------------------------------------------------------
 class AbstractValue:
   """The base of abstract values (ShapedArray, AbstractToken), as `jax.core.AbstractValue`."""
@@ -134,6 +139,89 @@ abstract_token = AbstractToken()
 TOKEN_BUFFER_AVAL = ShapedArray((0,), np.bool_)   # what a token is at run time
 
 
+class AbstractRef(AbstractValue):
+  """The abstract value of a mutable array reference (`jax.ref.AbstractRef`): an inner
+  ShapedArray it holds; printed `Ref{f32[3]}`. Refs live in arrax/_src/state/primitives.py,
+  which registers the indexing operations of traced refs here (`register_ref_ops`)."""
+  __slots__ = ("inner_aval", "memory_space", "kind")
+
+  def __init__(self, inner_aval, memory_space=None, kind=None):
+    self.inner_aval = inner_aval
+    self.memory_space = memory_space
+    self.kind = kind
+
+  shape = property(lambda self: self.inner_aval.shape)
+  dtype = property(lambda self: self.inner_aval.dtype)
+  weak_type = property(lambda self: self.inner_aval.weak_type)
+  ndim = property(lambda self: len(self.inner_aval.shape))
+  size = property(lambda self: shape_size(self.inner_aval.shape))
+
+  def update(self, inner_aval=None, memory_space=None, kind=None):
+    return AbstractRef(self.inner_aval if inner_aval is None else inner_aval,
+                       self.memory_space if memory_space is None else memory_space,
+                       self.kind if kind is None else kind)
+
+  def strip_weak_type(self):
+    return self
+
+  def _getitem(self, tracer, idx):
+    return _ref_ops["get"](tracer, idx)
+
+  def _setitem(self, tracer, idx, value):
+    return _ref_ops["set"](tracer, idx, value)
+
+  def _addupdate(self, tracer, idx, value):
+    return _ref_ops["addupdate"](tracer, value, idx)
+
+  # the methods of traced refs (`tracer.addupdate(v, idx)`, ...), as JAX's aval methods
+  @staticmethod
+  def get(tracer, idx=()):
+    return _ref_ops["get"](tracer, idx)
+
+  @staticmethod
+  def swap(tracer, value, idx=()):
+    return _ref_ops["swap"](tracer, idx, value)
+
+  @staticmethod
+  def set(tracer, value, idx=()):  # noqa: A003
+    return _ref_ops["set"](tracer, idx, value)
+
+  @staticmethod
+  def addupdate(tracer, value, idx=()):
+    return _ref_ops["addupdate"](tracer, value, idx)
+
+  def str_short(self, short_dtypes=False):
+    inner = self.inner_aval.str_short(short_dtypes)
+    if self.memory_space is not None:
+      return f"Ref<{self.memory_space}>{{{inner}}}"
+    return f"Ref{{{inner}}}"
+
+  __str__ = __repr__ = lambda self: self.str_short()
+
+  def __eq__(self, other):
+    return (type(other) is AbstractRef and self.inner_aval == other.inner_aval
+            and self.memory_space == other.memory_space)
+
+  def __hash__(self):
+    return hash((AbstractRef, self.inner_aval, self.memory_space))
+
+
+_ref_ops: dict = {}
+
+
+def register_ref_ops(get, swap, set, addupdate):  # noqa: A002
+  """The state module's ref_get / ref_swap / ref_set / ref_addupdate(ref, value, idx), used
+  by traced refs' indexing and methods."""
+  _ref_ops.update(get=get, swap=swap, set=set, addupdate=addupdate)
+
+
+_REF_METHODS = frozenset(["get", "swap", "set", "addupdate"])
+
+
+def is_ref_aval(aval) -> bool:
+  return type(aval) is AbstractRef
+
+
 class Token:
   """A concrete token: wraps the (empty) device array XLA passes for it."""
   __slots__ = ("_buf",)
@@ -186,6 +274,8 @@ RULE_SLOTS = {
                             # (known primals, unknown tangents), split as JAX's linearize does
     "dce": None,            # (eqn, used_outputs) -> eqn or None: prune a primitive's own work
     "pp_params": None,      # (params) -> params to print
+    "pp_eqn": None,         # (eqn, ctx) -> the equation's printed document (ref get/swap print
+                            # as `x[i] <- v`, as in JAX)
     "const_fold": None,     # (*literals, **params) -> Literal or None: while staging, the result
                             # for inputs that are all rank-0 literals (JAX's const folding)
 }
@@ -223,6 +313,9 @@ class Primitive:
   # True: an *ordered* effect (ordered callbacks, debug prints); lowering threads a token
   # through its equations (and the control flow holding them) so XLA keeps program order.
   ordered_effect = False
+  # True: an operation on mutable array references (new_ref, get, swap, ...): JVP always runs
+  # its rule, and jit discharges its state before lowering.
+  ref_primitive = False
 
   def __init__(self, name: str):
     self.name = name
@@ -279,6 +372,9 @@ class Primitive:
 
   def def_pp_params(self, fn):
     return self._def("pp_params", fn)
+
+  def def_pp_eqn(self, fn):
+    return self._def("pp_eqn", fn)
 
   def def_const_fold(self, fn):
     return self._def("const_fold", fn)
@@ -506,7 +602,18 @@ class Tracer:
   def __hash__(self):
     raise TypeError(f"unhashable type: {type(self).__name__}")
 
+  def __getattr__(self, name):
+    # (only for attributes not found otherwise: a traced ref's methods)
+    if name in _REF_METHODS:
+      aval = getattr(self, "aval", None)
+      if type(aval) is AbstractRef:
+        method = getattr(AbstractRef, name)
+        return lambda *args, **kwargs: method(self, *args, **kwargs)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
   def __setitem__(self, idx, value):
+    if type(self.aval) is AbstractRef:
+      return self.aval._setitem(self, idx, value)
     raise TypeError(
         f"'{type(self).__name__}' object does not support item assignment. JAX arrays are "
         "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] "
@@ -583,7 +690,7 @@ class JaxprEqn:
 
 class Jaxpr:
   """A typed program: constvars and invars in, equations, outvars out."""
-  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "_ordered")
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "_ordered", "_refs")
 
   def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
     self.constvars = list(constvars)
@@ -592,6 +699,7 @@ class Jaxpr:
     self.eqns = list(eqns)
     self.debug_info = debug_info
     self._ordered = None   # jaxpr_has_ordered_effects, computed once
+    self._refs = None      # jaxpr_uses_refs, computed once
 
   @property
   def in_avals(self):
@@ -733,6 +841,20 @@ def jaxpr_has_ordered_effects(jaxpr) -> bool:
         or any(jaxpr_has_ordered_effects(j) for j in jaxprs_in_params(eqn.params))
         for eqn in jaxpr.eqns)
   return jaxpr._ordered
+
+
+def jaxpr_uses_refs(jaxpr) -> bool:
+  """Whether `jaxpr` (or a jaxpr in its params) takes, closes over or makes mutable array
+  references; computed once per jaxpr."""
+  jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+  if jaxpr._refs is None:
+    jaxpr._refs = (
+        any(type(v.aval) is AbstractRef for v in jaxpr.constvars)
+        or any(type(v.aval) is AbstractRef for v in jaxpr.invars)
+        or any(eqn.primitive.ref_primitive
+               or any(jaxpr_uses_refs(j) for j in jaxprs_in_params(eqn.params))
+               for eqn in jaxpr.eqns))
+  return jaxpr._refs
 
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs, keep_inputs=False):

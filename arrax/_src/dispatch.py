@@ -155,6 +155,8 @@ def to_buffer(x, device):
     return x._buf._buf, core.abstract_token
   if isinstance(x, Array):   # a multi-device array, gathered on one device
     return x._buf, x.aval
+  elif type(getattr(x, "aval", None)) is core.AbstractRef:
+    raise _RefOperand()
   else:
     arr = device_put_value(x, device)
   return arr._buf, arr.aval
@@ -175,18 +177,36 @@ def _arg_device(args):
   return backend.default_device()
 
 
+class _RefOperand(Exception):
+  """A mutable array reference among a primitive's operands (or closed over by its jaxprs)."""
+
+
+# How a primitive taking refs runs eagerly (set by `_src/state/primitives.py`, a higher layer):
+# `fn(prim, args, params) -> result`, through state discharge.
+_ref_eager: list = []
+
+
+def register_ref_eager(fn):
+  _ref_eager[:] = [fn]
+
+
 def apply_primitive(prim, args, params):
   """Run one primitive eagerly through a cached one-primitive executable."""
   device = _arg_device(args)
   bufs, avals = [], []
-  for a in args:
-    buf, aval = to_buffer(a, device)
-    bufs.append(buf)
-    avals.append(aval)
+  try:
+    for a in args:
+      buf, aval = to_buffer(a, device)
+      bufs.append(buf)
+      avals.append(aval)
+  except _RefOperand:
+    return _ref_eager[0](prim, args, params)
   # (the trace flags too: allow_f16_reductions changes what a rule accepts, ...)
   key = (prim, tuple(params.items()), tuple(avals), device, trace_state())
   exe = _prim_cache.get(key)
   if exe is None:
+    if _ref_eager and any(core.jaxpr_uses_refs(j) for j in core.jaxprs_in_params(params)):
+      return _ref_eager[0](prim, args, params)   # (its jaxprs close over refs)
     exe = _compile_primitive(prim, avals, params, device)
     _prim_cache[key] = exe
     if len(_prim_cache) > PRIM_CACHE_SIZE:

@@ -141,6 +141,9 @@ def _is_jit(eqn: JaxprEqn, params) -> bool:
 
 
 def _pp_eqn(eqn: JaxprEqn, ctx: PpContext) -> pp.Doc:
+  custom = eqn.primitive.pp_eqn
+  if custom is not None:
+    return custom(eqn, ctx)
   params = _printed_params(eqn)
   keys = sorted(params)
   if _is_jit(eqn, params):

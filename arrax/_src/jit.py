@@ -59,6 +59,11 @@ _jaxpr_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.Weak
 
 def _jit_impl(*args, jaxpr, name, donated_invars=None):
   device = dispatch._arg_device(args)
+  if _ref_discharge and core.jaxpr_uses_refs(jaxpr.jaxpr):
+    lowered, runner = _ref_discharge[0](name, jaxpr)
+    if runner is not None:
+      return runner(list(args))
+    jaxpr = lowered
   if dispatch.debug_nans.value:
     donated_invars = None
   per_jaxpr = _jaxpr_exe_cache.setdefault(jaxpr, {})
@@ -496,9 +501,13 @@ class Traced(_StageInfo):
   def lower(self, *, lowering_platforms=None):
     """Lower to StableHLO."""
     jitted = self._jitted
-    module = mlir.lower_jaxpr_to_module(jitted._name, self._closed, arg_names=self._arg_names,
-                                        donated_args=self._donated,
-                                        result_names=_result_names(self.out_tree))
+    closed, names, results = self._closed, self._arg_names, _result_names(self.out_tree)
+    if _ref_discharge and core.jaxpr_uses_refs(closed.jaxpr):
+      closed, runner = _ref_discharge[0](jitted._name, closed)
+      if runner is not None:   # (refs in and out: the discharged program's own signature)
+        names = results = None
+    module = mlir.lower_jaxpr_to_module(jitted._name, closed, arg_names=names,
+                                        donated_args=self._donated, result_names=results)
     avals, statics = self._signature
     key = (self.in_tree, avals, statics, trace_state(),
            jitted._device or backend.default_device())
@@ -814,6 +823,13 @@ class JitWrapped(Wrapped):
                          "'no_tracing' is set")
     names = _leaf_names(self._sig, args, kwargs, self._static_argnums, in_tree)
     jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals, names)
+    for aval in jaxpr.out_avals:
+      if type(aval) is core.AbstractRef:
+        code = getattr(self._fun, "__code__", None)
+        where = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        raise ValueError(f"function {self._name}{where} traced for jit returned a mutable "
+                         f"array reference of type {aval}, but mutable array references "
+                         "cannot be returned.")
     return jaxpr, consts, out_tree_box[0], names
 
   def __call__(self, *args, **kwargs):
@@ -956,6 +972,15 @@ class JitWrapped(Wrapped):
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
     donated = self._donation(args, kwargs)
+    if _ref_discharge and core.jaxpr_uses_refs(closed.jaxpr):
+      # Mutable refs: their operations become pure ones (state discharge); refs passed in or
+      # closed over are read before and written after the call by the runner.
+      lowered, runner = _ref_discharge[0](self._name, closed)
+      if runner is not None:
+        entry = _CacheEntry(None, out_tree, closed, runner)
+        self._cache[key] = entry
+        return entry
+      closed = lowered
     try:
       module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names,
                                           donated_args=donated,
@@ -1148,6 +1173,16 @@ def _names_for(base, tree):
 
 _sharded_jit_cls = None   # jit with shardings: set by `_src/spmd.py`, a higher layer
 # (name, closed jaxpr) -> a runner of flat arguments, or None: builds one SPMD program for a
+# How a jaxpr using mutable refs runs (set by `_src/state/primitives.py`, a higher layer):
+# `fn(name, closed) -> (discharged closed jaxpr, runner or None)`; without a runner (refs made
+# and used only inside) the discharged jaxpr has the same signature and is compiled as usual.
+_ref_discharge: list = []
+
+
+def register_ref_discharge(fn):
+  _ref_discharge[:] = [fn]
+
+
 # jaxpr holding multi-device equations (set by `_src/shard_map.py`, a higher layer).
 _multi_device_runner = None
 

@@ -27,7 +27,7 @@ from arrax._src.lax.control_flow import fori_loop
 from arrax._src.lax.control_flow.common import lower_fun
 from arrax._src.lax.utils import broadcasting_shape
 from arrax._src.numpy import creation, reductions, ufuncs
-from arrax._src.tree_util import register_pytree_node
+from arrax._src.tree_util import register_leaf_type, register_pytree_node
 
 _partitionable = config.flag("jax_threefry_partitionable")
 _U32 = np.dtype(np.uint32)
@@ -417,8 +417,11 @@ def _unstack_rows(x):
 
 
 array.register_array_class(PRNGKeyArray)
+# A node over its key data for arrax's transformations (which flatten their arguments and pass
+# the data through), a leaf for the public tree utilities, as JAX's key arrays are.
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
                      lambda _, children: PRNGKeyArray(children[0]))
+register_leaf_type(PRNGKeyArray)
 
 
 def is_key_array(x) -> bool:

@@ -569,3 +569,144 @@ register_pytree_node(
     Partial,
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+# ---------------------------------------------------------------------------
+# The public view: typed PRNG key arrays are leaves
+# ---------------------------------------------------------------------------
+# In JAX a key array is one array (of an extended dtype), so a pytree leaf. arrax's key arrays
+# wrap their uint32 key data and are registered as nodes above, so that every transformation
+# (which flattens with the functions above) passes the data through. The public tree utilities
+# (jax.tree_util, jax.tree) see them as leaves, as JAX's do: they are the functions below.
+_LEAF_TYPES: set = set()
+
+
+def register_leaf_type(cls: type) -> None:
+  """Make `cls` (a registered node type) a leaf of the public tree utilities (prng registers
+  its key array class)."""
+  _LEAF_TYPES.add(cls)
+
+
+def _leafy(is_leaf):
+  lt = _LEAF_TYPES
+  if is_leaf is None:
+    return lambda x: type(x) in lt
+  return lambda x: type(x) in lt or is_leaf(x)
+
+
+def _leafy_path(is_leaf, takes_path):
+  """(is_leaf, is_leaf_takes_path) with the public leaf types added."""
+  lt = _LEAF_TYPES
+  if is_leaf is None:
+    return (lambda x: type(x) in lt), False
+  if takes_path:
+    return (lambda p, x: type(x) in lt or is_leaf(p, x)), True
+  return (lambda x: type(x) in lt or is_leaf(x)), False
+
+
+def pub_tree_flatten(tree, is_leaf=None):
+  """Flattens ``tree`` into a list of leaves and a treedef."""
+  return registry.flatten(tree, _leafy(is_leaf))
+
+
+def pub_tree_leaves(tree, is_leaf=None):
+  """Returns the leaves of ``tree`` in flattening order."""
+  return registry.flatten(tree, _leafy(is_leaf))[0]
+
+
+def pub_tree_structure(tree, is_leaf=None):
+  """Returns the treedef describing the structure of ``tree``."""
+  return registry.flatten(tree, _leafy(is_leaf))[1]
+
+
+def pub_all_leaves(iterable, is_leaf=None):
+  """True if every element of ``iterable`` is a pytree leaf."""
+  return all_leaves(iterable, _leafy(is_leaf))
+
+
+def pub_flatten_one_level(tree):
+  """Splits a pytree node into its children and its node metadata."""
+  if type(tree) in _LEAF_TYPES:
+    raise ValueError(f"can't tree-flatten type: {type(tree)}")
+  return flatten_one_level(tree)
+
+
+def pub_flatten_one_level_with_keys(tree):
+  """Like :func:`flatten_one_level`, but children come as (key, child)."""
+  if type(tree) in _LEAF_TYPES:
+    raise ValueError(f"can't tree-flatten type: {type(tree)}")
+  return flatten_one_level_with_keys(tree)
+
+
+def pub_is_tree_node(typ):
+  """True if ``typ`` is a pytree node type (built-in or registered)."""
+  return typ not in _LEAF_TYPES and is_tree_node(typ)
+
+
+def pub_tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+  """Flattens ``tree`` into ``(key_path, leaf)`` pairs and a treedef."""
+  return tree_flatten_with_path(tree, *_leafy_path(is_leaf, is_leaf_takes_path))
+
+
+def pub_tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+  """Returns the ``(key_path, leaf)`` pairs of ``tree``."""
+  return tree_flatten_with_path(tree, *_leafy_path(is_leaf, is_leaf_takes_path))[0]
+
+
+def pub_tree_map(f, tree, *rest, is_leaf=None):
+  """Applies ``f`` leafwise; each of ``rest`` must have ``tree`` as a prefix."""
+  return tree_map(f, tree, *rest, is_leaf=_leafy(is_leaf))
+
+
+def pub_tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
+  """Like :func:`tree_map`, but ``f`` receives the key path first."""
+  leaf, takes = _leafy_path(is_leaf, is_leaf_takes_path)
+  return tree_map_with_path(f, tree, *rest, is_leaf=leaf, is_leaf_takes_path=takes)
+
+
+def pub_tree_reduce(function, tree, initializer=_MISSING, is_leaf=None):
+  """Folds ``function`` over the leaves of ``tree`` (like functools.reduce)."""
+  return tree_reduce(function, tree, initializer, is_leaf=_leafy(is_leaf))
+
+
+def pub_tree_reduce_associative(operation, tree, *, identity=_MISSING, is_leaf=None):
+  """Reduces the leaves with an associative ``operation`` as a balanced tree."""
+  return tree_reduce_associative(operation, tree, identity=identity, is_leaf=_leafy(is_leaf))
+
+
+def pub_tree_all(tree, *, is_leaf=None):
+  """True if every leaf of ``tree`` is truthy."""
+  return all(pub_tree_leaves(tree, is_leaf))
+
+
+def pub_tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+  """Turns an outer-of-inner pytree into an inner-of-outer pytree.
+
+  If ``inner_treedef`` is None it is inferred from the first outer leaf.
+  """
+  flat, treedef = pub_tree_flatten(pytree_to_transpose)
+  if inner_treedef is None:
+    inner_treedef = pub_tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+  n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+  if treedef.num_leaves != n_in * n_out:
+    expected = outer_treedef.compose(inner_treedef)
+    raise TypeError(f"Mismatch\n{treedef}\n != \n{expected}")
+  rows = [flat[i * n_in:(i + 1) * n_in] for i in range(n_out)]
+  return inner_treedef.unflatten(outer_treedef.unflatten(col) for col in zip(*rows))
+
+
+def pub_tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+  """Broadcasts ``prefix_tree`` leaves to the structure of ``full_tree``."""
+  leaf = _leafy(is_leaf)
+  out: list = []
+
+  def extend(x, subtree):
+    out.extend([x] * pub_tree_structure(subtree).num_leaves)
+  try:
+    tree_map(extend, prefix_tree, full_tree, is_leaf=leaf)
+  except ValueError:
+    err = _structure_mismatch((), prefix_tree, full_tree, None)
+    if err is None:
+      raise
+    raise err("broadcast_prefix prefix_tree") from None
+  return pub_tree_structure(full_tree).unflatten(out)

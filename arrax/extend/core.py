@@ -3,6 +3,7 @@ from arrax._src.core import (
     AbstractToken as AbstractToken,
     ClosedJaxpr as ClosedJaxpr,
     DropVar as DropVar,
+    Effect as Effect,
     Jaxpr as Jaxpr,
     JaxprEqn as JaxprEqn,
     Literal as Literal,

@@ -48,6 +48,8 @@ _COMPARISONS = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less
 
 
 def _getitem(self, idx):
+  if type(self.aval) is core.AbstractRef:   # a traced mutable array reference
+    return self.aval._getitem(self, idx)
   return indexing.getitem(self, idx)
 
 

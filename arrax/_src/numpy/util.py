@@ -24,7 +24,9 @@ def inline_jit(fun=None, **kwargs):
 
 
 def is_arraylike(x) -> bool:
-  return (isinstance(x, (Array, core.Tracer, np.ndarray, np.generic, core.Literal))
+  if isinstance(x, core.Tracer):
+    return type(x.aval) is not core.AbstractRef   # (a traced mutable ref is not an array)
+  return (isinstance(x, (Array, np.ndarray, np.generic, core.Literal))
           or type(x) in dtypes.python_scalar_dtypes or hasattr(x, "__jax_array__"))
 
 

@@ -319,3 +319,11 @@ def empty_like_aval(aval):
     return out
   return shape_ops.broadcast_in_dim_p.bind(out, shape=aval.shape, broadcast_dimensions=(),
                                            sharding=None)
+
+
+def check_no_refs(name, args):
+  """Reverse-mode differentiation of control flow over mutable array references is not
+  implemented (forward mode is): say so rather than computing wrong tangents."""
+  if any(type(core.get_aval(a)) is core.AbstractRef for a in args):
+    raise NotImplementedError(f"reverse-mode differentiation (linearize, grad, vjp) of a "
+                              f"{name} that uses mutable array references")

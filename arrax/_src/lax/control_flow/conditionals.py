@@ -122,6 +122,7 @@ def _per_distinct(branches, fn):
 
 
 def _cond_partial_eval(trace, args, params):
+  common.check_no_refs("cond", args)
   branches = params["branches"]
   rest = {k: v for k, v in params.items() if k != "branches"}
   index, *ops = args

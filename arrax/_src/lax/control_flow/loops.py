@@ -401,6 +401,7 @@ def _hoist(plan, known, n_kc, n_kout, src):
 
 
 def _scan_partial_eval(trace, args, params):
+  common.check_no_refs("scan", args)
   jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
   unknowns = tuple(trace.is_unknown(a) for a in args)
   plan = core.memo((jaxpr,), ("pe", nc, nk, unknowns),

@@ -179,6 +179,7 @@ def _jvp_jaxprs(cond_jaxpr, body_jaxpr, bconst_nz, init_nz):
 
 
 def _while_partial_eval(trace, args, params):
+  common.check_no_refs("while_loop", args)
   # Known carries that the predicate and the known part of the body determine are computed by a
   # known loop; the unknown outputs come from the whole loop, staged (it recomputes the known
   # carries: a while loop cannot save per-iteration residuals). So `linearize` and `jvp` work,
