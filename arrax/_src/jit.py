@@ -12,6 +12,7 @@ import functools
 import inspect
 import logging
 import operator
+import threading
 import time
 import warnings
 import weakref
@@ -572,12 +573,14 @@ _caches_by_fun: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 class _ExecutableCache(dict):
   """One jit function's compiled executables by signature (weakly referable); `compiles`
-  counts every compilation (evicted ones too), for the recompilation warning."""
-  __slots__ = ("__weakref__", "compiles")
+  counts every compilation (evicted ones too), for the recompilation warning; `lock` makes
+  threads that miss on the same function at once trace and compile it once."""
+  __slots__ = ("__weakref__", "compiles", "lock")
 
   def __init__(self):
     super().__init__()
     self.compiles = 0
+    self.lock = threading.RLock()
 
 
 class RecompileWarning(UserWarning):
@@ -597,7 +600,10 @@ _compiled_order: collections.OrderedDict = collections.OrderedDict()
 def _remember_compiled(cache, key):
   _compiled_order[(id(cache), key)] = weakref.ref(cache)
   while len(_compiled_order) > JIT_CACHE_SIZE:
-    (_, old_key), ref = _compiled_order.popitem(last=False)
+    try:
+      (_, old_key), ref = _compiled_order.popitem(last=False)
+    except KeyError:   # another thread emptied it meanwhile
+      break
     owner = ref()
     if owner is not None:
       owner.pop(old_key, None)
@@ -771,7 +777,11 @@ class JitWrapped(Wrapped):
     key = (in_tree, tuple(avals), statics, trace_state(), device)
     entry = self._cache.get(key)
     if entry is None:
-      entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
+      with self._cache.lock:   # another thread may have compiled it meanwhile
+        entry = self._cache.get(key)
+        if entry is None:
+          entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics,
+                                device)
     exe = entry.exe
     if exe is None:
       if entry.runner is not None:

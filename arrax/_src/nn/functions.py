@@ -196,10 +196,12 @@ def _reduction_dims(ndim, axis):
   if axis is None:
     return tuple(range(ndim)), tuple(range(ndim))
   axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
-  pos = tuple(np_util.canonicalize_axis(a, ndim) for a in axes)
-  if len(set(pos)) != len(pos):
+  # an axis that is not an integer names a mapped axis (the reductions run psum/pmax over it)
+  dims = tuple(np_util.canonicalize_axis(a, ndim) if isinstance(a, int) else a
+               for a in map(reductions._int_or_name, axes))
+  if len(set(dims)) != len(dims):
     raise ValueError(f"duplicate value in 'axis': {axis}")
-  return tuple(sorted(pos)), pos
+  return tuple(sorted(d for d in dims if isinstance(d, int))), dims
 
 
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,

@@ -1,0 +1,359 @@
+"""Bad input everywhere: the public functions of arrax.numpy, arrax.lax, arrax.nn and arrax.random
+called with wrong arguments, compared with JAX 0.10.2.
+
+Cases are made by introspection: for every function name both libraries export, JAX's signature
+gives the parameters; each required parameter gets a valid default chosen by its name (an array,
+a shape, a dtype, a key, a callable), and the cases replace one argument at a time by a bad
+value (a string, None, a mixed list, a dict, a complex/integer/bool array, a 0-d or rank-3
+array, an empty array), give a keyword a bad value (axis out of range or not an integer, an
+unknown dtype, a negative size), add an unknown keyword, or pass a tracer where a concrete value
+is needed (`jit(lambda n: f(..., n))(3)`). Both libraries run each case; the outcome must be the
+same: both succeed with the same result (values, dtype, shape, weak type) or both raise an
+exception of the same class (compared by name).
+
+`python -m tests.bad_inputs [numpy lax nn random]` runs the whole sweep and prints every
+difference; tests/test_bad_input.py runs it in CI, one test per namespace slice.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from tests.oracle import ARRAX, JAX, assert_same
+
+NAMESPACES = ("numpy", "lax", "nn", "random")
+
+# Functions not called: they read or write files, change global state, block, print or
+# take minutes on bad input; each with the reason.
+SKIP = {
+    ("numpy", "load"): "reads a file",
+    ("numpy", "save"): "writes a file",
+    ("numpy", "savez"): "writes a file",
+    ("numpy", "fromfile"): "reads a file",
+    ("numpy", "set_printoptions"): "changes global state",
+    ("numpy", "printoptions"): "changes global state",
+    ("numpy", "get_printoptions"): "reads global state",
+    ("numpy", "printoptions"): "changes global state",
+    ("lax", "infeed"): "blocks waiting for host data",
+    ("lax", "outfeed"): "needs a host consumer",
+}
+
+
+# ---- argument values ----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Key:
+  """A legacy uint32 PRNG key, built in each library."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Arr:
+  """An array built in each library from NumPy values."""
+  value: Any
+
+  def __repr__(self):
+    v = np.asarray(self.value)
+    return f"Arr({v.dtype}{list(v.shape)})"
+
+
+def _f32(shape=(3,)):
+  return Arr(np.arange(1, 1 + int(np.prod(shape)), dtype=np.float32).reshape(shape) / 4)
+
+
+def _identity(*args, **kw):
+  return args[0] if args else None
+
+
+CALLABLE_NAMES = {"fun", "f", "func", "pyfunc", "body_fun", "cond_fun", "true_fun", "false_fun",
+                  "computation", "comparator", "callback", "function", "branch", "matvec",
+                  "solve", "transpose_solve", "tangent_solve", "fn", "jvp", "fwd", "bwd",
+                  "reducer", "combine_fn", "ufunc", "op", "init", "kernel_init"}
+SHAPE_NAMES = {"shape", "newshape", "new_sizes", "sizes", "dimensions", "out_shape", "reps",
+               "broadcast_shape", "tile_shape"}
+INT_NAMES = {"n", "N", "k", "num", "size", "M", "length", "num_segments", "dimension", "kth",
+             "repeats", "num_classes", "degree", "deg", "bits", "precision_config", "iterations",
+             "upper", "lower", "start", "stop", "step", "num_samples", "window_size"}
+INDEX_NAMES = {"indices", "index", "idx", "start_indices", "segment_ids", "i", "indexes",
+               "choices", "ind", "sorter", "permutation", "mask"}
+
+
+def default_value(ns, fname, pname):
+  """A valid-looking value for parameter `pname` of `ns`.`fname`, chosen by its name."""
+  if ns == "random" and pname == "key":
+    return Key()
+  if pname in CALLABLE_NAMES:
+    return _identity
+  if pname in SHAPE_NAMES:
+    return (3,)
+  if pname == "dtype":
+    return np.float32
+  if pname in ("axis", "dimension", "axis1"):
+    return 0
+  if pname == "axis2":
+    return 1
+  if pname in ("axes", "dims", "permutation"):
+    return (0,)
+  if pname in INT_NAMES:
+    return 3
+  if pname in INDEX_NAMES:
+    return Arr(np.array([0, 1, 2], np.int32))
+  return _f32()
+
+
+BAD_VALUES: dict[str, Callable[[], Any]] = {
+    "str": lambda: "abc",
+    "None": lambda: None,
+    "mixed_list": lambda: [1.0, "a"],
+    "dict": lambda: {"a": 1},
+    "object": lambda: object(),
+    "complex": lambda: Arr(np.array([1 + 2j, 3, -1j], np.complex64)),
+    "int": lambda: Arr(np.array([1, -2, 3], np.int32)),
+    "bool": lambda: Arr(np.array([True, False, True])),
+    "float": lambda: _f32(),
+    "rank0": lambda: Arr(np.float32(1.5)),
+    "rank3": lambda: _f32((2, 3, 2)),
+    "empty": lambda: Arr(np.zeros((0,), np.float32)),
+    "float_scalar": lambda: 2.5,
+    "neg_int": lambda: -1,
+}
+
+# Keyword parameters and bad values for them (used when the signature has the parameter).
+BAD_KEYWORDS: dict[str, list[Any]] = {
+    "axis": [5, -7, "a", 1.5, (0, 0)],
+    "dtype": ["notadtype", np.complex64, np.int32, object],
+    "shape": [(-1,), (2.5,), "abc"],
+    "n": [-1, 2.5],
+    "num": [-1],
+    "size": [-1],
+    "k": [2.5],
+    "keepdims": ["yes"],
+    "ord": ["bad"],
+    "mode": ["bogus"],
+    "method": ["bogus"],
+    "side": ["middle"],
+    "precision": ["bogus"],
+    "out": [_f32()],
+    "where": [Arr(np.array([True, False]))],
+    "axes": [(5,), (0, 0)],
+}
+
+# Parameters that must be concrete (static); a tracer is passed for them under jit.
+CONCRETE = {"shape", "newshape", "axis", "axes", "n", "num", "size", "k", "N", "M", "length",
+            "num_segments", "dimension", "repeats", "total_repeat_length", "kth", "num_classes",
+            "new_sizes", "sizes", "reps", "deg", "bits", "dimensions", "keepdims"}
+
+
+# ---- building each library's call -------------------------------------------------------------
+def build(value, lib):
+  """`value` with Arr/Key markers made into `lib`'s arrays, through lists, tuples and dicts."""
+  if isinstance(value, Arr):
+    return lib.np.asarray(value.value)
+  if isinstance(value, Key):
+    return lib.np.asarray(np.array([0, 42], np.uint32))
+  if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+    return type(value)(build(v, lib) for v in value)
+  if isinstance(value, dict):
+    return {k: build(v, lib) for k, v in value.items()}
+  return value
+
+
+def lookup(lib, ns, name):
+  return getattr(getattr(lib.top, ns), name)
+
+
+@dataclasses.dataclass
+class Case:
+  ns: str
+  name: str
+  label: str
+  args: tuple
+  kwargs: dict
+  traced: str | None = None   # a keyword passed as a jit argument (a tracer)
+
+  def __str__(self):
+    return f"{self.ns}.{self.name}[{self.label}]"
+
+  def thunk(self, lib):
+    fn = lookup(lib, self.ns, self.name)
+    args = [build(a, lib) for a in self.args]
+    kwargs = {k: build(v, lib) for k, v in self.kwargs.items()}
+    if self.traced is None:
+      return lambda: fn(*args, **kwargs)
+    value = kwargs.pop(self.traced)
+
+    def traced(t):
+      return fn(*args, **{self.traced: t}, **kwargs)
+    return lambda: lib.top.jit(traced)(value)
+
+
+def _signature(ns, name):
+  try:
+    return inspect.signature(lookup(JAX, ns, name))
+  except (TypeError, ValueError):
+    return None
+
+
+def names(ns):
+  """Callable public names both libraries export in namespace `ns` (classes excluded)."""
+  jm, am = getattr(JAX.top, ns), getattr(ARRAX.top, ns)
+  out = []
+  for n in sorted(dir(jm)):
+    if n.startswith("_") or not hasattr(am, n) or (ns, n) in SKIP:
+      continue
+    obj = getattr(jm, n)
+    if inspect.isclass(obj) or inspect.ismodule(obj) or not callable(obj):
+      continue
+    if type(obj).__name__ in ("_ScalarMeta",):
+      continue
+    out.append(n)
+  return out
+
+
+def cases(ns, name):
+  """The bad-input cases of `ns`.`name` (empty when JAX's signature is unknown)."""
+  sig = _signature(ns, name)
+  if sig is None:
+    return []
+  params = list(sig.parameters.values())
+  pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+         and p.default is p.empty]
+  var = any(p.kind == p.VAR_POSITIONAL for p in params)
+  kw_required = {p.name: default_value(ns, name, p.name) for p in params
+                 if p.kind == p.KEYWORD_ONLY and p.default is p.empty}
+  base = [default_value(ns, name, p.name) for p in pos]
+  names_ = [p.name for p in pos]
+  if var and not base:
+    base, names_ = [_f32(), _f32()], ["*0", "*1"]
+  out = [Case(ns, name, "valid", tuple(base), dict(kw_required))]
+  for i, pname in enumerate(names_[:2]):
+    for label, make in BAD_VALUES.items():
+      if i > 0 and label not in ("str", "None", "complex", "rank3", "int"):
+        continue
+      args = list(base)
+      args[i] = make()
+      out.append(Case(ns, name, f"{pname}={label}", tuple(args), dict(kw_required)))
+  has_kwargs = any(p.kind == p.VAR_KEYWORD for p in params)
+  by_name = {p.name: p for p in params}
+  for kw, bads in BAD_KEYWORDS.items():
+    p = by_name.get(kw)
+    if p is None or p.kind == p.POSITIONAL_ONLY:
+      continue
+    for j, bad in enumerate(bads):
+      if p in pos:
+        args = list(base)
+        args[names_.index(kw)] = bad
+        out.append(Case(ns, name, f"{kw}=bad{j}", tuple(args), dict(kw_required)))
+      else:
+        out.append(Case(ns, name, f"{kw}=bad{j}", tuple(base), dict(kw_required, **{kw: bad})))
+  if not has_kwargs:
+    out.append(Case(ns, name, "unknown_kw", tuple(base), dict(kw_required, bogus_keyword=1)))
+  for kw in CONCRETE:
+    p = by_name.get(kw)
+    if p is None or p.kind == p.POSITIONAL_ONLY:
+      continue
+    value = default_value(ns, name, kw) if p.default is p.empty or p.default is None else (
+        p.default)
+    if not isinstance(value, (int, tuple)) or isinstance(value, bool) and kw != "keepdims":
+      continue
+    kwargs = dict(kw_required)
+    args = list(base)
+    if p in pos:
+      idx = names_.index(kw)
+      args, rest = args[:idx], [(n, a) for n, a in zip(names_[idx + 1:], base[idx + 1:])]
+      kwargs.update(rest)
+    kwargs[kw] = value
+    out.append(Case(ns, name, f"traced_{kw}", tuple(args), kwargs, traced=kw))
+  return out
+
+
+# ---- running and comparing -------------------------------------------------------------------
+def _outcome(thunk):
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    try:
+      return True, thunk()
+    except Exception as e:  # noqa: BLE001
+      return False, e
+
+
+def _is_key(x):
+  dt = getattr(x, "dtype", None)
+  return dt is not None and "key<" in str(dt)
+
+
+def _same_results(a, e):
+  import jax
+  import arrax
+  a_leaves, a_tree = arrax.tree_util.tree_flatten(a)
+  e_leaves, e_tree = jax.tree_util.tree_flatten(e)
+  if str(a_tree).replace("arrax", "jax") != str(e_tree):
+    return f"trees differ: {a_tree} vs {e_tree}"
+  for al, el in zip(a_leaves, e_leaves):
+    if _is_key(el) or _is_key(al):
+      if _is_key(el) != _is_key(al):
+        return "typed key vs array"
+      al, el = arrax.random.key_data(al), jax.random.key_data(el)
+    if isinstance(el, (jax.Array, np.ndarray, np.generic)):
+      try:
+        assert_same(al, el, tol=(1e-4, 1e-5), check_type=False, signbits=None)
+      except AssertionError as err:
+        return f"results differ: {str(err)[:300]}"
+    elif callable(el) or hasattr(el, "__dict__"):
+      if type(al).__name__ != type(el).__name__:
+        return f"result types differ: {type(al).__name__} vs {type(el).__name__}"
+    elif al != el and not (al is el):
+      try:
+        if np.dtype(al) == np.dtype(el):
+          continue
+      except TypeError:
+        pass
+      return f"results differ: {al!r} vs {el!r}"
+  return None
+
+
+def compare(case):
+  """None when arrax and JAX give the same outcome on `case`, else a description."""
+  try:
+    jthunk = case.thunk(JAX)
+  except Exception as e:  # noqa: BLE001
+    return f"case build failed for JAX: {type(e).__name__}: {e}"
+  ok_j, rj = _outcome(jthunk)
+  ok_a, ra = _outcome(case.thunk(ARRAX))
+  if not ok_j and not ok_a:
+    if type(ra).__name__ == type(rj).__name__:
+      return None
+    return (f"arrax raised {type(ra).__name__}: {str(ra)[:300]}\n"
+            f"  JAX raised {type(rj).__name__}: {str(rj)[:300]}")
+  if not ok_j:
+    return f"JAX raised {type(rj).__name__}: {str(rj)[:300]}\n  arrax returned {ra!r:.200}"
+  if not ok_a:
+    return f"arrax raised {type(ra).__name__}: {str(ra)[:300]}\n  JAX returned {rj!r:.200}"
+  return _same_results(ra, rj)
+
+
+def sweep(namespaces=NAMESPACES, select=None, verbose=False):
+  """Run every case; returns {case string: difference}. `select(ns, name)` filters functions."""
+  diffs = {}
+  for ns in namespaces:
+    for name in names(ns):
+      if select is not None and not select(ns, name):
+        continue
+      for case in cases(ns, name):
+        if verbose:
+          print(case, file=sys.stderr, flush=True)
+        d = compare(case)
+        if d is not None:
+          diffs[str(case)] = d
+  return diffs
+
+
+if __name__ == "__main__":
+  todo = sys.argv[1:] or NAMESPACES
+  diffs = sweep(todo, verbose="-v" in todo)
+  for k, v in diffs.items():
+    print(f"{k}: {v}")
+  print(f"{len(diffs)} differences")
