@@ -16,6 +16,7 @@ difference; tests/test_bad_input.py runs it in CI, one test per namespace slice.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import inspect
 import sys
@@ -87,6 +88,10 @@ def default_value(ns, fname, pname):
     return Key()
   if pname in CALLABLE_NAMES:
     return _identity
+  if pname == "axis_name":
+    return "i"
+  if pname in ("new_dtype", "preferred_element_type"):
+    return np.float32
   if pname in SHAPE_NAMES:
     return (3,)
   if pname == "dtype":
@@ -177,7 +182,14 @@ class Case:
   def __str__(self):
     return f"{self.ns}.{self.name}[{self.label}]"
 
-  def thunk(self, lib):
+  def thunk(self, lib, abstract=False):
+    """The call in `lib`; `abstract`: under eval_shape (traced, nothing compiled or run)."""
+    run = self._thunk(lib)
+    if abstract:
+      return lambda: lib.top.eval_shape(run)
+    return run
+
+  def _thunk(self, lib):
     fn = lookup(lib, self.ns, self.name)
     args = [build(a, lib) for a in self.args]
     kwargs = {k: build(v, lib) for k, v in self.kwargs.items()}
@@ -270,6 +282,41 @@ def cases(ns, name):
   return out
 
 
+# ---- accepted differences ----------------------------------------------------------------------
+# Where the two libraries raise different classes, the difference is accepted only by one of these
+# rules (each counted and reported by the tests, which bound the counts):
+JAX_INTERNAL = {"AttributeError", "AssertionError", "MLIRError", "KeyError", "UFuncTypeError",
+                "OverflowError", "ZeroDivisionError"}
+RULES = {
+    "jax-internal": "JAX lets an internal exception through (AttributeError from a missing "
+                    ".shape, an AssertionError, an MLIR verifier error, ...) where arrax raises "
+                    "a TypeError/ValueError/IndexError naming the argument.",
+    "more-specific": "arrax raises a JAX error subclass of the builtin class JAX raises "
+                     "(TracerIntegerConversionError where JAX raises TypeError): `except "
+                     "TypeError` catches both.",
+    "garbage-first": "a non-array value (str, None, dict, object, mixed list) where an array is "
+                     "expected: arrax rejects it with TypeError ('not a valid JAX type') before "
+                     "checking the other arguments, JAX checks another argument first (a "
+                     "ValueError/IndexError about shapes or axes).",
+}
+_GARBAGE = ("str", "None", "dict", "object", "mixed_list")
+_BUILTIN = {"TypeError": TypeError, "ValueError": ValueError, "IndexError": IndexError}
+
+
+def accepted(case, arrax_exc, jax_exc):
+  """The RULES entry that accepts this pair of different exceptions, or None."""
+  a, j = type(arrax_exc).__name__, type(jax_exc).__name__
+  public = isinstance(arrax_exc, (TypeError, ValueError, IndexError))
+  if j in JAX_INTERNAL and public and a not in JAX_INTERNAL:
+    return "jax-internal"
+  if j in _BUILTIN and isinstance(arrax_exc, _BUILTIN[j]):
+    return "more-specific"
+  if (a == "TypeError" and j in ("ValueError", "IndexError")
+      and case.label.split("=")[-1] in _GARBAGE):
+    return "garbage-first"
+  return None
+
+
 # ---- running and comparing -------------------------------------------------------------------
 def _outcome(thunk):
   with warnings.catch_warnings():
@@ -297,7 +344,12 @@ def _same_results(a, e):
       if _is_key(el) != _is_key(al):
         return "typed key vs array"
       al, el = arrax.random.key_data(al), jax.random.key_data(el)
-    if isinstance(el, (jax.Array, np.ndarray, np.generic)):
+    if type(el).__name__ == "ShapeDtypeStruct":
+      same = (type(al).__name__ == "ShapeDtypeStruct" and al.shape == el.shape
+              and al.dtype == el.dtype and al.weak_type == el.weak_type)
+      if not same:
+        return f"results differ: {al} vs {el}"
+    elif isinstance(el, (jax.Array, np.ndarray, np.generic)):
       try:
         assert_same(al, el, tol=(1e-4, 1e-5), check_type=False, signbits=None)
       except AssertionError as err:
@@ -315,16 +367,22 @@ def _same_results(a, e):
   return None
 
 
-def compare(case):
-  """None when arrax and JAX give the same outcome on `case`, else a description."""
+def compare(case, abstract=False, rules=None):
+  """None when arrax and JAX give the same outcome on `case`, else a description.
+  `abstract`: both run under eval_shape (shapes, dtypes and errors; nothing compiles).
+  `rules`: a Counter; differences a RULES entry accepts count there instead."""
   try:
-    jthunk = case.thunk(JAX)
+    jthunk = case.thunk(JAX, abstract)
   except Exception as e:  # noqa: BLE001
     return f"case build failed for JAX: {type(e).__name__}: {e}"
   ok_j, rj = _outcome(jthunk)
-  ok_a, ra = _outcome(case.thunk(ARRAX))
+  ok_a, ra = _outcome(case.thunk(ARRAX, abstract))
   if not ok_j and not ok_a:
     if type(ra).__name__ == type(rj).__name__:
+      return None
+    rule = None if rules is None else accepted(case, ra, rj)
+    if rule is not None:
+      rules[rule] += 1
       return None
     return (f"arrax raised {type(ra).__name__}: {str(ra)[:300]}\n"
             f"  JAX raised {type(rj).__name__}: {str(rj)[:300]}")
@@ -335,25 +393,31 @@ def compare(case):
   return _same_results(ra, rj)
 
 
-def sweep(namespaces=NAMESPACES, select=None, verbose=False):
-  """Run every case; returns {case string: difference}. `select(ns, name)` filters functions."""
+def sweep(namespaces=NAMESPACES, select=None, verbose=False, abstract=False, labels=None,
+          rules=None):
+  """Run every case; returns {case string: difference}. `select(ns, name)` filters functions,
+  `labels(label)` cases; `rules` (a Counter) counts the differences RULES accept."""
   diffs = {}
   for ns in namespaces:
     for name in names(ns):
       if select is not None and not select(ns, name):
         continue
       for case in cases(ns, name):
+        if labels is not None and not labels(case.label):
+          continue
         if verbose:
           print(case, file=sys.stderr, flush=True)
-        d = compare(case)
+        d = compare(case, abstract, rules)
         if d is not None:
           diffs[str(case)] = d
   return diffs
 
 
 if __name__ == "__main__":
-  todo = sys.argv[1:] or NAMESPACES
-  diffs = sweep(todo, verbose="-v" in todo)
+  flags = {a for a in sys.argv[1:] if a.startswith("-")}
+  todo = [a for a in sys.argv[1:] if not a.startswith("-")] or NAMESPACES
+  rules = None if "--strict" in flags else collections.Counter()
+  diffs = sweep(todo, verbose="-v" in flags, abstract="--abstract" in flags, rules=rules)
   for k, v in diffs.items():
     print(f"{k}: {v}")
-  print(f"{len(diffs)} differences")
+  print(f"{len(diffs)} differences; accepted by rule: {dict(rules or {})}")

@@ -101,13 +101,17 @@ def _canonicalize_shape(shape, name):
   try:
     dims = tuple(operator.index(d) for d in shape)
   except TypeError:
-    if any(isinstance(d, core.Tracer) for d in _iter_or_empty(shape)):
-      raise
+    hint = ""
+    if isinstance(shape, core.Tracer) or any(isinstance(d, core.Tracer)
+                                             for d in _iter_or_empty(shape)):
+      hint = ("\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+              "subfunctions.")
     raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
-                    f"{shape}.") from None
+                    f"{shape}.{hint}") from None
   if any(d < 0 for d in dims):
-    raise ValueError(f"{name}: shape {dims} has a negative dimension; every size must be a "
-                     "nonnegative integer.")
+    # (JAX's class: a TypeError from its static-shape broadcasting)
+    raise TypeError(f"{name}: only non-negative sizes are allowed in a shape, but got shape "
+                    f"{dims}.")
   return dims
 
 

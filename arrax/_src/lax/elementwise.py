@@ -1118,7 +1118,15 @@ def _holds_concrete(x):
   return not isinstance(x, Tracer)
 
 
+def _not_an_array_dtype(dtype):
+  """Reject an array given as a dtype (its values would be ignored), as JAX does."""
+  if isinstance(dtype, (Array, Tracer)):
+    raise ValueError("Passing an array as a dtype argument is no longer supported; instead of "
+                     "dtype=arr use dtype=arr.dtype.")
+
+
 def _convert_element_type(operand, new_dtype=None, weak_type=False):
+  _not_an_array_dtype(new_dtype)
   operand = asarray_operand(operand)
   aval = core.get_aval(operand)
   new_dtype = aval.dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
@@ -1133,6 +1141,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
 
 def bitcast_convert_type(operand, new_dtype):
   """Reinterpret the bits of `operand` as `new_dtype`."""
+  _not_an_array_dtype(new_dtype)
   return bitcast_convert_type_p.bind(asarray_operand(operand),
                                         new_dtype=dtypes.canonicalize_dtype(new_dtype))
 

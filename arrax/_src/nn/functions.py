@@ -16,7 +16,6 @@ from arrax._src.config import config
 from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.batching import vmap
 from arrax._src.custom_derivatives import custom_jvp
-from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
@@ -343,9 +342,8 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
 
 def _concrete_int(n):
   """`num_classes` as a Python int: tracers raise ConcretizationTypeError, as in JAX."""
-  if isinstance(n, core.Tracer):
-    raise ConcretizationTypeError(n, "The error arose in jax.nn.one_hot argument `num_classes`.")
-  return operator.index(np.asarray(n).item() if hasattr(n, "shape") else n)
+  return core.concrete_or_error(operator.index, n,
+                                "The error arose in jax.nn.one_hot argument `num_classes`.")
 
 
 @jit(static_argnames=("num_classes", "dtype", "axis"))
