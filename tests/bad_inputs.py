@@ -333,6 +333,13 @@ def _is_key(x):
 
 
 def _same_results(a, e):
+  try:
+    return _compare_results(a, e)
+  except Exception as err:  # noqa: BLE001
+    return f"results not comparable: {type(err).__name__}: {err}"
+
+
+def _compare_results(a, e):
   import jax
   import arrax
   a_leaves, a_tree = arrax.tree_util.tree_flatten(a)
@@ -340,6 +347,10 @@ def _same_results(a, e):
   if str(a_tree).replace("arrax", "jax") != str(e_tree):
     return f"trees differ: {a_tree} vs {e_tree}"
   for al, el in zip(a_leaves, e_leaves):
+    if type(el).__name__ == "ShapeDtypeStruct" and _is_key(el):
+      if str(getattr(al, "dtype", None)) != str(el.dtype) or al.shape != el.shape:
+        return f"results differ: {al} vs {el}"
+      continue
     if _is_key(el) or _is_key(al):
       if _is_key(el) != _is_key(al):
         return "typed key vs array"
@@ -421,3 +432,154 @@ if __name__ == "__main__":
   for k, v in diffs.items():
     print(f"{k}: {v}")
   print(f"{len(diffs)} differences; accepted by rule: {dict(rules or {})}")
+
+
+# ---- the transformations' own arguments ------------------------------------------------------
+def _sq(x):
+  return x * x
+
+
+def _vec(lib):
+  return lib.np.arange(3.0)
+
+
+TRANSFORM_CASES = {
+    # jit
+    "jit_not_callable": lambda lib: lib.top.jit(3),
+    "jit_string": lambda lib: lib.top.jit("f"),
+    "jit_unknown_kw": lambda lib: lib.top.jit(_sq, bogus=1),
+    "jit_static_argnums_str": lambda lib: lib.top.jit(_sq, static_argnums="a")(2.0),
+    "jit_static_argnums_out_of_range": lambda lib: lib.top.jit(_sq, static_argnums=3)(2.0),
+    "jit_static_argnames_unknown": lambda lib: lib.top.jit(_sq, static_argnames="y")(2.0),
+    "jit_unhashable_static": lambda lib: lib.top.jit(lambda x, n: x * len(n),
+                                                     static_argnums=1)(2.0, [1, 2]),
+    "jit_dict_static": lambda lib: lib.top.jit(lambda x, n: x, static_argnums=1)(2.0, {"a": 1}),
+    "jit_array_static": lambda lib: lib.top.jit(lambda x, n: x, static_argnums=1)(2.0, _vec(lib)),
+    "jit_str_arg": lambda lib: lib.top.jit(_sq)("abc"),
+    "jit_none_arg": lambda lib: lib.top.jit(lambda x: x)(None),
+    "jit_object_arg": lambda lib: lib.top.jit(lambda x: x)(object()),
+    "jit_returns_str": lambda lib: lib.top.jit(lambda x: "s")(1.0),
+    "jit_returns_object": lambda lib: lib.top.jit(lambda x: object())(1.0),
+    "jit_too_many_args": lambda lib: lib.top.jit(_sq)(1.0, 2.0),
+    "jit_missing_arg": lambda lib: lib.top.jit(_sq)(),
+    "jit_donate_bad": lambda lib: lib.top.jit(_sq, donate_argnums="x"),
+    "jit_zeros_traced_shape": lambda lib: lib.top.jit(lambda n: lib.np.zeros(n))(3),
+    "jit_zeros_traced_tuple": lambda lib: lib.top.jit(lambda n: lib.np.zeros((n, 2)))(3),
+    "jit_arange_traced": lambda lib: lib.top.jit(lambda n: lib.np.arange(n))(3),
+    "jit_reshape_traced": lambda lib: lib.top.jit(lambda x, n: x.reshape(n))(_vec(lib), 3),
+    "jit_int_tracer": lambda lib: lib.top.jit(lambda x: int(x))(1.0),
+    "jit_float_tracer": lambda lib: lib.top.jit(lambda x: float(x))(1.0),
+    "jit_bool_tracer": lambda lib: lib.top.jit(lambda x: 1 if x > 0 else 0)(1.0),
+    "jit_index_tracer": lambda lib: lib.top.jit(lambda n: list(range(n)))(3),
+    "jit_numpy_of_tracer": lambda lib: lib.top.jit(lambda x: np.asarray(x))(1.0),
+    "jit_hex_tracer": lambda lib: lib.top.jit(lambda n: hex(n))(3),
+    "jit_nonzero_no_size": lambda lib: lib.top.jit(lambda x: lib.np.nonzero(x))(_vec(lib)),
+    "jit_bool_index": lambda lib: lib.top.jit(lambda x: x[x > 1])(_vec(lib)),
+    # grad
+    "grad_not_callable": lambda lib: lib.top.grad(3)(1.0),
+    "grad_int_input": lambda lib: lib.top.grad(_sq)(3),
+    "grad_int_array_input": lambda lib: lib.top.grad(lambda x: x.sum())(lib.np.arange(3)),
+    "grad_complex_input": lambda lib: lib.top.grad(lambda x: x.real)(1j + 1.0),
+    "grad_vector_output": lambda lib: lib.top.grad(_sq)(_vec(lib)),
+    "grad_str_output": lambda lib: lib.top.grad(lambda x: "s")(1.0),
+    "grad_argnums_out_of_range": lambda lib: lib.top.grad(_sq, argnums=3)(1.0),
+    "grad_argnums_str": lambda lib: lib.top.grad(_sq, argnums="a")(1.0),
+    "grad_argnums_float": lambda lib: lib.top.grad(_sq, argnums=0.5)(1.0),
+    "grad_has_aux_not_pair": lambda lib: lib.top.grad(_sq, has_aux=True)(1.0),
+    "grad_str_input": lambda lib: lib.top.grad(_sq)("abc"),
+    "grad_none_input": lambda lib: lib.top.grad(lambda x: 1.0)(None),
+    "grad_unknown_kw": lambda lib: lib.top.grad(_sq, bogus=1),
+    "value_and_grad_vector": lambda lib: lib.top.value_and_grad(_sq)(_vec(lib)),
+    "grad_bool_tracer": lambda lib: lib.top.grad(lambda x: x if x > 0 else -x)(1.0),
+    # vmap
+    "vmap_not_callable": lambda lib: lib.top.vmap(3)(_vec(lib)),
+    "vmap_axis_out_of_range": lambda lib: lib.top.vmap(_sq, in_axes=2)(_vec(lib)),
+    "vmap_negative_axis_out_of_range": lambda lib: lib.top.vmap(_sq, in_axes=-3)(_vec(lib)),
+    "vmap_in_axes_str": lambda lib: lib.top.vmap(_sq, in_axes="a")(_vec(lib)),
+    "vmap_in_axes_float": lambda lib: lib.top.vmap(_sq, in_axes=0.5)(_vec(lib)),
+    "vmap_in_axes_list": lambda lib: lib.top.vmap(_sq, in_axes=[0])(_vec(lib)),
+    "vmap_in_axes_wrong_tree": lambda lib: lib.top.vmap(lambda a, b: a + b, in_axes=(0, 0, 0))(
+        _vec(lib), _vec(lib)),
+    "vmap_sizes_differ": lambda lib: lib.top.vmap(lambda a, b: a + b)(
+        _vec(lib), lib.np.ones(4)),
+    "vmap_scalar_input": lambda lib: lib.top.vmap(_sq)(1.0),
+    "vmap_all_none": lambda lib: lib.top.vmap(_sq, in_axes=None)(_vec(lib)),
+    "vmap_out_axes_out_of_range": lambda lib: lib.top.vmap(_sq, out_axes=3)(_vec(lib)),
+    "vmap_axis_size_mismatch": lambda lib: lib.top.vmap(_sq, axis_size=5)(_vec(lib)),
+    "vmap_str_arg": lambda lib: lib.top.vmap(_sq)("abc"),
+    "vmap_none_arg": lambda lib: lib.top.vmap(lambda x: x, in_axes=0)(None),
+    "vmap_empty_args": lambda lib: lib.top.vmap(lambda: 1.0)(),
+    "vmap_unknown_kw": lambda lib: lib.top.vmap(_sq, bogus=1),
+    "vmap_axis_name_unhashable": lambda lib: lib.top.vmap(_sq, axis_name=["i"])(_vec(lib)),
+    # jvp / vjp / linearize
+    "jvp_primals_not_tuple": lambda lib: lib.top.jvp(_sq, 1.0, 1.0),
+    "jvp_tangent_dtype": lambda lib: lib.top.jvp(_sq, (1.0,), (lib.np.float16(1.0),)),
+    "jvp_tangent_shape": lambda lib: lib.top.jvp(_sq, (_vec(lib),), (lib.np.ones(4),)),
+    "jvp_length_mismatch": lambda lib: lib.top.jvp(_sq, (1.0,), (1.0, 2.0)),
+    "jvp_int_primal_float_tangent": lambda lib: lib.top.jvp(_sq, (3,), (1.0,)),
+    "jvp_str_primal": lambda lib: lib.top.jvp(_sq, ("a",), ("a",)),
+    "jvp_list_primals": lambda lib: lib.top.jvp(_sq, [1.0], [1.0]),
+    "vjp_cotangent_shape": lambda lib: lib.top.vjp(_sq, _vec(lib))[1](lib.np.ones(4)),
+    "vjp_cotangent_dtype": lambda lib: lib.top.vjp(_sq, _vec(lib))[1](lib.np.ones(3, "float16")),
+    "vjp_cotangent_tree": lambda lib: lib.top.vjp(_sq, _vec(lib))[1]((_vec(lib), _vec(lib))),
+    "vjp_not_callable": lambda lib: lib.top.vjp(3, 1.0),
+    "vjp_str_primal": lambda lib: lib.top.vjp(_sq, "abc"),
+    "linearize_str": lambda lib: lib.top.linearize(_sq, "abc"),
+    "jacfwd_int": lambda lib: lib.top.jacfwd(_sq)(3),
+    "jacrev_int": lambda lib: lib.top.jacrev(_sq)(3),
+    "hessian_vector_out": lambda lib: lib.top.hessian(_sq)(_vec(lib)).shape,
+    # pmap
+    "pmap_too_many": lambda lib: lib.top.pmap(_sq)(lib.np.ones((5, 2))),
+    "pmap_scalar": lambda lib: lib.top.pmap(_sq)(1.0),
+    "pmap_axis_out_of_range": lambda lib: lib.top.pmap(_sq, in_axes=3)(lib.np.ones((1, 2))),
+    "pmap_not_callable": lambda lib: lib.top.pmap(3),
+    "pmap_static_unhashable": lambda lib: lib.top.pmap(lambda x, n: x, static_broadcasted_argnums=1)(
+        lib.np.ones((1, 2)), [1]),
+    # others
+    "make_jaxpr_not_callable": lambda lib: lib.top.make_jaxpr(3)(1.0),
+    "make_jaxpr_str_arg": lambda lib: lib.top.make_jaxpr(_sq)("abc"),
+    "eval_shape_str": lambda lib: lib.top.eval_shape(_sq, "abc"),
+    "device_put_str": lambda lib: lib.top.device_put("abc"),
+    "device_put_object": lambda lib: lib.top.device_put(object()),
+    "checkpoint_not_callable": lambda lib: lib.top.checkpoint(3)(1.0),
+    "custom_jvp_not_callable": lambda lib: lib.top.custom_jvp(3)(1.0),
+    "tree_map_not_callable": lambda lib: lib.top.tree_util.tree_map(3, [1.0]),
+    "block_until_ready_str": lambda lib: lib.top.block_until_ready("abc"),
+    "cond_non_scalar_pred": lambda lib: lib.top.lax.cond(_vec(lib), _sq, _sq, 1.0),
+    "cond_branch_mismatch": lambda lib: lib.top.lax.cond(True, lambda x: x, lambda x: (x, x), 1.0),
+    "while_non_bool_cond": lambda lib: lib.top.lax.while_loop(lambda c: c, lambda c: c - 1, 3.0),
+    "scan_carry_mismatch": lambda lib: lib.top.lax.scan(lambda c, x: (c * 1.5, x), 1, _vec(lib)),
+    "scan_length_mismatch": lambda lib: lib.top.lax.scan(lambda c, x: (c, x), 0.0, _vec(lib),
+                                                         length=5),
+    "fori_float_bounds": lambda lib: lib.top.lax.fori_loop(0.0, 3.0, lambda i, c: c, 1.0),
+    "switch_float_index": lambda lib: lib.top.lax.switch(1.5, [_sq, _sq], 1.0),
+}
+
+
+# Cases where the difference is accepted, with the reason.
+TRANSFORM_ALLOWED = {
+    "vjp_str_primal": "JAX raises its internal InvalidInputException (a TypeError subclass not "
+                      "exported in jax.errors); arrax raises TypeError with the same message.",
+    "pmap_axis_out_of_range": "JAX lets IndexError('tuple index out of range') through; arrax "
+                              "raises vmap's ValueError naming the axis and the rank.",
+}
+
+
+def compare_transform(name):
+  """None when TRANSFORM_CASES[name] has the same outcome in both libraries, else why."""
+  make = TRANSFORM_CASES[name]
+  ok_j, rj = _outcome(lambda: make(JAX))
+  ok_a, ra = _outcome(lambda: make(ARRAX))
+  if not ok_j and not ok_a:
+    if type(ra).__name__ == type(rj).__name__:
+      return None
+    return (f"arrax raised {type(ra).__name__}: {str(ra)[:300]}\n"
+            f"  JAX raised {type(rj).__name__}: {str(rj)[:300]}")
+  if ok_j != ok_a:
+    return (f"JAX {'returned ' + repr(rj)[:100] if ok_j else 'raised ' + type(rj).__name__}: "
+            f"{'' if ok_j else str(rj)[:300]}\n  arrax "
+            f"{'returned ' + repr(ra)[:100] if ok_a else 'raised ' + type(ra).__name__}: "
+            f"{'' if ok_a else str(ra)[:300]}")
+  if callable(rj) or callable(ra):
+    return None if callable(rj) == callable(ra) else "one returned a function"
+  return _same_results(ra, rj)

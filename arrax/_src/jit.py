@@ -303,7 +303,28 @@ def _normalize_argnums(argnums, sig, argnames):
                         and positional[i].kind == positional[i].POSITIONAL_OR_KEYWORD)
     argnums = tuple(sorted(set(argnums) | set(extra_nums)))
     argnames = tuple(sorted(set(argnames) | set(extra_names)))
+    _validate_static(params, positional, argnums, argnames)
   return argnums, argnames
+
+
+def _validate_static(params, positional, argnums, argnames):
+  """static_argnums/static_argnames must name parameters of the function, as JAX checks."""
+  kinds = {p.kind for p in params}
+  n = len(positional)
+  if (argnums and inspect.Parameter.VAR_POSITIONAL not in kinds
+      and (-min(argnums) > n or max(argnums) >= n)):
+    raise ValueError(f"Jitted function has static_argnums={argnums}, but only accepts {n} "
+                     "positional arguments.")
+  pos_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+  if bad := pos_only & set(argnames):
+    raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. These "
+                     "are positional-only")
+  if inspect.Parameter.VAR_KEYWORD in kinds:
+    return
+  keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+  if bad := set(argnames) - keywords:
+    raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. Function "
+                     "does not take these args.")
 
 
 class _HashableStatic:

@@ -303,7 +303,12 @@ def split(key, num=2):
 
 def clone(key):
   """A copy of a key (keys are immutable values, so this is the identity on the bits)."""
-  return key
+  if not (isinstance(key, (Array, core.Tracer, PRNGKeyArray, np.ndarray))
+          or type(key) in (int, float, bool)):
+    raise TypeError("Error interpreting argument to random_clone as a JAX value. The "
+                    f"problematic value is of type {type(key)} and was passed to random_clone "
+                    "at position 0.")
+  return key if isinstance(key, (Array, core.Tracer, PRNGKeyArray)) else creation.asarray(key)
 
 
 # ---- bits and uniform -----------------------------------------------------------------------
@@ -1523,6 +1528,8 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   dtype = dtypes.check_user_dtype(float if dtype is None else dtype)
   n = operator.index(n)
   m_ = operator.index(m_)
+  if n < 0 or m_ < 0:
+    raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
   _no_sharding("orthogonal", out_sharding)
   return _orthogonal(data, n, m_, shape, dtype)
 

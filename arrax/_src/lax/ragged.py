@@ -300,6 +300,10 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
   """A dot_general whose lhs ragged dimension is split into groups of `group_sizes` (see
   `RaggedDotDimensionNumbers` and the module docstring for the three modes)."""
   _no_sharding("ragged_dot_general", out_sharding)
+  if not isinstance(ragged_dot_dimension_numbers, RaggedDotDimensionNumbers):
+    raise TypeError("ragged_dot_general requires ragged_dot_dimension_numbers to be a "
+                    "lax.RaggedDotDimensionNumbers, got "
+                    f"{type(ragged_dot_dimension_numbers).__name__}.")
   return ragged_dot_general_p.bind(
       asarray_operand(lhs), asarray_operand(rhs), asarray_operand(group_sizes),
       ragged_dot_dimension_numbers=ragged_dot_dimension_numbers,

@@ -34,7 +34,13 @@ def ndim(a):
 
 def size(a, axis=None):
   s = shape_of(a)
-  return int(np.prod(s)) if axis is None else s[axis]
+  if axis is None:
+    return int(np.prod(s))
+  axes = (axis,) if not isinstance(axis, (tuple, list)) else axis
+  axes = [canonicalize_axis(i, len(s)) for i in axes]   # out of range: ValueError, as JAX
+  if len(set(axes)) != len(axes):
+    raise ValueError(f"repeated axis in size: {axis}")
+  return int(np.prod([s[i] for i in axes]))
 
 
 def isscalar(element):
@@ -47,7 +53,7 @@ def _canonical_newshape(a_shape, newshape):
   if isinstance(newshape, (int, np.integer)) or (not isinstance(newshape, (tuple, list))
                                                  and hasattr(newshape, "__index__")):
     newshape = (newshape,)
-  newshape = tuple(d if mlir.is_symbolic(d) else util.static_int(d, "reshape shape")
+  newshape = tuple(d if mlir.is_symbolic(d) else util.static_dim(d, newshape)
                    for d in newshape)
   size_in = core.shape_size(a_shape)
   if newshape.count(-1) > 1:
@@ -175,8 +181,17 @@ def squeeze(a, axis=None):
 def expand_dims(a, axis):
   """Insert size-1 axes at the positions `axis`."""
   check_arraylike("expand_dims", a)
-  axes = (axis,) if isinstance(axis, int) else tuple(axis)
-  return shape_ops.expand_dims(_asarray(a), axes)
+  return shape_ops.expand_dims(_asarray(a), _index_tuple(axis))
+
+
+def _index_tuple(x):
+  """A static index or sequence of indices as a tuple of ints (tracers raise
+  ConcretizationTypeError, as JAX's)."""
+  x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
+  try:
+    return (operator.index(x),)
+  except TypeError:
+    return tuple(map(operator.index, x))
 
 
 def broadcast_to(array, shape):
@@ -196,7 +211,8 @@ def broadcast_arrays(*args):
 def concatenate(arrays, axis=0, dtype=None):
   """Join arrays along an existing axis (axis=None flattens first)."""
   if isinstance(arrays, (Array, core.Tracer)):
-    arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
+    # (a 0-d array holds no arrays to join)
+    arrays = [arrays[i] for i in range(shape_of(arrays)[0])] if ndim(arrays) else []
   if not len(arrays):
     raise ValueError("Need at least one array to concatenate.")
   check_arraylike("concatenate", *arrays)
