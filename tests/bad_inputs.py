@@ -380,8 +380,18 @@ def _compare_results(a, e):
 
 def compare(case, abstract=False, rules=None):
   """None when arrax and JAX give the same outcome on `case`, else a description.
-  `abstract`: both run under eval_shape (shapes, dtypes and errors; nothing compiles).
+  `abstract`: both run under eval_shape first (shapes, dtypes and errors; nothing compiles);
+  where the outcomes differ the case runs again eagerly, which decides (under eval_shape the
+  closed-over arrays are staged, so a library may fail a value check there, or pass one that
+  only lowering makes, where it would not eagerly).
   `rules`: a Counter; differences a RULES entry accepts count there instead."""
+  d = _compare(case, abstract, rules)
+  if d is not None and abstract:
+    d = _compare(case, False, rules)
+  return d
+
+
+def _compare(case, abstract, rules):
   try:
     jthunk = case.thunk(JAX, abstract)
   except Exception as e:  # noqa: BLE001

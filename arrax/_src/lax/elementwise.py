@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import operator
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -1066,7 +1067,7 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
 
 def integer_pow(x, y: int):
   """x ** y for a static Python integer y, computed by repeated multiplication."""
-  return integer_pow_p.bind(asarray_operand(x), y=int(y))
+  return integer_pow_p.bind(asarray_operand(x), y=operator.index(y))
 
 
 def square(x):
@@ -1148,8 +1149,9 @@ def bitcast_convert_type(operand, new_dtype):
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
   """Round `operand` to a float format with the given exponent and mantissa widths."""
-  return reduce_precision_p.bind(asarray_operand(operand), exponent_bits=int(exponent_bits),
-                                    mantissa_bits=int(mantissa_bits))
+  return reduce_precision_p.bind(asarray_operand(operand),
+                                    exponent_bits=operator.index(exponent_bits),
+                                    mantissa_bits=operator.index(mantissa_bits))
 
 
 array.register_host_bitcast(bitcast_convert_type)

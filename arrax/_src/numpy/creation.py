@@ -314,6 +314,7 @@ def _committed(x):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              device=None):
   """`num` evenly spaced values over [start, stop]."""
+  util.check_arraylike("linspace", start, stop)
   num = util.static_int(num, "num argument of jnp.linspace")
   axis = util.static_int(axis, "axis argument of jnp.linspace")
   return _linspace(start, stop, num, endpoint, retstep, dtype, axis, device=device)

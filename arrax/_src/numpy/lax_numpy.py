@@ -125,6 +125,7 @@ def permute_dims(a, /, axes):
 
 def matrix_transpose(x, /):
   """Swap the last two axes."""
+  check_arraylike("matrix_transpose", x)
   nd = ndim(x)
   if nd < 2:
     raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={nd}")
@@ -203,6 +204,7 @@ def broadcast_to(array, shape):
 
 def broadcast_arrays(*args):
   """Broadcast arrays against each other."""
+  check_arraylike("broadcast_arrays", *args)
   shapes = [shape_of(a) for a in args]
   result = broadcast_shapes(*shapes)
   return [broadcast_to(a, result) for a in args]
@@ -448,12 +450,25 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
   a, b = util.ensure_arraylike("tensordot", a, b)
   a, b, pet, weak = _dot_dtypes(a, b, preferred_element_type, "tensordot")
   an, bn = ndim(a), ndim(b)
-  if isinstance(axes, int):
+  if type(axes) is int:
+    if axes > min(an, bn):
+      raise TypeError(f"Number of tensordot axes (axes {axes}) exceeds input ranks "
+                      f"({shape_of(a)} and {shape_of(b)})")
     ca, cb = tuple(range(an - axes, an)), tuple(range(axes))
-  else:
+  elif isinstance(axes, (tuple, list)) and len(axes) == 2:
     ax_a, ax_b = axes
+    if isinstance(ax_a, int) != isinstance(ax_b, int) or not all(
+        isinstance(x, (int, tuple, list, np.ndarray)) for x in axes):
+      raise TypeError("tensordot requires both axes lists to be either ints, tuples or lists, "
+                      f"got {ax_a} and {ax_b}")
     ca = tuple(canonicalize_axis(i, an) for i in np.atleast_1d(ax_a).tolist())
     cb = tuple(canonicalize_axis(i, bn) for i in np.atleast_1d(ax_b).tolist())
+    if len(ca) != len(cb):
+      raise TypeError(f"tensordot requires axes lists to have equal length, got {ax_a} and "
+                      f"{ax_b}.")
+  else:
+    raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
+                    "lists/tuples of ints.")
   out = lax_dot.dot_general(a, b, ((ca, cb), ((), ())), precision=precision,
                             preferred_element_type=pet)
   return lax._convert_element_type(out, pet, weak)
