@@ -4,7 +4,8 @@ exception class (or both succeed with equal results), and so do jit/grad/vmap/jv
 bad arguments.
 
 The function sweep runs under eval_shape (traced, nothing compiled: shapes, dtypes and errors)
-on a fixed quarter of the cases, chosen by a hash of the case name, so CI stays cheap;
+on a fixed twelfth of the cases (a third of the tracer cases), chosen by a hash of the case
+name, so CI stays cheap;
 `python -m tests.bad_inputs [--abstract]` runs every case (eagerly by default).
 Differences are accepted only by the named RULES of bad_inputs (counted here, with bounds) or
 the explicit allow-lists below.
@@ -21,12 +22,45 @@ from tests import bad_inputs
 from tests.oracle import assert_same
 
 # Explicit exceptions of the function sweep: case -> why arrax differs from JAX.
+_TRACED_INDEX = ("JAX reads this static argument with int() (ConcretizationTypeError) or "
+                 "hashes it into a primitive parameter (TypeError); arrax with operator.index "
+                 "(TracerIntegerConversionError, also a TypeError naming the traced argument "
+                 "and suggesting static_argnums).")
+_PBROADCAST = ("JAX has no eager rule for pbroadcast (NotImplementedError); arrax rejects the "
+               "array passed as `source` (the sweep's default) as unhashable first.")
 ALLOWED = {
     "lax.broadcast[traced_sizes]": "JAX raises TracerBoolConversionError from an internal "
                                    "comparison; arrax a TypeError saying sizes must be "
                                    "concrete integers.",
-    "lax.empty[dtype=bad0]": "JAX's lax.empty(dtype=None) gives float64 even without x64 "
-                             "(an uncanonicalized dtype); arrax float32.",
+    "lax.broadcast_in_dim[traced_shape]": "as lax.broadcast[traced_sizes].",
+    "lax.broadcasted_iota[traced_dimension]": _TRACED_INDEX,
+    "lax.top_k[traced_k]": _TRACED_INDEX,
+    "lax.rng_uniform[traced_shape]": "JAX fails hashing the traced shape into the equation "
+                                     "(TypeError); arrax checks the operands first (the sweep "
+                                     "passes arrays where rng_uniform takes scalars: "
+                                     "ValueError).",
+    "random.categorical[traced_axis]": _TRACED_INDEX,
+    "random.orthogonal[traced_n]": _TRACED_INDEX,
+    "numpy.compress[traced_axis]": "JAX: ConcretizationTypeError; arrax: "
+                                   "TracerArrayConversionError (both TypeErrors naming the "
+                                   "traced axis).",
+    "numpy.squeeze[traced_axis]": "JAX: ConcretizationTypeError; arrax: TypeError.",
+    "numpy.argsort[dtype=bad1]": "the sweep passes np.complex64 (a type) as the array; JAX "
+                                 "converts the type object, arrax rejects it as not an array.",
+    "numpy.frombuffer[valid]": "the sweep passes an Array as the buffer: JAX reads its bytes "
+                               "(ValueError on the size), arrax requires a bytes-like object "
+                               "(TypeError).",
+    "lax.pbroadcast[x=complex]": _PBROADCAST,
+    "lax.pbroadcast[x=rank0]": _PBROADCAST,
+    "lax.pbroadcast[x=float_scalar]": _PBROADCAST,
+    "lax.pbroadcast[axis_name=int]": _PBROADCAST,
+    "lax.random_gamma_grad[*0=rank3]": "ranks differ: JAX's ValueError from broadcasting, "
+                                       "arrax's TypeError from the primitive's rank check (as "
+                                       "JAX's other lax elementwise ops).",
+    "lax.random_gamma_grad[*0=float_scalar]": "JAX lets AttributeError through for a Python "
+                                              "float; arrax accepts it as a weak scalar.",
+    "lax.scan[init=str]": "no xs and no length: arrax reports the missing length "
+                          "(ValueError) before the bad init (JAX's TypeError).",
 }
 
 # The most cases each RULES entry may accept in the CI sample (a new difference shows up as a
@@ -35,8 +69,10 @@ RULE_BOUNDS = {"jax-internal": 80, "more-specific": 60, "garbage-first": 80}
 
 
 def _sampled(ns, name, label):
-  """A fixed quarter of the cases, and every tracer case (the concretization family)."""
-  return label.startswith("traced_") or zlib.crc32(f"{ns}.{name}[{label}]".encode()) % 4 == 0
+  """A fixed twelfth of the cases, and a third of the tracer cases (the concretization
+  family)."""
+  h = zlib.crc32(f"{ns}.{name}[{label}]".encode())
+  return h % 12 == 0 or (label.startswith("traced_") and h % 3 == 0)
 
 
 _RULE_COUNTS = collections.Counter()
@@ -57,7 +93,7 @@ def test_bad_inputs_match_jax(ns):
         failures.append(f"--- {case}: {d}")
   _RULE_COUNTS.update(rules)
   print(f"{ns}: {checked} cases, accepted by rule: {dict(rules)}")
-  assert checked > 100
+  assert checked > 30
   assert not failures, f"{len(failures)} of {checked} cases differ from JAX:\n" + "\n".join(
       failures)
 

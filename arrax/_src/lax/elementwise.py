@@ -1100,6 +1100,8 @@ def clamp(min, x, max):  # noqa: A002
 
 def convert_element_type(operand, new_dtype):
   """Cast `operand` to `new_dtype` (canonicalized under jax_enable_x64)."""
+  if new_dtype is None:
+    raise ValueError("dtype must be specified.")
   out = _convert_element_type(operand, new_dtype, weak_type=False)
   if core.trace_ctx.trace is core.eval_trace and not isinstance(out, Array):
     # A host scalar (or the Literal made of it) becomes an Array, as JAX returns.
@@ -1142,6 +1144,8 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
 
 def bitcast_convert_type(operand, new_dtype):
   """Reinterpret the bits of `operand` as `new_dtype`."""
+  if new_dtype is None:
+    raise ValueError("dtype must be specified.")
   _not_an_array_dtype(new_dtype)
   return bitcast_convert_type_p.bind(asarray_operand(operand),
                                         new_dtype=dtypes.canonicalize_dtype(new_dtype))
