@@ -65,7 +65,8 @@ ALLOWED = {
 
 # The most cases each RULES entry may accept in the CI sample (a new difference shows up as a
 # count over its bound).
-RULE_BOUNDS = {"jax-internal": 80, "more-specific": 60, "garbage-first": 80}
+# (the CI sample accepts 9, 11 and 4 today; the whole sweep 117, 102 and 76 of ~13,000 cases)
+RULE_BOUNDS = {"jax-internal": 12, "more-specific": 15, "garbage-first": 6}
 
 
 def _sampled(ns, name, label):
