@@ -2,9 +2,10 @@
 import atexit
 import functools
 import os
+import threading
 import warnings
 
-from arrax._src.config import config
+from arrax._src.config import config, contexts_open
 
 # Quieten XLA's C++ INFO logging (device listings) unless the user asked for it.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
@@ -12,6 +13,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 from jaxlib import _jax, xla_client as xc  # noqa: E402
 
 _clients = {}
+_clients_lock = threading.Lock()   # threads making the first arrays at once share one client
 
 
 class DistributedState:
@@ -92,13 +94,16 @@ def get_client(platform=None):
   platform = {"gpu": "cuda", "host": "cpu"}.get(platform, platform)
   client = _clients.get(platform)
   if client is None:
-    if platform == "cpu":
-      client = _make_cpu_client()
-    elif platform == "cuda":
-      client = _make_gpu_client(platform)
-    else:
-      raise RuntimeError(f"Unknown backend '{platform}'. Available: cpu, cuda.")
-    _clients[platform] = client
+    with _clients_lock:
+      client = _clients.get(platform)
+      if client is None:
+        if platform == "cpu":
+          client = _make_cpu_client()
+        elif platform == "cuda":
+          client = _make_gpu_client(platform)
+        else:
+          raise RuntimeError(f"Unknown backend '{platform}'. Available: cpu, cuda.")
+        _clients[platform] = client
   return client
 
 
@@ -187,14 +192,16 @@ _default_device = []   # the resolved default device, cleared when the flags cho
 def default_device():
   """The device uncommitted computations run on: `jax_default_device` if set (a device or a
   platform name), else the first local device of the default backend."""
-  if not _default_device:
-    chosen = config.jax_default_device
-    if chosen is None:
-      chosen = get_client().local_devices()[0]
-    elif isinstance(chosen, str):
-      chosen = get_client(chosen).local_devices()[0]
-    _default_device.append(chosen)
-  return _default_device[0]
+  if _default_device and not contexts_open():
+    return _default_device[0]
+  chosen = config.jax_default_device   # (this thread's, while a config context is open)
+  if chosen is None:
+    chosen = get_client().local_devices()[0]
+  elif isinstance(chosen, str):
+    chosen = get_client(chosen).local_devices()[0]
+  if not contexts_open():
+    _default_device[:] = [chosen]
+  return chosen
 
 
 def _reset_default_device(name):

@@ -402,7 +402,8 @@ def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
     try:
       shape = core.get_aval(x).shape
     except TypeError:
-      return None   # not an array: no check here (as in JAX)
+      raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type: vmap maps "
+                      "arrays; pass in_axes=None for this argument to leave it unmapped.") from None
     try:
       return shape[d]
     except IndexError:
@@ -537,6 +538,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
   @functools.wraps(fun, updated=())
   def vmap_f(*args, **kwargs):
+    if axis_name is not None:
+      hash(axis_name)   # an unhashable name (a list) is a TypeError, as in JAX
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
                        "to the positional arguments passed to the function, but got "

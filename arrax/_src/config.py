@@ -22,14 +22,70 @@ def _env_bool(name, default):
   raise ValueError(f"invalid truth value {val!r} for environment {varname!r}")
 
 
+_UNSET = object()
+
+
+class _ThreadOverrides(threading.local):
+  """The flag values context managers set in this thread (JAX's contexts are thread-local)."""
+
+  def __init__(self):
+    self.values = {}
+
+
+_overrides = _ThreadOverrides()
+# How many contexts are open in all threads: while none is, a flag's value is read without
+# looking at the thread-local overrides (the hot paths read flags on every call).
+_open_contexts = [0]
+_open_lock = threading.Lock()
+
+
 class _Flag:
-  __slots__ = ("name", "value", "parse")
+  __slots__ = ("name", "global_value", "parse")
 
   def __init__(self, name, default, parse):
-    self.name, self.value, self.parse = name, default, parse
+    self.name, self.global_value, self.parse = name, default, parse
+
+  @property
+  def value(self):
+    """This thread's value: the innermost open context's, else the global one."""
+    if _open_contexts[0]:
+      v = _overrides.values.get(self.name, _UNSET)
+      if v is not _UNSET:
+        return v
+    return self.global_value
+
+  @value.setter
+  def value(self, v):
+    self.global_value = v
 
 
-_local = threading.local()
+def contexts_open() -> bool:
+  """True while a config context is open in some thread (per-thread values may differ)."""
+  return _open_contexts[0] > 0
+
+
+class _ThreadLocalSetting:
+  """Sets flag `name` to `value` in the current thread for a `with` block (re-entrant)."""
+  __slots__ = ("name", "value", "prev")
+
+  def __init__(self, name, value):
+    self.name, self.value = name, value
+
+  def __enter__(self):
+    with _open_lock:
+      _open_contexts[0] += 1
+    self.prev = _overrides.values.get(self.name, _UNSET)
+    _overrides.values[self.name] = self.value
+    config._notify(self.name)
+
+  def __exit__(self, *exc):
+    if self.prev is _UNSET:
+      _overrides.values.pop(self.name, None)
+    else:
+      _overrides.values[self.name] = self.prev
+    with _open_lock:
+      _open_contexts[0] -= 1
+    config._notify(self.name)
 
 
 class Config:
@@ -47,6 +103,9 @@ class Config:
     if flag is None:
       raise AttributeError(f"Unrecognized config option: {name}")
     flag.value = flag.parse(value)
+    self._notify(name)
+
+  def _notify(self, name):
     for listener in self._listeners:
       listener(name)
 
@@ -66,14 +125,12 @@ class Config:
   def values(self):
     return {n: f.value for n, f in self._flags.items()}
 
-  @contextlib.contextmanager
   def _override(self, name, value):
-    old = self.read(name)
-    self.update(name, value)
-    try:
-      yield
-    finally:
-      self.update(name, old)
+    """A context manager setting flag `name` in the current thread only, as JAX's do."""
+    flag = self._flags.get(name)
+    if flag is None:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    return _ThreadLocalSetting(name, flag.parse(value))
 
 
 config = Config()
@@ -236,7 +293,7 @@ _user_contexts = []   # every make_user_context value, in the order they were ma
 
 def _refresh_trace_state(name=None):
   if name is None or name in _TRACE_FLAGS:
-    _trace_state[0] = (tuple(config._flags[n].value for n in _TRACE_FLAGS)
+    _trace_state[0] = (tuple(config._flags[n].global_value for n in _TRACE_FLAGS)
                        + tuple(u.value for u in _user_contexts))
 
 
@@ -245,7 +302,11 @@ config._listeners.append(_refresh_trace_state)
 
 
 def trace_state() -> tuple:
-  """The values of the flags that change what tracing records (jit caches key on them)."""
+  """The values of the flags that change what tracing records (jit caches key on them), in
+  this thread."""
+  if _open_contexts[0]:
+    return (tuple(config._flags[n].value for n in _TRACE_FLAGS)
+            + tuple(u.value for u in _user_contexts))
   return _trace_state[0]
 
 
@@ -320,7 +381,7 @@ class State:
   # A flag's handle, as JAX's config State: `state(new_val)` is a context manager (also usable as
   # a decorator) that sets the flag for its duration; `state.value` reads the flag. Boolean
   # flags default to True when called without a value. (No class docstring: each instance
-  # carries its own.) Unlike JAX, the value set is process-wide, not per thread.
+  # carries its own.) As in JAX, the value a context sets holds in its thread only.
 
   def __init__(self, name, doc):
     self._flag = config._flags[name]
@@ -366,11 +427,11 @@ class _StateContext:
     self.new_val = state._flag.parse(new_val)   # a bad value raises here, as in JAX
 
   def __enter__(self):
-    self.prev = self.state._flag.value
-    config.update(self.state._flag.name, self.new_val)
+    self.prev = _ThreadLocalSetting(self.state._flag.name, self.new_val)
+    self.prev.__enter__()
 
   def __exit__(self, *exc):
-    config.update(self.state._flag.name, self.prev)
+    self.prev.__exit__(*exc)
 
   def __call__(self, func):
     @functools.wraps(func)

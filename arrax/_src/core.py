@@ -585,7 +585,10 @@ class Tracer:
     raise TracerBoolConversionError(self)
 
   def __int__(self):
-    raise TracerIntegerConversionError(self, "__int__")
+    # (as JAX: int() is a concretization error, operator.index() an integer-conversion one)
+    raise ConcretizationTypeError(self, "The problem arose with the `int` function. If trying "
+                                  "to convert the data type of a value, try using "
+                                  "`x.astype(int)` or `jnp.array(x, int)` instead.")
 
   def __index__(self):
     raise TracerIntegerConversionError(self, "__index__")

@@ -209,10 +209,16 @@ def apply_primitive(prim, args, params):
       return _ref_eager[0](prim, args, params)   # (its jaxprs close over refs)
     exe = _compile_primitive(prim, avals, params, device)
     _prim_cache[key] = exe
-    if len(_prim_cache) > PRIM_CACHE_SIZE:
-      _prim_cache.popitem(last=False)
+    while len(_prim_cache) > PRIM_CACHE_SIZE:
+      try:
+        _prim_cache.popitem(last=False)
+      except KeyError:   # another thread emptied it meanwhile
+        break
   else:
-    _prim_cache.move_to_end(key)
+    try:
+      _prim_cache.move_to_end(key)
+    except KeyError:     # evicted by another thread since the lookup
+      pass
   try:
     outs = exe.execute(bufs)
   except _jax.JaxRuntimeError:

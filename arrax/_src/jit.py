@@ -13,6 +13,7 @@ import inspect
 import itertools
 import logging
 import operator
+import threading
 import time
 import warnings
 import weakref
@@ -23,7 +24,7 @@ from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
 from arrax._src.array import Array, device_put_value
-from arrax._src.config import _trace_state, config, trace_state, trace_state_change
+from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.api import ShapeDtypeStruct, eval_shape
@@ -311,7 +312,28 @@ def _normalize_argnums(argnums, sig, argnames):
                         and positional[i].kind == positional[i].POSITIONAL_OR_KEYWORD)
     argnums = tuple(sorted(set(argnums) | set(extra_nums)))
     argnames = tuple(sorted(set(argnames) | set(extra_names)))
+    _validate_static(params, positional, argnums, argnames)
   return argnums, argnames
+
+
+def _validate_static(params, positional, argnums, argnames):
+  """static_argnums/static_argnames must name parameters of the function, as JAX checks."""
+  kinds = {p.kind for p in params}
+  n = len(positional)
+  if (argnums and inspect.Parameter.VAR_POSITIONAL not in kinds
+      and (-min(argnums) > n or max(argnums) >= n)):
+    raise ValueError(f"Jitted function has static_argnums={argnums}, but only accepts {n} "
+                     "positional arguments.")
+  pos_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+  if bad := pos_only & set(argnames):
+    raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. These "
+                     "are positional-only")
+  if inspect.Parameter.VAR_KEYWORD in kinds:
+    return
+  keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+  if bad := set(argnames) - keywords:
+    raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. Function "
+                     "does not take these args.")
 
 
 class _HashableStatic:
@@ -625,12 +647,14 @@ _caches_by_fun: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 class _ExecutableCache(dict):
   """One jit function's compiled executables by signature (weakly referable); `compiles`
-  counts every compilation (evicted ones too), for the recompilation warning."""
-  __slots__ = ("__weakref__", "compiles", "last")
+  counts every compilation (evicted ones too), for the recompilation warning; `lock` makes
+  threads that miss on the same function at once trace and compile it once."""
+  __slots__ = ("__weakref__", "compiles", "last", "lock")
 
   def __init__(self):
     super().__init__()
     self.compiles = 0
+    self.lock = threading.RLock()
     # The last call's (in_tree, avals, statics, trace state, device, entry): a call with the
     # same signature (a loop) finds its entry by comparing these, without hashing its avals.
     self.last = None
@@ -669,7 +693,10 @@ _compiled_order: collections.OrderedDict = collections.OrderedDict()
 def _remember_compiled(cache, key):
   _compiled_order[(id(cache), key)] = weakref.ref(cache)
   while len(_compiled_order) > JIT_CACHE_SIZE:
-    (_, old_key), ref = _compiled_order.popitem(last=False)
+    try:
+      (_, old_key), ref = _compiled_order.popitem(last=False)
+    except KeyError:   # another thread emptied it meanwhile
+      break
     owner = ref()
     if owner is not None:
       owner.pop(old_key, None)
@@ -858,7 +885,7 @@ class JitWrapped(Wrapped):
         in_tree = _array_trees.get(len(dyn_args)) or _array_tree(len(dyn_args))
     if core.trace_ctx.trace is not _eval_trace:
       return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
-    state = _trace_state[0]
+    state = trace_state()   # (a new tuple while a config context is open: no fast match)
     x64 = state[0]
     avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
     default = _default_device()
@@ -880,7 +907,11 @@ class JitWrapped(Wrapped):
       key = (in_tree, tuple(avals), statics, state, device)
       entry = cache.get(key)
       if entry is None:
-        entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics, device)
+        with cache.lock:   # another thread may have compiled it meanwhile
+          entry = cache.get(key)
+          if entry is None:
+            entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics,
+                                  device)
       cache.last = (in_tree, [core.intern_aval(a) for a in avals], statics, state, device,
                     entry)
     exe = entry.exe

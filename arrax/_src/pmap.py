@@ -466,16 +466,17 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                          f"corresponding value, got specification {dyn_in_axes} for value "
                          f"tree {in_tree}.")
       in_flat = batching.flatten_axes("pmap in_axes", in_tree, (dyn_in_axes, 0), kws=True)
+    for a, ax in zip(avals, in_flat):
+      if ax is not None and not -a.ndim <= ax < a.ndim:
+        rank = ax + 1 if ax >= 0 else -ax
+        raise ValueError(f"pmap was requested to map its argument along axis {ax}, which "
+                         f"implies that its rank should be at least {rank}, but is only "
+                         f"{a.ndim} (its shape is {a.shape})")
     in_flat = tuple(None if ax is None else ax % max(a.ndim, 1)
                     for a, ax in zip(avals, in_flat))
     sizes = [a.shape[ax] for a, ax in zip(avals, in_flat) if ax is not None]
     if not sizes:
       raise ValueError("pmap requires at least one argument with a mapped axis.")
-    for a, ax in zip(avals, in_flat):
-      if ax is not None and a.ndim == 0:
-        raise ValueError(f"pmap was requested to map its argument along axis {ax}, which "
-                         f"implies that its rank should be at least {ax + 1}, but is only 0 "
-                         "(its shape is ())")
     size = sizes[0]
     if any(s != size for s in sizes):
       raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: "

@@ -101,13 +101,17 @@ def _canonicalize_shape(shape, name):
   try:
     dims = tuple(operator.index(d) for d in shape)
   except TypeError:
-    if any(isinstance(d, core.Tracer) for d in _iter_or_empty(shape)):
-      raise
+    hint = ""
+    if isinstance(shape, core.Tracer) or any(isinstance(d, core.Tracer)
+                                             for d in _iter_or_empty(shape)):
+      hint = ("\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+              "subfunctions.")
     raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
-                    f"{shape}.") from None
+                    f"{shape}.{hint}") from None
   if any(d < 0 for d in dims):
-    raise ValueError(f"{name}: shape {dims} has a negative dimension; every size must be a "
-                     "nonnegative integer.")
+    # (JAX's class: a TypeError from its static-shape broadcasting)
+    raise TypeError(f"{name}: only non-negative sizes are allowed in a shape, but got shape "
+                    f"{dims}.")
   return dims
 
 
@@ -299,7 +303,12 @@ def split(key, num=2):
 
 def clone(key):
   """A copy of a key (keys are immutable values, so this is the identity on the bits)."""
-  return key
+  if not (isinstance(key, (Array, core.Tracer, PRNGKeyArray, np.ndarray))
+          or type(key) in (int, float, bool)):
+    raise TypeError("Error interpreting argument to random_clone as a JAX value. The "
+                    f"problematic value is of type {type(key)} and was passed to random_clone "
+                    "at position 0.")
+  return key if isinstance(key, (Array, core.Tracer, PRNGKeyArray)) else creation.asarray(key)
 
 
 # ---- bits and uniform -----------------------------------------------------------------------
@@ -1519,6 +1528,8 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   dtype = dtypes.check_user_dtype(float if dtype is None else dtype)
   n = operator.index(n)
   m_ = operator.index(m_)
+  if n < 0 or m_ < 0:
+    raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
   _no_sharding("orthogonal", out_sharding)
   return _orthogonal(data, n, m_, shape, dtype)
 

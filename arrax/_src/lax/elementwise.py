@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import operator
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -1066,7 +1067,7 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
 
 def integer_pow(x, y: int):
   """x ** y for a static Python integer y, computed by repeated multiplication."""
-  return integer_pow_p.bind(asarray_operand(x), y=int(y))
+  return integer_pow_p.bind(asarray_operand(x), y=operator.index(y))
 
 
 def square(x):
@@ -1099,6 +1100,8 @@ def clamp(min, x, max):  # noqa: A002
 
 def convert_element_type(operand, new_dtype):
   """Cast `operand` to `new_dtype` (canonicalized under jax_enable_x64)."""
+  if new_dtype is None:
+    raise ValueError("dtype must be specified.")
   out = _convert_element_type(operand, new_dtype, weak_type=False)
   if core.trace_ctx.trace is core.eval_trace and not isinstance(out, Array):
     # A host scalar (or the Literal made of it) becomes an Array, as JAX returns.
@@ -1118,7 +1121,15 @@ def _holds_concrete(x):
   return not isinstance(x, Tracer)
 
 
+def _not_an_array_dtype(dtype):
+  """Reject an array given as a dtype (its values would be ignored), as JAX does."""
+  if isinstance(dtype, (Array, Tracer)):
+    raise ValueError("Passing an array as a dtype argument is no longer supported; instead of "
+                     "dtype=arr use dtype=arr.dtype.")
+
+
 def _convert_element_type(operand, new_dtype=None, weak_type=False):
+  _not_an_array_dtype(new_dtype)
   operand = asarray_operand(operand)
   aval = core.get_aval(operand)
   new_dtype = aval.dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
@@ -1133,14 +1144,18 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
 
 def bitcast_convert_type(operand, new_dtype):
   """Reinterpret the bits of `operand` as `new_dtype`."""
+  if new_dtype is None:
+    raise ValueError("dtype must be specified.")
+  _not_an_array_dtype(new_dtype)
   return bitcast_convert_type_p.bind(asarray_operand(operand),
                                         new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
   """Round `operand` to a float format with the given exponent and mantissa widths."""
-  return reduce_precision_p.bind(asarray_operand(operand), exponent_bits=int(exponent_bits),
-                                    mantissa_bits=int(mantissa_bits))
+  return reduce_precision_p.bind(asarray_operand(operand),
+                                    exponent_bits=operator.index(exponent_bits),
+                                    mantissa_bits=operator.index(mantissa_bits))
 
 
 array.register_host_bitcast(bitcast_convert_type)

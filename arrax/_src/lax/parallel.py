@@ -37,7 +37,10 @@ __all__ = [
 
 # ---- helpers --------------------------------------------------------------------------------
 def _names(axis_name) -> tuple:
-  return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+  names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+  for name in names:
+    hash(name)   # an array or dict is no axis name: TypeError (unhashable), as in JAX
+  return names
 
 
 def _check_axis_names(axes, api_name):

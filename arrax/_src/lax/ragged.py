@@ -132,8 +132,9 @@ def _ragged_dot_general_abstract_eval(lhs, rhs, group_sizes, *, ragged_dot_dimen
   rhs_view = ShapedArray(tuple(d for i, d in enumerate(rhs.shape) if i not in group_dims),
                          rhs.dtype)
   renumber = {d: d - sum(g < d for g in group_dims) for d in range(rhs.ndim)}
-  lax_dot._dot_general_shape(lhs, rhs_view, ((lc, tuple(renumber[d] for d in rc)),
-                                             (lb, tuple(renumber[d] for d in rb))))
+  # (an out-of-range dimension stays out of range: dot_general's check names it)
+  lax_dot._dot_general_shape(lhs, rhs_view, ((lc, tuple(renumber.get(d, d) for d in rc)),
+                                             (lb, tuple(renumber.get(d, d) for d in rb))))
   batch = tuple(lhs.shape[i] for i in lb)
   shape = (batch + tuple(lhs.shape[i] for i in _others(lhs.ndim, lc, lb))
            + tuple(rhs.shape[i] for i in _others(rhs.ndim, rc, rb, group_dims)))
@@ -300,6 +301,10 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
   """A dot_general whose lhs ragged dimension is split into groups of `group_sizes` (see
   `RaggedDotDimensionNumbers` and the module docstring for the three modes)."""
   _no_sharding("ragged_dot_general", out_sharding)
+  if not isinstance(ragged_dot_dimension_numbers, RaggedDotDimensionNumbers):
+    raise TypeError("ragged_dot_general requires ragged_dot_dimension_numbers to be a "
+                    "lax.RaggedDotDimensionNumbers, got "
+                    f"{type(ragged_dot_dimension_numbers).__name__}.")
   return ragged_dot_general_p.bind(
       asarray_operand(lhs), asarray_operand(rhs), asarray_operand(group_sizes),
       ragged_dot_dimension_numbers=ragged_dot_dimension_numbers,

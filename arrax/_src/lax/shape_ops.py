@@ -502,6 +502,8 @@ ad.deflinear(concatenate_p, _concatenate_transpose)
 
 def concatenate(operands, dimension):
   """Join `operands` along the existing axis `dimension`."""
+  if not isinstance(operands, (list, tuple)):
+    operands = tuple(operands)   # (a dict gives its keys, which are then rejected, as in JAX)
   if len(operands) == 0:
     raise ValueError("concatenate needs a non-empty sequence of arrays")
   if len(operands) == 1 and _is_array(operands[0]):

@@ -60,6 +60,10 @@ def with_sharding_constraint(x, shardings):
     if s is None:
       raise ValueError(f"One of with_sharding_constraint arguments got sharding {s} which is "
                        "not allowed. Please only pass `jax.sharding.Sharding` instances.")
+    if not (hasattr(s, "_internal_device_list") or type(s).__name__ == "PartitionSpec"
+            or (hasattr(s, "platform") and hasattr(s, "id"))):
+      raise TypeError("shardings leaf specifications are expected to be PartitionSpec "
+                      f"instances or None, but got {s}")
     if not _single_device(s):
       raise NotImplementedError(f"with_sharding_constraint: arrax runs on a single device and "
                                 f"cannot apply the sharding {s!r}.")

@@ -801,6 +801,9 @@ def _combiner_jaxpr(prim, dtype) -> core.Jaxpr:
 def _scatter_bind(prim, combiner, operand, scatter_indices, updates, dimension_numbers,
                   indices_are_sorted, unique_indices, mode, update_jaxpr=None,
                   update_consts=()):
+  if not hasattr(dimension_numbers, "update_window_dims"):
+    raise TypeError("scatter dimension_numbers must be a lax.ScatterDimensionNumbers, got "
+                    f"{type(dimension_numbers).__name__}.")
   operand, scatter_indices, updates = map(asarray_operand, (operand, scatter_indices, updates))
   if combiner is not None:
     update_jaxpr = _combiner_jaxpr(combiner, core.get_aval(operand).dtype)

@@ -98,7 +98,7 @@ def broadcast_operand(ctx_aval_out, value, aval_in):
 
 
 def canonicalize_axis(axis, ndim):
-  axis = int(axis)
+  axis = operator.index(axis)   # (int() would truncate 1.5 and parse "1", as JAX does not)
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis + ndim if axis < 0 else axis

@@ -16,7 +16,6 @@ from arrax._src.config import config
 from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.batching import vmap
 from arrax._src.custom_derivatives import custom_jvp
-from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
@@ -196,10 +195,12 @@ def _reduction_dims(ndim, axis):
   if axis is None:
     return tuple(range(ndim)), tuple(range(ndim))
   axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
-  pos = tuple(np_util.canonicalize_axis(a, ndim) for a in axes)
-  if len(set(pos)) != len(pos):
+  # an axis that is not an integer names a mapped axis (the reductions run psum/pmax over it)
+  dims = tuple(np_util.canonicalize_axis(a, ndim) if isinstance(a, int) else a
+               for a in map(reductions._int_or_name, axes))
+  if len(set(dims)) != len(dims):
     raise ValueError(f"duplicate value in 'axis': {axis}")
-  return tuple(sorted(pos)), pos
+  return tuple(sorted(d for d in dims if isinstance(d, int))), dims
 
 
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
@@ -341,9 +342,8 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
 
 def _concrete_int(n):
   """`num_classes` as a Python int: tracers raise ConcretizationTypeError, as in JAX."""
-  if isinstance(n, core.Tracer):
-    raise ConcretizationTypeError(n, "The error arose in jax.nn.one_hot argument `num_classes`.")
-  return operator.index(np.asarray(n).item() if hasattr(n, "shape") else n)
+  return core.concrete_or_error(operator.index, n,
+                                "The error arose in jax.nn.one_hot argument `num_classes`.")
 
 
 @jit(static_argnames=("num_classes", "dtype", "axis"))

@@ -135,7 +135,7 @@ def _canonical_shape(shape, name):
     shape = tuple(operator.index(d) for d in shape)
   except TypeError:
     if any(isinstance(d, core.Tracer) for d in shape):
-      raise util_concretization(shape, name) from None
+      raise util.shape_tracer_error(shape) from None
     raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
                     f"{shape}.") from None
   if any(d < 0 for d in shape):
@@ -143,11 +143,6 @@ def _canonical_shape(shape, name):
     raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got "
                     f"{shape}.")
   return shape
-
-
-def util_concretization(shape, name):
-  tracer = next(d for d in shape if isinstance(d, core.Tracer))
-  return ConcretizationTypeError(tracer, f"The problem arose with the shape argument of {name}.\n")
 
 
 def _is_scalar(x):
@@ -319,6 +314,7 @@ def _committed(x):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              device=None):
   """`num` evenly spaced values over [start, stop]."""
+  util.check_arraylike("linspace", start, stop)
   num = util.static_int(num, "num argument of jnp.linspace")
   axis = util.static_int(axis, "axis argument of jnp.linspace")
   return _linspace(start, stop, num, endpoint, retstep, dtype, axis, device=device)
@@ -375,8 +371,12 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
 def eye(N, M=None, k=0, dtype=None, *, device=None):
   """A 2-D array with ones on the k-th diagonal."""
   dt = dtypes.check_user_dtype(float if dtype is None else dtype, "eye")
-  n = operator.index(N)
-  m = n if M is None else operator.index(M)
+  if not isinstance(k, int):
+    offset = util.ensure_arraylike("eye", k)
+    if not (np.shape(offset) == () and dtypes.issubdtype(util._dtype(offset), np.integer)):
+      raise ValueError(f"k must be a scalar integer; got {k}")
+  n = util.static_dim(N, (N, M))
+  m = n if M is None else util.static_dim(M, (N, M))
   if n < 0 or m < 0:
     raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
   i = shape_ops.broadcasted_iota(np.int32, (n, m), 0)

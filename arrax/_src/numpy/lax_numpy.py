@@ -34,7 +34,13 @@ def ndim(a):
 
 def size(a, axis=None):
   s = shape_of(a)
-  return int(np.prod(s)) if axis is None else s[axis]
+  if axis is None:
+    return int(np.prod(s))
+  axes = (axis,) if not isinstance(axis, (tuple, list)) else axis
+  axes = [canonicalize_axis(i, len(s)) for i in axes]   # out of range: ValueError, as JAX
+  if len(set(axes)) != len(axes):
+    raise ValueError(f"repeated axis in size: {axis}")
+  return int(np.prod([s[i] for i in axes]))
 
 
 def isscalar(element):
@@ -47,7 +53,7 @@ def _canonical_newshape(a_shape, newshape):
   if isinstance(newshape, (int, np.integer)) or (not isinstance(newshape, (tuple, list))
                                                  and hasattr(newshape, "__index__")):
     newshape = (newshape,)
-  newshape = tuple(d if mlir.is_symbolic(d) else util.static_int(d, "reshape shape")
+  newshape = tuple(d if mlir.is_symbolic(d) else util.static_dim(d, newshape)
                    for d in newshape)
   size_in = core.shape_size(a_shape)
   if newshape.count(-1) > 1:
@@ -119,6 +125,7 @@ def permute_dims(a, /, axes):
 
 def matrix_transpose(x, /):
   """Swap the last two axes."""
+  check_arraylike("matrix_transpose", x)
   nd = ndim(x)
   if nd < 2:
     raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={nd}")
@@ -175,8 +182,17 @@ def squeeze(a, axis=None):
 def expand_dims(a, axis):
   """Insert size-1 axes at the positions `axis`."""
   check_arraylike("expand_dims", a)
-  axes = (axis,) if isinstance(axis, int) else tuple(axis)
-  return shape_ops.expand_dims(_asarray(a), axes)
+  return shape_ops.expand_dims(_asarray(a), _index_tuple(axis))
+
+
+def _index_tuple(x):
+  """A static index or sequence of indices as a tuple of ints (tracers raise
+  ConcretizationTypeError, as JAX's)."""
+  x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
+  try:
+    return (operator.index(x),)
+  except TypeError:
+    return tuple(map(operator.index, x))
 
 
 def broadcast_to(array, shape):
@@ -188,6 +204,7 @@ def broadcast_to(array, shape):
 
 def broadcast_arrays(*args):
   """Broadcast arrays against each other."""
+  check_arraylike("broadcast_arrays", *args)
   shapes = [shape_of(a) for a in args]
   result = broadcast_shapes(*shapes)
   return [broadcast_to(a, result) for a in args]
@@ -196,7 +213,8 @@ def broadcast_arrays(*args):
 def concatenate(arrays, axis=0, dtype=None):
   """Join arrays along an existing axis (axis=None flattens first)."""
   if isinstance(arrays, (Array, core.Tracer)):
-    arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
+    # (a 0-d array holds no arrays to join)
+    arrays = [arrays[i] for i in range(shape_of(arrays)[0])] if ndim(arrays) else []
   if not len(arrays):
     raise ValueError("Need at least one array to concatenate.")
   check_arraylike("concatenate", *arrays)
@@ -432,12 +450,25 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
   a, b = util.ensure_arraylike("tensordot", a, b)
   a, b, pet, weak = _dot_dtypes(a, b, preferred_element_type, "tensordot")
   an, bn = ndim(a), ndim(b)
-  if isinstance(axes, int):
+  if type(axes) is int:
+    if axes > min(an, bn):
+      raise TypeError(f"Number of tensordot axes (axes {axes}) exceeds input ranks "
+                      f"({shape_of(a)} and {shape_of(b)})")
     ca, cb = tuple(range(an - axes, an)), tuple(range(axes))
-  else:
+  elif isinstance(axes, (tuple, list)) and len(axes) == 2:
     ax_a, ax_b = axes
+    if isinstance(ax_a, int) != isinstance(ax_b, int) or not all(
+        isinstance(x, (int, tuple, list, np.ndarray)) for x in axes):
+      raise TypeError("tensordot requires both axes lists to be either ints, tuples or lists, "
+                      f"got {ax_a} and {ax_b}")
     ca = tuple(canonicalize_axis(i, an) for i in np.atleast_1d(ax_a).tolist())
     cb = tuple(canonicalize_axis(i, bn) for i in np.atleast_1d(ax_b).tolist())
+    if len(ca) != len(cb):
+      raise TypeError(f"tensordot requires axes lists to have equal length, got {ax_a} and "
+                      f"{ax_b}.")
+  else:
+    raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
+                    "lists/tuples of ints.")
   out = lax_dot.dot_general(a, b, ((ca, cb), ((), ())), precision=precision,
                             preferred_element_type=pet)
   return lax._convert_element_type(out, pet, weak)

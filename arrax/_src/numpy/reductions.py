@@ -9,7 +9,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
-from arrax._src.lax import elementwise as lax, reductions as lax_red, shape_ops
+from arrax._src.lax import elementwise as lax, parallel, reductions as lax_red, shape_ops
 from arrax._src.numpy import lax_numpy, util
 from arrax._src.numpy.util import _where, check_arraylike, inline_jit
 from arrax._src.numpy.util import _aval
@@ -28,7 +28,8 @@ def _static_axes(axis):
     try:
       return operator.index(x)
     except TypeError:
-      return tuple(operator.index(i) for i in x)
+      # a string names a mapped axis: the reduction runs psum/pmax/pmin over it
+      return tuple(i if isinstance(i, str) else operator.index(i) for i in x)
   if isinstance(axis, core.Tracer) or (isinstance(axis, (tuple, list)) and
                                        builtins.any(isinstance(i, core.Tracer) for i in axis)):
     tracer = axis if isinstance(axis, core.Tracer) else next(
@@ -37,14 +38,28 @@ def _static_axes(axis):
   return force(axis)
 
 
+def _int_or_name(x):
+  """An axis as an int, or as it is when it is not an integer (a mapped axis's name)."""
+  try:
+    return operator.index(x)
+  except TypeError:
+    return x
+
+
 def _reduction_dims(nd, axis):
+  """The canonical axes of a reduction: ints in [0, nd), or names of mapped axes."""
   if axis is None:
     return tuple(range(nd))
   axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
-  canon = tuple(util.canonicalize_axis(i, nd) for i in axes)
+  canon = tuple(util.canonicalize_axis(i, nd) if isinstance(i, int) else i
+                for i in map(_int_or_name, axes))
   if len(set(canon)) != len(canon):
     raise ValueError(f"duplicate value in 'axis': {axis}")
   return canon
+
+
+def _positional(dims):
+  return tuple(d for d in dims if isinstance(d, int))
 
 
 def _promote_integer_dtype(dt):
@@ -103,7 +118,8 @@ def _cast_to_numeric(a):
 
 def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=None,
                has_identity=True, preproc=None, upcast_f16_for_computation=False, axis=None,
-               dtype=None, keepdims=False, initial=None, where=None, promote_integers=False):
+               dtype=None, keepdims=False, initial=None, where=None, promote_integers=False,
+               parallel_reduce=None):
   a = _operand(name, a)
   where = _check_where(name, where)
   if initial is None and not has_identity and where is not None:
@@ -112,8 +128,9 @@ def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=No
   a = preproc(a) if preproc else a
   shape = _aval(a).shape
   dims = _reduction_dims(len(shape), axis)
+  pos_dims = _positional(dims)
   if initial is None and not has_identity:
-    if not builtins.all(shape[d] >= 1 for d in dims):
+    if not builtins.all(shape[d] >= 1 for d in pos_dims):
       raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
   if dtype is None:
     result_dtype = _aval(a).dtype
@@ -132,7 +149,12 @@ def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=No
   init = _init_value(computation_dtype, init_val)
   if where is not None:
     a = _where(where, a, init)
-  result = reduce_fn(a, dims)
+  if len(pos_dims) != len(dims):
+    if parallel_reduce is None:
+      raise NotImplementedError(f"Named reductions not implemented for jnp.{name}()")
+    result = parallel_reduce(a, dims)
+  else:
+    result = reduce_fn(a, dims)
   if initial is not None:
     initial_arr = lax.convert_element_type(initial, computation_dtype)
     if _aval(initial_arr).shape != ():
@@ -140,7 +162,7 @@ def _reduction(a, name, reduce_fn, op, init_val, *, bool_reduce=None, bool_op=No
                        f"Got array of shape {_aval(initial_arr).shape}")
     result = op(initial_arr, result)
   if keepdims:
-    result = shape_ops.expand_dims(result, dims)
+    result = shape_ops.expand_dims(result, pos_dims)
   return lax.convert_element_type(result, result_dtype)
 
 
@@ -156,7 +178,7 @@ def _reduce_sum(a, axis=None, dtype=None, keepdims=False, initial=None, where=No
                     bool_reduce=lax_red.reduce_or, bool_op=lax.bitwise_or,
                     upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype,
                     keepdims=keepdims, initial=initial, where=where,
-                    promote_integers=promote_integers)
+                    promote_integers=promote_integers, parallel_reduce=parallel.psum)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
@@ -188,7 +210,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 @inline_jit(static_argnames=("axis", "keepdims"))
 def _reduce_max(a, axis=None, keepdims=False, initial=None, where=None):
   return _reduction(a, "max", lax_red.reduce_max, lax.max, -np.inf, has_identity=False,
-                    axis=axis, keepdims=keepdims, initial=initial, where=where)
+                    axis=axis, keepdims=keepdims, initial=initial, where=where,
+                    parallel_reduce=parallel.pmax)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
@@ -201,7 +224,8 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
 @inline_jit(static_argnames=("axis", "keepdims"))
 def _reduce_min(a, axis=None, keepdims=False, initial=None, where=None):
   return _reduction(a, "min", lax_red.reduce_min, lax.min, np.inf, has_identity=False,
-                    axis=axis, keepdims=keepdims, initial=initial, where=where)
+                    axis=axis, keepdims=keepdims, initial=initial, where=where,
+                    parallel_reduce=parallel.pmin)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
@@ -242,7 +266,8 @@ def _axis_size(shape, axis):
   axes = axis if isinstance(axis, (tuple, list)) else (axis,)
   n = 1
   for i in axes:
-    n *= shape[i]   # an out-of-range axis raises IndexError here, as in JAX
+    # an out-of-range axis raises IndexError here, as in JAX; a name is a mapped axis
+    n *= shape[i] if isinstance(i, int) else parallel.axis_size(i)
   return n
 
 

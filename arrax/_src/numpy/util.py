@@ -185,6 +185,20 @@ def canonicalize_axis(axis, ndim):
   return axis % ndim if ndim else axis
 
 
+def shape_tracer_error(shape):
+  """JAX's error for a shape holding a traced value: a TypeError saying how to fix it."""
+  return TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
+                   f"{shape}.\nIf using `jit`, try using `static_argnums` or applying `jit` to "
+                   "smaller subfunctions.")
+
+
+def static_dim(d, shape):
+  """One dimension of `shape` as an int; a traced one raises shape_tracer_error."""
+  if isinstance(d, core.Tracer):
+    raise shape_tracer_error(shape)
+  return operator.index(d)
+
+
 def static_int(x, what):
   """An int from a value that must be known at trace time."""
   if isinstance(x, core.Tracer):
@@ -222,8 +236,7 @@ def _broadcast_to(arr, shape):
   broadcast_in_dim (none if the shape already agrees)."""
   if isinstance(shape, int):
     shape = (shape,)
-  shape = tuple(d if mlir.is_symbolic(d) else static_int(d, "broadcast_to shape")
-                for d in shape)
+  shape = tuple(d if mlir.is_symbolic(d) else static_dim(d, shape) for d in shape)
   s = shape_of(arr)
   if s == shape:
     return arr

@@ -14,6 +14,7 @@ consts in its carry; batching is a scan of the batched body (xs batched at axis 
 """
 from __future__ import annotations
 
+import operator
 import weakref
 
 import numpy as np
@@ -784,7 +785,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
 
 def _canonical_axis(axis, ndim):
-  axis = int(axis)
+  axis = operator.index(axis)
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis % ndim
