@@ -32,6 +32,14 @@ def expm_eager(L):
   return lambda: L.block(f(a))
 
 
+@benchmark()
+def expm_64(L):
+  """scipy.linalg.expm of one 64x64 float32 matrix, jitted (the issue's measure)."""
+  a = L.asarray((rng(43).standard_normal((64, 64)) / 8).astype(np.float32))
+  f = L.jit(_scipy(L, "linalg").expm)
+  return lambda: L.block(f(a))
+
+
 def _conv_data(L):
   r = rng(41)
   return (L.asarray(r.standard_normal((256, 256), np.float32)),
