@@ -370,7 +370,7 @@ _PADE_FNS = {d: _pade(d) for d in _PADE}
 
 
 @jit
-def _calc_P_Q(a):  # noqa: N802  (JAX's name, which jaxprs print)
+def _calc_P_Q(a):   # (JAX's name, which jaxprs print)
   a_l1 = jnp_linalg.norm(a, 1)
   if a.dtype in (np.float64, np.complex128):
     maxnorm, conds, degrees = 5.371920351148152, (1.495585217958292e-002, 2.539398330063230e-001,
@@ -388,7 +388,7 @@ def _calc_P_Q(a):  # noqa: N802  (JAX's name, which jaxprs print)
   return u + v, -u + v, n_squarings
 
 
-def _solve_P_Q(p, q, upper_triangular):  # noqa: N802
+def _solve_P_Q(p, q, upper_triangular):
   """r = q⁻¹ p, the Pade approximant at the scaled matrix."""
   return solve_triangular(q, p) if upper_triangular else jnp_linalg.solve(q, p)
 
