@@ -183,8 +183,10 @@ def _donation_params(donated):
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars=None):
-  nonzeros = [type(t) is not ad.Zero for t in tangents]
-  jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
+  nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
+  # memoized like JAX's: calls of one jitted function share one JVP jaxpr (printed once)
+  jvp_closed, out_nz = core.memo([jaxpr], ("jvp", nonzeros),
+                                 lambda: ad.jvp_jaxpr(jaxpr, nonzeros))
   # a donated primal's tangent is donated too, as in JAX
   donated = donated_invars and (*donated_invars,
                                 *[d for d, nz in zip(donated_invars, nonzeros) if nz])

@@ -40,6 +40,9 @@ class JaxprTrace(core.Trace):
   literalize_arrays = True
   leak_name = "DynamicJaxprTrace"   # (JAX's name, in leak reports)
   _loop_watch = None         # a _LoopWatch while trace_to_jaxpr runs the traced function
+  # Identity broadcasts are forwarded (not recorded) while staging, as JAX's staging trace does;
+  # JAX's partial-eval trace (linear_transpose) records them, and so does a trace with False.
+  forward_identities = True
 
   def __init__(self):
     super().__init__()
@@ -129,13 +132,14 @@ def _host_scalar(x, aval):
   return val.item() if aval.weak_type else val
 
 
-def trace_to_jaxpr(fun, in_avals, debug_names=None):
+def trace_to_jaxpr(fun, in_avals, debug_names=None, *, forward_identities=True):
   """Trace `fun(*tracers)` (flat in, flat out) into a jaxpr.
 
   Returns (jaxpr, consts): `consts` are the values of its constvars, concrete arrays or tracers
   of enclosing traces.
   """
   trace = JaxprTrace()
+  trace.forward_identities = forward_identities
   if _unroll_threshold.value > 0:
     trace._loop_watch = _LoopWatch(sys._getframe(1), _unroll_threshold.value)
   names = debug_names or [None] * len(in_avals)

@@ -345,3 +345,29 @@ def test_linalg_errors():
     anp.linalg.cholesky(np.ones((2, 3), np.float32))
   with pytest.raises(ValueError, match="square"):
     alax.cholesky(np.ones((2, 3), np.float32), symmetrize_input=False)
+
+
+# ---- the programs solve and inv build (custom_linear_solve over a jitted LU solve) ---------------
+def _same_jaxpr(fa, fj, *args):
+  want = str(real_jax.make_jaxpr(fj)(*args))
+  got = str(arrax.make_jaxpr(fa)(*args))
+  assert got == want, f"\narrax:\n{got}\njax:\n{want}"
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3), (3,)), ((2, 3, 3), (3, 2)),
+                                             ((3, 3), (2, 3, 1))])
+def test_solve_jaxpr(a_shape, b_shape):
+  a, b = np.ones(a_shape, np.float32), np.ones(b_shape, np.float32)
+  _same_jaxpr(anp.linalg.solve, jnp.linalg.solve, a, b)
+  _same_jaxpr(lambda a, b: arrax.jvp(anp.linalg.solve, (a, b), (a, b)),
+              lambda a, b: real_jax.jvp(jnp.linalg.solve, (a, b), (a, b)), a, b)
+  _same_jaxpr(arrax.grad(lambda a, b: anp.linalg.solve(a, b).sum(), (0, 1)),
+              real_jax.grad(lambda a, b: jnp.linalg.solve(a, b).sum(), (0, 1)), a, b)
+
+
+def test_inv_jaxpr(x64):
+  # under x64: the identity's iotas are int64, as jnp.eye makes them
+  for a in (np.ones((3, 3), np.float32), np.ones((2, 3, 3), np.float64)):
+    _same_jaxpr(anp.linalg.inv, jnp.linalg.inv, a)
+  a = np.ones((4, 3, 3), np.float32)
+  _same_jaxpr(arrax.vmap(anp.linalg.solve), real_jax.vmap(jnp.linalg.solve), a, a[:, 0])

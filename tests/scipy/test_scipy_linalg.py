@@ -275,3 +275,34 @@ def test_lax_schur_hessenberg():
         str(jax.make_jaxpr(lambda x: fn(jax, x))(a[0]))
   with pytest.raises(NotImplementedError):
     arrax.grad(lambda x: arrax.lax.linalg.schur(x)[0].sum())(a[0])
+
+
+# ---- the program expm builds is JAX's (same XLA underneath, so the same speed) ------------------
+def _same_jaxpr(fa, fj, *args):
+  want = str(jax.make_jaxpr(fj)(*args))
+  got = str(arrax.make_jaxpr(fa)(*args))
+  assert got == want, f"\narrax:\n{got}\njax:\n{want}"
+
+
+EXPM_JAXPR_CASES = [((64, 64), np.float32, {}), ((3, 3), np.float32, {}),
+                    ((4, 8, 8), np.float32, {}), ((3, 3), np.complex64, {}),
+                    ((3, 3), np.float32, {"upper_triangular": True}),
+                    ((3, 3), np.float32, {"max_squarings": 4})]
+
+
+@pytest.mark.parametrize("shape,dtype,kw", EXPM_JAXPR_CASES,
+                         ids=[f"{s}-{np.dtype(d).name}-{k}" for s, d, k in EXPM_JAXPR_CASES])
+def test_expm_jaxpr(shape, dtype, kw):
+  a = np.zeros(shape, dtype)
+  _same_jaxpr(lambda x: asl.expm(x, **kw), lambda x: jsl.expm(x, **kw), a)
+
+
+def test_expm_jvp_frechet_jaxpr():
+  a, e = np.zeros((3, 3), np.float32), np.ones((3, 3), np.float32)
+  _same_jaxpr(lambda a, e: arrax.jvp(asl.expm, (a,), (e,)),
+              lambda a, e: jax.jvp(jsl.expm, (a,), (e,)), a, e)
+  _same_jaxpr(asl.expm_frechet, jsl.expm_frechet, a, e)
+
+
+def test_expm_jaxpr_x64(x64):
+  _same_jaxpr(asl.expm, jsl.expm, np.zeros((3, 3), np.float64))

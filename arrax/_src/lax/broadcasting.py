@@ -72,7 +72,7 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding
   shape = aval.shape[:1] + tuple(shape)
   # NumPy integers in the shifted dimensions, as JAX's rule makes them (jaxprs print alike).
   bdims = (0,) + tuple(np.add(1, broadcast_dimensions))
-  if _staging() and aval.shape == shape and list(bdims) == list(range(len(shape))):
+  if _staging(x) and aval.shape == shape and list(bdims) == list(range(len(shape))):
     return x, 0
   return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None), 0
 
@@ -114,7 +114,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
   aval = _aval(operand)
   if aval.ndim == len(shape) and not dims and _is_array(operand):
     return operand
-  if (_staging() and _is_array(operand) and aval.shape == shape
+  if (_staging(operand) and _is_array(operand) and aval.shape == shape
       and dims == tuple(range(len(shape)))):
     return operand   # an identity broadcast is forwarded while staging, as JAX does
   return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
@@ -362,7 +362,7 @@ def _broadcast_in_dim_keep(x, shape, dims):
   aval = _aval(x)
   if aval.ndim == len(shape) and not len(dims) and (_is_array(x) or type(x) is core.Literal):
     return x
-  if _staging() and _is_array(x) and aval.shape == tuple(shape) and \
+  if _staging(x) and _is_array(x) and aval.shape == tuple(shape) and \
       list(dims) == list(range(len(shape))):
     return x
   return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(dims),

@@ -8,6 +8,7 @@ LAPACK in column-major layout; XLA transposes for us. A factorization that fails
 from __future__ import annotations
 
 import enum
+import math
 import threading
 
 import numpy as np
@@ -17,7 +18,9 @@ from jaxlib.mlir.dialects import chlo, stablehlo as hlo
 from arrax._src import ad, core, mlir
 from arrax._src.core import ShapedArray
 from arrax._src.lax import dot as lax_dot
-from arrax._src.lax import elementwise as lax, reductions, shape_ops, utils
+from arrax._src.lax import elementwise as lax, reductions, shape_ops, slicing, solvers, utils
+from arrax._src.lax import sort as sort_ops
+from arrax._src.jit import jit
 from arrax._src.lax.utils import asarray_operand
 from arrax._src import batching
 from arrax._src import tracing
@@ -526,6 +529,21 @@ def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conj
 
 def _triangular_solve_batch(args, dims, **params):
   (a, b), (da, db) = args, dims
+  if da is None:
+    # One matrix for the whole batch: the batch of right-hand sides becomes extra columns
+    # (left side) or rows (right side) of a single solve.
+    if params["left_side"]:
+      b = batching.moveaxis(b, db, -1)
+      *lead, m, k, n = _shape(b)
+      flat = (*lead, m, k * n)
+      out_dim = _ndim(b) - 1
+    else:
+      b = batching.moveaxis(b, db, -2)
+      *lead, m, n, k = _shape(b)
+      flat = (*lead, m * n, k)
+      out_dim = _ndim(b) - 2
+    out = triangular_solve_p.bind(a, shape_ops.reshape(b, flat), **params)
+    return shape_ops.reshape(out, _shape(b)), out_dim
   size = _shape(a)[da] if da is not None else _shape(b)[db]
   a = batching.bdim_at_front(a, da, size)
   b = batching.bdim_at_front(b, db, size)
@@ -667,8 +685,10 @@ def lu_pivots_to_permutation(pivots, permutation_size):
 
 
 # ---- solving with an LU factorization ------------------------------------------------------------
-def _lu_solve(factors, perm, b, trans=0):
-  """Solve a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from a's LU factors; b [..., m, k]."""
+def _lu_solve_perm(factors, perm, b, trans=0):
+  """Solve a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from a's LU factors; b [..., m, k].
+
+  Rows are permuted by a permutation-matrix product (used inside derivative rules)."""
   if trans == 0:
     x = _mm(_permutation_matrix(perm, _dtype(b)), b)
     x = triangular_solve(factors, x, left_side=True, lower=True, unit_diagonal=True)
@@ -681,10 +701,113 @@ def _lu_solve(factors, perm, b, trans=0):
   return _mm(_T(_permutation_matrix(perm, _dtype(b))), x)
 
 
+def _broadcast_to(x, shape):
+  """x with leading axes added/broadcast to `shape` (NumPy-style, trailing axes aligned)."""
+  nd = len(shape)
+  return shape_ops.broadcast_in_dim(x, tuple(shape), tuple(range(nd - _ndim(x), nd)))
+
+
+def _take_rows(x, rows):
+  """x[rows, :] for a matrix x [m, k] and int32 row indices (negative ones count from the end),
+  as the gather NumPy-style indexing builds."""
+  m, k = _shape(x)
+  rows = lax.select(lax.lt(rows, lax.scalar_literal(0, np.int32)),
+                    lax.add(rows, lax.scalar_literal(m, np.int32)), rows)
+  idx = shape_ops.broadcast_in_dim(rows, (*_shape(rows), 1), (0,))
+  dnums = slicing.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                         start_index_map=(0,), operand_batching_dims=(),
+                                         start_indices_batching_dims=())
+  return slicing.gather(x, idx, dnums, (1, k), mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _lu_solve_one(factors, perm, b, trans):
+  """The solve for one factorization [m, m] and a right-hand side b [m, ...]."""
+  m = _shape(factors)[0]
+  x = shape_ops.reshape(b, (m, math.prod(_shape(b)[1:])))
+  if trans == 0:
+    x = _take_rows(x, perm)
+    x = triangular_solve(factors, x, left_side=True, lower=True, unit_diagonal=True)
+    x = triangular_solve(factors, x, left_side=True, lower=False)
+  elif trans in (1, 2):
+    conj = trans == 2
+    x = triangular_solve(factors, x, left_side=True, lower=False, transpose_a=True,
+                         conjugate_a=conj)
+    x = triangular_solve(factors, x, left_side=True, lower=True, unit_diagonal=True,
+                         transpose_a=True, conjugate_a=conj)
+    _, inverse = sort_ops.sort_key_val(perm, shape_ops.iota(np.int32, _shape(perm)[0]))
+    x = _take_rows(x, inverse)
+  else:
+    raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
+  return shape_ops.reshape(x, _shape(b))
+
+
+@jit(static_argnums=(3,))
+def _lu_solve(factors, perm, b, trans):
+  """a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from a's LU factors and row permutation;
+  b is [..., m] (a vector per matrix) or [..., m, k], with batch axes broadcast."""
+  f_shape, b_shape = _shape(factors), _shape(b)
+  if len(f_shape) < 2 or f_shape[-1] != f_shape[-2]:
+    raise ValueError(f"last two dimensions of LU decomposition must be equal, got shape "
+                     f"{f_shape}")
+  if len(b_shape) < 1:
+    raise ValueError(f"b matrix must have rank >= 1, got shape {b_shape}")
+  vector = len(f_shape) == len(b_shape) + 1
+  if vector:
+    if b_shape[-1] != f_shape[-1]:
+      raise ValueError(f"When LU decomposition matrix and b have the same number of "
+                       f"dimensions, last axis of LU decomposition matrix (shape {f_shape}) "
+                       f"and b array (shape {b_shape}) must match")
+    b = shape_ops.broadcast_in_dim(b, (*b_shape, 1), tuple(range(len(b_shape))))
+  elif b_shape[-2] != f_shape[-1]:
+    raise ValueError(f"When LU decomposition matrix and b different numbers of dimensions, "
+                     f"last axis of LU decomposition matrix (shape {f_shape}) and second to "
+                     f"last axis of b array (shape {b_shape}) must match")
+  batch = tuple(np.broadcast_shapes(f_shape[:-2], _shape(perm)[:-1], _shape(b)[:-2]))
+  factors = _broadcast_to(factors, (*batch, *f_shape[-2:]))
+  perm = _broadcast_to(perm, (*batch, _shape(perm)[-1]))
+  b = _broadcast_to(b, (*batch, *_shape(b)[-2:]))
+  fn = _lu_solve_one
+  for _ in batch:
+    fn = batching.vmap(fn, in_axes=(0, 0, 0, None))
+  x = fn(factors, perm, b, trans)
+  return shape_ops.squeeze(x, (_ndim(x) - 1,)) if vector else x
+
+
+def lu_solve(factors, permutation, b, trans=0):
+  """Solve with an LU factorization (lu, permutation) of a, batch axes broadcast."""
+  return _lu_solve(factors, permutation, b, trans)
+
+
+def _broadcasted_matvec(a, x):
+  """a @ x for matrices a [..., n, m] and vectors x [..., m], batch axes broadcast."""
+  batch = tuple(np.broadcast_shapes(_shape(a)[:-2], _shape(x)[:-1]))
+  nb = len(batch)
+  a = _broadcast_to(a, (*batch, *_shape(a)[-2:]))
+  x = _broadcast_to(x, (*batch, _shape(x)[-1]))
+  dnums = ([_ndim(a) - 1], [_ndim(x) - 1]), (list(range(nb)), list(range(nb)))
+  return lax_dot.dot_general(a, x, dnums, precision=lax_dot.Precision.HIGHEST)
+
+
 def _solve(a, b):
-  """a⁻¹ b for square a [..., n, n] and b [..., n, k] with equal leading axes."""
-  factors, _, perm = lu_p.bind(a)
-  return _lu_solve(factors, perm, b)
+  """a⁻¹ b for square a [..., m, m] and b [..., m] or [..., m, k]: one LU factorization, reused
+  by the derivatives through custom_linear_solve."""
+  a_shape, b_shape = _shape(a), _shape(b)
+  if not (len(a_shape) >= 2 and len(b_shape) in (len(a_shape), len(a_shape) - 1)
+          and a_shape[-1] == a_shape[-2] == b_shape[len(a_shape) - 2]):
+    raise ValueError(f"The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
+                     f"or b=[..., m]; got a={a_shape} and b={b_shape}")
+  out_shape = tuple(da if db == 1 else db for da, db in zip((*a_shape[:-1], 1), b_shape))
+  b = shape_ops.broadcast_in_dim(b, out_shape, tuple(range(len(b_shape))))
+  factors, _, perm = lu(lax.stop_gradient(a))
+
+  def custom_solve(rhs):
+    return solvers.custom_linear_solve(
+        lambda x: _broadcasted_matvec(a, x), rhs,
+        solve=lambda _, x: lu_solve(factors, perm, x, trans=0),
+        transpose_solve=lambda _, x: lu_solve(factors, perm, x, trans=1))
+  if len(a_shape) == len(b_shape) + 1:
+    return custom_solve(b)
+  return batching.vmap(custom_solve, len(b_shape) - 1, max(len(a_shape), len(b_shape)) - 1)(b)
 
 
 def _real_dtype(dtype):
@@ -1025,7 +1148,7 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
   q_mp = _slice_last2(q, cols=(n, m))
   dq_nn, dq_pn = _slice_last2(dq_mn, rows=(0, n)), _slice_last2(dq_mn, rows=(n, m))
   factors, _, perm = lu_p.bind(lax.sub(q_nn, _eye(n, n, _dtype(x), tuple(batch))))
-  z_h = _lu_solve(factors, perm, _H(q_pn), trans=2)
+  z_h = _lu_solve_perm(factors, perm, _H(q_pn), trans=2)
   z = _H(z_h)
   dq_mp = lax.sub(_mm(dq_mn, z_h), _mm(lax.add(q_mn, _mm(q_mp, z)),
                                       _H(lax.sub(dq_pn, _mm(z, dq_nn)))))

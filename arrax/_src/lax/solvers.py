@@ -92,7 +92,8 @@ def _linear_transpose(fun, example):
     box.append(out_tree)
     return out_leaves
 
-  jaxpr, consts = trace_to_jaxpr(flat, avals)
+  # Traced as JAX's linear_transpose traces (partial evaluation): identity broadcasts recorded.
+  jaxpr, consts = trace_to_jaxpr(flat, avals, forward_identities=False)
 
   def transposed(ct):
     ct_leaves = tree_leaves(ct)

@@ -158,8 +158,16 @@ def _asarray(x):
   return device_put_value(x)
 
 
-def _staging() -> bool:
-  return isinstance(core.current_trace(), JaxprTrace)
+def _staging(x=None) -> bool:
+  """Tracing into a jaxpr, where an identity broadcast of `x` is forwarded rather than recorded
+  (a trace made with forward_identities=False records those of its own tracers)."""
+  trace = core.current_trace()
+  if isinstance(trace, JaxprTrace):
+    return trace.forward_identities or getattr(x, "_trace", None) is not trace
+  # Under another transformation, a value it does not carry (an unbatched value under vmap, a
+  # primal without tangent under jvp) is bound at the jaxpr trace it belongs to, as in JAX.
+  owner = getattr(x, "_trace", None)
+  return isinstance(owner, JaxprTrace) and owner.forward_identities
 
 
 def _canonicalize_shape(shape):

@@ -379,9 +379,17 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
   m = n if M is None else util.static_dim(M, (N, M))
   if n < 0 or m < 0:
     raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
-  i = shape_ops.broadcasted_iota(np.int32, (n, m), 0)
-  j = shape_ops.broadcasted_iota(np.int32, (n, m), 1)
-  return lax._convert_element_type(uf.equal(uf.add(i, k), j), dt)
+  if isinstance(k, int):   # a Python int offset is clipped to the int32 range, as JAX does
+    info = np.iinfo(np.int32)
+    k = builtins.min(builtins.max(k, int(info.min)), int(info.max))
+  offset = util.ensure_arraylike("eye", k)
+  odt = core.get_aval(offset).dtype
+  if not (np.shape(offset) == () and np.issubdtype(odt, np.integer)):
+    raise ValueError(f"k must be a scalar integer; got {k}")
+  # The iotas take the offset's dtype (the default int for a Python int, int64 under x64).
+  i = shape_ops.broadcasted_iota(odt, (n, m), 0)
+  j = shape_ops.broadcasted_iota(odt, (n, m), 1)
+  return lax._convert_element_type(uf.equal(uf.add(i, offset), j), dt)
 
 
 def identity(n, dtype=None):

@@ -122,6 +122,7 @@ def cholesky(a, *, upper=False, symmetrize_input=True):
   return lax_linalg._H(factor) if upper else factor
 
 
+@jit
 def solve(a, b):
   """x with a @ x = b, for square a [..., n, n] and b [n] or [..., n, k] (batch axes broadcast).
 
@@ -140,18 +141,14 @@ def solve(a, b):
                      "this would have been treated as a batched 1-dimensional solve. To "
                      "recover this behavior, use solve(a, b[..., None]).squeeze(-1).")
   vector = len(b_shape) == 1
-  if vector:
-    b = shape_ops.expand_dims(b, (1,))
-  if _shape(b)[-2] != n:
+  if b_shape[0 if vector else -2] != n:
     raise ValueError(f"solve: the last two axes of a {a_shape} and b {b_shape} do not match: "
                      f"b needs {n} rows.")
-  batch = lax_numpy.broadcast_shapes(a_shape[:-2], _shape(b)[:-2])
-  a = lax_numpy.broadcast_to(a, (*batch, n, n))
-  b = lax_numpy.broadcast_to(b, (*batch, *_shape(b)[-2:]))
-  x = lax_linalg._solve(a, b)
-  return shape_ops.squeeze(x, (len(batch) + 1,)) if vector else x
+  signature = "(m,m),(m)->(m)" if vector else "(m,m),(m,n)->(m,n)"
+  return vectorize(lax_linalg._solve, signature=signature)(a, b)
 
 
+@jit
 def inv(a):
   """The inverse of square matrices a [..., n, n] (computed by an LU solve).
 
@@ -161,9 +158,8 @@ def inv(a):
   shape = _shape(a)
   if len(shape) < 2 or shape[-1] != shape[-2]:
     raise ValueError(f"Argument to inv must have shape [..., n, n], got {shape}.")
-  a, = promote_dtypes_inexact(a)
-  eye = lax_linalg._eye(shape[-1], shape[-1], core.get_aval(a).dtype, shape[:-2])
-  return solve(a, eye)
+  eye = creation.eye(shape[-1], dtype=core.get_aval(a).dtype)
+  return solve(a, shape_ops.broadcast(eye, shape[:-2]))
 
 
 # ---- qr ------------------------------------------------------------------------------------------

@@ -157,7 +157,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 
 def _lu_solve_one(lu_, perm, b, trans):
-  return _on_columns(lambda cols: lax_linalg._lu_solve(lu_, perm, cols, trans), b)
+  return _on_columns(lambda cols: lax_linalg._lu_solve_perm(lu_, perm, cols, trans), b)
 
 
 @jit(static_argnames=("trans", "overwrite_b", "check_finite"))
@@ -325,30 +325,44 @@ _PADE = {
 }
 
 
+def _precise_dot(x, y):
+  return lax_numpy.dot(x, y, precision=_HIGHEST)
+
+
+def _weighted_sum(coefs, mats, first=None):
+  """first + coefs[0] mats[0] + coefs[1] mats[1] + ..., added left to right."""
+  total = coefs[0] * mats[0] if first is None else first + coefs[0] * mats[0]
+  for c, m in zip(coefs[1:], mats[1:]):
+    total = total + c * m
+  return total
+
+
 def _pade(degree):
-  """(u, v): the odd and even parts of the degree-`degree` Pade numerator at a."""
+  """(u, v) of the degree-`degree` Pade approximant at a: u the odd part of its numerator, v
+  the even part (numerator u + v, denominator -u + v)."""
   b = _PADE[degree]
 
   def uv(a):
-    n = a.shape[0]
-    ident = creation.eye(n, n, dtype=a.dtype)
-    a2 = _dot(a, a)
-    if degree == 13:
-      a4 = _dot(a2, a2)
-      a6 = _dot(a4, a2)
-      u = _dot(a, _dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
-               + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)
-      v = (_dot(a6, b[12] * a6 + b[10] * a4 + b[8] * a2)
-           + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * ident)
+    rows, cols = a.shape
+    ident = creation.eye(rows, cols, dtype=a.dtype)
+    a2 = _precise_dot(a, a)
+    if degree == 13:   # a^8, a^10, a^12 through one more product with a^6
+      a4 = _precise_dot(a2, a2)
+      a6 = _precise_dot(a4, a2)
+      u_high = _precise_dot(a6, _weighted_sum((b[13], b[11], b[9]), (a6, a4, a2)))
+      u = _precise_dot(a, _weighted_sum((b[7], b[5], b[3], b[1]), (a6, a4, a2, ident),
+                                        first=u_high))
+      v_high = _precise_dot(a6, _weighted_sum((b[12], b[10], b[8]), (a6, a4, a2)))
+      v = _weighted_sum((b[6], b[4], b[2], b[0]), (a6, a4, a2, ident), first=v_high)
       return u, v
-    powers = [ident, a2]   # a^0, a^2, a^4 = a2 a2, a^6 = a4 a2, a^8 = a6 a2
-    while len(powers) <= degree // 2:
-      powers.append(_dot(powers[-1], a2))
-    top = degree // 2
-    odd, even = b[2 * top + 1] * powers[top], b[2 * top] * powers[top]
-    for i in range(top - 1, 0, -1):
-      odd, even = odd + b[2 * i + 1] * powers[i], even + b[2 * i] * powers[i]
-    return _dot(a, odd + b[1] * ident), even + b[0] * ident
+    evens = [ident, a2]   # a^0, a^2, a^4 = a^2 a^2, a^6 = a^4 a^2, a^8 = a^6 a^2
+    while len(evens) <= degree // 2:
+      evens.append(_precise_dot(evens[-1], a2))
+    high_first = evens[::-1]
+    u = _precise_dot(a, _weighted_sum(b[degree::-2], high_first))
+    v = _weighted_sum(b[degree - 1::-2], high_first)
+    return u, v
+  uv.__name__ = f"_pade{degree}"
   return uv
 
 
@@ -356,7 +370,7 @@ _PADE_FNS = {d: _pade(d) for d in _PADE}
 
 
 @jit
-def _calc_p_q(a):
+def _calc_P_Q(a):   # (JAX's name, which jaxprs print)
   a_l1 = jnp_linalg.norm(a, 1)
   if a.dtype in (np.float64, np.complex128):
     maxnorm, conds, degrees = 5.371920351148152, (1.495585217958292e-002, 2.539398330063230e-001,
@@ -374,10 +388,16 @@ def _calc_p_q(a):
   return u + v, -u + v, n_squarings
 
 
+def _solve_P_Q(p, q, upper_triangular):
+  """r = q⁻¹ p, the Pade approximant at the scaled matrix."""
+  return solve_triangular(q, p) if upper_triangular else jnp_linalg.solve(q, p)
+
+
 @jit(static_argnums=2)
 def _squaring(r, n_squarings, max_squarings):
+  """r squared n_squarings times: a rolled loop of max_squarings conditional squarings."""
   def step(c, i):
-    return conditionals.cond(i < n_squarings, lambda x: _dot(x, x), lambda x: x, c), None
+    return conditionals.cond(i < n_squarings, lambda x: _precise_dot(x, x), lambda x: x, c), None
   res, _ = loops.scan(step, r, creation.arange(max_squarings, dtype=n_squarings.dtype))
   return res
 
@@ -391,16 +411,16 @@ def expm(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
   if A.ndim > 2:
     return vectorize(partial(expm, upper_triangular=upper_triangular,
                              max_squarings=max_squarings), signature="(n,n)->(n,n)")(A)
-  p, q, n_squarings = _calc_p_q(A)
+  p, q, n_squarings = _calc_P_Q(_asarray(A))
+
+  def all_nan(args):
+    return creation.full_like(args[0], np.nan)
 
   def compute(args):
     _, p, q = args
-    r = solve_triangular(q, p) if upper_triangular else jnp_linalg.solve(q, p)
-    return _squaring(r, n_squarings, max_squarings)
+    return _squaring(_solve_P_Q(p, q, upper_triangular), n_squarings, max_squarings)
 
-  return conditionals.cond(n_squarings > max_squarings,
-                           lambda args: creation.full_like(args[0], np.nan), compute,
-                           (A, p, q))
+  return conditionals.cond(n_squarings > max_squarings, all_nan, compute, (A, p, q))
 
 
 @jit(static_argnames=("method", "compute_expm"))
