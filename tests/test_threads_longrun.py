@@ -96,6 +96,7 @@ def test_compile_race_traces_once():
 def test_eager_cache_eviction_under_threads(monkeypatch):
   # A tiny eager cache evicts constantly while threads read it: no KeyError, right values.
   monkeypatch.setattr(dispatch, "PRIM_CACHE_SIZE", 3)
+  arrax.clear_caches()   # (eviction happens on insertion: start from an empty cache)
 
   def work(i):
     vals = []
@@ -206,6 +207,7 @@ def test_caches_bounded_over_many_shapes(monkeypatch):
   # (the bounds are lowered so that a few shapes exceed them)
   monkeypatch.setattr(dispatch, "PRIM_CACHE_SIZE", 3)
   monkeypatch.setattr(jit_mod, "JIT_CACHE_SIZE", 2)
+  arrax.clear_caches()   # (eviction happens on insertion: start from empty caches)
   f = arrax.jit(lambda v: v * 2)
   for n in range(1, 7):
     assert float(f(np.ones((n,), np.float32))[0]) == 2
