@@ -49,6 +49,7 @@ from arrax import api_util, core, extend, flatten_util, interpreters, lib, typin
 from arrax import scipy
 from arrax import nn
 from arrax import profiler
+from arrax import monitoring
 from arrax import ffi
 from arrax import image
 from arrax import sharding

@@ -112,3 +112,14 @@ def clear(directory: str | None = None) -> None:
         os.remove(os.path.join(directory, name))
       except OSError:
         pass
+
+
+def set_cache_dir(path) -> None:
+  """Use `path` as the persistent compilation cache's directory (jax_compilation_cache_dir).
+  The cache is trusted: do not point it at a directory others may write to."""
+  config.update("jax_compilation_cache_dir", path)
+
+
+def reset_cache() -> None:
+  """JAX's way back to an uninitialized cache. arrax's cache keeps no state between
+  compilations (each reads the directory setting), so there is nothing to reset."""

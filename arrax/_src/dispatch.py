@@ -9,7 +9,7 @@ import time
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, compilation_cache, compiler, core, mlir
+from arrax._src import backend, compilation_cache, compiler, core, mlir, monitoring
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import check_transfer, config, trace_state, x64_enabled
 
@@ -78,17 +78,24 @@ def compile_module(lowered, device, name="", persistent=True):
   directory = (compilation_cache.cache_dir()
                if persistent and not lowered.host_callbacks else None)
   if directory:
+    monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
     key = compilation_cache.cache_key(str(lowered.module), client, device,
                                       options.SerializeAsString())
     blob = compilation_cache.get(directory, key)
     if blob is not None:
       try:
-        return client.deserialize_executable(blob, devices, options)
+        loaded = client.deserialize_executable(blob, devices, options)
       except Exception as e:  # noqa: BLE001  (a stale or damaged entry: compile instead)
         logger.warning("arrax: could not load %s from the compilation cache: %s", name, e)
+      else:
+        monitoring.record_event("/jax/compilation_cache/cache_hits")
+        return loaded
+    monitoring.record_event("/jax/compilation_cache/cache_misses")
   start = time.perf_counter()
-  loaded = compiler.backend_compile_and_load(client, lowered.module, devices, options,
-                                             lowered.host_callbacks)
+  with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT,
+                        name if name.startswith("jit(") else f"jit({name})"):
+    loaded = compiler.backend_compile_and_load(client, lowered.module, devices, options,
+                                               lowered.host_callbacks)
   elapsed = time.perf_counter() - start
   if config.jax_log_compiles:
     logger.warning("Finished XLA compilation of %s in %.3f sec", name, elapsed)

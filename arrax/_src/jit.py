@@ -22,7 +22,7 @@ from typing import Union
 import numpy as np
 from jaxlib import _jax
 
-from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir
+from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir, monitoring
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
@@ -995,8 +995,9 @@ class JitWrapped(Wrapped):
     if config.jax_log_compiles or config.jax_explain_cache_misses:
       self._explain_miss(key)
     start = time.perf_counter()
-    closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                                  key[1], statics)
+    with monitoring.timed(monitoring.JAXPR_TRACE_EVENT, self._name):
+      closed, out_tree, names = self._staged_closed(args, kwargs, dyn_args, dyn_kwargs,
+                                                    in_tree, key[1], statics)
     self._cache.compiles += 1
     if (self._cache.compiles == _recompile_threshold.value + 1 > 1
         and not (getattr(self._fun, "__module__", None) or "").startswith("arrax.")):
@@ -1015,9 +1016,10 @@ class JitWrapped(Wrapped):
         return entry
       closed = lowered
     try:
-      module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names,
-                                          donated_args=donated,
-                                          result_names=_result_names(out_tree))
+      with monitoring.timed(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"jit({self._name})"):
+        module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names,
+                                            donated_args=donated,
+                                            result_names=_result_names(out_tree))
     except mlir.MultiDeviceLowering:
       # The program holds a multi-device computation: one SPMD program over its mesh when a
       # registered builder can make one (shard_map), else its jaxpr op by op (pmap).

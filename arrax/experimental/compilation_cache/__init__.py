@@ -1,0 +1,1 @@
+"""jax.experimental.compilation_cache: the persistent compilation cache's settings."""
