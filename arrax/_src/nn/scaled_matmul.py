@@ -236,8 +236,9 @@ def _scaled_dot_impl(lhs, rhs, dimension_numbers, preferred_element_type, config
     preferred_element_type = dtypes.check_user_dtype(preferred_element_type, "scaled_dot_impl")
   (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
   lhs_dims, rhs_dims = (lhs_contract, lhs_batch), (rhs_contract, rhs_batch)
-  lhs_q, lhs_scales = _quantize(_normalize_3d(lhs, lhs_dims), configs[0])
-  rhs_q, rhs_scales = _quantize(_normalize_3d(rhs, rhs_dims), configs[1])
+  lhs_3d, rhs_3d = _normalize_3d(lhs, lhs_dims), _normalize_3d(rhs, rhs_dims)
+  lhs_q, lhs_scales = _quantize(lhs_3d, configs[0])
+  rhs_q, rhs_scales = _quantize(rhs_3d, configs[1])
   nvfp4 = configs[0].mode == "nvfp4"
   out = _scaled_matmul_wrapper(lhs_q, rhs_q, lhs_scales, rhs_scales,
                                preferred_element_type=np.float32 if nvfp4 else

@@ -78,6 +78,8 @@ def _view(self, dtype=None, type=None):  # noqa: A002
     return self
   dt = np.dtype(dtype)
   src = self.dtype
+  if dt == src and self.ndim:   # (JAX's view of a 0-d array goes through expand_dims)
+    return self
   if dt.itemsize == src.itemsize:
     return lax.bitcast_convert_type(self, dt)
   raise NotImplementedError("view with a different itemsize is not implemented yet")
