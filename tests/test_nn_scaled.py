@@ -304,3 +304,10 @@ def test_scaled_dot_general_implementation_is_deprecated():
   with warnings.catch_warnings():
     warnings.simplefilter("error")
     assert_same(arrax.nn.scaled_dot_general(x, x, dims), jax.nn.scaled_dot_general(x, x, dims))
+
+
+def test_view_same_dtype_and_0d_jaxprs():
+  # quantize's `.view(scale_type)` is a no-op when the scales already have that type.
+  for shape in [(3,), ()]:
+    for dt in [np.float32, np.int32, np.uint32]:
+      check_jaxpr(lambda top, dt=dt: lambda x: x.view(dt), np.ones(shape, F32), build=BUILD)

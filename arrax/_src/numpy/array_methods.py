@@ -78,7 +78,9 @@ def _view(self, dtype=None, type=None):  # noqa: A002
     return self
   dt = np.dtype(dtype)
   src = self.dtype
-  if dt == src and self.ndim:   # (JAX's view of a 0-d array goes through expand_dims)
+  if self.ndim == 0 and dt.itemsize == src.itemsize:   # (through a 1-d view, as JAX does)
+    return lnp.squeeze(_view(lnp.expand_dims(self, 0), dt), 0)
+  if dt == src:
     return self
   if dt.itemsize == src.itemsize:
     return lax.bitcast_convert_type(self, dt)
