@@ -16,12 +16,11 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-
-import arrax
+from jax._src.cudnn import scaled_matmul_stablehlo as jax_sms
+from jax._src.interpreters import mlir as jax_mlir
 from oracle import assert_same, check, check_all, check_jaxpr, check_raises, rand
 
-from jax._src.cudnn import scaled_matmul_stablehlo as jax_sms  # noqa: I001
-from jax._src.interpreters import mlir as jax_mlir
+import arrax
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 E4M3 = np.dtype(ml_dtypes.float8_e4m3fn)
@@ -113,8 +112,8 @@ def test_scaled_matmul_default_dtype_and_shape():
 def test_scaled_matmul_bad_inputs():
   a3, s3 = _quantized((1, 2, 32), E4M3, 0), _scales((1, 2, 1), E8M0, 0)
   b3 = _quantized((1, 4, 64), E4M3, 1)
-  sm = lambda top, *a, **k: top.nn.scaled_matmul(*a, **k)  # noqa: E731
-  build = lambda f, lib: lambda *a, **k: f(lib.top, *a, **k)  # noqa: E731
+  sm = lambda top, *a, **k: top.nn.scaled_matmul(*a, **k)
+  build = lambda f, lib: lambda *a, **k: f(lib.top, *a, **k)
   cases = {
       "rank 2 lhs": (a3[0], a3, s3, s3),
       "rank 4 scale": (a3, a3, s3[None], s3),
@@ -127,16 +126,25 @@ def test_scaled_matmul_bad_inputs():
              for label, args in cases.items()] + [
       ("int32 preferred", lambda: check(sm, a3, a3, s3, s3, build=build, convert=None,
                                         preferred_element_type=np.int32)),
+      ("None preferred", lambda: check_raises(sm, a3, a3, s3, s3, build=build, convert=None,
+                                              preferred_element_type=None)),
   ])
+  # Scales not dividing K: JAX accepts this while tracing and fails in its GPU kernel; arrax
+  # fails when lowering.
+  s3x = _scales((1, 2, 3), E8M0, 0)
+  assert jax.eval_shape(jax.nn.scaled_matmul, a3, a3, s3x, s3x).shape == (1, 2, 2)
+  assert arrax.eval_shape(arrax.nn.scaled_matmul, a3, a3, s3x, s3x).shape == (1, 2, 2)
+  with pytest.raises(ValueError, match="multiple of"):
+    arrax.nn.scaled_matmul(a3, a3, s3x, s3x)
 
 
 def test_scaled_matmul_jaxpr_and_vmap():
   a = _quantized((3, 2, 4, 32), E4M3, 0)
   s = _scales((3, 2, 4, 1), E8M0, 1)
-  sm = lambda top, *x: top.nn.scaled_matmul(*x)  # noqa: E731
-  build = lambda f, lib: lambda *x: f(lib.top, *x)  # noqa: E731
+  sm = lambda top, *x: top.nn.scaled_matmul(*x)
+  build = lambda f, lib: lambda *x: f(lib.top, *x)
   check_jaxpr(sm, a[0], a[0], s[0], s[0], build=build)
-  vm = lambda top, f: top.vmap(f)  # noqa: E731
+  vm = lambda top, f: top.vmap(f)
   check_jaxpr(sm, a, a, s, s, build=build, transform=vm)
   check(sm, a, a, s, s, build=build, transform=vm, tol=1e-5)
   check(sm, a, a, s, s, build=build, transform=lambda top, f: top.vmap(f, in_axes=1),
@@ -176,7 +184,7 @@ def _sdg(mode, dims, global_scale=None, **kw):
   return make
 
 
-BUILD = lambda f, lib: f(lib.top)  # noqa: E731
+BUILD = lambda f, lib: f(lib.top)
 
 DOT_CASES = [
     # (mode, lhs shape, rhs shape, dimension numbers, preferred, input dtype)
@@ -267,6 +275,18 @@ def test_scaled_dot_general_jaxprs():
   check_jaxpr(lambda top: top.jit(_sdg("mxfp8", dims)(top)), x, y, build=BUILD)
   check_jaxpr(lambda top: top.grad(lambda a, b: _sdg("mxfp8", dims)(top)(a, b).sum()), x, y,
               build=BUILD)
+  check_jaxpr(lambda top: top.vmap(_sdg("nvfp4", (((1,), (1,)), ((), ())))(top)), x, y,
+              build=BUILD)
+
+
+def test_scaled_dot_general_x64(x64):
+  x, y = rand((2, 3, 32), np.float64, 1), rand((2, 4, 32), np.float64, 2)
+  dims = (((2,), (2,)), ((0,), (0,)))
+  check(_sdg("mxfp8", dims), x, y, build=BUILD, eager=False, jit=True, tol=1e-5)
+  check_raises(_sdg("mxfp8", dims, preferred_element_type=np.float64), x, y, build=BUILD)
+  a, s = _quantized((1, 2, 32), E4M3, 0), _scales((1, 2, 1), E8M0, 0)
+  check(lambda top: functools.partial(top.nn.scaled_matmul, preferred_element_type=np.float64),
+        a, a, s, s, build=BUILD)
 
 
 def test_scaled_dot_general_bad_inputs():

@@ -25,16 +25,17 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from arrax._src import batching, core, dtypes
+from arrax._src import core, dtypes
 from arrax._src.core import ShapedArray
 from arrax._src.custom_derivatives import custom_vjp
 from arrax._src.jit import jit
-from arrax._src.lax import broadcasting
+from arrax._src.lax import broadcasting, staging
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
-from arrax._src.lax import staging
 from arrax._src.lax.control_flow import common
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
+
+_F32 = np.dtype("float32")
 
 __all__ = ["BlockScaleConfig", "get_scaled_dot_general_config", "scaled_dot_general",
            "scaled_matmul"]
@@ -69,6 +70,9 @@ def _scaled_matmul_abstract_eval(a, b, a_scales, b_scales, *, preferred_element_
 def _spread_scales(scales, k):
   """(B, R, K // block) scales -> (B, R, K), each entry repeated over its block."""
   batch, rows, nblocks = core.get_aval(scales).shape
+  if nblocks == 0 or k % nblocks:
+    raise ValueError(f"scaled_matmul: the contracting dimension ({k}) must be a multiple of "
+                     f"the scales' last dimension ({nblocks})")
   block = k // nblocks
   scales = broadcasting.broadcast_in_dim(scales, (batch, rows, nblocks, block), (0, 1, 2))
   return broadcasting.reshape(scales, (batch, rows, k))
@@ -108,13 +112,13 @@ def _scaled_matmul_batch(args, dims, *, preferred_element_type):
 
 
 @functools.partial(jit, static_argnames=("preferred_element_type",))
-def _scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.dtype("float32")):
+def _scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=_F32):
   return scaled_matmul_wrapper_p.bind(lhs, rhs, lhs_scales, rhs_scales,
                                       preferred_element_type=preferred_element_type)[0]
 
 
 def _scaled_matmul_wrapper(lhs, rhs, lhs_scales, rhs_scales,
-                           preferred_element_type=np.dtype("float32")):
+                           preferred_element_type=_F32):
   _, _, lhs_k = lhs.shape
   _, _, rhs_k = rhs.shape
   assert lhs_k == rhs_k
@@ -305,7 +309,7 @@ def scaled_dot_fwd(lhs, rhs, dimension_numbers, preferred_element_type, configs)
 
 def scaled_dot_bwd(dimension_numbers, preferred_element_type, configs, res, g):
   lhs, rhs = res
-  kw = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
+  kw = {"dimension_numbers": dimension_numbers, "preferred_element_type": preferred_element_type}
   grad_lhs = _transpose_lhs(g, lhs, rhs, configs=[configs[2], configs[1]], **kw)
   grad_rhs = _transpose_rhs(g, lhs, rhs, configs=[configs[2], configs[0]], **kw)
   if configs[2].mode == "nvfp4":
