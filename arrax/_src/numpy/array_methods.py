@@ -78,6 +78,10 @@ def _view(self, dtype=None, type=None):  # noqa: A002
     return self
   dt = np.dtype(dtype)
   src = self.dtype
+  if self.ndim == 0 and dt.itemsize == src.itemsize:   # (through a 1-d view, as JAX does)
+    return lnp.squeeze(_view(lnp.expand_dims(self, 0), dt), 0)
+  if dt == src:
+    return self
   if dt.itemsize == src.itemsize:
     return lax.bitcast_convert_type(self, dt)
   raise NotImplementedError("view with a different itemsize is not implemented yet")
