@@ -464,7 +464,7 @@ explain_cache_misses = _state("jax_explain_cache_misses",
 no_tracing = _state("jax_no_tracing",
                     "Context manager: tracing a jitted function raises RuntimeError.")
 check_tracer_leaks = _state("jax_check_tracer_leaks",
-                            "Context manager for the leak checker (tracers are not tracked).")
+                            "Context manager for the leak checker: a tracer outliving its trace raises.")
 transfer_guard_host_to_device = _state(
     "jax_transfer_guard_host_to_device",
     "Context manager guarding implicit host-to-device transfers ('allow', 'disallow', ...).")

@@ -345,12 +345,14 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
 
 
 def _broadcast_prefix(prefix_tree: Any, full_tree: Any,
-                      is_leaf: Callable[[Any], bool] | None = None
-                      ) -> list[Any]:
-  """Repeats each prefix leaf once per leaf of the matching full subtree."""
+                      is_leaf: Callable[[Any], bool] | None = None,
+                      structure: Callable[[Any], Any] | None = None) -> list[Any]:
+  """Repeats each prefix leaf once per leaf of the matching full subtree (its leaves counted
+  by `structure`, tree_structure by default)."""
+  structure = structure or tree_structure
   out: list[Any] = []
   def extend(x, subtree):
-    out.extend([x] * tree_structure(subtree).num_leaves)
+    out.extend([x] * structure(subtree).num_leaves)
   try:
     tree_map(extend, prefix_tree, full_tree, is_leaf=is_leaf)
   except ValueError:
@@ -697,16 +699,5 @@ def pub_tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
 
 def pub_tree_broadcast(prefix_tree, full_tree, is_leaf=None):
   """Broadcasts ``prefix_tree`` leaves to the structure of ``full_tree``."""
-  leaf = _leafy(is_leaf)
-  out: list = []
-
-  def extend(x, subtree):
-    out.extend([x] * pub_tree_structure(subtree).num_leaves)
-  try:
-    tree_map(extend, prefix_tree, full_tree, is_leaf=leaf)
-  except ValueError:
-    err = _structure_mismatch((), prefix_tree, full_tree, None)
-    if err is None:
-      raise
-    raise err("broadcast_prefix prefix_tree") from None
+  out = _broadcast_prefix(prefix_tree, full_tree, _leafy(is_leaf), pub_tree_structure)
   return pub_tree_structure(full_tree).unflatten(out)

@@ -671,28 +671,28 @@ def _value_at(val, d, out_dim, size):
   return batching.matchaxis(d, out_dim, val, size)
 
 
-@swap_p.def_batch
-def _swap_batch(args, dims, *, tree):
+def _write_batch(prim, what, args, dims, tree):
+  """vmap of a write into a ref (swap or addupdate): the ref's batch axis leads; the value is
+  moved to the axis the batched indexing gives; returns (the bound results, that axis)."""
   ref, val, *idx = args
-  _check_ref_batched("a set/swap operation", ref, dims[0])
+  _check_ref_batched(what, ref, dims[0])
   aval = core.get_aval(ref)
   new, out_dim = _batched_tree(tree, aval, dims[2:])
   if out_dim is None:
     out_dim = _int_ndim(new, [core.get_aval(i) for i in idx])
   val = _value_at(val, dims[1], out_dim, aval.shape[0])
-  return swap_p.bind(ref, val, *idx, tree=new), out_dim
+  return prim.bind(ref, val, *idx, tree=new), out_dim
+
+
+@swap_p.def_batch
+def _swap_batch(args, dims, *, tree):
+  return _write_batch(swap_p, "a set/swap operation", args, dims, tree)
 
 
 @addupdate_p.def_batch
 def _addupdate_batch(args, dims, *, tree):
-  ref, val, *idx = args
-  _check_ref_batched("an addupdate operation", ref, dims[0])
-  aval = core.get_aval(ref)
-  new, out_dim = _batched_tree(tree, aval, dims[2:])
-  if out_dim is None:
-    out_dim = _int_ndim(new, [core.get_aval(i) for i in idx])
-  val = _value_at(val, dims[1], out_dim, aval.shape[0])
-  return addupdate_p.bind(ref, val, *idx, tree=new), []
+  out, _ = _write_batch(addupdate_p, "an addupdate operation", args, dims, tree)
+  return out, []
 
 
 # ---- the public operations -----------------------------------------------------------------
