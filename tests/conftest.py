@@ -8,6 +8,13 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # test_compilation_cache.py with directories of its own; elsewhere in the suite it would only
 # add a key computation and a disk lookup to every compilation.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", "")
+# Both libraries compile every test's programs with the same XLA, so the differential
+# comparisons hold at any backend optimization level; level 0 skips LLVM's optimization of the
+# generated machine code (XLA's HLO passes still run) and cuts the suite's CPU time by ~15%.
+# Subprocess tests inherit it (tests/multidevice.py's xla_flags adds the device count).
+if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                             " --xla_backend_optimization_level=0").strip()
 
 import gc  # noqa: E402
 

@@ -17,10 +17,16 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+def xla_flags(ndev):
+  """This process's XLA_FLAGS (conftest's) asking for `ndev` simulated CPU devices."""
+  flags = [f for f in os.environ.get("XLA_FLAGS", "").split()
+           if not f.startswith("--xla_force_host_platform_device_count=")]
+  return " ".join(flags + [f"--xla_force_host_platform_device_count={ndev}"])
+
+
 def run_script(code, ndev=4, timeout=900):
   """Run the Python source `code` from the repository root with `ndev` simulated CPU devices."""
-  env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={ndev}",
-             PYTHONPATH=str(ROOT))
+  env = dict(os.environ, XLA_FLAGS=xla_flags(ndev), PYTHONPATH=str(ROOT))
   return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                         timeout=timeout, cwd=str(ROOT))
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tests import distributed_cases
-from tests.multidevice import xfail_params
+from tests.multidevice import xfail_params, xla_flags
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "distributed_cases.py"
@@ -40,7 +40,7 @@ def run_job(lib, scenario, nproc, ndev=2, timeout=JOB_TIMEOUT, only=None):
   """Run the case script as `nproc` processes (or only those in `only`); their results (one
   dict per process)."""
   port = _free_port()
-  env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={ndev}",
+  env = dict(os.environ, XLA_FLAGS=xla_flags(ndev),
              PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
   for var in ("JAX_COORDINATOR_ADDRESS", "JAX_LOCAL_DEVICE_IDS", "JAX_PARTITION_INDEX"):
     env.pop(var, None)

@@ -23,6 +23,7 @@ import pytest
 import arrax
 import arrax.example_libraries  # noqa: F401  (binds arrax.example_libraries)
 import arrax.numpy as anp
+from tests.multidevice import xla_flags
 
 # Not yet runnable (what is missing):
 #   * 001 PyTorch and NumPy sides of the spectral-radius comparisons: not JAX code (the JAX side
@@ -558,7 +559,7 @@ sys.stdout.write(t._run(t.MULTI_DEVICE_SNIPPETS[sys.argv[2]], *mods))
 @pytest.mark.parametrize("name", sorted(MULTI_DEVICE_SNIPPETS))
 def test_spec_multi_device_snippet_prints_like_jax(name):
   root = str(pathlib.Path(__file__).resolve().parents[1])
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+  env = dict(os.environ, XLA_FLAGS=xla_flags(4),
              PYTHONPATH=root)
   code = _MULTI_DEVICE_RUNNER.format(root=root)
   outs = []
