@@ -264,11 +264,11 @@ def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cts_out, transform_stac
     # Operations on mutable refs (made while linearizing) become pure ones first.
     jaxpr, consts = _ref_discharge[0](jaxpr, consts)
   ctx = core.trace_ctx
-  base = ctx.name_stack
+  base, outer_tb = ctx.name_stack, ctx.user_tb
   try:
     return _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stack)
   finally:
-    ctx.name_stack = base
+    ctx.name_stack, ctx.user_tb = base, outer_tb
 
 
 def _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stack):
@@ -276,6 +276,7 @@ def _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stac
   # transpose(their names) when `transform_stack` (grad, vjp, linear_transpose; not the
   # transpose rules of primitives holding jaxprs), as in JAX ("transpose(jvp())/mul").
   transposed = base + (core.TRANSFORM_TRANSPOSE,) if transform_stack else base
+  outer_tb = ctx.user_tb
   primal_env: dict = {}
   for v, c in zip(jaxpr.constvars, consts):
     primal_env[v] = c
@@ -296,6 +297,7 @@ def _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stac
       linear_eqns.append(eqn)
       continue
     ctx.name_stack = base + eqn.source_info if eqn.source_info else base
+    ctx.user_tb = eqn.traceback or outer_tb
     ans = eqn.primitive.bind(*invals, **eqn.params)
     outs = ans if eqn.primitive.multiple_results else [ans]
     for v, val in zip(eqn.outvars, outs):
@@ -321,6 +323,7 @@ def _backward_pass(jaxpr, consts, primals_in, cts_out, ctx, base, transform_stac
     invals = [read_primal(v) for v in eqn.invars]
     ct_arg = cts if eqn.primitive.multiple_results else cts[0]
     ctx.name_stack = transposed + eqn.source_info if eqn.source_info else transposed
+    ctx.user_tb = eqn.traceback or outer_tb
     cts_in = rule(ct_arg, *invals, **eqn.params)
     for v, x, ct in zip(eqn.invars, invals, cts_in):
       if type(x) is UndefinedPrimal:

@@ -228,7 +228,7 @@ def _prune_call(eqn, used_outs):
     return None
   return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
                        [v for v, u in zip(eqn.outvars, used_outs) if u], prim, params,
-                       eqn.source_info)
+                       eqn.source_info, eqn.traceback)
 
 
 def _dce(jaxpr: core.Jaxpr, used_outputs):
@@ -272,7 +272,7 @@ def _insert_reduce_precision(jaxpr: core.Jaxpr, res_vars):
     if eqn.primitive is reduce_precision_p and eqn.params == params:
       continue
     eqns[i] = core.JaxprEqn(eqn.invars, [new if o is v else o for o in eqn.outvars],
-                            eqn.primitive, eqn.params, eqn.source_info)
+                            eqn.primitive, eqn.params, eqn.source_info, eqn.traceback)
     eqns.insert(i + 1, core.JaxprEqn([new], [v], reduce_precision_p, params))
   return core.Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, eqns, jaxpr.debug_info)
 
@@ -285,7 +285,7 @@ def _split_eqn(eqn, unknowns):
   invars = [core.Var(v.aval) for v in eqn.invars]
   outvars = [core.Var(v.aval) for v in eqn.outvars]
   one = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, eqn.primitive,
-                                                       eqn.params, eqn.source_info)])
+                                                       eqn.params, eqn.source_info, eqn.traceback)])
   return ad.partial_eval_jaxpr(core.ClosedJaxpr(one, []), unknowns)
 
 
@@ -332,8 +332,8 @@ def _split_call(eqn, unk, policy, known_eqns, add_staged, unknown, consts, twin)
                     prevent_cse=_cse_param(eqn.params["prevent_cse"], s_flags))
   # The known call's residual outputs are saved (the inner split already applied the policy).
   known_eqns.append(core.JaxprEqn(known_in, known_out + res_vars, prim, k_params,
-                                  eqn.source_info))
-  add_staged(core.JaxprEqn(staged_in, staged_out, prim, s_params, eqn.source_info))
+                                  eqn.source_info, eqn.traceback))
+  add_staged(core.JaxprEqn(staged_in, staged_out, prim, s_params, eqn.source_info, eqn.traceback))
   return True
 
 
@@ -380,7 +380,7 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
   for eqn in jaxpr.eqns:
     invars = [rd(v) for v in eqn.invars]
     unk = [type(v) is core.Var and v in unknown for v in invars]
-    eqn = core.JaxprEqn(invars, eqn.outvars, eqn.primitive, eqn.params, eqn.source_info)
+    eqn = core.JaxprEqn(invars, eqn.outvars, eqn.primitive, eqn.params, eqn.source_info, eqn.traceback)
     if not any(unk):
       add_known(eqn)
     elif all(unk) or eqn.primitive.partial_eval is None:
@@ -395,7 +395,7 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
       alias.update(zip(kj.invars, [v for v, u in zip(invars, unk) if not u]))
       for e in kj.eqns:
         add_known(core.JaxprEqn([rd(v) for v in e.invars], e.outvars, e.primitive, e.params,
-                                e.source_info))
+                                e.source_info, e.traceback))
       n_known = len(out_unk) - sum(out_unk)
       k_res = iter(kj.outvars[n_known:])
       res_src = [kj.invars[f] if f is not None else next(k_res) for f in res_fwd]
@@ -403,7 +403,7 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
       alias.update(zip(uj.invars[len(res_fwd):], [v for v, u in zip(invars, unk) if u]))
       for e in uj.eqns:
         add_staged(core.JaxprEqn([rd(v) for v in e.invars], e.outvars, e.primitive, e.params,
-                                 e.source_info))
+                                 e.source_info, e.traceback))
       k_it, u_it = iter(kj.outvars[:n_known]), iter(uj.outvars)
       for v, u in zip(eqn.outvars, out_unk):
         alias[v] = next(u_it) if u else next(k_it)
@@ -424,7 +424,7 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
                     type(v) is core.Var and (v in recomputed or v in twin or v in jaxpr.invars)]
   staged = core.Jaxpr([], [], staged_outs,
                       [core.JaxprEqn([tw(rd(v)) for v in e.invars], e.outvars, e.primitive,
-                                     e.params, e.source_info) for e in staged_eqns])
+                                     e.params, e.source_info, e.traceback) for e in staged_eqns])
   staged, _ = _dce(staged, [True] * len(staged.outvars))
   # What the staged equations read from outside themselves, in order of first use.
   defined, reads = set(), []

@@ -174,6 +174,15 @@ config.define("jax_numpy_dtype_promotion",
               os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
               lambda v: _dtype_promotion(v))
 config.define("jax_no_tracing", False, bool)
+# Source locations in lowered modules (mlir.py): each operation's Python traceback (user frames,
+# at most this many; negative means all) or, with full tracebacks off, its innermost user frame.
+config.define("jax_include_full_tracebacks_in_locations",
+              _env_bool("jax_include_full_tracebacks_in_locations", True), bool)
+config.define("jax_traceback_in_locations_limit",
+              int(os.environ.get("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "100")), int)
+config.define("jax_hlo_source_file_canonicalization_regex",
+              os.environ.get("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"),
+              lambda v: None if v is None else str(v))
 config.define("jax_check_tracer_leaks", False, bool)
 for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
               "jax_transfer_guard_device_to_host", "jax_transfer_guard_device_to_device"):

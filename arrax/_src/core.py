@@ -442,6 +442,10 @@ class _TraceContext(threading.local):
     # NameTransforms (jvp, vmap, transpose). Staged equations record the part added since their
     # trace began, and lowering turns it into op names ("jit(f)/jvp()/sin").
     self.name_stack = ()
+    # The Python traceback new equations record (source_info_util): None while tracing user
+    # code (each equation captures the live stack); a replayed equation's own traceback while a
+    # transformation re-binds a jaxpr, so transformed equations point at the user's line.
+    self.user_tb = None
 
 
 trace_ctx = _TraceContext()
@@ -678,14 +682,17 @@ class Literal:
 
 
 class JaxprEqn:
-  __slots__ = ("invars", "outvars", "primitive", "params", "source_info")
+  """One equation. `source_info` is its name stack relative to its jaxpr (a tuple, or None);
+  `traceback` the Python traceback (jaxlib's) of the user code that made it, or None."""
+  __slots__ = ("invars", "outvars", "primitive", "params", "source_info", "traceback")
 
-  def __init__(self, invars, outvars, primitive, params, source_info=None):
+  def __init__(self, invars, outvars, primitive, params, source_info=None, traceback=None):
     self.invars = list(invars)
     self.outvars = list(outvars)
     self.primitive = primitive
     self.params = params
     self.source_info = source_info
+    self.traceback = traceback
 
   def __repr__(self):
     return _printer["eqn"](self)
@@ -760,16 +767,22 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
     write(v, val)
   for v, val in zip(jaxpr.invars, args):
     write(v, val)
-  for eqn in jaxpr.eqns:
-    # Literals are bound as they are, keeping their dtype (a weak int32 literal read back as a
-    # Python int would become int64 under x64).
-    ans = eqn.primitive.bind(*[v if type(v) is Literal else env[v] for v in eqn.invars],
-                             **eqn.params)
-    if eqn.primitive.multiple_results:
-      for v, val in zip(eqn.outvars, ans):
-        write(v, val)
-    else:
-      write(eqn.outvars[0], ans)
+  ctx = trace_ctx
+  outer_tb = ctx.user_tb
+  try:
+    for eqn in jaxpr.eqns:
+      ctx.user_tb = eqn.traceback or outer_tb   # equations made here point at the user's line
+      # Literals are bound as they are, keeping their dtype (a weak int32 literal read back as
+      # a Python int would become int64 under x64).
+      ans = eqn.primitive.bind(*[v if type(v) is Literal else env[v] for v in eqn.invars],
+                               **eqn.params)
+      if eqn.primitive.multiple_results:
+        for v, val in zip(eqn.outvars, ans):
+          write(v, val)
+      else:
+        write(eqn.outvars[0], ans)
+  finally:
+    ctx.user_tb = outer_tb
   return [read(v) for v in jaxpr.outvars]
 
 
@@ -1016,9 +1029,12 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=None, ctx=None):
   del effects, ctx
-  # (arrax's source info is the equation's name stack, a tuple; JAX's SourceInfo is dropped)
-  return JaxprEqn(invars, outvars, primitive, params,
-                  source_info if type(source_info) is tuple else None)
+  # (arrax's source info is the equation's name stack, a tuple; of JAX's SourceInfo only the
+  # traceback is kept)
+  if type(source_info) is tuple or source_info is None:
+    return JaxprEqn(invars, outvars, primitive, params, source_info)
+  return JaxprEqn(invars, outvars, primitive, params, None,
+                  getattr(source_info, "traceback", None))
 
 
 def subjaxprs(jaxpr):

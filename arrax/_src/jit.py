@@ -169,7 +169,7 @@ def _jit_dce(eqn, used):
     params["donated_invars"] = tuple(d for d, u in zip(params["donated_invars"], used_in) if u)
   return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
                        [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
-                       params, eqn.source_info)
+                       params, eqn.source_info, eqn.traceback)
 
 
 jit_p.def_dce(_jit_dce)

@@ -17,7 +17,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, func as func_d, mhlo, sdy, stablehlo as hlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 
-from arrax._src import core, dtypes
+from arrax._src import core, dtypes, source_info_util
 
 _ctx_local = threading.local()
 
@@ -42,6 +42,26 @@ def make_ir_context() -> ir.Context:
     hlo.register_dialect(ctx)
     _ctx_local.ctx = ctx
   return ctx
+
+
+def _code_to_filename(code):
+  """The file name an MLIR location gives a frame of `code`, or None to leave it out."""
+  if not source_info_util.is_user_filename(code.co_filename):
+    return None
+  return source_info_util.canonical_filename(code.co_filename)
+
+
+def _traceback_locations():
+  """This thread's converter from jaxlib tracebacks to (cached) MLIR call-site locations."""
+  limit = core.config.jax_traceback_in_locations_limit
+  key = (limit, core.config.jax_hlo_source_file_canonicalization_regex)
+  cached = getattr(_ctx_local, "tb_locations", None)
+  if cached is None or cached[0] != key:
+    conv = _jax_mlir_ext.TracebackToLocationCache(
+        code_to_filename=_code_to_filename, frame_limit=limit if limit >= 0 else 1000,
+        context=make_ir_context())
+    cached = _ctx_local.tb_locations = (key, conv)
+  return cached[1]
 
 
 # ---- types and constants ----------------------------------------------------------------------
@@ -275,6 +295,10 @@ class ModuleContext:
     # locations are named "<stack>/<primitive>", which XLA keeps as op_name metadata.
     self.name_stack = ()
     self._locations = {}
+    # The Python traceback of the equation being lowered (of the lowering call at first):
+    # the functions lowered for it are located there, as JAX does.
+    self.traceback = core.trace_ctx.user_tb or _jax.Traceback.get_traceback()
+    self._tb_locations = None
     # Set by a lowering that calls a module with symbolic shapes (an exported function): the
     # module is then shape-refined once lowered.
     self.needs_shape_refinement = False
@@ -283,17 +307,28 @@ class ModuleContext:
     self.mesh = None
     self.keepalive = []
 
-  def location(self, stack, prim_name=None):
-    """The (cached) named location of an op of `prim_name` under `stack`, as JAX names it."""
+  def location(self, stack, prim_name=None, traceback=None):
+    """The location of an op of `prim_name` under `stack`, as JAX writes it: named
+    "<stack>/<prim_name>", around the call sites of `traceback`'s user frames."""
     key = (stack, prim_name)
-    loc = self._locations.get(key)
-    if loc is None:
+    name = self._locations.get(key)
+    if name is None:
       name = core.render_name_stack(stack)
       if prim_name is not None:
         name = f"{name}/{prim_name}" if name else prim_name
-      loc = self._locations[key] = (ir.Location.name(name) if name
-                                    else ir.Location.unknown())
-    return loc
+      self._locations[key] = name
+    if traceback is None:
+      return ir.Location.name(name) if name else ir.Location.unknown()
+    if core.config.jax_include_full_tracebacks_in_locations:
+      if self._tb_locations is None:
+        self._tb_locations = _traceback_locations()
+      loc = self._tb_locations.get(traceback)
+    else:
+      frame = source_info_util.user_frame(traceback)
+      loc = (ir.Location.unknown() if frame is None else ir.Location.file(
+          source_info_util.canonical_filename(frame.file_name), frame.start_line,
+          frame.start_column))
+    return ir.Location.name(name, childLoc=loc) if name else loc
 
   def fresh_func_name(self, base):
     """`base`, or `base_0`, `base_1`, ... when taken (MLIR's renaming, which JAX's names show)."""
@@ -344,13 +379,13 @@ def jaxpr_subcomp(mctx: ModuleContext, jaxpr: core.Jaxpr, consts, args, name_sta
 
 
 def _lower_eqns(mctx, jaxpr, env, read):
-  base = mctx.name_stack
-  locations = mctx._locations
+  base, outer_tb = mctx.name_stack, mctx.traceback
   try:
     for eqn in jaxpr.eqns:
       prim = eqn.primitive
       stack = base + eqn.source_info if eqn.source_info else base
-      loc = locations.get((stack, prim.name)) or mctx.location(stack, prim.name)
+      tb = mctx.traceback = eqn.traceback or outer_tb
+      loc = mctx.location(stack, prim.name, tb)
       mctx.name_stack = stack
       rule_ctx = LoweringRuleContext(mctx, prim, [v.aval for v in eqn.invars],
                                      [v.aval for v in eqn.outvars], stack)
@@ -363,7 +398,7 @@ def _lower_eqns(mctx, jaxpr, env, read):
       for v, o in zip(eqn.outvars, outs):
         env[v] = o
   finally:
-    mctx.name_stack = base
+    mctx.name_stack, mctx.traceback = base, outer_tb
 
 
 def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
@@ -407,7 +442,7 @@ def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr,
   outer_stack, mctx.name_stack = mctx.name_stack, name_stack   # and names ops from `name_stack`
   outer_dims = getattr(_dims_local, "values", None)
   try:
-    with ir.InsertionPoint(block), mctx.location(name_stack):
+    with ir.InsertionPoint(block), mctx.location(name_stack, None, mctx.traceback):
       consts = [ir_constant(np.asarray(c, v.aval.dtype))
                 for v, c in zip(closed.jaxpr.constvars, closed.consts)]
       args = list(block.arguments)
@@ -544,7 +579,7 @@ def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str,
   dims = [current_dim_values()[n] for n in mctx.dim_vars]
   # The call is named "<stack>/jit(name)"; XLA prefixes the callee's op names with it when it
   # inlines the call (the callee's ops are named relative to it), as with JAX.
-  with mctx.location(ctx.name_stack + (f"jit({name})",)):
+  with mctx.location(ctx.name_stack + (f"jit({name})",), None, mctx.traceback):
     call = func_d.CallOp(fn, dims + ([current_ordered_token(mctx)] if ordered else [])
                          + list(args))
   results = list(call.results)

@@ -8,6 +8,7 @@ import sys
 import warnings
 
 import numpy as np
+from jaxlib import _jax
 
 from arrax._src import core
 from arrax._src.array import made_while_tracing
@@ -32,6 +33,9 @@ class JitTracer(Tracer):
 
   def _short_repr(self):
     return f"JitTracer({self.aval})"
+
+
+_get_traceback = _jax.Traceback.get_traceback   # the live Python stack, captured in C++
 
 
 class JaxprTrace(core.Trace):
@@ -92,7 +96,8 @@ class JaxprTrace(core.Trace):
     outvars = [Var(a) for a in out_avals]
     ns = _trace_ctx.name_stack
     self.eqns.append(JaxprEqn(invars, outvars, prim, params,
-                              None if ns is self._ns0 else (ns[len(self._ns0):] or None)))
+                              None if ns is self._ns0 else (ns[len(self._ns0):] or None),
+                              _trace_ctx.user_tb or _get_traceback()))
     watch = self._loop_watch
     if watch is not None and not len(self.eqns) & _SAMPLE_MASK and watch.sample():
       self._loop_watch = None

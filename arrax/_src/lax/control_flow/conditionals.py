@@ -266,7 +266,7 @@ def _cond_dce(eqn, used):
   index, *ops = eqn.invars
   return core.JaxprEqn([index] + [v for v, u in zip(ops, used_in) if u],
                        [v for v, u in zip(eqn.outvars, used) if u], eqn.primitive,
-                       dict(eqn.params, branches=tuple(pruned)), eqn.source_info)
+                       dict(eqn.params, branches=tuple(pruned)), eqn.source_info, eqn.traceback)
 
 
 cond_p.def_jvp(_cond_jvp)

@@ -380,7 +380,7 @@ def _scan_dce(eqn, used):
                     num_carry=sum(used_carry))
   return core.JaxprEqn([v for v, u in zip(eqn.invars, used_in) if u],
                        [v for v, u in zip(eqn.outvars, used_carry + used_ys) if u],
-                       scan_p, new_params, eqn.source_info)
+                       scan_p, new_params, eqn.source_info, eqn.traceback)
 
 
 def _hoist(plan, known, n_kc, n_kout, src):
@@ -524,7 +524,7 @@ def _retype_invars(jaxpr, new_avals):
   if not sub:
     return jaxpr
   eqns = [core.JaxprEqn([sub.get(v, v) if type(v) is core.Var else v for v in e.invars],
-                        e.outvars, e.primitive, e.params, e.source_info) for e in jaxpr.eqns]
+                        e.outvars, e.primitive, e.params, e.source_info, e.traceback) for e in jaxpr.eqns]
   return Jaxpr(jaxpr.constvars, [sub.get(v, v) for v in jaxpr.invars],
                [sub.get(v, v) if type(v) is core.Var else v for v in jaxpr.outvars], eqns,
                jaxpr.debug_info)
