@@ -2,6 +2,9 @@
 and the spec's examples."""
 from __future__ import annotations
 
+import itertools
+import tempfile
+
 import numpy as np
 
 from harness import benchmark, rng
@@ -109,6 +112,45 @@ def first_call_latency(L):
   """Trace + lower + compile + run of a fresh 200-op elementwise function (128 float32)."""
   x = L.asarray(np.ones(128, np.float32))
   return lambda: L.block(L.jit(_chain(L.numpy))(x))
+
+
+def _persistent_cache(L):
+  """Turn on the library's persistent compilation cache in a fresh directory, storing every
+  executable (as a user who wants fast restarts would set it)."""
+  for name, value in (("jax_compilation_cache_dir", tempfile.mkdtemp(prefix=L.name)),
+                      ("jax_persistent_cache_min_compile_time_secs", 0.0),
+                      ("jax_persistent_cache_min_entry_size_bytes", 0)):
+    L.top.config.update(name, value)
+
+
+@benchmark(fresh=True)
+def first_call_cold_cache(L):
+  """First call of a fresh 200-op function (128 float32) with the persistent compilation cache
+  on but holding nothing for it: trace + lower + compile + store + run."""
+  _persistent_cache(L)
+  x = L.asarray(np.ones(128, np.float32))
+  count = itertools.count(1)
+
+  def call():
+    k = float(next(count))   # a new constant: a program the cache has never seen
+    f = _chain(L.numpy)
+    return L.block(L.jit(lambda x: f(x) + k)(x))
+  return call
+
+
+@benchmark(fresh=True)
+def first_call_warm_cache(L):
+  """The first call of first_call_cold_cache's function in a process whose in-memory caches are
+  empty (clear_caches) but whose persistent cache holds the executable: trace + lower + load +
+  run, what a restarted program pays."""
+  _persistent_cache(L)
+  x = L.asarray(np.ones(128, np.float32))
+  L.block(L.jit(_chain(L.numpy))(x))   # stored
+
+  def call():
+    L.top.clear_caches()
+    return L.block(L.jit(_chain(L.numpy))(x))
+  return call
 
 
 def quadratic_formula(jnp):
