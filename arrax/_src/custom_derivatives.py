@@ -897,7 +897,17 @@ def closure_convert(fun, *example_args):
   with custom_vjp / custom_jvp functions taking functions as non-differentiable arguments.
   """
   leaves, in_tree = tree_flatten(example_args)
-  avals = [core.get_aval(x) for x in leaves]
+  avals = tuple(core.get_aval(x) for x in leaves)
+  build = functools.partial(_closure_convert_for_avals, fun, in_tree, avals)
+  if core.current_trace() is core.eval_trace:
+    # Outside any trace nothing closed over can be a tracer: the conversion is memoized on the
+    # function and the argument types (as JAX caches it), so a jit taking the converted function
+    # as a static argument hits its cache on repeated calls.
+    return core.memo([fun], ("closure_convert", in_tree, avals), build)
+  return build()
+
+
+def _closure_convert_for_avals(fun, in_tree, avals):
   box = []
 
   def flat(*xs):
