@@ -1,0 +1,208 @@
+"""Smaller jax.* names against JAX 0.10.2: jax.errors' InconclusiveDimensionOperation,
+JaxprTypeError (raised by check_jaxpr) and KeyReuseError; jax.sharding's AbstractDevice,
+ManualAxisType and make_single_device_sharding; jax.custom_derivatives.linear_call (values,
+JVP, transposition, jaxprs, errors); jax.experimental.layout.with_layout_constraint."""
+import pickle
+
+import jax
+import jax.extend.core as jcore
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.experimental import layout as jlayout
+
+import arrax
+import arrax.extend.core as acore
+import arrax.numpy as anp
+from arrax.experimental import layout as alayout
+from tests.oracle import (
+  check,
+  check_all,
+  check_jaxpr,
+  check_vmap,
+  make_with,
+  raised,
+  same_exception,
+)
+
+LIBS = [(jax, jnp, jcore, jlayout), (arrax, anp, acore, alayout)]
+
+
+# ---- jax.errors --------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["InconclusiveDimensionOperation", "JaxprTypeError",
+                                  "KeyReuseError"])
+def test_error_classes(name):
+  j, a = getattr(jax.errors, name), getattr(arrax.errors, name)
+  builtin = lambda c: [b.__name__ for b in c.__mro__ if b.__module__ == "builtins"]
+  assert builtin(a) == builtin(j)
+  assert issubclass(a, arrax.errors.JAXTypeError) == issubclass(j, jax.errors.JAXTypeError)
+  with pytest.raises(a):
+    raise a("message")
+
+
+def _bad_jaxprs(top, np_, core):
+  j = top.make_jaxpr(lambda x: np_.sin(np_.cos(x)))(1.).jaxpr
+  use_before_def = type(j)(j.constvars, j.invars, j.outvars, list(reversed(j.eqns)))
+  bound_twice = type(j)(j.constvars, [j.invars[0], j.invars[0]], j.outvars, j.eqns)
+  return {"ok": j, "use before definition": use_before_def, "bound twice": bound_twice}
+
+
+@pytest.mark.filterwarnings("ignore:core.Jaxpr is missing a DebugInfo")
+def test_check_jaxpr_raises_jaxpr_type_error():
+  (jtop, jnp_, jc, _), (atop, anp_, ac, _) = LIBS
+  jbad, abad = _bad_jaxprs(jtop, jnp_, jc), _bad_jaxprs(atop, anp_, ac)
+  assert jc.check_jaxpr(jbad["ok"]) is None and ac.check_jaxpr(abad["ok"]) is None
+  for name in ["use before definition", "bound twice"]:
+    err = raised(lambda name=name: jc.check_jaxpr(jbad[name]))
+    assert type(err).__name__ == "JaxprTypeError", name
+    e = same_exception(lambda name=name: ac.check_jaxpr(abad[name]), err)
+    assert isinstance(e, arrax.errors.JaxprTypeError) and isinstance(e, TypeError)
+
+
+def test_enable_checks_raises_jaxpr_type_error():
+  # A primitive whose rule disagrees with the type its equation declares is caught.
+  from arrax._src import core
+  j = arrax.make_jaxpr(lambda x: anp.sin(x))(1.).jaxpr
+  eqn = j.eqns[0]
+  wrong = core.Var(core.ShapedArray((2,), np.float32))
+  bad = core.Jaxpr([], j.invars, [wrong], [core.JaxprEqn(eqn.invars, [wrong], eqn.primitive,
+                                                         eqn.params)])
+  with pytest.raises(arrax.errors.JaxprTypeError, match="declares output"):
+    core.check_jaxpr(bad)
+
+
+# ---- jax.sharding ------------------------------------------------------------------------------
+def _sharding_probe(top):
+  S = top.sharding
+  dev = top.devices()[0]
+  ad = S.AbstractDevice(device_kind="TPU v6 lite", num_cores=1, platform="tpu")
+  M = S.ManualAxisType
+  a = M(varying={"x"})
+  mesh = S.Mesh(np.array(top.devices()), ("x",))
+  out = {
+      "single": repr(S.make_single_device_sharding(dev)),
+      "single kind": repr(S.make_single_device_sharding(dev, memory_kind="device")),
+      "single eq": S.make_single_device_sharding(dev) == S.SingleDeviceSharding(dev),
+      "device repr": repr(ad),
+      "device eq": (ad == S.AbstractDevice("TPU v6 lite", 1, "tpu"),
+                    hash(ad) == hash(S.AbstractDevice("TPU v6 lite", 1, "tpu")),
+                    ad == S.AbstractDevice("TPU v6 lite", 2, "tpu")),
+      "abstract mesh": repr(S.AbstractMesh((2,), ("x",), abstract_device=ad)),
+      "mesh's abstract mesh": repr(mesh.abstract_mesh),
+      "mesh's abstract device": repr(mesh.abstract_mesh.abstract_device),
+      "mat": [repr(a), repr(M()), repr(a.update(reduced={"y"})),
+              repr(M(unreduced={"u"}, reduced={"r"}).to_ct_mat()), sorted(a.vur),
+              M().empty, a.empty],
+      "interned": (a is M(varying=frozenset({"x"})), pickle.loads(pickle.dumps(a)) is a,
+                   M() is M()),
+  }
+  for label, thunk in [("frozen", lambda: setattr(ad, "platform", "cpu")),
+                       ("vu", lambda: M(varying={"x"}, unreduced={"x"})),
+                       ("vr", lambda: M(varying={"x", "y"}, reduced={"y"}))]:
+    e = raised(thunk)
+    out[label] = (type(e).__name__, str(e))
+  return out
+
+
+def test_sharding_names():
+  j, a = _sharding_probe(jax), _sharding_probe(arrax)
+  diffs = [f"{k}: arrax {a[k]!r} jax {j[k]!r}" for k in j if a[k] != j[k]]
+  assert not diffs, "\n".join(diffs)
+
+
+# ---- linear_call -------------------------------------------------------------------------------
+def _lc(top):
+  return top.custom_derivatives.linear_call
+
+
+def scale(np_, top):
+  # fun(r, x) = r * x with a deliberately different transpose (7 * ct), so the tests can tell
+  # which rule ran.
+  return lambda x, r: _lc(top)(lambda r, x: r * x, lambda r, ct: 7. * ct, r, x)
+
+
+def trees(np_, top):
+  def f(x):
+    return _lc(top)(lambda r, x: {"a": x[0] * r["s"], "b": np_.sum(x[1], 0)},
+                    lambda r, ct: (ct["a"] * r["s"] + 1., np_.broadcast_to(ct["b"], (2, 3))),
+                    {"s": np_.float32(2.)}, (x, np_.stack([x, x])))
+  return f
+
+
+def closing(np_, top):
+  # fun and its transpose close over an array.
+  w = np_.array([1., -2., 3.], np_.float32)
+  return lambda x: _lc(top)(lambda r, x: w * x + r * x, lambda r, ct: w * ct, 0.5, x)
+
+
+X3 = np.array([0.5, 1.5, -2.], np.float32)
+
+
+def test_linear_call():
+  b = make_with("np", "top")
+  grad_scale = lambda np_, top: top.grad(scale(np_, top))
+  check_all([
+      ("values", lambda: check(scale, np.float32(2.), np.float32(3.), build=b, jit=True)),
+      ("tree values", lambda: check(trees, X3, build=b, jit=True, strict_tree=True)),
+      ("closure values", lambda: check(closing, X3, build=b, jit=True)),
+      ("grad uses fun_transpose", lambda: check(grad_scale, np.float32(2.), np.float32(3.),
+                                                build=b, jit=True)),
+      ("jvp", lambda: check(lambda np_, top: lambda x, t: top.jvp(
+          lambda x: scale(np_, top)(x, 3.), (x,), (t,)), np.float32(2.), np.float32(0.5),
+          build=b, jit=True)),
+      ("vjp tree", lambda: check(lambda np_, top: lambda x, ct: top.vjp(trees(np_, top), x)[1](
+          ct), X3, {"a": X3 * 2, "b": np.ones(3, np.float32)}, build=b, jit=True)),
+      ("vjp closure", lambda: check(lambda np_, top: lambda x: top.vjp(closing(np_, top), x)[1](
+          np_.ones(3)), X3, build=b)),
+      ("linear_transpose", lambda: check(lambda np_, top: lambda x: top.linear_transpose(
+          lambda t: scale(np_, top)(t, 3.), x)(np_.float32(1.)), np.float32(2.), build=b)),
+      ("transpose of transpose", lambda: check(lambda np_, top: lambda x: top.linear_transpose(
+          top.linear_transpose(lambda t: scale(np_, top)(t, 3.), x), x)(np_.float32(1.)),
+          np.float32(2.), build=b)),
+      ("grad of tree", lambda: check(lambda np_, top: top.grad(
+          lambda x: trees(np_, top)(x)["a"].sum() + trees(np_, top)(x)["b"].sum()), X3,
+          build=b)),
+      ("jaxpr of grad", lambda: check_jaxpr(grad_scale, np.float32(2.), np.float32(3.),
+                                            build=b)),
+      ("jaxpr of tree", lambda: check_jaxpr(trees, X3, build=b)),
+      ("vmap (no rule, as JAX)", lambda: check(lambda np_, top: top.vmap(scale(np_, top)), X3,
+                                               X3, build=b)),
+      ("wrong transpose structure", lambda: check(lambda np_, top: top.grad(
+          lambda x: _lc(top)(lambda r, x: x, lambda r, ct: (ct, ct), 1., x)), np.float32(1.),
+          build=b)),
+  ])
+
+
+# ---- with_layout_constraint --------------------------------------------------------------------
+def test_with_layout_constraint():
+  def wlc(np_, top, layouts, fn=lambda x: x):
+    L = {jnp: jlayout, anp: alayout}[np_]
+    lay = jax.tree_util.tree_map(lambda m: L.Layout(m), layouts,
+                                 is_leaf=lambda t: isinstance(t, tuple))
+    return lambda x: L.with_layout_constraint(fn(x), lay)
+
+  x = np.arange(6.).reshape(2, 3).astype(np.float32)
+  b = make_with("np", "top")
+  check_all([
+      ("eager", lambda: check(lambda np_, top: wlc(np_, top, (1, 0)), x, build=b)),
+      ("jit column major", lambda: check(lambda np_, top: wlc(np_, top, (0, 1),
+                                                              lambda x: x * 2 + 1),
+                                         x, build=b, eager=False, jit=True)),
+      ("tree prefix", lambda: check(lambda np_, top: wlc(np_, top, [(0, 1), (0,)]),
+                                    [x, x[0]], build=b, jit=True)),
+      ("grad", lambda: check(lambda np_, top: top.grad(lambda x: (wlc(np_, top, (0, 1))(x)
+                                                                  ** 2).sum()), x, build=b)),
+      ("jaxpr", lambda: check_jaxpr(lambda np_, top: top.jit(wlc(np_, top, (0, 1),
+                                                                 lambda x: x * 2)), x, build=b)),
+      ("vmap jaxpr", lambda: check_jaxpr(lambda np_, top: top.vmap(wlc(np_, top, (0,)),
+                                                                    in_axes=1), x, build=b)),
+      ("vmap", lambda: check_vmap(lambda np_, top: wlc(np_, top, (0,)), x, build=b,
+                                  in_axes=1)),
+      ("rank mismatch", lambda: check(lambda np_, top: wlc(np_, top, (0,)), x, build=b)),
+      ("not a layout", lambda: check(lambda np_, top: lambda x: {jnp: jlayout, anp: alayout}[
+          np_].with_layout_constraint(x, "a"), x, build=b)),
+      ("eager numpy", lambda: check(lambda np_, top: wlc(np_, top, (1, 0)), x, build=b,
+                                    convert=None)),
+  ])
+  lowered = arrax.jit(wlc(anp, arrax, (0, 1))).lower(x).as_text()
+  assert "LayoutConstraint" in lowered and "result_layouts = [dense<[1, 0]>" in lowered
