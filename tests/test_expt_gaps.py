@@ -15,15 +15,8 @@ import arrax
 import arrax.extend.core as acore
 import arrax.numpy as anp
 from arrax.experimental import layout as alayout
-from tests.oracle import (
-  check,
-  check_all,
-  check_jaxpr,
-  check_vmap,
-  make_with,
-  raised,
-  same_exception,
-)
+from tests.oracle import (assert_same, check, check_all, check_jaxpr, check_vmap, make_with,
+                          raised, same_exception)
 
 LIBS = [(jax, jnp, jcore, jlayout), (arrax, anp, acore, alayout)]
 
@@ -206,3 +199,77 @@ def test_with_layout_constraint():
   ])
   lowered = arrax.jit(wlc(anp, arrax, (0, 1))).lower(x).as_text()
   assert "LayoutConstraint" in lowered and "result_layouts = [dense<[1, 0]>" in lowered
+
+
+# ---- jax.extend.random -------------------------------------------------------------------------
+def _extend_random_probe(top, r):
+  i = r.threefry_prng_impl
+  k = i.seed(np.uint32(5))
+  out = {
+      "impl": (str(i), i.name, i.tag, i.key_shape, hash(i) == hash("fry"), type(i).__name__),
+      "seed": i.seed(np.uint32(5)), "seed int64": i.seed(np.int64(2 ** 40 + 3)),
+      "split": i.split(k, (2, 3)), "fold_in": i.fold_in(k, np.uint32(3)),
+      "bits32": i.random_bits(k, 32, (3,)), "bits8": i.random_bits(k, 8, (2, 2)),
+      "bits16": i.random_bits(k, 16, (5,)),
+      "random_seed": top.random.key_data(r.random_seed(np.arange(3), impl=i)),
+      "random_seed 2d": top.random.key_data(r.random_seed(np.arange(4).reshape(2, 2), i)),
+      "random_seed int": top.random.key_data(r.random_seed(7, i)),
+      "seed_with_impl": top.random.key_data(r.seed_with_impl(i, 7)),
+      "key dtype": str(r.seed_with_impl(i, 7).dtype),
+      "key with impl": top.random.normal(top.random.key(1, impl=i), (2,)),
+      "hash pair": r.threefry_2x32((np.uint32(1), np.uint32(2)), np.arange(5, dtype=np.uint32)),
+      "hash array": r.threefry_2x32(np.array([1, 2], np.uint32),
+                                    np.arange(6, dtype=np.uint32).reshape(2, 3)),
+      "hash jit": top.jit(r.threefry_2x32)(np.array([3, 4], np.uint32),
+                                           np.arange(7, dtype=np.uint32)),
+      "prim": r.threefry2x32_p.bind(np.uint32(1), np.uint32(2), np.arange(3, dtype=np.uint32),
+                                    np.arange(3, dtype=np.uint32) + 5),
+      "prim name": (str(r.threefry2x32_p), r.threefry2x32_p.multiple_results),
+  }
+  e = raised(lambda: r.threefry_2x32((np.int32(1), np.uint32(2)), np.arange(5, dtype=np.uint32)))
+  out["hash error"] = (type(e).__name__, str(e).split(",")[0])
+  return out
+
+
+def test_extend_random():
+  import jax.extend.random as jr
+
+  import arrax.extend.random as ar
+  j, a = _extend_random_probe(jax, jr), _extend_random_probe(arrax, ar)
+  assert set(a) == set(j)
+  for k in j:
+    if isinstance(j[k], (tuple, str)):
+      assert a[k] == j[k], k
+    else:
+      assert_same(a[k], j[k])
+  # Other implementations are JAX's only (arrax's key arrays are threefry2x32).
+  spec = jr.rbg_prng_impl._replace()
+  rbg = ar.threefry_prng_impl._replace(name=spec.name, tag=spec.tag, key_shape=spec.key_shape)
+  with pytest.raises(NotImplementedError, match="threefry2x32"):
+    ar.random_seed(0, rbg)
+  with pytest.raises(NotImplementedError, match="threefry2x32"):
+    arrax.random.key(0, impl=rbg)
+
+
+# ---- jax.extend.mlir ---------------------------------------------------------------------------
+def test_extend_mlir():
+  import jax.extend.mlir as jm
+
+  import arrax.extend.mlir as am
+  for name in ["deserialize_portable_artifact", "serialize_portable_artifact",
+               "refine_polymorphic_shapes", "hlo_to_stablehlo"]:
+    assert getattr(am, name) is getattr(jm, name)   # jaxlib's functions
+  # A lowering rule ending with lower_with_sharding_in_types, as JAX's rules do.
+  from jaxlib.mlir.dialects import stablehlo as hlo
+
+  from arrax.interpreters import mlir
+  twice_p = acore.Primitive("twice_for_test")
+  twice_p.def_abstract_eval(lambda x: x)
+
+  def lowering(ctx, x):
+    out = hlo.add(x, x)
+    return [am.lower_with_sharding_in_types(ctx, out, ctx.avals_out[0])]
+  mlir.register_lowering(twice_p, lowering)
+  x = np.arange(3., dtype=np.float32)
+  assert_same(arrax.jit(twice_p.bind)(x), anp.asarray(2 * x))
+  assert_same(twice_p.bind(anp.asarray(x)), anp.asarray(2 * x))

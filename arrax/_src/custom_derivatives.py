@@ -1047,3 +1047,9 @@ def _linear_call_transpose_rule(cts, *args, callee, transpose_thunk, num_callee_
                                transpose_thunk=new_transpose_thunk,
                                num_callee_consts=len(t_consts), num_res=num_res)
   return [None] * (num_callee_consts + num_res) + list(cts_out)
+
+
+@linear_call_p.def_batch
+def _linear_call_batch(args, dims, **params):
+  # JAX defines no batching rule for linear_call: vmap over it raises JAX's error.
+  raise NotImplementedError("Batching rule for 'linear_call' not implemented")
