@@ -1,0 +1,132 @@
+"""jax.experimental.jet against JAX 0.10.2: Taylor series of compositions of the primitives
+with rules (sin, cos, exp, log, tanh, logistic, mul, add, sub, neg, div, integer powers,
+dot_general, reduce_sum, ...) at orders 1 to 4, factorial-scaled or not (jet2), several inputs,
+arrays, constants, jit around and inside, vmap, and the errors."""
+import jax
+import jax.experimental.jet as jjet
+import numpy as np
+import pytest
+
+import arrax
+import arrax.experimental.jet as ajet
+from tests.oracle import check, check_all, make_with
+
+JET = {arrax: ajet, jax: jjet}
+TOL = 2e-5
+
+
+def run(make, order=3, jit=False, scaled=True, inner_jit=False):
+  def build(np_, top):
+    f = make(np_, top)
+    if inner_jit:
+      f = top.jit(f)
+    j = JET[top].jet if scaled else JET[top].jet2
+
+    def g(primals, series):
+      return j(f, tuple(primals), tuple(series))
+    return top.jit(g) if jit else g
+  return build
+
+
+def series_for(*xs, order=3, seed=0):
+  rng = np.random.RandomState(seed)
+  return [[np.asarray(rng.randn(*np.shape(x)) * 0.5, np.float32) for _ in range(order)]
+          for x in xs]
+
+
+X = np.float32(0.7)
+V = np.array([0.3, -0.8, 1.4], np.float32)
+M = np.arange(6, dtype=np.float32).reshape(2, 3) / 5 - 0.4
+
+UNARY = {
+    "sin": lambda np_, top: np_.sin,
+    "cos": lambda np_, top: np_.cos,
+    "exp": lambda np_, top: np_.exp,
+    "log": lambda np_, top: np_.log,
+    "tanh": lambda np_, top: np_.tanh,
+    "logistic": lambda np_, top: top.nn.sigmoid,
+    "neg sub add": lambda np_, top: lambda x: -x - (x + 2.) + 3. * x,
+    "pow 3": lambda np_, top: lambda x: x ** 3,
+    "pow -2": lambda np_, top: lambda x: x ** -2,
+    "pow 0": lambda np_, top: lambda x: x ** 0,
+    "div": lambda np_, top: lambda x: np_.sin(x) / (1. + x * x),
+    "sinh cosh": lambda np_, top: lambda x: np_.sinh(x) * np_.cosh(x),
+    "square expm1 log1p": lambda np_, top: lambda x: np_.square(x) + np_.expm1(x) - np_.log1p(x),
+    "composition": lambda np_, top: lambda x: np_.exp(np_.tanh(np_.sin(x) * x)) / np_.log(2. + x),
+    "constant": lambda np_, top: lambda x: np_.float32(2.),
+    "where": lambda np_, top: lambda x: np_.where(x > 0.5, x ** 2, -x),
+}
+
+
+def test_unary_scalar():
+  b = make_with("np", "top")
+  check_all([(name, lambda mk=mk: check(run(mk), [X], series_for(X), build=b, tol=TOL))
+             for name, mk in UNARY.items()])
+
+
+def test_orders_and_arrays():
+  b = make_with("np", "top")
+  f = UNARY["composition"]
+  check_all([
+      (f"order {k}", lambda k=k: check(run(f, order=k), [X], series_for(X, order=k), build=b,
+                                        tol=1e-4))
+      for k in (1, 4)] + [
+      ("vector", lambda: check(run(f), [V], series_for(V), build=b, tol=TOL)),
+      ("jet2", lambda: check(run(f, scaled=False), [V], series_for(V), build=b, tol=TOL)),
+      ("logistic vector jet2", lambda: check(run(UNARY["logistic"], scaled=False), [V],
+                                             series_for(V, order=4), build=b, tol=TOL)),
+  ])
+
+
+def test_several_inputs_and_reductions():
+  b = make_with("np", "top")
+  two = lambda np_, top: lambda x, y: np_.sum(np_.tanh(x * y) - x / y)  # noqa: E731
+  mat = lambda np_, top: lambda a, v: np_.dot(np_.sin(a), v * v)  # noqa: E731
+  matmat = lambda np_, top: lambda a: np_.sum(a @ a.T, axis=0)  # noqa: E731
+  tree_out = lambda np_, top: lambda x: {"s": np_.sin(x), "p": (x ** 2, x)}  # noqa: E731
+  check_all([
+      ("two inputs", lambda: check(run(two), [V, V[::-1] + 2], series_for(V, V), build=b,
+                                   tol=TOL)),
+      ("dot", lambda: check(run(mat), [M, V], series_for(M, V), build=b, tol=TOL)),
+      ("matmul sum", lambda: check(run(matmat), [M], series_for(M), build=b, tol=TOL)),
+      ("tree output", lambda: check(run(tree_out), [V], series_for(V), build=b, tol=TOL,
+                                    strict_tree=True)),
+  ])
+
+
+def test_jit_and_vmap():
+  b = make_with("np", "top")
+  f = UNARY["composition"]
+
+  def vmapped(np_, top):
+    g = run(f)(np_, top)
+    return top.vmap(lambda x, s: g([x], [[s, s * 2]]))
+  check_all([
+      ("jit around", lambda: check(run(f, jit=True), [V], series_for(V), build=b, tol=TOL)),
+      ("jit inside", lambda: check(run(f, inner_jit=True), [V], series_for(V), build=b,
+                                   tol=TOL)),
+      ("vmap", lambda: check(vmapped, V, V * 0.5, build=b, tol=TOL)),
+  ])
+
+
+def test_errors():
+  b = make_with("np", "top")
+  f = UNARY["sin"]
+  check_all([
+      ("inconsistent lengths", lambda: check(run(lambda np_, top: lambda x, y: x * y),
+                                             [X, X], [[X], [X, X]], build=b)),
+      ("primal not an array", lambda: check(run(lambda np_, top: lambda x: x[0]),
+                                            [(X, X)], [[X]], build=b)),
+      ("term not an array", lambda: check(run(f), [X], [[(X, X)]], build=b)),
+  ])
+  with pytest.raises(NotImplementedError, match="Jet rule for 'atan2'"):
+    ajet.jet(lambda x: arrax.numpy.arctan2(x, 1.), (X,), ([X],))
+
+
+def test_rule_tables():
+  # The helpers extend the rule table as JAX's do.
+  assert ajet.zero_series is ajet.zero_series and isinstance(ajet.zero_term, ajet.ZeroTerm)
+  assert set(ajet.jet_rules) >= {p for p in ajet.jet_rules}
+  from arrax import lax
+  assert ajet.jet_rules[lax.sin_p] and ajet.jet_rules[lax.dot_general_p]
+  assert np.isclose(float(ajet.fact(4)), 24., rtol=1e-6)
