@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from arrax._src import ad, core
 from arrax._src.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from arrax._src.jit import jit_p
 from arrax._src.lax import broadcasting, elementwise as lax, reductions, shape_ops, stacking
-from arrax._src.lax import creation as lax_creation
+from arrax._src.lax import creation as lax_creation, slicing
 from arrax._src.lax.dot import dot_general_p
 from arrax._src.numpy import creation
 from arrax._src.tree_util import (register_pytree_node, tree_flatten, tree_structure,
@@ -367,6 +369,78 @@ def _select_n_rule(primals_in, series_in, **params):
 
 jet_rules[lax.select_n_p] = _select_n_rule
 
+def deriv_prop(prim, deriv, primals_in, series_in):
+  """The rule of a unary `prim` from its derivative function: y' = deriv(x) x', with the
+  series of deriv(x) from its own jet."""
+  (x,), (xs,) = primals_in, series_in
+  u0, us = jet2(deriv, (x,), (xs,))
+  us, xs = [u0, *us], [x, *xs]
+  ys = [prim.bind(x)]
+  for k in range(1, len(xs)):
+    ys.append(_scaled_sum(xs, us, k))
+  return ys[0], ys[1:]
+
+
+def def_deriv(prim, deriv):
+  """Define `prim`'s rule from its first derivative `deriv` (a function of x)."""
+  jet_rules[prim] = functools.partial(deriv_prop, prim, deriv)
+
+
+def_deriv(lax.erf_p, lambda x: lax.exp(lax.neg(lax.mul(x, x))) * (2. / np.sqrt(np.pi)))
+
+
+def _linear_in(positions):
+  """The rule of a primitive linear in the operands at `positions` whose other operands
+  (indices) are used as they are."""
+  def rule(prim, primals_in, series_in, **params):
+    primal_out = prim.bind(*primals_in, **params)
+    terms = []
+    for k in range(len(series_in[0])):
+      args = [series_in[i][k] if i in positions else p for i, p in enumerate(primals_in)]
+      terms.append(prim.bind(*args, **params))
+    return primal_out, terms
+  return rule
+
+
+for _p, _pos in [(shape_ops.dynamic_slice_p, {0}), (shape_ops.dynamic_update_slice_p, {0, 1}),
+                 (slicing.gather_p, {0}), (slicing.scatter_add_p, {0, 2})]:
+  jet_rules[_p] = functools.partial(_linear_in(_pos), _p)
+
+
+def _abs_rule(primals_in, series_in, **_):
+  (x,), (xs,) = primals_in, series_in
+  sign = lax.select(lax.lt(x, lax_creation.full_like(x, 0)), lax_creation.full_like(x, -1),
+                    lax_creation.full_like(x, 1))
+  return lax.abs(x), [sign * t for t in xs]
+
+
+jet_rules[lax.abs_p] = _abs_rule
+
+
+def _choose_rule(prim, cmp):
+  # max/min: the series of the chosen operand; at ties, the mean of both (as JAX's).
+  def rule(primals_in, series_in, **_):
+    (x, y), (xs, ys) = primals_in, series_in
+    x_wins, y_wins = cmp(x, y), cmp(y, x)
+    terms = [lax.select(x_wins, a, lax.select(y_wins, b, (a + b) / 2))
+             for a, b in zip(xs, ys)]
+    return prim.bind(x, y), terms
+  return rule
+
+
+jet_rules[lax.max_p] = _choose_rule(lax.max_p, lax.gt)
+jet_rules[lax.min_p] = _choose_rule(lax.min_p, lax.lt)
+
+
+def _pow_rule(primals_in, series_in, **_):
+  (x, y), (xs, ys) = primals_in, series_in
+  _, terms = jet2(lambda x, y: lax.exp(y * lax.log(x)), (x, y), (xs, ys))
+  return lax.pow(x, y), terms
+
+
+jet_rules[lax.pow_p] = _pow_rule
+def_comp(lax.sqrt_p, lambda x: x ** 0.5)
+def_comp(lax.rsqrt_p, lambda x: x ** -0.5)
 def_comp(lax.square_p, lambda x: x * x)
 def_comp(lax.expm1_p, lambda x: lax.exp(x) - 1)
 def_comp(lax.log1p_p, lambda x: lax.log(1 + x))
