@@ -59,6 +59,11 @@ def test_odeint_values():
                                       build=make_with("np", "top"), tol=tol)),
       ("pendulum mxstep", lambda: check(solve(pendulum, mxstep=2), Y_PEND, T, 0.25, 5.0,
                                         build=make_with("np", "top"), tol=tol)),
+      ("complex state", lambda: check(solve(lambda np_, top: lambda y, t: 1j * y),
+                                      np.complex64(1. + 0.5j), T[:3],
+                                      build=make_with("np", "top"), tol=tol)),
+      ("int state, one time", lambda: check(solve(decay), np.int32(3), T[:1], 0.5,
+                                            build=make_with("np", "top"), tol=tol)),
       ("forced dict", lambda: check(solve(forced), Y_FORCED, T, P_FORCED,
                                     build=make_with("np", "top"), tol=tol, strict_tree=True)),
   ])
