@@ -119,7 +119,20 @@ def test_jit_and_vmap():
       ("jit inside", lambda: check(run(f, inner_jit=True), [V], series_for(V), build=b,
                                    tol=TOL)),
       ("vmap", lambda: check(vmapped, V, V * 0.5, build=b, tol=TOL)),
+      ("grad of jet", lambda: check(lambda np_, top: top.grad(second(np_, top)), X, build=b,
+                                    tol=TOL)),
+      ("nested jet", lambda: check(lambda np_, top: lambda x: JET[top].jet(
+          second(np_, top), (x,), ([np.float32(1.)],)), X, build=b, tol=TOL)),
+      ("jet of grad", lambda: check(lambda np_, top: lambda x: JET[top].jet(
+          top.grad(lambda y: np_.sin(y) * y), (x,), ([np.float32(1.), np.float32(0.)],)), X,
+          build=b, tol=TOL)),
   ])
+
+
+def second(np_, top):
+  # The second derivative of sin(y) * y, by jet.
+  return lambda x: JET[top].jet(lambda y: np_.sin(y) * y, (x,),
+                                ([np.float32(1.), np.float32(0.)],))[1][1]
 
 
 def test_errors():
