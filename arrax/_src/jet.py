@@ -439,6 +439,52 @@ def _pow_rule(primals_in, series_in, **_):
 
 
 jet_rules[lax.pow_p] = _pow_rule
+
+
+def _atan2_rule(primals_in, series_in, **_):
+  # atan2(x, y) = atan(z) with z = x / y: w' = z' / (1 + z^2).
+  z0, zs = jet2(lax.div, primals_in, series_in)
+  u0, us = jet2(lambda z: 1. / (1. + z * z), (z0,), (zs,))
+  zs, us = [z0, *zs], [u0, *us]
+  ws = [lax.atan2(*primals_in)]
+  for k in range(1, len(zs)):
+    ws.append(_scaled_sum(zs, us, k))
+  return ws[0], ws[1:]
+
+
+jet_rules[lax.atan2_p] = _atan2_rule
+
+
+def _reduce_choose_rule(prim):
+  # reduce_max/min: the series at the chosen elements (their mean where several tie).
+  def rule(primals_in, series_in, *, axes, **params):
+    (x,), (xs,) = primals_in, series_in
+    out = prim.bind(x, axes=axes, **params)
+    keep = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    dtype = core.get_aval(xs[0]).dtype
+    at = lax.convert_element_type(lax.eq(x, broadcasting.reshape(out, keep)), dtype)
+    counts = broadcasting.reduce_sum(at, axes)
+    return out, [lax.div(broadcasting.reduce_sum(lax.mul(t, at), axes), counts) for t in xs]
+  return rule
+
+
+jet_rules[reductions.reduce_max_p] = _reduce_choose_rule(reductions.reduce_max_p)
+jet_rules[reductions.reduce_min_p] = _reduce_choose_rule(reductions.reduce_min_p)
+
+
+def _cumulative_rule(combine):
+  # Through the parallel prefix scan of `combine` (differentiable to any order).
+  def rule(primals_in, series_in, *, axis, reverse):
+    def scan(x):
+      return reductions.associative_scan_flat(lambda a, b: [combine(a[0], b[0])], [x], axis,
+                                              reverse)[0]
+    return jet2(scan, primals_in, series_in)
+  return rule
+
+
+jet_rules[reductions.cumprod_p] = _cumulative_rule(lax.mul)
+jet_rules[reductions.cummax_p] = _cumulative_rule(lax.max)
+jet_rules[reductions.cummin_p] = _cumulative_rule(lax.min)
 def_comp(lax.sqrt_p, lambda x: x ** 0.5)
 def_comp(lax.rsqrt_p, lambda x: x ** -0.5)
 def_comp(lax.square_p, lambda x: x * x)
