@@ -33,6 +33,17 @@ def test_error_classes(name):
     raise a("message")
 
 
+def test_inconclusive_dimension_operation_from_shape_polymorphism():
+  for lib in (jax, arrax):
+    a, = lib.export.symbolic_shape("a")
+    with pytest.raises(lib.errors.InconclusiveDimensionOperation, match="inconclusive"):
+      a >= 2  # noqa: B015
+  a, = arrax.export.symbolic_shape("a")
+  e = raised(lambda: a >= 2)
+  assert [c.__name__ for c in type(e).__mro__][1:3] == ["InconclusiveDimensionOperation",
+                                                        "Exception"]
+
+
 def _bad_jaxprs(top, np_, core):
   j = top.make_jaxpr(lambda x: np_.sin(np_.cos(x)))(1.).jaxpr
   use_before_def = type(j)(j.constvars, j.invars, j.outvars, list(reversed(j.eqns)))

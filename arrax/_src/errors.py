@@ -90,9 +90,8 @@ class JaxprTypeError(TypeError):
 
 
 class InconclusiveDimensionOperation(Exception):
-  """A comparison or arithmetic on symbolic dimensions whose result the shape constraints do
-  not determine. (arrax has no symbolic shapes, so it never raises this; it exists so that
-  programs catching it run unchanged.)"""
+  """A comparison or arithmetic on symbolic dimensions (jax.export shape polymorphism) whose
+  result the shape constraints do not determine."""
 
 
 
