@@ -98,9 +98,9 @@ def test_odeint_gradients():
   b = make_with("np", "top")
   check_all([
       ("pendulum", lambda: check(grad_pend, Y_PEND, T, np.float32(0.25), np.float32(5.0),
-                                 build=b, tol=2e-5)),
+                                 build=b, tol=2e-5, eager=False, jit=True)),
       ("forced dict", lambda: check(grad_forced, Y_FORCED, P_FORCED, build=b, tol=2e-5,
-                                    strict_tree=True)),
+                                    strict_tree=True, eager=False, jit=True)),
       ("jit grad closure", lambda: check(
           lambda np_, top: top.jit(top.grad(closure(np_, top), (0, 1))),
                                  np.array([0.5, 1.5], np.float32),
@@ -113,7 +113,7 @@ def test_odeint_gradients_numerically(x64):
 
   def f(y0, k):
     return aode.odeint(lambda y, t, k: -k * y * anp.cos(t), y0, t, k)
-  check_grads(f, (anp.array([1.0, 2.0]), anp.array(0.7)), order=1, modes=["rev"],
+  check_grads(arrax.jit(f), (anp.array([1.0, 2.0]), anp.array(0.7)), order=1, modes=["rev"],
               atol=1e-5, rtol=1e-5)
 
 
@@ -137,30 +137,33 @@ def test_odeint_errors():
 
 
 def test_helpers():
+  # (each helper under jit: one compilation per case)
   y0, y1 = np.array([1., 2.], np.float32), np.array([1.5, 1.], np.float32)
   k = np.linspace(-1., 1., 14, dtype=np.float32).reshape(7, 2)
   dt = np.float32(0.1)
+  H = lambda m, lib: m(lib.top)  # noqa: E731
+  jit_only = {"eager": False, "jit": True}
   check_all([
       ("optimal_step_size", lambda: check(
           lambda lib: lambda d, r: ODE[lib].optimal_step_size(d, r),
-          dt, np.array([0., 0.5, 1.5, 100.], np.float32), build=lambda m, lib: m(lib.top))),
+          dt, np.array([0., 0.5, 1.5, 100.], np.float32), build=H, **jit_only)),
       ("mean_error_ratio", lambda: check(
           lambda lib: lambda e: ODE[lib].mean_error_ratio(e, 1e-3, 1e-6, y0, y1),
-          np.array([1e-4, -3e-4], np.float32), build=lambda m, lib: m(lib.top))),
+          np.array([1e-4, -3e-4], np.float32), build=H, **jit_only)),
       ("abs2 complex", lambda: check(lambda lib: ODE[lib].abs2,
                                      np.array([1 + 2j, -3j], np.complex64),
-                                     build=lambda m, lib: m(lib.top))),
+                                     build=H, **jit_only)),
       ("interp_fit_dopri", lambda: check(
           lambda lib: ODE[lib].interp_fit_dopri, y0, y1, k, dt,
-          build=lambda m, lib: m(lib.top), tol=1e-6)),
+          build=H, tol=1e-6, **jit_only)),
       ("runge_kutta_step", lambda: check(
           lambda lib: lambda y, f, t0, h: ODE[lib].runge_kutta_step(lambda y, t: -y * t,
                                                                     y, f, t0, h),
-          y0, -y0, np.float32(0.5), dt, build=lambda m, lib: m(lib.top), tol=1e-6)),
+          y0, -y0, np.float32(0.5), dt, build=H, tol=1e-6, **jit_only)),
       ("initial_step_size", lambda: check(
           lambda lib: lambda y, f: ODE[lib].initial_step_size(lambda y, t: -y, 0., y, 4,
                                                               1e-6, 1e-6, f),
-          y0, -y0, build=lambda m, lib: m(lib.top), tol=1e-6)),
+          y0, -y0, build=H, tol=1e-6, **jit_only)),
   ])
   a = aode.fit_4th_order_polynomial(*map(anp.asarray, (y0, y1, y0, y1, y0)), anp.float32(.1))
   j = jode.fit_4th_order_polynomial(*map(jnp.asarray, (y0, y1, y0, y1, y0)), jnp.float32(.1))
