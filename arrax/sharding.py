@@ -1,5 +1,8 @@
 """arrax.sharding: meshes of devices and the shardings that lay arrays out over them."""
-from arrax._src.sharding_impls import (AbstractMesh as AbstractMesh, AxisType as AxisType,
+from arrax._src.sharding_impls import (AbstractDevice as AbstractDevice,
+                                       AbstractMesh as AbstractMesh, AxisType as AxisType,
+                                       ManualAxisType as ManualAxisType,
+                                       make_single_device_sharding as make_single_device_sharding,
                                        Mesh as Mesh, NamedSharding as NamedSharding,
                                        PartitionSpec as PartitionSpec, Sharding as Sharding,
                                        SingleDeviceSharding as SingleDeviceSharding,
@@ -9,6 +12,7 @@ from arrax._src.sharding_impls import (AbstractMesh as AbstractMesh, AxisType as
 from arrax._src.spmd import (auto_axes as auto_axes, explicit_axes as explicit_axes,
                              reshard as reshard)
 
-__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
-           "SingleDeviceSharding", "auto_axes", "explicit_axes", "get_abstract_mesh",
+__all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "Mesh",
+           "NamedSharding", "PartitionSpec", "Sharding", "SingleDeviceSharding",
+           "make_single_device_sharding", "auto_axes", "explicit_axes", "get_abstract_mesh",
            "get_mesh", "reshard", "set_mesh", "use_abstract_mesh"]

@@ -18,9 +18,9 @@ import numpy as np
 
 from arrax._src import dtypes
 from arrax._src.config import config, trace_state
-from arrax._src.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                               TracerBoolConversionError, TracerIntegerConversionError,
-                               UnexpectedTracerError)
+from arrax._src.errors import (ConcretizationTypeError, JaxprTypeError,
+                               TracerArrayConversionError, TracerBoolConversionError,
+                               TracerIntegerConversionError, UnexpectedTracerError)
 
 
 class Effect:
@@ -798,11 +798,11 @@ def check_jaxpr(jaxpr: Jaxpr):
     if isinstance(v, Literal):
       return
     if v not in defined:
-      raise TypeError(f"Variable {v} used before definition in {where}")
+      raise JaxprTypeError(f"Variable {v} used before definition in {where}")
 
   for v in list(jaxpr.constvars) + list(jaxpr.invars):
     if v in defined:
-      raise TypeError(f"Variable {v} bound twice")
+      raise JaxprTypeError(f"Variable {v} bound twice")
     defined.add(v)
   for eqn in jaxpr.eqns:
     for v in eqn.invars:
@@ -812,7 +812,7 @@ def check_jaxpr(jaxpr: Jaxpr):
     outs = out if eqn.primitive.multiple_results else [out]
     for v, aval in zip(eqn.outvars, outs):
       if v.aval.strip_weak_type() != aval.strip_weak_type():
-        raise TypeError(f"Equation {eqn.primitive.name} declares output {v.aval} but its rule "
+        raise JaxprTypeError(f"Equation {eqn.primitive.name} declares output {v.aval} but its rule "
                         f"gives {aval}")
       if not isinstance(v, DropVar):
         defined.add(v)

@@ -32,8 +32,8 @@ from arrax._src.lax.elementwise import _convert_element_type
 from arrax._src.tracing import JitTracer
 from arrax._src.tracing import trace_to_jaxpr
 
-__all__ = ["custom_jvp", "custom_vjp", "closure_convert", "SymbolicZero", "zero_from_primal",
-           "CustomVJPPrimal", "custom_vjp_primal_tree_values", "custom_gradient"]
+__all__ = ["custom_jvp", "custom_vjp", "closure_convert", "linear_call", "SymbolicZero",
+           "zero_from_primal", "CustomVJPPrimal", "custom_vjp_primal_tree_values", "custom_gradient"]
 
 
 # ---- helpers ----------------------------------------------------------------------------------
@@ -897,7 +897,17 @@ def closure_convert(fun, *example_args):
   with custom_vjp / custom_jvp functions taking functions as non-differentiable arguments.
   """
   leaves, in_tree = tree_flatten(example_args)
-  avals = [core.get_aval(x) for x in leaves]
+  avals = tuple(core.get_aval(x) for x in leaves)
+  build = functools.partial(_closure_convert_for_avals, fun, in_tree, avals)
+  if core.current_trace() is core.eval_trace:
+    # Outside any trace nothing closed over can be a tracer: the conversion is memoized on the
+    # function and the argument types (as JAX caches it), so a jit taking the converted function
+    # as a static argument hits its cache on repeated calls.
+    return core.memo([fun], ("closure_convert", in_tree, avals), build)
+  return build()
+
+
+def _closure_convert_for_avals(fun, in_tree, avals):
   box = []
 
   def flat(*xs):
@@ -924,3 +934,122 @@ def closure_convert(fun, *example_args):
     return tree_unflatten(out_tree, core.eval_jaxpr(jaxpr, all_consts, *flat_args))
 
   return converted_fun, hoisted
+
+
+# ---- linear_call: a linear function with its own transpose ------------------------------------
+def _trace_lifted(fun, avals):
+  """Trace the flat `fun` over `avals` into a ClosedJaxpr without constvars, and the values its
+  leading (former const) inputs take."""
+  jaxpr, consts = trace_to_jaxpr(fun, avals)
+  lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
+                      jaxpr.eqns, jaxpr.debug_info)
+  return core.ClosedJaxpr(lifted, []), list(consts)
+
+
+def _memoize(thunk):
+  """`thunk`, called at most once."""
+  box = []
+
+  def memoized():
+    if not box:
+      box.append(thunk())
+    return box[0]
+  return memoized
+
+
+def linear_call(fun, fun_transpose, residual_args, linear_args):
+  """Call `fun(residual_args, linear_args)`, a function linear in `linear_args`, whose
+  transpose (with respect to them) is `fun_transpose(residual_args, cotangents)`.
+
+  Under JVP the tangent goes through `fun` again; under transposition (grad, vjp,
+  linear_transpose) `fun_transpose` is called, without differentiating or transposing `fun`.
+  Returns `fun`'s result.
+  """
+  res_leaves, res_tree = tree_flatten(residual_args)
+  lin_leaves, lin_tree = tree_flatten(linear_args)
+  res_avals = [core.get_aval(x) for x in res_leaves]
+  lin_avals = [core.get_aval(x) for x in lin_leaves]
+  box = {}
+
+  def flat_fun(*xs):
+    out = fun(tree_unflatten(res_tree, xs[:len(res_leaves)]),
+              tree_unflatten(lin_tree, xs[len(res_leaves):]))
+    out_leaves, box["out_tree"] = tree_flatten(out)
+    return out_leaves
+
+  callee, f_consts = _trace_lifted(flat_fun, res_avals + lin_avals)
+  out_tree = box["out_tree"]
+  out_avals = callee.out_avals
+
+  def flat_transpose(*xs):
+    out = fun_transpose(tree_unflatten(res_tree, xs[:len(res_leaves)]),
+                        tree_unflatten(out_tree, xs[len(res_leaves):]))
+    out_leaves, t_tree = tree_flatten(out)
+    if t_tree != lin_tree:
+      raise TypeError("transpose output pytree structure must match that of linear inputs, "
+                      f"got output structure {t_tree} and input structure {lin_tree}.")
+    return out_leaves
+
+  transpose_thunk = _memoize(lambda: _trace_lifted(flat_transpose, res_avals + list(out_avals)))
+  outs = linear_call_p.bind(*f_consts, *res_leaves, *lin_leaves, callee=callee,
+                            transpose_thunk=transpose_thunk, num_callee_consts=len(f_consts),
+                            num_res=len(res_leaves))
+  return tree_unflatten(out_tree, outs)
+
+
+linear_call_p = core.Primitive("linear_call")
+linear_call_p.multiple_results = True
+
+
+@linear_call_p.def_impl
+def _linear_call_impl(*args, callee, transpose_thunk, num_callee_consts, num_res):
+  return core.eval_jaxpr(callee.jaxpr, callee.consts, *args)
+
+
+@linear_call_p.def_abstract_eval
+def _linear_call_abstract_eval(*avals, callee, **_):
+  return list(callee.out_avals)
+
+
+@linear_call_p.def_lowering
+def _linear_call_lowering(ctx, *args, callee, transpose_thunk, num_callee_consts, num_res):
+  return mlir.jaxpr_subcomp(ctx.module_context, callee.jaxpr, [], list(args))
+
+
+@linear_call_p.def_jvp
+def _linear_call_jvp(primals, tangents, *, callee, transpose_thunk, num_callee_consts, num_res):
+  # Linear in its linear inputs, so the tangent is the same call on their tangents (JAX
+  # requires the consts and residuals not to be perturbed).
+  n = num_callee_consts + num_res
+  if any(type(t) is not Zero for t in tangents[:n]):
+    raise TypeError("linear_call: the residual arguments (and values `fun` closes over) must "
+                    "not be differentiated")
+  params = {"callee": callee, "transpose_thunk": transpose_thunk,
+            "num_callee_consts": num_callee_consts, "num_res": num_res}
+  primals_out = linear_call_p.bind(*primals, **params)
+  tangents_out = linear_call_p.bind(*primals[:n], *map(ad.instantiate, tangents[n:]), **params)
+  return primals_out, tangents_out
+
+
+@linear_call_p.def_transpose
+def _linear_call_transpose_rule(cts, *args, callee, transpose_thunk, num_callee_consts,
+                                num_res):
+  transpose, t_consts = transpose_thunk()
+  f_consts = args[:num_callee_consts]
+  res = args[num_callee_consts:num_callee_consts + num_res]
+  ct_avals = transpose.in_avals[len(t_consts) + num_res:]
+  cts = [ad.zeros_like_aval(a) if type(ct) is Zero else ct for ct, a in zip(cts, ct_avals)]
+
+  def new_transpose_thunk():
+    return callee, list(f_consts)
+
+  cts_out = linear_call_p.bind(*t_consts, *res, *cts, callee=transpose,
+                               transpose_thunk=new_transpose_thunk,
+                               num_callee_consts=len(t_consts), num_res=num_res)
+  return [None] * (num_callee_consts + num_res) + list(cts_out)
+
+
+@linear_call_p.def_batch
+def _linear_call_batch(args, dims, **params):
+  # JAX defines no batching rule for linear_call: vmap over it raises JAX's error.
+  raise NotImplementedError("Batching rule for 'linear_call' not implemented")

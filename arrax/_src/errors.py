@@ -80,6 +80,19 @@ class UnexpectedTracerError(JAXTypeError):
     super().__init__(msg)
 
 
+class KeyReuseError(JAXTypeError):
+  """A PRNG key was consumed more than once (the key-reuse checker's error)."""
+
+
+class JaxprTypeError(TypeError):
+  """A jaxpr is ill-typed: a variable used before it is defined or bound twice, or an
+  equation whose declared output types differ from its primitive's rule (`enable_checks`)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+  """A comparison or arithmetic on symbolic dimensions (jax.export shape polymorphism) whose
+  result the shape constraints do not determine."""
+
 
 
 def type_mismatch_details(a, b) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from arrax._src.array import Array
 from arrax._src.config import config
 from arrax._src.jit import jit
 from arrax._src.ad import defjvp_zero
-from arrax._src.batching import defbroadcasting
+from arrax._src.batching import defbroadcasting, vmap
 from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import fori_loop
 from arrax._src.lax.control_flow.common import lower_fun
@@ -452,3 +454,95 @@ def as_key_data(x):
     return x
   return creation.asarray(x)
 
+
+
+# ---- the PRNG implementation record (jax.extend.random) ----------------------------------------
+class PRNGImpl(NamedTuple):
+  """A PRNG implementation: the shape of one key's uint32 data and its derivations on one key,
+  `seed(int[]) -> key`, `split(key, shape) -> keys[*shape]`, `random_bits(key, bit_width,
+  shape) -> uint<bit_width>[*shape]` and `fold_in(key, uint32[]) -> key`. arrax's key arrays
+  implement threefry2x32 (`threefry_prng_impl`)."""
+  key_shape: tuple
+  seed: Callable
+  split: Callable
+  random_bits: Callable
+  fold_in: Callable
+  name: str = "<unnamed>"
+  tag: str = "?"
+
+  def __hash__(self):
+    return hash(self.tag)
+
+  def __str__(self):
+    return self.tag
+
+
+def threefry_seed(seed):
+  """uint32[2] threefry key data from an integer scalar seed."""
+  return seed_data(creation.asarray(seed))
+
+
+def threefry_split(key, shape):
+  """Key data (*shape, 2) of the keys split from one threefry key."""
+  return split_data(as_key_data(key), tuple(operator.index(d) for d in shape))
+
+
+def threefry_fold_in(key, data):
+  """One threefry key with the uint32 scalar `data` folded in."""
+  return fold_in_data(as_key_data(key), creation.asarray(data, dtype=_U32))
+
+
+def threefry_random_bits(key, bit_width, shape):
+  """Uniform random unsigned integers of `bit_width` bits and `shape` from one threefry key."""
+  if bit_width not in UINT_DTYPES:
+    raise TypeError(f"requires bit field width in {tuple(UINT_DTYPES)}")
+  return random_bits(as_key_data(key), bit_width, tuple(shape))
+
+
+threefry_prng_impl = PRNGImpl(key_shape=(2,), seed=threefry_seed, split=threefry_split,
+                              random_bits=threefry_random_bits, fold_in=threefry_fold_in,
+                              name="threefry2x32", tag="fry")
+
+
+def check_impl(impl):
+  """NotImplementedError unless `impl` is threefry2x32 (the implementation arrax's key arrays
+  have)."""
+  if impl.name != "threefry2x32" or impl.key_shape != (2,):
+    raise NotImplementedError(f"PRNG implementation {impl.name!r}: arrax's key arrays implement "
+                              "only threefry2x32 (threefry_prng_impl).")
+
+
+def random_seed(seeds, impl):
+  """A key array of `impl` (threefry2x32) of shape `seeds.shape`, one key per integer seed."""
+  check_impl(impl)
+  seeds = creation.asarray(np.int64(seeds)) if isinstance(seeds, int) else creation.asarray(seeds)
+  if not np.issubdtype(np.dtype(seeds.dtype), np.integer):
+    raise TypeError(f"PRNG key seed must be an integer; got {seeds!r}")
+  shape = tuple(seeds.shape)
+  flat = vmap(_seed_data)(shape_ops.reshape(seeds, (math.prod(shape),)))
+  return PRNGKeyArray(shape_ops.reshape(flat, shape + (2,)))
+
+
+def seed_with_impl(impl, seed):
+  """`random_seed(seed, impl=impl)`."""
+  return random_seed(seed, impl=impl)
+
+
+def threefry_2x32_hash(keypair, count):
+  """The threefry2x32 hash of the uint32 array `count` under the key (k1, k2) (uint32 scalars):
+  uint32 of count's shape (the flat counts are hashed in two halves, as JAX does)."""
+  k1, k2 = keypair
+  dts = [core.get_aval(x).dtype for x in (k1, k2, count)]
+  if any(np.dtype(d) != _U32 for d in dts):
+    raise TypeError(f"threefry_2x32 requires uint32 arguments, got {dts}")
+  count = creation.asarray(count)
+  flat = shape_ops.reshape(count, (math.prod(count.shape),))
+  odd = flat.shape[0] % 2
+  if odd:
+    flat = shape_ops.concatenate([flat, np.zeros((1,), _U32)], 0)
+  half = flat.shape[0] // 2
+  x1, x2 = shape_ops.split(flat, (half, half))
+  out = shape_ops.concatenate(threefry2x32(k1, k2, x1, x2), 0)
+  if odd:
+    out = shape_ops.slice_in_dim(out, 0, 2 * half - 1)
+  return shape_ops.reshape(out, tuple(count.shape))

@@ -198,6 +198,9 @@ def _resolve_impl(impl):
     return impl
   if isinstance(impl, prng.KeyTy):
     return "threefry2x32"
+  if type(impl) is prng.PRNGImpl:
+    prng.check_impl(impl)
+    return "threefry2x32"
   if isinstance(impl, str):
     if impl in _IMPL_NAMES:
       return impl

@@ -9,9 +9,11 @@ replicas. Each sharding knows which slice of an array every device holds
 from __future__ import annotations
 
 import collections
+import dataclasses
 import enum
 import functools
 import math
+import weakref
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
@@ -210,9 +212,12 @@ class Mesh:
     """The mesh's shape, names and axis types without its devices."""
     if self.empty:
       return AbstractMesh((), ())
-    out = AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
-    out._device_kind = self.devices.flat[0].platform
-    return out
+    d = self.devices.flat[0]
+    num_cores = getattr(d, "core_count", None) if d.platform == "gpu" else None
+    return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                        abstract_device=AbstractDevice(device_kind=d.device_kind,
+                                                       num_cores=num_cores,
+                                                       platform=d.platform))
 
   def __eq__(self, other):
     return isinstance(other, Mesh) and self._key() == other._key()
@@ -239,6 +244,21 @@ class Mesh:
             f"axis_types={self.axis_types})")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class AbstractDevice:
+  """The kind of device a mesh is made of (what compiling for it without devices needs)."""
+  device_kind: str
+  num_cores: int | None
+  platform: str
+
+  def __repr__(self):
+    return f"AbstractDevice({self._repr()})"
+
+  def _repr(self):
+    return (f"device_kind={self.device_kind}, num_cores={self.num_cores}, "
+            f"platform={self.platform}")
+
+
 class AbstractMesh:
   """A mesh's axis sizes, names and types without devices (what tracing needs to know)."""
 
@@ -257,7 +277,6 @@ class AbstractMesh:
       raise ValueError(f"Number of axis names should match the number of axis_types. Got "
                        f"axis_names={self.axis_names} and axis_types={self.axis_types}")
     self.abstract_device = abstract_device
-    self._device_kind = None   # (the platform, for a concrete mesh's abstract mesh)
 
   shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
   shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
@@ -279,9 +298,7 @@ class AbstractMesh:
     if self.empty:
       return "AbstractMesh((), axis_types=())"
     axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
-    extra = ""
-    if self._device_kind is not None:
-      extra = f", device_kind={self._device_kind}, num_cores=None, platform={self._device_kind}"
+    extra = "" if self.abstract_device is None else f", {self.abstract_device._repr()}"
     return f"AbstractMesh({axes}, axis_types={self.axis_types}{extra})"
 
   __str__ = __repr__
@@ -445,6 +462,80 @@ class SingleDeviceSharding(Sharding):
 
   def __repr__(self):
     return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
+
+
+def make_single_device_sharding(device, *, memory_kind=None):
+  """A `SingleDeviceSharding` on `device`."""
+  return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
+_interned_mats: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class ManualAxisType:
+  """How a value inside shard_map relates to the manual mesh axes: the axes along which it
+  varies, and those along which it is an unreduced or reduced partial sum (disjoint from the
+  varying ones). Instances are interned, so equal ones are the same object. (arrax's avals do
+  not carry it yet: it is a value for programs that build or inspect one.)"""
+  __slots__ = ("varying", "unreduced", "reduced", "__weakref__")  # noqa: RUF023
+
+  def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+    if varying & unreduced:
+      raise ValueError("varying and unreduced cannot have common mesh axes. Got "
+                       f"varying={varying} and unreduced={unreduced}")
+    if varying & reduced:
+      raise ValueError("varying and reduced cannot have common mesh axes. Got "
+                       f"varying={varying} and reduced={reduced}")
+    key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
+    obj = _interned_mats.get(key)
+    if obj is None:
+      obj = object.__new__(cls)
+      for name, v in zip(cls.__slots__, key):
+        object.__setattr__(obj, name, v)
+      _interned_mats[key] = obj
+    return obj
+
+  def __setattr__(self, name, value):
+    raise AttributeError(f"ManualAxisType is immutable: cannot set {name}")
+
+  def __repr__(self):
+    return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+            f"reduced={self.reduced})")
+
+  def __getnewargs_ex__(self):
+    return (), {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
+
+  def __reduce__(self):
+    return (_make_manual_axis_type, (self.varying, self.unreduced, self.reduced))
+
+  def update(self, **kwargs):
+    """A copy with the given fields (varying, unreduced, reduced) replaced."""
+    fields = {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
+    fields.update(kwargs)
+    return ManualAxisType(**fields)
+
+  def to_ct_mat(self):
+    """The type of a cotangent: unreduced and reduced swapped."""
+    return self.update(unreduced=self.reduced, reduced=self.unreduced)
+
+  @property
+  def empty(self):
+    return self is _EMPTY_MAT
+
+  def invarying(self, mesh) -> frozenset:
+    """The manual axes of `mesh` along which the value is the same everywhere."""
+    return frozenset(mesh.manual_axes) - self.vur
+
+  @property
+  def vur(self) -> frozenset:
+    return self.varying | self.unreduced | self.reduced
+
+
+def _make_manual_axis_type(varying, unreduced, reduced):
+  return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
+
+
+_EMPTY_MAT = ManualAxisType()
 
 
 class NamedSharding(Sharding):

@@ -2,3 +2,4 @@
 primitives, jaxpr manipulation, backends)."""
 from arrax.extend import backend as backend, core as core, linear_util as linear_util
 from arrax.extend import source_info_util as source_info_util
+from arrax.extend import mlir as mlir, random as random

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import api, batching, core, dtypes, mlir, tree_util
+from arrax._src import api, batching, core, dtypes, errors, mlir, tree_util
 
 _FUNCS = ("floordiv", "mod", "max", "min", "non_negative")
 
 
-class InconclusiveDimensionOperation(Exception):
+class InconclusiveDimensionOperation(errors.InconclusiveDimensionOperation):
   """A comparison of symbolic dimensions whose answer depends on the variables' values."""
 
 
