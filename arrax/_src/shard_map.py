@@ -183,7 +183,7 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
   mctx.axis_env = parallel.ManualAxisEnv(zip(mesh.axis_names, mesh.axis_sizes))
   mctx.mesh = outer_mesh or mesh   # (a one-device jit: the body still knows its mesh)
   try:
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, check_vma=check_vma, manual=newly_manual_axes):
       outs = mlir.call_subjaxpr(ctx, jaxpr, "shmap_body", shards)
   finally:
     mctx.axis_env, mctx.mesh = outer, outer_mesh

@@ -352,7 +352,11 @@ def _psum_invariant_abstract_eval(aval, *, axes):
 _psum_lowering = _allreduce_lowering("psum", reductions.reduce_sum_p)
 psum_invariant_p.def_lowering(
     lambda ctx, x, *, axes: _psum_lowering(ctx, x, axes=axes, axis_index_groups=None))
-psum_invariant_p.def_batch_axis(_reduction_collective(psum_invariant_p, _mul_by_size))
+_psum_invariant_batch = _reduction_collective(psum_invariant_p, _mul_by_size)
+psum_invariant_p.def_batch_axis(
+    lambda axis_data, args, dims, *, axes: _psum_invariant_batch(axis_data, args, dims,
+                                                                 axes=axes,
+                                                                 axis_index_groups=None))
 
 
 def _psum_invariant_transpose(ct, x, *, axes):
@@ -457,7 +461,7 @@ def _vma_type(prim, in_avals, params, out_avals):
   return [a.update(vma=vma) if type(a) is ShapedArray else a for a in out_avals]
 
 
-core.vma_hooks.update(stage=_vma_stage, type=_vma_type)
+core.vma_hooks.update(stage=_vma_stage, type=_vma_type, cast=_pvary)
 
 
 def _psum_leaves(x, axes, axis_index_groups):
