@@ -263,16 +263,17 @@ def _split(jaxpr, unknowns, in_specs, out_specs, params):
   n_known_out = len(out_unk) - sum(out_unk)
   known_in = tuple(s for s, u in zip(in_specs, unknowns) if not u)
   new_res = known.out_avals[n_known_out:]
-  # New residuals leave stacked on a new leading axis: split over every mesh axis, or (with
-  # check_vma, as JAX) over the axes the residual varies over.
+  # New residuals leave first (as JAX's), concatenated along their leading axis (scalars get
+  # one) over every mesh axis, or with check_vma over the axes the residual varies over.
   new_specs = [_all_axes_spec(mesh, a.vma) if params["check_vma"] else _all_axes_spec(mesh)
                for a in new_res]
-  known_out = tuple(s for s, u in zip(out_specs, out_unk) if not u) + tuple(new_specs)
+  known_out = tuple(new_specs) + tuple(s for s, u in zip(out_specs, out_unk) if not u)
   known_w = _wrap(known, known.in_avals, lambda xs: xs,
-                  lambda outs: outs[:n_known_out] + [shape_ops.expand_dims(r, (0,))
-                                                     for r in outs[n_known_out:]], params)
+                  lambda outs: [shape_ops.expand_dims(r, (0,)) if not core.get_aval(r).ndim
+                                else r for r in outs[n_known_out:]] + outs[:n_known_out],
+                  params)
   n_res = len(res_fwd)
-  squeeze = [f is None for f in res_fwd]
+  squeeze = [f is None and not a.ndim for f, a in zip(res_fwd, unknown.in_avals)]
   unk_avals = [a.update(shape=(1, *a.shape)) if sq else a
                for a, sq in zip(unknown.in_avals[:n_res], squeeze)] + unknown.in_avals[n_res:]
   unknown_w = _wrap(unknown, unk_avals,
@@ -290,7 +291,8 @@ def _shard_map_partial_eval(trace, args, params):
   jaxpr, mesh = params["jaxpr"], params["mesh"]
   unknowns = tuple(trace.is_unknown(a) for a in args)
   known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd = core.memo(
-      [jaxpr], ("shard_map_pe", unknowns, params["in_specs"], params["out_specs"], mesh),
+      [jaxpr], ("shard_map_pe", unknowns, params["in_specs"], params["out_specs"], mesh,
+                params["check_vma"], params["newly_manual_axes"]),
       lambda: _split(jaxpr, unknowns, params["in_specs"], params["out_specs"], params))
   n_known_out = len(out_unk) - sum(out_unk)
   known_args = [a for a, u in zip(args, unknowns) if not u]
@@ -298,13 +300,14 @@ def _shard_map_partial_eval(trace, args, params):
     known_outs = shard_map_p.bind(*known_args, **_rebind(params, jaxpr=known_w,
                                                           in_specs=known_in,
                                                           out_specs=known_out))
-  new_res = iter(known_outs[n_known_out:])
+  n_new = len(known_outs) - n_known_out
+  new_res = iter(known_outs[:n_new])
   res_args = [next(new_res) if f is None else known_args[f] for f in res_fwd]
   unk_args = [a for a, u in zip(args, unknowns) if u]
   unk_outs = iter(trace.record(shard_map_p, res_args + unk_args,
                                _rebind(params, jaxpr=unknown_w, in_specs=unk_in,
                                        out_specs=unk_out)))
-  k_outs = iter(known_outs[:n_known_out])
+  k_outs = iter(known_outs[n_new:])
   return [next(unk_outs) if u else next(k_outs) for u in out_unk]
 
 
@@ -717,7 +720,8 @@ def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, r
   out_flat = tuple(batching.flatten_axes("shard_map out_specs", out_tree, out_specs))
   out_local = [v.aval for v in jaxpr.outvars]
   if any(len(s) > a.ndim for s, a in zip(out_flat, out_local)):
-    fails = [a if len(s) > a.ndim else None for s, a in zip(out_flat, out_local)]
+    fails = [a.update(vma=frozenset()) if len(s) > a.ndim else None
+             for s, a in zip(out_flat, out_local)]
     raise _rank_error("out", f, out_tree, out_specs, fails, "shard_map out_specs")
   n_const = len(consts)
   jaxpr = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
