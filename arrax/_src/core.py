@@ -1013,7 +1013,7 @@ def _ref(x):
 def memo(objs, key, build):
   """`build()`, memoized on the objects it derives from (jaxprs, user functions; held weakly),
   the hashable `key` and the complete trace state (`config.trace_state()`: x64, threefry mode,
-  matmul precision, ...). Falls back to calling `build()` when the first object cannot be held
+  matmul precision, ...; and whether values are typed by their varying manual axes). Falls back to calling `build()` when the first object cannot be held
   weakly or the key is unhashable.
 
   Rules that rebuild a primitive's jaxprs (JVP, partial evaluation, transpose, batching) and
@@ -1022,7 +1022,7 @@ def memo(objs, key, build):
   """
   first, rest = objs[0], tuple(objs[1:])
   try:
-    full_key = (tuple(id(o) for o in rest), key, trace_state())
+    full_key = (tuple(id(o) for o in rest), key, trace_state(), vma_state.axes)
     per = _memo_cache.get(first)
     hit = None if per is None else per.get(full_key)
   except TypeError:

@@ -15,18 +15,23 @@ argument is annotated with its sharding (`custom_call @Sharding`) and cut into i
 executable); in a jit without shardings the jit runs its jaxpr operation by operation, so the
 shard_map equation still runs as its own SPMD program.
 
-Transformations: the JVP is a shard_map of the body's JVP; partial evaluation splits it into a
-known and an unknown shard_map (per-device residuals leave stacked on a new leading axis split
-over every mesh axis); the transpose is a shard_map of the body's transpose, where the
-cotangent of an output replicated over some mesh axes is divided among those devices and the
-cotangent of an input replicated over some axes is psummed over them (the same values JAX's
-replication-checked rules give); vmap batches the body, the batch axis left unsplit.
+With `check_vma=True` (the default) values inside the body are typed, as in JAX, by the
+manual mesh axes they vary over (`aval.vma`, printed `f32[2,4]{V:i}`): arguments vary over the
+axes their in_specs name, standard operations give the union of their operands' axes (an
+invariant operand meeting a varying one is cast by an implicit `pvary` equation), psum/pmax/
+pmin remove the axes they reduce (psum is staged as `psum_invariant`), axis_index varies over
+its axis and the data-moving collectives cast their operand to vary over theirs (see
+lax/parallel.py's hooks). out_specs promising replication of a value whose type varies are
+rejected with JAX's ValueError. With check_vma=False no value carries such a type.
 
-`check_vma=True` infers, from the body's jaxpr, over which mesh axes each value may vary
-(inputs vary over the axes their spec names, psum/pmax/pmin make a value invariant, axis_index
-and the data-moving collectives make it vary) and rejects out_specs promising replication of a
-value that varies, with JAX's ValueError. arrax's avals carry no such types, so jaxprs print
-without JAX's `{V:...}` annotations and implicit `pvary` equations.
+Transformations: the JVP is a shard_map of the body's JVP; partial evaluation splits it into a
+known and an unknown shard_map (new per-device residuals leave first, concatenated along their
+leading axis, scalars given one, over every mesh axis or, with check_vma, over the axes they
+vary over); the transpose is a shard_map of the body's transpose. With check_vma the types do
+the bookkeeping (pvary transposes to psum_invariant and back); without it the cotangent of an
+output replicated over some mesh axes is divided among those devices and the cotangent of an
+input replicated over some axes is psummed over them (the values JAX gives). vmap batches the
+body, the batch axis left unsplit.
 """
 from __future__ import annotations
 
