@@ -492,7 +492,7 @@ def error_pcast_mixed_axes(jax, jnp, lax, P):
   return _smap2(jax, lambda x: lax.pcast(x, ("i", "j"), to="varying"), P("i"), P("i"))(_x(4, 4))
 
 
-@case()
+@case(message=True)
 def error_pcast_outside_shard_map(jax, jnp, lax, P):
   return lax.pcast(_x(3), "i", to="varying")
 
@@ -553,6 +553,16 @@ def vma_vmap_and_linearize(jax, jnp, lax, P):
   g = _smap2(jax, lambda x: jnp.sin(x) * lax.psum(x, "j"), P("i"), P("i"))
   lin = jax.linearize(g, x)[1]
   return Jaxpr(jax.make_jaxpr(f)(np.stack([x, x]))), f(np.stack([x, x])), lin(x)
+
+
+@case()
+def vma_all_gather_invariant(jax, jnp, lax, P):
+  x = _x(4, 4)
+  f = _smap2(jax, lambda x: lax.all_gather(x, "i", to="invarying", tiled=True) * 2, P("i"), P())
+  g = _smap2(jax, lambda x: lax.all_gather(x, "i", axis=1, to="invarying"), P("i"), P(),
+             check_vma=False)
+  grad = jax.grad(lambda x: f(x).sum() * 3)
+  return Jaxpr(jax.make_jaxpr(f)(x)), f(x), Jaxpr(jax.make_jaxpr(g)(x)), g(x), grad(x)
 
 
 @case()

@@ -122,7 +122,9 @@ class ShapedArray(AbstractValue):
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
-    self.vma = frozenset(vma if manual_axis_type is None else manual_axis_type.varying)
+    if manual_axis_type is not None:
+      vma = manual_axis_type.varying
+    self.vma = vma if type(vma) is frozenset else frozenset(vma)
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))

@@ -304,7 +304,10 @@ def _check_vma_state():
 
 @pvary_p.def_abstract_eval
 def _pvary_abstract_eval(aval, *, axes):
-  _check_axis_names(axes, "pvary")
+  for name in axes:
+    if not batching.axis_exists(name):
+      raise NameError(f"Found an unbound axis name: {name}. To fix this, please call pvary "
+                      "under `jax.shard_map`.")
   if _check_vma_state() and set(axes) & aval.vma:
     raise ValueError("pvary is a invariant->variant collective. This means that the axis names "
                      "mentioned in `axes` passed to `pvary` must not be present in "
@@ -413,8 +416,10 @@ def pcast(x, axis_name, *, to):
 # How staging types values inside a check_vma body (the hooks tracing.py calls).
 _REDUCING = frozenset({"psum", "pmax", "pmin"})
 _GATHERING = frozenset({"all_gather", "reduce_scatter", "all_to_all", "ppermute",
-                        "ragged_all_to_all", "psend", "pbroadcast"})
+                        "ragged_all_to_all", "psend", "pbroadcast", "psum_invariant",
+                        "all_gather_invariant"})
 _OWN_TYPE = frozenset({"pvary", "axis_index"})
+_SELF_TYPED = frozenset({"pvary", "psum_invariant", "all_gather_invariant"})
 
 
 def _named_axes(params):
@@ -436,7 +441,7 @@ def _vma_stage(trace, prim, args, params):
     return args
   vmas = [_vma_of(a) for a in args]
   want = frozenset().union(*[v for v in vmas if v is not None])
-  if name in _REDUCING or name in _GATHERING or name == "psum_invariant":
+  if name in _REDUCING or name in _GATHERING:
     want = want | frozenset(_named_axes(params))
   if not want:
     return args
@@ -450,7 +455,7 @@ def _vma_stage(trace, prim, args, params):
 
 def _vma_type(prim, in_avals, params, out_avals):
   name = prim.name
-  if name in _OWN_TYPE or name == "psum_invariant" or core.jaxprs_in_params(params):
+  if name in _OWN_TYPE or name in _SELF_TYPED or core.jaxprs_in_params(params):
     if name == "axis_index":
       vma = frozenset(_names(params["axis_name"])) & core.vma_state.axes
       return [a.update(vma=vma) for a in out_avals]
@@ -671,20 +676,22 @@ def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_index_
 
 
 def _all_gather_batch(axis_data, args, dims, *, all_gather_dimension, axis_name,
-                      axis_index_groups, axis_size, tiled):
+                      axis_index_groups, axis_size, tiled, _prim=None):
   (x,), (d,) = args, dims
-  params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, axis_size=axis_size,
-                tiled=tiled)
+  prim = _prim or all_gather_p
+  params = dict(axis_name=axis_name, axis_size=axis_size, tiled=tiled)
+  if prim is all_gather_p:
+    params["axis_index_groups"] = axis_index_groups
   names = _names(axis_name)
   if axis_data.name not in names:
     if d is None:
-      return all_gather_p.bind(x, all_gather_dimension=all_gather_dimension, **params), None
+      return prim.bind(x, all_gather_dimension=all_gather_dimension, **params), None
     dim = all_gather_dimension
     if d <= dim:
       dim += 1
     elif not tiled:
       d += 1
-    return all_gather_p.bind(x, all_gather_dimension=dim, **params), d
+    return prim.bind(x, all_gather_dimension=dim, **params), d
   _no_groups_under_vmap(axis_index_groups)
   if len(names) > 1:
     raise NotImplementedError("all_gather over several axis names is not supported under vmap.")
@@ -724,6 +731,40 @@ all_gather_p.def_batch_axis(_all_gather_batch)
 ad.deflinear2(all_gather_p, _all_gather_transpose)
 
 
+# all_gather(..., to='invarying'): the gathered value is the same on every device of the axes
+# (varying -> invariant under check_vma); it transposes to each device's slice.
+all_gather_invariant_p = core.Primitive("all_gather_invariant")
+
+
+@all_gather_invariant_p.def_abstract_eval
+def _all_gather_invariant_abstract_eval(x, *, all_gather_dimension, axis_name, axis_size,
+                                        tiled):
+  out = _all_gather_abstract_eval(x, all_gather_dimension=all_gather_dimension,
+                                  axis_name=axis_name, axis_index_groups=None,
+                                  axis_size=axis_size, tiled=tiled)
+  return out.update(vma=x.vma - frozenset(_names(axis_name)))
+
+
+all_gather_invariant_p.def_lowering(
+    lambda ctx, x, **params: _all_gather_lower(ctx, x, axis_index_groups=None, **params))
+all_gather_invariant_p.def_batch_axis(
+    lambda axis_data, args, dims, **params: _all_gather_batch(
+        axis_data, args, dims, axis_index_groups=None, _prim=all_gather_invariant_p, **params))
+
+
+def _all_gather_invariant_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size,
+                                    tiled):
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval)]
+  size = core.get_aval(ct).shape[all_gather_dimension] // axis_size
+  start = lax_api.mul(axis_index(axis_name), np.int32(size))
+  out = shape_ops.dynamic_slice_in_dim(ct, start, size, all_gather_dimension)
+  return [out if tiled else shape_ops.squeeze(out, (all_gather_dimension,))]
+
+
+ad.deflinear2(all_gather_invariant_p, _all_gather_invariant_transpose)
+
+
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
   """Gather `x` from every example along `axis_name`: stacked in a new axis `axis`, or
   concatenated along the existing axis `axis` when `tiled`."""
@@ -735,12 +776,17 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
   if not names:
     return x
   groups = _validate_groups(axis_index_groups)
+  if to == "invarying" and groups is not None:
+    raise NotImplementedError
   size = psum(1, names, axis_index_groups=groups)
 
   def bind(v):
     v = asarray_operand(v)
     nd = core.get_aval(v).ndim
     dim = utils.canonicalize_axis(axis, nd if tiled else nd + 1)
+    if to == "invarying":
+      return all_gather_invariant_p.bind(v, all_gather_dimension=dim, axis_name=names,
+                                         axis_size=size, tiled=tiled)
     return all_gather_p.bind(v, all_gather_dimension=dim, axis_name=names,
                              axis_index_groups=groups, axis_size=size, tiled=tiled)
   return tree_map(bind, x)
