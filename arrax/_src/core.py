@@ -197,8 +197,10 @@ def checking_vma(axes):
     vma_state.axes = prev
 
 
-# Set by lax/parallel.py: `hook(trace, prim, args, params)` -> (args, out_vma_fn) which casts
-# invariant operands to varying (JAX's implicit pvary) before `prim` is staged.
+# Set by lax/parallel.py while values are typed by their varying manual axes: "bind"
+# `(prim, args, params) -> args` casts invariant operands to varying (JAX's implicit pvary)
+# when a primitive is bound; "stage" does the same when it is staged into a jaxpr, "type"
+# gives the staged outputs their vma, "cast" `(x, axes)` casts one value.
 vma_hooks: dict = {}
 
 
@@ -423,6 +425,8 @@ class Primitive:
     return self.name
 
   def bind(self, *args, **params):
+    if vma_state.axes is not None:   # (JAX's implicit pvary, before any transformation)
+      args = vma_hooks["bind"](self, args, params)
     return current_trace().process_primitive(self, args, params)
 
   def impl(self, *args, **params):

@@ -717,7 +717,12 @@ def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, r
     out = f(*tree_unflatten(in_tree, full))
     out_leaves, out_tree = tree_flatten(out)
     box.append(out_tree)
-    return [asarray_operand(v) for v in out_leaves]
+    outs = [asarray_operand(v) for v in out_leaves]
+    if check_vma:   # results vary over the manual axes their out_specs name (JAX's pvary)
+      specs = batching.flatten_axes("shard_map out_specs", out_tree, out_specs)
+      outs = [parallel._pvary(v, (_spec_axes(s) & names) - core.get_aval(v).vma)
+              for v, s in zip(outs, specs)]
+    return outs
 
   with _mesh_axes(mesh, names, check_vma):
     jaxpr, consts = trace_to_jaxpr(body, local)

@@ -432,10 +432,14 @@ def _vma_of(x):
   return aval.vma if type(aval) is ShapedArray else None
 
 
+def _vma_bind(prim, args, params):
+  return _vma_stage(None, prim, args, params)
+
+
 def _vma_stage(trace, prim, args, params):
   """Cast invariant operands to varying where `prim` needs it, as JAX does (pvary equations
-  staged before `prim`): operands of standard primitives to the union of their operands' axes,
-  operands of collectives to the axes they act over."""
+  before `prim`; bound, or with `trace` staged into it): operands of standard primitives to
+  the union of their operands' axes, operands of collectives to the axes they act over."""
   name = prim.name
   if name in _OWN_TYPE or core.jaxprs_in_params(params):
     return args
@@ -448,7 +452,9 @@ def _vma_stage(trace, prim, args, params):
   out = []
   for a, v in zip(args, vmas):
     if v is not None and want - v:
-      a = trace.process_primitive(pvary_p, [a], {"axes": core.order_axes(want - v)})
+      axes = core.order_axes(want - v)
+      a = (pvary_p.bind(a, axes=axes) if trace is None else
+           trace.process_primitive(pvary_p, [a], {"axes": axes}))
     out.append(a)
   return out
 
@@ -466,7 +472,7 @@ def _vma_type(prim, in_avals, params, out_avals):
   return [a.update(vma=vma) if type(a) is ShapedArray else a for a in out_avals]
 
 
-core.vma_hooks.update(stage=_vma_stage, type=_vma_type, cast=_pvary)
+core.vma_hooks.update(bind=_vma_bind, stage=_vma_stage, type=_vma_type, cast=_pvary)
 
 
 def _psum_leaves(x, axes, axis_index_groups):
