@@ -566,6 +566,44 @@ def vma_all_gather_invariant(jax, jnp, lax, P):
 
 
 @case()
+def vma_more_bodies(jax, jnp, lax, P):
+  x, y = _x(4, 4), _x(2, 4, seed=1)
+  fs = [(_smap2(jax, lambda x: (x * 2, x), P(), (P("i"), P(("i", "j")))), (x,)),
+        (_smap2(jax, lambda x: lax.switch(lax.axis_index("i"), [lambda a: a, lambda a: -a], x),
+                P(), P("i")), (x,)),
+        (_smap2(jax, lambda x: jax.jit(lambda a: a * lax.axis_index("i"))(x), P(), P("i")), (x,)),
+        (_smap2(jax, lambda x, y: jax.checkpoint(lambda a, b: jnp.sin(a) * b)(x, y),
+                (P("i"), P()), P("i")), (x, y)),
+        (_smap2(jax, lambda x: lax.pmax(x, "i") + jnp.arange(4.0), P(), P()), (x,)),
+        (_smap2(jax, lambda x, y: jnp.maximum(x, y).max(axis=0), (P("i"), P()), P("i")), (x, y)),
+        (_smap2(jax, lambda x, y: lax.scan(lambda c, a: (c * a, c + a), x[0], y)[1],
+                (P("i"), P()), P("i")), (x, x)),
+        (_smap2(jax, lambda x: lax.fori_loop(0, 3, lambda i, c: c + i, x), P("i"), P("i")), (x,)),
+        (_smap2(jax, lambda x: x * lax.psum(2.0, "i") + lax.axis_size("j"), P("i"), P("i")),
+         (x,)),
+        (jax.jit(_smap2(jax, lambda x: x * 2 + lax.axis_index("i"), P("i"), P("i"),
+                        axis_names={"i"})), (x,))]
+  return [(Jaxpr(jax.make_jaxpr(f)(*a)), f(*a)) for f, a in fs]
+
+
+@case(message=True)
+def error_vma_vjp_cotangent(jax, jnp, lax, P):
+  f = _smap2(jax, lambda x, y: jax.vjp(lambda a: jnp.sin(a) * y, x)[1](y)[0], (P("i"), P()),
+             P("i"))
+  return f(_x(4, 4), _x(2, 4))
+
+
+@case(message=True)
+def error_vma_custom_vjp_bwd(jax, jnp, lax, P):
+  @jax.custom_vjp
+  def cf(x, y):
+    return x * y
+  cf.defvjp(lambda x, y: (x * y, (x, y)), lambda r, g: (g * r[1], g * r[0]))
+  f = _smap2(jax, cf, (P("i"), P()), P("i"))
+  return jax.grad(lambda x, y: f(x, y).sum(), argnums=1)(_x(4, 4), _x(2, 4))
+
+
+@case()
 def vma_linearize_jaxpr(jax, jnp, lax, P):
   x = _x(4, 4)
   g = _smap2(jax, lambda x: jnp.sin(x) * lax.psum(x, "j"), P("i"), P("i"))
