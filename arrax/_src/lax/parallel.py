@@ -405,6 +405,9 @@ def pcast(x, axis_name, *, to):
   def cast(leaf):
     leaf = asarray_operand(leaf)
     source = _get_from(core.get_aval(leaf), axes, "jax.lax.pcast")
+    if (source, to) in (("invarying", "reduced"), ("varying", "unreduced")):
+      raise NotImplementedError(f"pcast from={source} to={to!r}: arrax's types carry no "
+                                "reduced or unreduced mesh axes")
     if (source, to) != ("invarying", "varying"):
       raise ValueError(f"Unsupported pcast from={source}, to={to!r}")
     if not _check_vma_state() and all(batching.axis_exists(a) for a in axes):
