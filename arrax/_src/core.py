@@ -878,6 +878,10 @@ def jaxpr_as_fun(closed_jaxpr: ClosedJaxpr):
   return lambda *args: eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
 
 
+def _no_vma(aval):
+  return aval.update(vma=frozenset()) if type(aval) is ShapedArray and aval.vma else aval
+
+
 def check_jaxpr(jaxpr: Jaxpr):
   """Type-check a jaxpr: every var defined once before use and every equation well typed."""
   defined = set()
@@ -899,7 +903,8 @@ def check_jaxpr(jaxpr: Jaxpr):
     out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
     outs = out if eqn.primitive.multiple_results else [out]
     for v, aval in zip(eqn.outvars, outs):
-      if v.aval.strip_weak_type() != aval.strip_weak_type():
+      # (varying manual axes are given when staging, not by the rules: not compared here)
+      if _no_vma(v.aval.strip_weak_type()) != _no_vma(aval.strip_weak_type()):
         raise TypeError(f"Equation {eqn.primitive.name} declares output {v.aval} but its rule "
                         f"gives {aval}")
       if not isinstance(v, DropVar):
