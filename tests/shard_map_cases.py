@@ -603,6 +603,27 @@ def error_vma_custom_vjp_bwd(jax, jnp, lax, P):
   return jax.grad(lambda x, y: f(x, y).sum(), argnums=1)(_x(4, 4), _x(2, 4))
 
 
+def _message(thunk):
+  try:
+    thunk()
+  except Exception as e:  # noqa: BLE001
+    return _error(e, True)
+  return "no error"
+
+
+@case()
+def error_vma_loop_carries(jax, jnp, lax, P):
+  x, y = _x(4, 4), _x(2, 4)
+  fs = [_smap2(jax, lambda x, y: lax.while_loop(lambda c: c[0] < 3,
+                                                lambda c: (c[0] + 1, c[1] + x), (0, y))[1],
+               (P("i"), P()), P("i")),
+        _smap2(jax, lambda x, y: lax.fori_loop(0, 3, lambda i, c: (c[0] + x, c[1] * x),
+                                               (y, y))[0], (P("i"), P()), P("i")),
+        _smap2(jax, lambda x, y: lax.scan(lambda c, a: ((c[0] + a, c[1] * a), None),
+                                          (y[0], y[0]), x)[0][0], (P("i"), P()), P("i"))]
+  return [_message(lambda f=f: f(x, y if i < 2 else x)) for i, f in enumerate(fs)]
+
+
 @case()
 def vma_linearize_jaxpr(jax, jnp, lax, P):
   x = _x(4, 4)

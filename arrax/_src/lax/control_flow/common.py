@@ -156,15 +156,19 @@ def typematch(a, b) -> bool:
           and getattr(a, "vma", frozenset()) == getattr(b, "vma", frozenset()))
 
 
-def pcast_hint(fixes, sep="\n") -> str:
-  """JAX's suggestion of `jax.lax.pcast(..., to='varying')` calls for vma mismatches."""
+def pcast_hint(fixes, loop=False) -> str:
+  """JAX's suggestion of `jax.lax.pcast(..., to='varying')` calls for vma mismatches (laid out
+  as JAX's loop and cond messages do)."""
   if not fixes:
     return ""
   if len(fixes) == 1:
     msg = f"This might be fixed by {fixes[0]}.\n"
+  elif loop:
+    msg = ("This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in fixes[:-1])
+           + f"  * {fixes[-1]}.\n")
   else:
-    msg = ("This might be fixed by:\n" + sep.join(f"  * {d};" for d in fixes[:-1])
-           + f"{sep}  * {fixes[-1]}.\n")
+    msg = ("This might be fixed by:\n" + "\n".join(f"  * {d};" for d in fixes[:-1])
+           + f"\n  * {fixes[-1]}.\n")
   return msg + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more "
                 "information.\n\n")
 
@@ -288,7 +292,7 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
                  a, "vma", frozenset())]
     raise TypeError(
         f"{name} function carry input and carry output must have equal types, but they "
-        f"differ:\n\n{bullet_list(diffs)}\n{pcast_hint(fixes, sep=chr(10) * 2)}Revise the "
+        f"differ:\n\n{bullet_list(diffs)}\n{pcast_hint(fixes, loop=True)}Revise the "
         "function so that all output types match the corresponding input types.")
 
 

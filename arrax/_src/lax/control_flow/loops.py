@@ -49,15 +49,15 @@ def _wrapper(cache, body_fun, make):
 
 
 def _make_fori_scan_body(ref):
-  def scanned(carry, _):
-    i, x = carry
+  def scanned(loop_carry, _):   # (JAX's parameter name, which carry errors show)
+    i, x = loop_carry
     return (lax.add(i, _one_like(i)), ref()(i, x)), None
   return scanned
 
 
 def _make_fori_while_body(ref):
-  def body(carry):
-    i, upper, x = carry
+  def body(loop_carry):
+    i, upper, x = loop_carry
     return lax.add(i, _one_like(i)), upper, ref()(i, x)
   return body
 
