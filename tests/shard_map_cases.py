@@ -621,7 +621,7 @@ def error_vma_loop_carries(jax, jnp, lax, P):
                                                (y, y))[0], (P("i"), P()), P("i")),
         _smap2(jax, lambda x, y: lax.scan(lambda c, a: ((c[0] + a, c[1] * a), None),
                                           (y[0], y[0]), x)[0][0], (P("i"), P()), P("i"))]
-  return [_message(lambda f=f: f(x, y if i < 2 else x)) for i, f in enumerate(fs)]
+  return [_message(lambda f=f, a=a: f(x, a)) for f, a in zip(fs, (y, y, x))]
 
 
 @case()

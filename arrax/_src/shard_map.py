@@ -376,7 +376,7 @@ def _insert_none(spec, d):
 
 @shard_map_p.def_batch_axis
 def _shard_map_batch(axis_data, args, dims, **params):
-  jaxpr, mesh = params["jaxpr"], params["mesh"]
+  jaxpr = params["jaxpr"]
   dims = tuple(dims)
   with _body_axes(params):
     batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
