@@ -12,10 +12,6 @@ from tests import shard_map_cases
 from tests.multidevice import cached_case_results
 
 _XFAIL = {
-    "grad_inside_body_of_invariant_param": "arrax's avals carry no varying-manual-axes types, "
-                                           "so no implicit pvary (whose transpose psums) is "
-                                           "inserted: grad inside the body gives per-device "
-                                           "gradients, as JAX with check_vma=False",
 }
 
 
@@ -76,16 +72,16 @@ def test_public_names():
 
 
 def test_lax_collective_names():
-  """psend, precv and ragged_all_to_all have JAX's signatures; every public jax.lax name but
-  pcast (which needs varying-manual-axes types) is in arrax.lax; pvary is gone as in JAX."""
+  """psend, precv, ragged_all_to_all and pcast have JAX's signatures; every public jax.lax name
+  is in arrax.lax; pvary is gone as in JAX."""
   import jax
 
   import arrax
-  for name in ("psend", "precv", "ragged_all_to_all"):
+  for name in ("psend", "precv", "ragged_all_to_all", "pcast"):
     assert _sig(getattr(arrax.lax, name)) == _sig(getattr(jax.lax, name)), name
   assert arrax.lax.ragged_all_to_all_p.name == jax.lax.ragged_all_to_all_p.name
   public = {n for n in dir(jax.lax) if not n.startswith("_")}
-  assert public - set(dir(arrax.lax)) == {"pcast"}
+  assert public - set(dir(arrax.lax)) == set()
   for lib in (jax, arrax):
     with pytest.raises(AttributeError, match="removed in JAX v0.10.0"):
       lib.lax.pvary

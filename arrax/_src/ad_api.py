@@ -208,8 +208,8 @@ def _check_ct(ct, primal_aval):
   the tangent dtype (a float0 cotangent's slot takes any dtype, as a zero)."""
   aval = core.get_aval(ct)
   expected = primal_aval.update(dtype=ad.tangent_dtype(primal_aval.dtype), weak_type=False)
-  if aval.shape != expected.shape or not (aval.dtype == expected.dtype
-                                           or expected.dtype == dtypes.float0):
+  if (aval.shape != expected.shape or aval.vma != expected.vma
+      or not (aval.dtype == expected.dtype or expected.dtype == dtypes.float0)):
     raise ValueError(
         f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
         f"{aval.str_short()}, but expected {expected.str_short()} because the corresponding "

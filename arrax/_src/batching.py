@@ -113,7 +113,7 @@ class BatchTracer(Tracer):
     else:
       shape = aval.shape
       inner = ShapedArray(shape[:batch_dim] + shape[batch_dim + 1:], aval.dtype,
-                          aval.weak_type)
+                          aval.weak_type, vma=getattr(aval, "vma", frozenset()))
       self.aval = aval.update(inner_aval=inner) if type(aval) is core.AbstractRef else inner
 
   def _short_repr(self):
@@ -320,7 +320,7 @@ def _batch_jaxpr(closed, axis_data, in_dims, inst):
     else:
       shape = list(a.shape)
       shape.insert(d, size)
-      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type))
+      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type, vma=a.vma))
   box = []
 
   def fun(*args):

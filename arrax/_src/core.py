@@ -55,40 +55,109 @@ def shape_size(shape):
   return n if getattr(type(n), "_symbolic_dim", False) else int(n)
 
 
+class ManualAxisType:
+  """The manual-axis part of a type (JAX's `aval.mat`): the mesh axes a value varies over
+  (`varying`) inside a shard_map with check_vma=True. arrax tracks no unreduced/reduced axes."""
+  __slots__ = ("varying",)
+  unreduced = frozenset()
+  reduced = frozenset()
+
+  def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+    if unreduced or reduced:
+      raise NotImplementedError("arrax's types carry no unreduced or reduced mesh axes")
+    self.varying = frozenset(varying)
+
+  empty = property(lambda self: not self.varying)
+
+  def update(self, **kwargs):
+    return ManualAxisType(varying=kwargs.get("varying", self.varying))
+
+  def __eq__(self, other):
+    return type(other) is ManualAxisType and self.varying == other.varying
+
+  def __hash__(self):
+    return hash(self.varying)
+
+  def __repr__(self):
+    return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+            f"reduced={self.reduced})")
+
+
+# The order in which `{V:...}` names mesh axes (that of the mesh they belong to; shard_map
+# records it when it traces a body).
+_axis_order: dict = {}
+
+
+def note_axis_order(names):
+  for i, n in enumerate(names):
+    _axis_order[n] = i
+
+
+def order_axes(names):
+  """`names` (mesh axis names) as a tuple in mesh order."""
+  return tuple(sorted(names, key=lambda n: (_axis_order.get(n, len(_axis_order)), str(n))))
+
+
+def _vma_str(vma):
+  if not vma:
+    return ""
+  names = order_axes(vma)
+  inner = ",".join(str(n) for n in names)
+  return "{V:" + (inner if len(names) == 1 else f"({inner})") + "}"
+
+
 class ShapedArray(AbstractValue):
-  """The abstract value of an array: shape, dtype and whether its dtype is weak."""
-  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  """The abstract value of an array: shape, dtype, whether its dtype is weak and, inside a
+  shard_map body with check_vma=True, the mesh axes it varies over (`vma`, part of the type
+  as in JAX: avals with different vma are different)."""
+  __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
   array_abstraction_level = 1
   # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a
   # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
   sharding = None
 
   def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
-               memory_space=None):
-    del sharding, vma, memory_space   # JAX's keywords; arrax's avals hold none of them yet
+               manual_axis_type=None, memory_space=None):
+    del sharding, memory_space   # JAX's keywords; arrax's avals hold neither yet
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
+    if manual_axis_type is not None:
+      vma = manual_axis_type.varying
+    self.vma = vma if type(vma) is frozenset else frozenset(vma)
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: shape_size(self.shape))
+  mat = property(lambda self: ManualAxisType(varying=self.vma))
+  manual_axis_type = mat
 
-  def update(self, shape=None, dtype=None, weak_type=None):
+  def update(self, shape=None, dtype=None, weak_type=None, *, vma=None, manual_axis_type=None):
+    if manual_axis_type is not None:
+      vma = manual_axis_type.varying
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
-                       self.weak_type if weak_type is None else weak_type)
+                       self.weak_type if weak_type is None else weak_type,
+                       vma=self.vma if vma is None else vma)
+
+  def update_manual_axis_type(self, mat):
+    return self.update(vma=mat.varying)
+
+  def update_weak_type(self, weak_type):
+    return self if weak_type == self.weak_type else self.update(weak_type=weak_type)
 
   def strip_weak_type(self):
-    return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+    return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
+                                                       vma=self.vma)
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+            and self.dtype == other.dtype and self.weak_type == other.weak_type
+            and self.vma == other.vma)
 
   def __hash__(self):
     if self._hash is None:
-      self._hash = hash((self.shape, self.dtype, self.weak_type))
+      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma))
     return self._hash
 
   def str_short(self, short_dtypes=False):
@@ -96,13 +165,43 @@ class ShapedArray(AbstractValue):
       name = dtypes.short_dtype_name(self.dtype)
     else:   # float0 is a NumPy void dtype; JAX prints its own name
       name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
-    return f"{name}[{','.join(str(d) for d in self.shape)}]"
+    return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma)}"
 
   def __str__(self):
     return ("~" if self.weak_type else "") + self.str_short()
 
   def __repr__(self):
     return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+
+
+# ---- varying manual axes (shard_map's check_vma) -----------------------------------------------
+class _VmaState(threading.local):
+  def __init__(self):
+    # The manual mesh axes of the innermost shard_map body traced with check_vma=True (None
+    # outside one): staging then types values with the axes they vary over.
+    self.axes = None
+
+
+vma_state = _VmaState()
+
+
+@contextlib.contextmanager
+def checking_vma(axes):
+  """Type values by their varying manual axes (`axes`: the body's manual mesh axes), or stop
+  doing so (`axes` None, as shard_map with check_vma=False does)."""
+  prev = vma_state.axes
+  vma_state.axes = None if axes is None else frozenset(axes)
+  try:
+    yield
+  finally:
+    vma_state.axes = prev
+
+
+# Set by lax/parallel.py while values are typed by their varying manual axes: "bind"
+# `(prim, args, params) -> args` casts invariant operands to varying (JAX's implicit pvary)
+# when a primitive is bound; "stage" does the same when it is staged into a jaxpr, "type"
+# gives the staged outputs their vma, "cast" `(x, axes)` casts one value.
+vma_hooks: dict = {}
 
 
 _interned_avals: dict = {}
@@ -326,6 +425,8 @@ class Primitive:
     return self.name
 
   def bind(self, *args, **params):
+    if vma_state.axes is not None:   # (JAX's implicit pvary, before any transformation)
+      args = vma_hooks["bind"](self, args, params)
     return current_trace().process_primitive(self, args, params)
 
   def impl(self, *args, **params):
@@ -790,6 +891,10 @@ def jaxpr_as_fun(closed_jaxpr: ClosedJaxpr):
   return lambda *args: eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
 
 
+def _no_vma(aval):
+  return aval.update(vma=frozenset()) if type(aval) is ShapedArray and aval.vma else aval
+
+
 def check_jaxpr(jaxpr: Jaxpr):
   """Type-check a jaxpr: every var defined once before use and every equation well typed."""
   defined = set()
@@ -811,7 +916,8 @@ def check_jaxpr(jaxpr: Jaxpr):
     out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
     outs = out if eqn.primitive.multiple_results else [out]
     for v, aval in zip(eqn.outvars, outs):
-      if v.aval.strip_weak_type() != aval.strip_weak_type():
+      # (varying manual axes are given when staging, not by the rules: not compared here)
+      if _no_vma(v.aval.strip_weak_type()) != _no_vma(aval.strip_weak_type()):
         raise JaxprTypeError(f"Equation {eqn.primitive.name} declares output {v.aval} but its rule "
                         f"gives {aval}")
       if not isinstance(v, DropVar):
@@ -931,7 +1037,7 @@ def _ref(x):
 def memo(objs, key, build):
   """`build()`, memoized on the objects it derives from (jaxprs, user functions; held weakly),
   the hashable `key` and the complete trace state (`config.trace_state()`: x64, threefry mode,
-  matmul precision, ...). Falls back to calling `build()` when the first object cannot be held
+  matmul precision, ...; and whether values are typed by their varying manual axes). Falls back to calling `build()` when the first object cannot be held
   weakly or the key is unhashable.
 
   Rules that rebuild a primitive's jaxprs (JVP, partial evaluation, transpose, batching) and
@@ -940,7 +1046,7 @@ def memo(objs, key, build):
   """
   first, rest = objs[0], tuple(objs[1:])
   try:
-    full_key = (tuple(id(o) for o in rest), key, trace_state())
+    full_key = (tuple(id(o) for o in rest), key, trace_state(), vma_state.axes)
     per = _memo_cache.get(first)
     hit = None if per is None else per.get(full_key)
   except TypeError:

@@ -182,8 +182,9 @@ def _tree_types(tree, avals):
   return str(tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
 
 
-def _typematch(a, b):
-  return a.shape == b.shape and a.dtype == b.dtype
+def _typematch(a, b, vma=False):
+  """Equal shapes and dtypes (and, with `vma`, varying manual axes)."""
+  return a.shape == b.shape and a.dtype == b.dtype and (not vma or a.vma == b.vma)
 
 
 def _call_jaxpr_impl(*args, call_jaxpr, **_):
@@ -523,7 +524,7 @@ class _BwdRule:
         results.append(Zero(ct_aval))
         continue
       if type(ct) in (SymbolicZero, Zero):
-        if not _typematch(ct.aval, ct_aval):
+        if not _typematch(ct.aval, ct_aval, vma=True):
           raise ValueError(
               "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not "
               f"match the corresponding input tangent shape/dtype: at output{keystr(path)} the "
@@ -533,8 +534,9 @@ class _BwdRule:
         results.append(Zero(ct_aval))
         continue
       got = core.get_aval(ct)
-      if not _typematch(got, ct_aval):
-        if got.shape == ct_aval.shape and dtypes.issubdtype(ct_aval.dtype, np.inexact):
+      if not _typematch(got, ct_aval, vma=True):
+        if (got.shape == ct_aval.shape and dtypes.issubdtype(ct_aval.dtype, np.inexact)
+            and got.vma == ct_aval.vma):
           # JAX lets a same-shape cotangent of another dtype through; cast it to the input's.
           ct = _convert_element_type(ct, ct_aval.dtype, ct_aval.weak_type)
         else:

@@ -96,12 +96,14 @@ class InconclusiveDimensionOperation(Exception):
 
 
 def type_mismatch_details(a, b) -> str:
-  """', so the dtypes do not match' (and/or shapes) for two avals, for type-error messages."""
+  """', so the dtypes do not match' (and/or shapes, manual axis types) for two avals, for type-error messages."""
   parts = []
   if a.dtype != b.dtype:
     parts.append("the dtypes do not match")
   if a.shape != b.shape:
     parts.append("the shapes do not match")
+  if getattr(a, "vma", frozenset()) != getattr(b, "vma", frozenset()):
+    parts.append("the manual axis types do not match")
   if not parts:
     return ""
   return ", so " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1])

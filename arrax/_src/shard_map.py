@@ -15,18 +15,23 @@ argument is annotated with its sharding (`custom_call @Sharding`) and cut into i
 executable); in a jit without shardings the jit runs its jaxpr operation by operation, so the
 shard_map equation still runs as its own SPMD program.
 
-Transformations: the JVP is a shard_map of the body's JVP; partial evaluation splits it into a
-known and an unknown shard_map (per-device residuals leave stacked on a new leading axis split
-over every mesh axis); the transpose is a shard_map of the body's transpose, where the
-cotangent of an output replicated over some mesh axes is divided among those devices and the
-cotangent of an input replicated over some axes is psummed over them (the same values JAX's
-replication-checked rules give); vmap batches the body, the batch axis left unsplit.
+With `check_vma=True` (the default) values inside the body are typed, as in JAX, by the
+manual mesh axes they vary over (`aval.vma`, printed `f32[2,4]{V:i}`): arguments vary over the
+axes their in_specs name, standard operations give the union of their operands' axes (an
+invariant operand meeting a varying one is cast by an implicit `pvary` equation), psum/pmax/
+pmin remove the axes they reduce (psum is staged as `psum_invariant`), axis_index varies over
+its axis and the data-moving collectives cast their operand to vary over theirs (see
+lax/parallel.py's hooks). out_specs promising replication of a value whose type varies are
+rejected with JAX's ValueError. With check_vma=False no value carries such a type.
 
-`check_vma=True` infers, from the body's jaxpr, over which mesh axes each value may vary
-(inputs vary over the axes their spec names, psum/pmax/pmin make a value invariant, axis_index
-and the data-moving collectives make it vary) and rejects out_specs promising replication of a
-value that varies, with JAX's ValueError. arrax's avals carry no such types, so jaxprs print
-without JAX's `{V:...}` annotations and implicit `pvary` equations.
+Transformations: the JVP is a shard_map of the body's JVP; partial evaluation splits it into a
+known and an unknown shard_map (new per-device residuals leave first, concatenated along their
+leading axis, scalars given one, over every mesh axis or, with check_vma, over the axes they
+vary over); the transpose is a shard_map of the body's transpose. With check_vma the types do
+the bookkeeping (pvary transposes to psum_invariant and back); without it the cotangent of an
+output replicated over some mesh axes is divided among those devices and the cotangent of an
+input replicated over some axes is psummed over them (the values JAX gives). vmap batches the
+body, the batch axis left unsplit.
 """
 from __future__ import annotations
 
@@ -89,18 +94,21 @@ def _factor(mesh, names):
   return math.prod(mesh.shape[n] for n in names)
 
 
-def _shard_aval(aval, spec, mesh):
+def _shard_aval(aval, spec, mesh, vma_axes=None):
+  """The per-device aval of an argument; with check_vma (`vma_axes`, the manual axes) it varies
+  over the manual axes its spec names."""
   shape = list(aval.shape)
   for d, names in _dims(spec).items():
     shape[d] //= _factor(mesh, names)
-  return aval.update(shape=tuple(shape))
+  vma = frozenset() if vma_axes is None else _spec_axes(spec) & vma_axes
+  return aval.update(shape=tuple(shape), vma=vma)
 
 
 def _unshard_aval(aval, spec, mesh):
   shape = list(aval.shape)
   for d, names in _dims(spec).items():
     shape[d] *= _factor(mesh, names)
-  return aval.update(shape=tuple(shape))
+  return aval.update(shape=tuple(shape), vma=frozenset())
 
 
 def _unmentioned(mesh, spec):
@@ -109,14 +117,28 @@ def _unmentioned(mesh, spec):
 
 
 @contextlib.contextmanager
-def _mesh_axes(mesh, names=None):
+def _mesh_axes(mesh, names=None, check_vma=False, manual=None):
   """Bind the mesh axis names (all, or the manual `names`) with their sizes for the
-  collectives of the body."""
+  collectives of the body; with `check_vma`, type values by the `manual` axes (default
+  `names`, else all) they vary over."""
   with contextlib.ExitStack() as stack:
     for name, size in zip(mesh.axis_names, mesh.axis_sizes):
       if names is None or name in names:
         stack.enter_context(batching.extend_axis_env(name, size))
+    if check_vma:
+      core.note_axis_order(mesh.axis_names)
+      manual = manual if manual is not None else names
+      stack.enter_context(core.checking_vma(frozenset(mesh.axis_names) if manual is None
+                                            else manual))
+    else:
+      stack.enter_context(core.checking_vma(None))
     yield
+
+
+def _body_axes(params):
+  """`_mesh_axes` of an existing shard_map equation's body."""
+  return _mesh_axes(params["mesh"], check_vma=params["check_vma"],
+                    manual=params["newly_manual_axes"])
 
 
 # ---- the primitive -----------------------------------------------------------------------------
@@ -166,7 +188,7 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
   mctx.axis_env = parallel.ManualAxisEnv(zip(mesh.axis_names, mesh.axis_sizes))
   mctx.mesh = outer_mesh or mesh   # (a one-device jit: the body still knows its mesh)
   try:
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, check_vma=check_vma, manual=newly_manual_axes):
       outs = mlir.call_subjaxpr(ctx, jaxpr, "shmap_body", shards)
   finally:
     mctx.axis_env, mctx.mesh = outer, outer_mesh
@@ -208,7 +230,7 @@ def _rebind(params, **changes):
 def _shard_map_jvp(primals, tangents, **params):
   jaxpr, mesh = params["jaxpr"], params["mesh"]
   nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
-  with _mesh_axes(mesh):
+  with _body_axes(params):
     jvp_closed, out_nz = core.memo([jaxpr], ("shard_map_jvp", nonzeros, mesh),
                                    lambda: ad.jvp_jaxpr(jaxpr, nonzeros))
   t_in = tuple(s for s, nz in zip(params["in_specs"], nonzeros) if nz)
@@ -225,39 +247,45 @@ def _shard_map_jvp(primals, tangents, **params):
   return outs[:n], t_outs
 
 
-def _wrap(closed, in_avals, pre, post, mesh):
+def _wrap(closed, in_avals, pre, post, params):
   """The closed jaxpr of `post(closed(*pre(args)))` on per-device values of `in_avals`."""
   def fun(*xs):
     return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
-  with _mesh_axes(mesh):
+  with _body_axes(params):
     jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
   return core.ClosedJaxpr(jaxpr, consts)
 
 
-def _all_axes_spec(mesh):
-  names = tuple(mesh.axis_names)
-  return P(names if len(names) > 1 else names[0])
+def _all_axes_spec(mesh, names=None):
+  names = tuple(n for n in mesh.axis_names if names is None or n in names)
+  return P(names if len(names) > 1 else names[0]) if names else P()
 
 
-def _split(jaxpr, unknowns, in_specs, out_specs, mesh):
-  with _mesh_axes(mesh):
+def _split(jaxpr, unknowns, in_specs, out_specs, params):
+  mesh = params["mesh"]
+  with _body_axes(params):
     known, unknown, out_unk, res_fwd = ad.partial_eval_jaxpr(jaxpr, unknowns)
   n_known_out = len(out_unk) - sum(out_unk)
   known_in = tuple(s for s, u in zip(in_specs, unknowns) if not u)
-  n_new = len(known.out_avals) - n_known_out
-  stacked = _all_axes_spec(mesh)
-  known_out = tuple(s for s, u in zip(out_specs, out_unk) if not u) + (stacked,) * n_new
+  new_res = known.out_avals[n_known_out:]
+  # New residuals leave first (as JAX's), concatenated along their leading axis (scalars get
+  # one) over every mesh axis, or with check_vma over the axes the residual varies over.
+  new_specs = [_all_axes_spec(mesh, a.vma) if params["check_vma"] else _all_axes_spec(mesh)
+               for a in new_res]
+  known_out = tuple(new_specs) + tuple(s for s, u in zip(out_specs, out_unk) if not u)
   known_w = _wrap(known, known.in_avals, lambda xs: xs,
-                  lambda outs: outs[:n_known_out] + [shape_ops.expand_dims(r, (0,))
-                                                     for r in outs[n_known_out:]], mesh)
+                  lambda outs: [shape_ops.expand_dims(r, (0,)) if not core.get_aval(r).ndim
+                                else r for r in outs[n_known_out:]] + outs[:n_known_out],
+                  params)
   n_res = len(res_fwd)
-  squeeze = [f is None for f in res_fwd]
+  squeeze = [f is None and not a.ndim for f, a in zip(res_fwd, unknown.in_avals)]
   unk_avals = [a.update(shape=(1, *a.shape)) if sq else a
                for a, sq in zip(unknown.in_avals[:n_res], squeeze)] + unknown.in_avals[n_res:]
   unknown_w = _wrap(unknown, unk_avals,
                     lambda xs: [shape_ops.squeeze(x, (0,)) if i < n_res and squeeze[i] else x
-                                for i, x in enumerate(xs)], lambda outs: outs, mesh)
-  unk_in = (tuple(stacked if f is None else known_in[f] for f in res_fwd) +
+                                for i, x in enumerate(xs)], lambda outs: outs, params)
+  spec_it = iter(new_specs)
+  unk_in = (tuple(next(spec_it) if f is None else known_in[f] for f in res_fwd) +
             tuple(s for s, u in zip(in_specs, unknowns) if u))
   unk_out = tuple(s for s, u in zip(out_specs, out_unk) if u)
   return known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd
@@ -268,27 +296,32 @@ def _shard_map_partial_eval(trace, args, params):
   jaxpr, mesh = params["jaxpr"], params["mesh"]
   unknowns = tuple(trace.is_unknown(a) for a in args)
   known_w, known_in, known_out, unknown_w, unk_in, unk_out, out_unk, res_fwd = core.memo(
-      [jaxpr], ("shard_map_pe", unknowns, params["in_specs"], params["out_specs"], mesh),
-      lambda: _split(jaxpr, unknowns, params["in_specs"], params["out_specs"], mesh))
+      [jaxpr], ("shard_map_pe", unknowns, params["in_specs"], params["out_specs"], mesh,
+                params["check_vma"], params["newly_manual_axes"]),
+      lambda: _split(jaxpr, unknowns, params["in_specs"], params["out_specs"], params))
   n_known_out = len(out_unk) - sum(out_unk)
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with core.set_current_trace(trace.parent):
     known_outs = shard_map_p.bind(*known_args, **_rebind(params, jaxpr=known_w,
                                                           in_specs=known_in,
                                                           out_specs=known_out))
-  new_res = iter(known_outs[n_known_out:])
+  n_new = len(known_outs) - n_known_out
+  new_res = iter(known_outs[:n_new])
   res_args = [next(new_res) if f is None else known_args[f] for f in res_fwd]
   unk_args = [a for a, u in zip(args, unknowns) if u]
   unk_outs = iter(trace.record(shard_map_p, res_args + unk_args,
                                _rebind(params, jaxpr=unknown_w, in_specs=unk_in,
                                        out_specs=unk_out)))
-  k_outs = iter(known_outs[:n_known_out])
+  k_outs = iter(known_outs[n_new:])
   return [next(unk_outs) if u else next(k_outs) for u in out_unk]
 
 
-def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, mesh):
-  with _mesh_axes(mesh):
+def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, params):
+  mesh = params["mesh"]
+  with _body_axes(params):
     t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+  if params["check_vma"]:   # (pvary/psum_invariant in the body transpose as JAX's types say)
+    return t_closed
   ct_specs = [s for s, nz in zip(out_specs, ct_nz) if nz]
   lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
   n_res = len(linear) - sum(linear)
@@ -312,7 +345,7 @@ def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, mesh):
       res.append(o)
     return res
 
-  return _wrap(t_closed, t_closed.in_avals, divide, post, mesh)
+  return _wrap(t_closed, t_closed.in_avals, divide, post, params)
 
 
 @shard_map_p.def_transpose
@@ -322,7 +355,7 @@ def _shard_map_transpose(cts, *args, **params):
   linear = tuple(ad.is_undefined(a) for a in args)
   ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
   body = core.memo([jaxpr], ("shard_map_transpose", linear, ct_nz, in_specs, out_specs, mesh),
-                   lambda: _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, mesh))
+                   lambda: _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, params))
   res = [a for a, lin in zip(args, linear) if not lin]
   res_specs = tuple(s for s, lin in zip(in_specs, linear) if not lin)
   ct_specs = tuple(s for s, nz in zip(out_specs, ct_nz) if nz)
@@ -343,9 +376,9 @@ def _insert_none(spec, d):
 
 @shard_map_p.def_batch_axis
 def _shard_map_batch(axis_data, args, dims, **params):
-  jaxpr, mesh = params["jaxpr"], params["mesh"]
+  jaxpr = params["jaxpr"]
   dims = tuple(dims)
-  with _mesh_axes(mesh):
+  with _body_axes(params):
     batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
   in_specs = tuple(s if d is None else _insert_none(s, d)
                    for s, d in zip(params["in_specs"], dims))
@@ -354,39 +387,6 @@ def _shard_map_batch(axis_data, args, dims, **params):
   outs = shard_map_p.bind(*args, **_rebind(params, jaxpr=batched, in_specs=in_specs,
                                            out_specs=out_specs))
   return outs, list(out_dims)
-
-
-# ---- varying-manual-axes inference (check_vma) -------------------------------------------------
-_REDUCING = ("psum", "pmax", "pmin", "psum_invariant")
-_MOVING = ("all_gather", "all_to_all", "ppermute", "reduce_scatter")
-
-
-def _infer_vma(jaxpr, in_vma, mesh_names):
-  """For each output of `jaxpr` the mesh axes over which it may vary."""
-  env = {}
-
-  def read(v):
-    return frozenset() if isinstance(v, core.Literal) else env.get(v, frozenset())
-
-  for v, s in zip(jaxpr.invars, in_vma):
-    env[v] = s
-  for eqn in jaxpr.eqns:
-    ins = [read(v) for v in eqn.invars]
-    union = frozenset().union(*ins)
-    name, p = eqn.primitive.name, eqn.params
-    if name in _REDUCING:
-      outs = [union - frozenset(a for a in p["axes"] if not isinstance(a, int))]
-    elif name == "axis_index":
-      outs = [frozenset(parallel._names(p["axis_name"])) & mesh_names]
-    elif name in _MOVING:
-      outs = [union | (frozenset(parallel._names(p["axis_name"])) & mesh_names)]
-    elif name == "jit" and isinstance(p.get("jaxpr"), core.ClosedJaxpr):
-      outs = _infer_vma(p["jaxpr"].jaxpr, ins, mesh_names)
-    else:
-      outs = [union] * len(eqn.outvars)
-    for v, o in zip(eqn.outvars, outs):
-      env[v] = o
-  return [read(v) for v in jaxpr.outvars]
 
 
 # ---- errors ------------------------------------------------------------------------------------
@@ -707,7 +707,8 @@ def _manual_spec(manual_axes, spec):
 def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, run_mesh,
            names, check_vma):
   """Trace `f` on per-shard avals: (closed body, consts, in_specs, out_specs, out tree)."""
-  local = [_shard_aval(a, s, mesh) for a, s in zip(avals, dyn_specs)]
+  local = [_shard_aval(a, s, mesh, names if check_vma else None)
+           for a, s in zip(avals, dyn_specs)]
   box = []
 
   def body(*xs):
@@ -716,23 +717,28 @@ def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, r
     out = f(*tree_unflatten(in_tree, full))
     out_leaves, out_tree = tree_flatten(out)
     box.append(out_tree)
-    return [asarray_operand(v) for v in out_leaves]
+    outs = [asarray_operand(v) for v in out_leaves]
+    if check_vma:   # results vary over the manual axes their out_specs name (JAX's pvary)
+      specs = batching.flatten_axes("shard_map out_specs", out_tree, out_specs)
+      outs = [parallel._pvary(v, (_spec_axes(s) & names) - core.get_aval(v).vma)
+              for v, s in zip(outs, specs)]
+    return outs
 
-  with _mesh_axes(mesh, names):
+  with _mesh_axes(mesh, names, check_vma):
     jaxpr, consts = trace_to_jaxpr(body, local)
   out_tree = box[0]
   out_flat = tuple(batching.flatten_axes("shard_map out_specs", out_tree, out_specs))
   out_local = [v.aval for v in jaxpr.outvars]
   if any(len(s) > a.ndim for s, a in zip(out_flat, out_local)):
-    fails = [a if len(s) > a.ndim else None for s, a in zip(out_flat, out_local)]
+    fails = [a.update(vma=frozenset()) if len(s) > a.ndim else None
+             for s, a in zip(out_flat, out_local)]
     raise _rank_error("out", f, out_tree, out_specs, fails, "shard_map out_specs")
   n_const = len(consts)
   jaxpr = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
                      jaxpr.eqns)
   all_in_specs = (P(),) * n_const + tuple(dyn_specs)
   if check_vma:
-    mesh_names = frozenset(mesh.axis_names)
-    vma = _infer_vma(jaxpr, [_spec_axes(s) for s in all_in_specs], mesh_names)
+    vma = [v.aval.vma for v in jaxpr.outvars]
     fails = [v if (v & frozenset(_unmentioned(mesh, s)) & names) else None
              for v, s in zip(vma, out_flat)]
     if any(x is not None for x in fails):

@@ -86,6 +86,9 @@ class JaxprTrace(core.Trace):
   def process_primitive(self, prim, args, params):
     if not self.valid:
       raise core.UnexpectedTracerError(f"Trace already ended; cannot apply {prim.name}.")
+    vma_hook = core.vma_hooks.get("stage") if core.vma_state.axes is not None else None
+    if vma_hook is not None:   # (a shard_map body with check_vma: JAX's implicit pvary)
+      args = vma_hook(self, prim, args, params)
     invars = [self.get_var(a) for a in args]
     if prim.const_fold is not None and all(type(v) is Literal for v in invars):
       folded = prim.const_fold(*invars, **params)
@@ -93,6 +96,8 @@ class JaxprTrace(core.Trace):
         return JitTracer(self, folded.aval, folded)
     out = prim.abstract_eval(*[v.aval for v in invars], **params)
     out_avals = out if prim.multiple_results else [out]
+    if vma_hook is not None:
+      out_avals = core.vma_hooks["type"](prim, [v.aval for v in invars], params, out_avals)
     outvars = [Var(a) for a in out_avals]
     ns = _trace_ctx.name_stack
     self.eqns.append(JaxprEqn(invars, outvars, prim, params,

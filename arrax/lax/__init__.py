@@ -107,7 +107,8 @@ from arrax._src.lax.windowed_reductions import (
 from arrax._src.lax.parallel import (
     all_gather as all_gather, all_gather_p as all_gather_p, all_to_all as all_to_all,
     all_to_all_p as all_to_all_p, axis_index as axis_index, axis_index_p as axis_index_p,
-    axis_size as axis_size, pmax as pmax, pmax_p as pmax_p, pmean as pmean, pmin as pmin,
+    axis_size as axis_size, pcast as pcast, pmax as pmax, pmax_p as pmax_p, pmean as pmean,
+    pmin as pmin,
     pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, pshuffle as pshuffle,
     psum as psum, psum_p as psum_p, psum_scatter as psum_scatter, pswapaxes as pswapaxes,
     precv as precv, psend as psend, ragged_all_to_all as ragged_all_to_all,
@@ -188,8 +189,7 @@ from arrax._src.lax.pbroadcast import pbroadcast as pbroadcast
 
 
 def __getattr__(name):
-  # jax.lax.pvary was removed in JAX v0.10.0 (JAX's message); pcast, its replacement, needs
-  # varying-manual-axes types arrax's avals do not carry.
+  # jax.lax.pvary was removed in JAX v0.10.0 (JAX's message); pcast is its replacement.
   if name == "pvary":
     raise AttributeError("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0;"
                          " use `jax.lax.pcast(..., to='varying')")

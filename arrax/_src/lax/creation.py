@@ -166,7 +166,11 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
   fill_shape = x_shape if shape is None else _canonicalize_shape(shape)
   weak_type = dtype is None and _is_weakly_typed(x)
   dt = _dtype(x if dtype is None else dtype)
-  return full(fill_shape, lax._convert_element_type(fill_value, dt, weak_type))
+  out = full(fill_shape, lax._convert_element_type(fill_value, dt, weak_type))
+  vma = getattr(aval, "vma", None)
+  if vma and core.vma_state.axes is not None:   # (varies where `x` does, as JAX's)
+    out = core.vma_hooks["cast"](out, vma)
+  return out
 
 
 # ---- empty ------------------------------------------------------------------------------------

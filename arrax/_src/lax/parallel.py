@@ -30,7 +30,8 @@ from arrax._src.numpy import indexing, lax_numpy, ufuncs  # helpers of the vmap 
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
-    "all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+    "all_gather", "all_to_all", "axis_index", "axis_size", "pcast", "pmax", "pmean", "pmin",
+    "ppermute",
     "precv", "psend", "pshuffle", "psum", "psum_scatter", "pswapaxes", "ragged_all_to_all",
 ]
 
@@ -226,6 +227,12 @@ def _allreduce_lowering(name, reduce_prim):
   return lowering
 
 
+def _bind_reduce(prim, v, axes, groups):
+  if prim is psum_invariant_p:   # (no axis_index_groups parameter)
+    return prim.bind(v, axes=axes)
+  return prim.bind(v, axes=axes, axis_index_groups=groups)
+
+
 def _reduction_collective(prim, if_unmapped):
   """The batching rule of psum/pmax/pmin; `if_unmapped(v, size)` reduces an unbatched value."""
   def rule(axis_data, args, dims, *, axes, axis_index_groups):
@@ -233,24 +240,24 @@ def _reduction_collective(prim, if_unmapped):
     name = axis_data.name
     if d is None:
       if name not in axes:
-        return prim.bind(v, axes=axes, axis_index_groups=axis_index_groups), None
+        return _bind_reduce(prim, v, axes, axis_index_groups), None
       _no_groups_under_vmap(axis_index_groups)
       rest = tuple(a for a in axes if a != name)
       if rest:
-        v = prim.bind(v, axes=rest, axis_index_groups=None)
+        v = _bind_reduce(prim, v, rest, None)
       return if_unmapped(v, axis_data.size), None
     if name not in axes:
       if not any(isinstance(a, int) for a in axes):
-        return prim.bind(v, axes=axes, axis_index_groups=axis_index_groups), d
+        return _bind_reduce(prim, v, axes, axis_index_groups), d
       _no_groups_under_vmap(axis_index_groups)
       v = _moveaxis(v, d, 0)
       new = tuple(a + 1 if isinstance(a, int) else a for a in axes)
-      return prim.bind(v, axes=new, axis_index_groups=None), 0
+      return _bind_reduce(prim, v, new, None), 0
     # Reduce over the batch axis (as a positional axis) together with the other axes.
     _no_groups_under_vmap(axis_index_groups)
     v = _moveaxis(v, d, 0)
     new = tuple(a + 1 if isinstance(a, int) else 0 if a == name else a for a in axes)
-    return prim.bind(v, axes=new, axis_index_groups=None), None
+    return _bind_reduce(prim, v, new, None), None
   return rule
 
 
@@ -284,6 +291,193 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
 ad.deflinear2(psum_p, _psum_transpose)
 
 
+# ---- varying manual axes (shard_map with check_vma=True) ---------------------------------------
+# Inside such a body every value's type names the mesh axes it varies over (`aval.vma`). pvary
+# casts an invariant value to varying (a no-op at run time; its transpose is a psum);
+# psum_invariant is the psum of a varying value, invariant afterwards (its transpose a pvary).
+pvary_p = core.Primitive("pvary")
+
+
+def _check_vma_state():
+  return core.vma_state.axes is not None
+
+
+@pvary_p.def_abstract_eval
+def _pvary_abstract_eval(aval, *, axes):
+  for name in axes:
+    if not batching.axis_exists(name):
+      raise NameError(f"Found an unbound axis name: {name}. To fix this, please call pvary "
+                      "under `jax.shard_map`.")
+  if _check_vma_state() and set(axes) & aval.vma:
+    raise ValueError("pvary is a invariant->variant collective. This means that the axis names "
+                     "mentioned in `axes` passed to `pvary` must not be present in "
+                     f"`jax.typeof(inp).mat.varying`. Got axes={axes} and "
+                     f"jax.typeof(inp)={aval}")
+  return aval.update(vma=aval.vma | frozenset(axes))
+
+
+pvary_p.def_lowering(lambda ctx, x, *, axes: [x])
+
+
+@pvary_p.def_impl
+def _pvary_impl(x, *, axes):
+  raise ValueError("pvary should be called under jax.shard_map.")
+
+
+pvary_p.def_batch(lambda args, dims, *, axes: (pvary_p.bind(args[0], axes=axes), dims[0]))
+
+
+def _pvary_transpose(ct, x, *, axes):
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval)]
+  return [psum_invariant_p.bind(ct, axes=axes)]
+
+
+ad.deflinear2(pvary_p, _pvary_transpose)
+
+
+psum_invariant_p = core.Primitive("psum_invariant")
+
+
+@psum_invariant_p.def_abstract_eval
+def _psum_invariant_abstract_eval(aval, *, axes):
+  _check_axis_names(axes, "psum")
+  if _check_vma_state() and not set(axes) & aval.vma:
+    raise ValueError("psum is a variant->invariant collective. This means that the axis names "
+                     "mentioned in `axes` passed to `psum` must be present in "
+                     f"`jax.typeof(inp).mat.varying`. Got axes={axes} and "
+                     f"jax.typeof(inp).mat.varying={aval.vma}")
+  if any(isinstance(a, int) for a in axes):
+    raise ValueError(f"psum_invariant does not accept integer axes. Got {axes}")
+  return aval.update(vma=aval.vma - frozenset(axes))
+
+
+_psum_lowering = _allreduce_lowering("psum", reductions.reduce_sum_p)
+psum_invariant_p.def_lowering(
+    lambda ctx, x, *, axes: _psum_lowering(ctx, x, axes=axes, axis_index_groups=None))
+_psum_invariant_batch = _reduction_collective(psum_invariant_p, _mul_by_size)
+psum_invariant_p.def_batch_axis(
+    lambda axis_data, args, dims, *, axes: _psum_invariant_batch(axis_data, args, dims,
+                                                                 axes=axes,
+                                                                 axis_index_groups=None))
+
+
+def _psum_invariant_transpose(ct, x, *, axes):
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval)]
+  return [pvary_p.bind(ct, axes=axes)]
+
+
+ad.deflinear2(psum_invariant_p, _psum_invariant_transpose)
+
+
+def _pvary(x, axes):
+  """Cast `x` to vary over `axes` too (no-op without check_vma)."""
+  if not axes or not _check_vma_state():
+    return x
+  return pvary_p.bind(x, axes=core.order_axes(axes))
+
+
+def _get_from(aval, axes, name):
+  states = {"varying" if a in aval.vma else "invarying" for a in axes}
+  if len(states) > 1:
+    raise ValueError(f"{name} can only accept axis_name which corresponds to one of varying, "
+                     "unreduced, reduced or invarying state of the input. Got input type: "
+                     f"{aval}, axes: {axes} and input state: {states}")
+  return states.pop()
+
+
+_allowed_pcast_to = {"unreduced", "reduced", "varying"}
+
+
+def pcast(x, axis_name, *, to):
+  """Change how `x` (a pytree) is typed over the manual mesh axes `axis_name` inside a
+  shard_map: `to='varying'` casts invariant values to varying (JAX's pvary; a no-op at run
+  time, whose transpose is a psum). arrax's types track no reduced/unreduced axes."""
+  if isinstance(axis_name, (set, frozenset)):
+    raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+  axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+  if not axis_name:
+    return x
+  if to not in _allowed_pcast_to:
+    raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {_allowed_pcast_to}")
+
+  def cast(leaf):
+    leaf = asarray_operand(leaf)
+    source = _get_from(core.get_aval(leaf), axes, "jax.lax.pcast")
+    if (source, to) in (("invarying", "reduced"), ("varying", "unreduced")):
+      raise NotImplementedError(f"pcast from={source} to={to!r}: arrax's types carry no "
+                                "reduced or unreduced mesh axes")
+    if (source, to) != ("invarying", "varying"):
+      raise ValueError(f"Unsupported pcast from={source}, to={to!r}")
+    if not _check_vma_state() and all(batching.axis_exists(a) for a in axes):
+      return leaf   # (check_vma=False: nothing to cast)
+    return pvary_p.bind(leaf, axes=core.order_axes(axes))
+  return tree_map(cast, x)
+
+
+# How staging types values inside a check_vma body (the hooks tracing.py calls).
+_REDUCING = frozenset({"psum", "pmax", "pmin"})
+_GATHERING = frozenset({"all_gather", "reduce_scatter", "all_to_all", "ppermute",
+                        "ragged_all_to_all", "psend", "pbroadcast", "psum_invariant",
+                        "all_gather_invariant"})
+_OWN_TYPE = frozenset({"pvary", "axis_index"})
+_SELF_TYPED = frozenset({"pvary", "psum_invariant", "all_gather_invariant"})
+
+
+def _named_axes(params):
+  names = params.get("axes", params.get("axis_name", ()))
+  return tuple(a for a in _names(names) if not isinstance(a, int))
+
+
+def _vma_of(x):
+  aval = core.get_aval(x)
+  return aval.vma if type(aval) is ShapedArray else None
+
+
+def _vma_bind(prim, args, params):
+  return _vma_stage(None, prim, args, params)
+
+
+def _vma_stage(trace, prim, args, params):
+  """Cast invariant operands to varying where `prim` needs it, as JAX does (pvary equations
+  before `prim`; bound, or with `trace` staged into it): operands of standard primitives to
+  the union of their operands' axes, operands of collectives to the axes they act over."""
+  name = prim.name
+  if name in _OWN_TYPE or core.jaxprs_in_params(params):
+    return args
+  vmas = [_vma_of(a) for a in args]
+  want = frozenset().union(*[v for v in vmas if v is not None])
+  if name in _REDUCING or name in _GATHERING:
+    want = want | frozenset(_named_axes(params))
+  if not want:
+    return args
+  out = []
+  for a, v in zip(args, vmas):
+    if v is not None and want - v:
+      axes = core.order_axes(want - v)
+      a = (pvary_p.bind(a, axes=axes) if trace is None else
+           trace.process_primitive(pvary_p, [a], {"axes": axes}))
+    out.append(a)
+  return out
+
+
+def _vma_type(prim, in_avals, params, out_avals):
+  name = prim.name
+  if name in _OWN_TYPE or name in _SELF_TYPED or core.jaxprs_in_params(params):
+    if name == "axis_index":
+      vma = frozenset(_names(params["axis_name"])) & core.vma_state.axes
+      return [a.update(vma=vma) for a in out_avals]
+    return out_avals
+  vma = frozenset().union(*[a.vma for a in in_avals if type(a) is ShapedArray])
+  if name in _REDUCING:
+    vma = vma - frozenset(_named_axes(params))
+  return [a.update(vma=vma) if type(a) is ShapedArray else a for a in out_avals]
+
+
+core.vma_hooks.update(bind=_vma_bind, stage=_vma_stage, type=_vma_type, cast=_pvary)
+
+
 def _psum_leaves(x, axes, axis_index_groups):
   leaves, treedef = tree_flatten(x)
   leaves = [asarray_operand(v) for v in leaves]
@@ -303,6 +497,10 @@ def _psum_leaves(x, axes, axis_index_groups):
                                       for a in pos])
       out.append(_const_times(v, size))
     return tree_unflatten(treedef, out)
+  if core.vma_state.axes is not None:   # check_vma: JAX's variant->invariant psum
+    if axis_index_groups is not None:
+      raise NotImplementedError
+    return tree_unflatten(treedef, [psum_invariant_p.bind(v, axes=axes) for v in leaves])
   return tree_unflatten(treedef, [psum_p.bind(v, axes=axes, axis_index_groups=axis_index_groups)
                                   for v in leaves])
 
@@ -487,20 +685,22 @@ def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_index_
 
 
 def _all_gather_batch(axis_data, args, dims, *, all_gather_dimension, axis_name,
-                      axis_index_groups, axis_size, tiled):
+                      axis_index_groups, axis_size, tiled, _prim=None):
   (x,), (d,) = args, dims
-  params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, axis_size=axis_size,
-                tiled=tiled)
+  prim = _prim or all_gather_p
+  params = dict(axis_name=axis_name, axis_size=axis_size, tiled=tiled)
+  if prim is all_gather_p:
+    params["axis_index_groups"] = axis_index_groups
   names = _names(axis_name)
   if axis_data.name not in names:
     if d is None:
-      return all_gather_p.bind(x, all_gather_dimension=all_gather_dimension, **params), None
+      return prim.bind(x, all_gather_dimension=all_gather_dimension, **params), None
     dim = all_gather_dimension
     if d <= dim:
       dim += 1
     elif not tiled:
       d += 1
-    return all_gather_p.bind(x, all_gather_dimension=dim, **params), d
+    return prim.bind(x, all_gather_dimension=dim, **params), d
   _no_groups_under_vmap(axis_index_groups)
   if len(names) > 1:
     raise NotImplementedError("all_gather over several axis names is not supported under vmap.")
@@ -540,6 +740,40 @@ all_gather_p.def_batch_axis(_all_gather_batch)
 ad.deflinear2(all_gather_p, _all_gather_transpose)
 
 
+# all_gather(..., to='invarying'): the gathered value is the same on every device of the axes
+# (varying -> invariant under check_vma); it transposes to each device's slice.
+all_gather_invariant_p = core.Primitive("all_gather_invariant")
+
+
+@all_gather_invariant_p.def_abstract_eval
+def _all_gather_invariant_abstract_eval(x, *, all_gather_dimension, axis_name, axis_size,
+                                        tiled):
+  out = _all_gather_abstract_eval(x, all_gather_dimension=all_gather_dimension,
+                                  axis_name=axis_name, axis_index_groups=None,
+                                  axis_size=axis_size, tiled=tiled)
+  return out.update(vma=x.vma - frozenset(_names(axis_name)))
+
+
+all_gather_invariant_p.def_lowering(
+    lambda ctx, x, **params: _all_gather_lower(ctx, x, axis_index_groups=None, **params))
+all_gather_invariant_p.def_batch_axis(
+    lambda axis_data, args, dims, **params: _all_gather_batch(
+        axis_data, args, dims, axis_index_groups=None, _prim=all_gather_invariant_p, **params))
+
+
+def _all_gather_invariant_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size,
+                                    tiled):
+  if type(ct) is ad.Zero:
+    return [ad.Zero(x.aval)]
+  size = core.get_aval(ct).shape[all_gather_dimension] // axis_size
+  start = lax_api.mul(axis_index(axis_name), np.int32(size))
+  out = shape_ops.dynamic_slice_in_dim(ct, start, size, all_gather_dimension)
+  return [out if tiled else shape_ops.squeeze(out, (all_gather_dimension,))]
+
+
+ad.deflinear2(all_gather_invariant_p, _all_gather_invariant_transpose)
+
+
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
   """Gather `x` from every example along `axis_name`: stacked in a new axis `axis`, or
   concatenated along the existing axis `axis` when `tiled`."""
@@ -551,12 +785,17 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
   if not names:
     return x
   groups = _validate_groups(axis_index_groups)
+  if to == "invarying" and groups is not None:
+    raise NotImplementedError
   size = psum(1, names, axis_index_groups=groups)
 
   def bind(v):
     v = asarray_operand(v)
     nd = core.get_aval(v).ndim
     dim = utils.canonicalize_axis(axis, nd if tiled else nd + 1)
+    if to == "invarying":
+      return all_gather_invariant_p.bind(v, all_gather_dimension=dim, axis_name=names,
+                                         axis_size=size, tiled=tiled)
     return all_gather_p.bind(v, all_gather_dimension=dim, axis_name=names,
                              axis_index_groups=groups, axis_size=size, tiled=tiled)
   return tree_map(bind, x)

@@ -213,7 +213,10 @@ def _like(name, a, fill_value, dtype, shape):
   shp = aval.shape if shape is None else shape
   if dt == dtypes.float0:   # float0 holds no values: a host array, as JAX gives
     return np.zeros(shp, dtypes.float0)
-  return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shp)
+  out = _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shp)
+  if aval.vma and core.vma_state.axes is not None:   # (varies where `a` does, as JAX's)
+    out = core.vma_hooks["cast"](out, aval.vma)
+  return out
 
 
 def _broadcast_scalar(x, shape):

@@ -152,7 +152,25 @@ def as_array(x):
 # ---- checks and messages --------------------------------------------------------------------
 def typematch(a, b) -> bool:
   """Equal types up to weak typing (what control flow requires of carries and branches)."""
-  return a.shape == b.shape and a.dtype == b.dtype
+  return (a.shape == b.shape and a.dtype == b.dtype
+          and getattr(a, "vma", frozenset()) == getattr(b, "vma", frozenset()))
+
+
+def pcast_hint(fixes, loop=False) -> str:
+  """JAX's suggestion of `jax.lax.pcast(..., to='varying')` calls for vma mismatches (laid out
+  as JAX's loop and cond messages do)."""
+  if not fixes:
+    return ""
+  if len(fixes) == 1:
+    msg = f"This might be fixed by {fixes[0]}.\n"
+  elif loop:
+    msg = ("This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in fixes[:-1])
+           + f"  * {fixes[-1]}.\n")
+  else:
+    msg = ("This might be fixed by:\n" + "\n".join(f"  * {d};" for d in fixes[:-1])
+           + f"\n  * {fixes[-1]}.\n")
+  return msg + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more "
+                "information.\n\n")
 
 
 def all_typematch(avals1, avals2) -> bool:
@@ -267,10 +285,15 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
            f"component has type {b.str_short()}{type_mismatch_details(a, b)}"
            for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)]
   if diffs:
+    fixes = [f"applying `jax.lax.pcast(..., {tuple(b.vma - a.vma)}, to='varying')`, to the "
+             f"initial carry value corresponding to {component(p)}"
+             for p, a, b in zip(paths, in_avals, out_avals)
+             if not typematch(a, b) and getattr(b, "vma", frozenset()) - getattr(
+                 a, "vma", frozenset())]
     raise TypeError(
         f"{name} function carry input and carry output must have equal types, but they "
-        f"differ:\n\n{bullet_list(diffs)}\nRevise the function so that all output types "
-        "match the corresponding input types.")
+        f"differ:\n\n{bullet_list(diffs)}\n{pcast_hint(fixes, loop=True)}Revise the "
+        "function so that all output types match the corresponding input types.")
 
 
 # ---- lowering -------------------------------------------------------------------------------

@@ -468,10 +468,16 @@ def _check_branch_outputs(api, name1, name2, f1, f2, t1, t2):
            f"output of {name2} has type {b.str_short()}{type_mismatch_details(a, b)}"
            for p, a, b in zip(paths, t1.out_avals, t2.out_avals) if not common.typematch(a, b)]
   if diffs:
+    fixes = [f"applying `jax.lax.pcast(..., {tuple(a1.vma - a2.vma)}, to='varying')` to the "
+             f"output of {n}{_at(p)}"
+             for p, a, b in zip(paths, t1.out_avals, t2.out_avals)
+             for n, a1, a2 in [(name1, b, a), (name2, a, b)]
+             if not common.typematch(a1, a2) and getattr(a2, "vma", frozenset()) - getattr(
+                 a1, "vma", frozenset())]
     raise TypeError(
         f"{api} branches must have equal output types but they differ.\n\n{info}"
-        f"{common.bullet_list(diffs)}\nRevise {name1} and/or {name2} so that all output types "
-        "match.")
+        f"{common.bullet_list(diffs)}\n{common.pcast_hint(fixes)}Revise {name1} and/or "
+        f"{name2} so that all output types match.")
 
 
 def _at(path):

@@ -49,15 +49,15 @@ def _wrapper(cache, body_fun, make):
 
 
 def _make_fori_scan_body(ref):
-  def scanned(carry, _):
-    i, x = carry
+  def scanned(loop_carry, _):   # (JAX's parameter name, which carry errors show)
+    i, x = loop_carry
     return (lax.add(i, _one_like(i)), ref()(i, x)), None
   return scanned
 
 
 def _make_fori_while_body(ref):
-  def body(carry):
-    i, upper, x = carry
+  def body(loop_carry):
+    i, upper, x = loop_carry
     return lax.add(i, _one_like(i)), upper, ref()(i, x)
   return body
 
@@ -148,6 +148,8 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   y_avals = jaxpr.out_avals[num_carry:]
   ys = [shape_ops.broadcast_in_dim(lax.scalar_literal(0, a.dtype), (length, *a.shape), ())
         for a in y_avals]
+  if core.vma_state.axes is not None:   # (buffers vary as the ys they hold, as JAX's)
+    ys = [core.vma_hooks["cast"](b, a.vma) for b, a in zip(ys, y_avals)]
 
   def step(s, carry, ys):
     # s counts steps (a Python int or an int32 tracer); step s handles element `idx`.
