@@ -918,8 +918,8 @@ def check_jaxpr(jaxpr: Jaxpr):
     for v, aval in zip(eqn.outvars, outs):
       # (varying manual axes are given when staging, not by the rules: not compared here)
       if _no_vma(v.aval.strip_weak_type()) != _no_vma(aval.strip_weak_type()):
-        raise JaxprTypeError(f"Equation {eqn.primitive.name} declares output {v.aval} but its rule "
-                        f"gives {aval}")
+        raise JaxprTypeError(f"Equation {eqn.primitive.name} declares output {v.aval} but its "
+                             f"rule gives {aval}")
       if not isinstance(v, DropVar):
         defined.add(v)
   for v in jaxpr.outvars:
