@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import _thread
 import tracemalloc
 
@@ -52,6 +53,22 @@ def quiet_callback_logs(monkeypatch):
     monkeypatch.setattr(logging.getLogger(name), "disabled", True)
 
 
+@pytest.fixture
+def without_jax_gc_callback():
+  """JAX (imported here as the oracle) registers a gc callback that frees jaxlib's deferred
+  garbage, which would hide a missing one in arrax: leave it out during the test."""
+  from jax._src import lib as jax_lib
+  ours = jax_lib._xla_gc_callback
+  present = ours in gc.callbacks
+  if present:
+    gc.callbacks.remove(ours)
+  try:
+    yield
+  finally:
+    if present:
+      gc.callbacks.append(ours)
+
+
 # ---- memory over long runs --------------------------------------------------------------------
 def _heap_growth(step, n):
   """Python-heap bytes still allocated after `n` more steps (after a warm-up), and the
@@ -79,16 +96,16 @@ def _heap_growth(step, n):
 HEAP_BOUND = 256 * 1024
 
 
-@pytest.mark.parametrize("name,n", [("jit", 12_000), ("eager", 4_000), ("transforms", 300),
-                                    ("errors", 150)])
-def test_long_run_heap_flat(name, n, quiet_callback_logs):
+@pytest.mark.parametrize("name,n", [("jit", 20_000), ("eager", 5_000), ("transforms", 60),
+                                    ("errors", 60)])
+def test_long_run_heap_flat(name, n, quiet_callback_logs, without_jax_gc_callback):
   step = WORKLOADS[name](arrax, anp, arrax.lax, _io_callback(ARRAX))
   growth, live0, live1 = _heap_growth(step, n)
   assert growth < HEAP_BOUND, f"{name}: the heap grew by {growth} bytes over {n} steps"
   assert live1 == live0, f"{name}: live arrays/buffers {live0} -> {live1}"
 
 
-def test_deferred_runtime_garbage_is_collected():
+def test_deferred_runtime_garbage_is_collected(without_jax_gc_callback):
   # Regression: jaxlib defers freeing the creation traceback of every array it makes until its
   # `collect_garbage` runs; arrax did not call it (JAX calls it from a gc callback), so each
   # jit call / eager op leaked one block.
@@ -127,9 +144,8 @@ def _scenarios(lib):
   return {
       "jit": lambda: jitted(x, 2.0),
       "eager": lambda: [x + 1.0, np_.sin(x), x[2:], x.reshape(2, 3).T, np_.where(x > 2, x, 0.)],
-      "grad": lambda: (top.grad(loss)(0.5), top.jit(top.grad(loss))(1.5)),
-      "vmap": lambda: (top.vmap(lambda r: r * 2 + 1)(x),
-                       top.jit(top.vmap(np_.outer, (0, None)))(x.reshape(2, 3), x)),
+      "grad": lambda: top.grad(loss)(0.5),
+      "vmap": lambda: top.jit(top.vmap(np_.outer, (0, None)))(x.reshape(2, 3), x),
       "scan": lambda: (top.lax.scan(lambda c, r: (c + r, c * r), 0.0, x),
                        top.jit(lambda v: top.lax.scan(lambda c, r: (c * r, c), 1.0, v))(x)),
       "jit_trace_error": lambda: top.jit(bad_trace)(x),
@@ -140,7 +156,7 @@ def _scenarios(lib):
   }
 
 
-def _live_delta(lib, run, repeats=3):
+def _live_delta(lib, run, repeats=2):
   live = (lambda: len(arrax.live_arrays())) if lib is ARRAX else (lambda: len(jax.live_arrays()))
   client = backend.get_client("cpu") if lib is ARRAX else None
 
@@ -220,8 +236,8 @@ def _still_works(lib):
   assert core.trace_ctx.trace is core.eval_trace and core.trace_ctx.name_stack == ()
 
 
-@pytest.mark.parametrize("exc", [KeyError("boom"), ValueError("bad value"), KeyboardInterrupt(),
-                                 SystemExit(3)], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("exc", [KeyError("boom"), KeyboardInterrupt(), SystemExit(3)],
+                         ids=lambda e: type(e).__name__)
 def test_failing_callback_raises_like_jax(exc, caplog):
   # JAX wraps what a callback raises inside compiled code (eagerly too, for pure and io
   # callbacks) in a JaxRuntimeError whose message holds the original traceback; an eager
@@ -323,7 +339,9 @@ def test_out_of_memory_is_jax_runtime_error():
 # ---- KeyboardInterrupt --------------------------------------------------------------------------
 def _interrupting_loop(lib, how):
   """A jitted while_loop whose host callback is interrupted at its third call (`state` says
-  whether it still interrupts)."""
+  whether it still interrupts): "raise" raises KeyboardInterrupt, "interrupt_main" simulates
+  SIGINT from the callback, "timer" blocks in the callback until another thread's simulated
+  SIGINT arrives (Ctrl-C during a long-running callback)."""
   top = lib.top
   state = {"armed": True, "calls": 0}
 
@@ -333,9 +351,16 @@ def _interrupting_loop(lib, how):
       state["armed"] = False
       if how == "raise" or threading.current_thread() is not threading.main_thread():
         raise KeyboardInterrupt   # (a signal is handled on the main thread only)
-      _thread.interrupt_main()    # the SIGINT handler runs inside this callback
-      for _ in range(100):        # (the handler runs between bytecodes)
-        pass
+      if how == "interrupt_main":
+        _thread.interrupt_main()    # the SIGINT handler runs inside this callback
+        for _ in range(100):        # (the handler runs between bytecodes)
+          pass
+      else:
+        threading.Timer(0.02, _thread.interrupt_main).start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:   # "long-running": until interrupted
+          time.sleep(0.005)
+        state["timed_out"] = True
     return np.asarray(c + 1, np.int32)
 
   def loop(n):
@@ -345,14 +370,14 @@ def _interrupting_loop(lib, how):
   return top.jit(loop), state
 
 
-@pytest.mark.parametrize("how", ["raise", "interrupt_main"])
+@pytest.mark.parametrize("how", ["raise", "interrupt_main", "timer"])
 def test_interrupted_while_loop_callback(how):
   outcomes = []
   for lib in (ARRAX, JAX):
     f, state = _interrupting_loop(lib, how)
     first = _outcome(lambda: f(10))
     outcomes.append(first[:2] + (first[2].startswith("KeyboardInterrupt"),) if first else None)
-    assert not state["armed"]
+    assert not state["armed"] and "timed_out" not in state
     assert int(f(10)) == 10          # the same executable runs again
     assert int(f(4)) == 4
   assert outcomes[0] == outcomes[1]
@@ -470,8 +495,8 @@ def test_interrupt_anywhere_leaves_arrax_usable():
   want = _fresh_program()(x, y)
   counter = _InterruptAtLine(-1)
   assert _run_traced(counter, lambda: _fresh_program()(x, y)) is None
-  # Sampled points over a first call's ~13k lines (tools: more with a larger count)
-  points = np.unique(np.linspace(1, counter.count * 0.97, 14).astype(int))
+  # Sampled points over a first call's ~13k line events (tools/faultinject.py samples more)
+  points = np.unique(np.linspace(1, counter.count * 0.97, 10).astype(int))
   hit = []
   for at in points:
     f = _fresh_program()
@@ -483,7 +508,7 @@ def test_interrupt_anywhere_leaves_arrax_usable():
         tracer.where
     assert_same(f(x, y), want, rtol=1e-6, atol=1e-6)       # the interrupted function again
     assert_same(_fresh_program()(x, y), want, rtol=1e-6, atol=1e-6)
-  assert len(set(hit)) > 8, hit
+  assert len(set(hit)) > 6, hit
   _still_works(ARRAX)
 
 
