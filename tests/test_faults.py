@@ -12,6 +12,7 @@ lands inside it), and at sampled lines of arrax's own code (sys.settrace).
 import gc
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -294,8 +295,9 @@ os.environ["JAX_PLATFORMS"] = "cpu"
 import jax, jax.numpy as jnp
 import arrax, arrax.numpy as anp
 # (the huge allocations fail at once: the address space is capped below them)
-lim = {limit}
-resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+lim, hard = {limit}, resource.getrlimit(resource.RLIMIT_AS)[1]
+lim = lim if hard == resource.RLIM_INFINITY else min(lim, hard)
+resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
 def run(top, np_):
   cases = {{
     "zeros_eager": lambda: np_.zeros((2**40,), np_.float32),
@@ -370,8 +372,21 @@ def _interrupting_loop(lib, how):
   return top.jit(loop), state
 
 
+@pytest.fixture
+def default_sigint():
+  """Python's own SIGINT handler (raising KeyboardInterrupt) while the test runs."""
+  if threading.current_thread() is not threading.main_thread():
+    yield   # (signals reach the main thread only: the tests raise KeyboardInterrupt instead)
+    return
+  old = signal.signal(signal.SIGINT, signal.default_int_handler)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize("how", ["raise", "interrupt_main", "timer"])
-def test_interrupted_while_loop_callback(how):
+def test_interrupted_while_loop_callback(how, default_sigint):
   outcomes = []
   for lib in (ARRAX, JAX):
     f, state = _interrupting_loop(lib, how)
@@ -418,7 +433,7 @@ def _interruptible(lib, mode):
   def body(a):
     if armed[0]:
       armed[0] = False
-      if mode == "raise":
+      if mode == "raise" or threading.current_thread() is not threading.main_thread():
         raise KeyboardInterrupt("while tracing")
       _thread.interrupt_main()
       for _ in range(100):
@@ -428,7 +443,7 @@ def _interruptible(lib, mode):
 
 
 @pytest.mark.parametrize("mode", ["raise", "signal"])
-def test_keyboard_interrupt_while_tracing(mode):
+def test_keyboard_interrupt_while_tracing(mode, default_sigint):
   names = sorted(_tracing_programs(ARRAX, lambda a: a))
   for name in names:
     results = []
