@@ -120,7 +120,7 @@ def transforms_workload(top, jnp, lax, io_callback):
 
 def errors_workload(top, jnp, lax, io_callback):
   def bad_trace(a):
-    y = a * 2
+    a * 2                      # (some work traced before the error)
     raise ValueError("bad trace")
 
   def bad_shape(a):
