@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: demo test bench venv array-api ecosystem fuzz
+.PHONY: demo test bench venv array-api ecosystem fuzz longrun
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,15 @@ FUZZ_ARGS ?= --programs 2000 --jaxpr
 fuzz: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test]"
 	$(BIN)/python -m tests.fuzzing $(FUZZ_ARGS)
+
+# Memory over long runs (tools/longrun.py): 1e6 jit calls, 1e5 eager ops, ... in arrax and in
+# JAX 0.10.2, each in a fresh process; prints RSS / tracemalloc growth and live arrays side by
+# side. e.g. make longrun LONGRUN_ARGS="--scale 0.1 --libs arrax --top 5"
+LONGRUN_ARGS ?=
+
+longrun: $(BIN)/python
+	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/python tools/longrun.py $(LONGRUN_ARGS)
 
 # Each library runs in its own fresh process per round; e.g. make bench BENCH_ARGS="conv --rounds 5"
 BENCH_ARGS ?= --rounds 3 --markdown benchmarks/latest.md --json benchmarks/latest.json

@@ -5,6 +5,7 @@ the input and output avals. Nothing here knows a particular primitive.
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import io
@@ -26,6 +27,34 @@ class _Context(ir.Context):
   # Skip ir.Context.__init__, which would load every linked dialect eagerly.
   def __init__(self, *args, **kwargs):
     super(ir.Context, self).__init__(*args, **kwargs)
+
+
+def _exit_stale_ir_scopes():
+  """Leave the MLIR Context / Location / InsertionPoint scopes still entered on this thread.
+
+  A `with` block's exit is skipped when an exception is raised between its body's end and the
+  call to `__exit__` (a KeyboardInterrupt raised by a trace function, say): MLIR's thread-local
+  stack then keeps the entry, and its C++ destructor frees the Python objects it holds without
+  the GIL when the process exits, which aborts Python ("PyThreadState_Get: the function must be
+  called with the GIL held"). Run at exit, when no lowering can be in progress."""
+  for _ in range(10000):
+    for kind in (ir.InsertionPoint, ir.Location, ir.Context):
+      try:
+        scope = kind.current
+      except (ValueError, RuntimeError):
+        continue
+      if scope is None:
+        continue
+      try:
+        scope.__exit__(None, None, None)   # (raises unless it is the innermost entry)
+      except Exception:  # noqa: BLE001
+        continue
+      break
+    else:
+      return
+
+
+atexit.register(_exit_stale_ir_scopes)
 
 
 def make_ir_context() -> ir.Context:
