@@ -6,6 +6,7 @@ neither library: the case modules (pmap_cases.py, sharding_cases.py) import it i
 interpreter before importing them.
 """
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -41,6 +42,31 @@ def rand(*shape, dtype=np.float32, seed=0):
   if np.issubdtype(np.dtype(dtype), np.complexfloating):
     return (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(dtype)
   return rng.randn(*shape).astype(dtype)
+
+
+def same(a, j):
+  """Whether the plain data `a` (arrax's) and `j` (JAX's) agree: equal, floats to 1e-5
+  relative (the two libraries' programs may sum in another order)."""
+  if isinstance(a, float) and isinstance(j, float):
+    return a == j or (math.isnan(a) and math.isnan(j)) or abs(a - j) <= 1e-5 * max(1, abs(j))
+  if isinstance(a, dict) and isinstance(j, dict):
+    return a.keys() == j.keys() and all(same(a[k], j[k]) for k in a)
+  if isinstance(a, list) and isinstance(j, list):
+    return len(a) == len(j) and all(same(u, v) for u, v in zip(a, j))
+  return a == j
+
+
+def first_difference(a, j, path="", limit=3000):
+  """Where `a` first differs from `j` (as `same` sees it), and both values there."""
+  if isinstance(a, dict) and isinstance(j, dict) and a.keys() == j.keys():
+    for k in a:
+      if not same(a[k], j[k]):
+        return first_difference(a[k], j[k], f"{path}[{k!r}]", limit)
+  if isinstance(a, list) and isinstance(j, list) and len(a) == len(j):
+    for i, (u, v) in enumerate(zip(a, j)):
+      if not same(u, v):
+        return first_difference(u, v, f"{path}[{i}]", limit)
+  return f"at {path}:\narrax: {json.dumps(a)[:limit]}\njax:   {json.dumps(j)[:limit]}"
 
 
 def builtin_base(e):

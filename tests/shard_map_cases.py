@@ -16,7 +16,7 @@ import traceback
 
 import numpy as np
 
-from tests.multidevice import builtin_base, rand as _x
+from tests.multidevice import builtin_base, first_difference, rand as _x, same
 
 CASES = {}    # name -> (function, minimum device count)
 _MESSAGES = set()   # cases whose error message must match too
@@ -1049,28 +1049,6 @@ def _error(e, message):
   return ["error", builtin_base(e).__name__] + ([text] if message else [])
 
 
-def _same(a, j):
-  if isinstance(a, float) and isinstance(j, float):
-    return a == j or (math.isnan(a) and math.isnan(j)) or abs(a - j) <= 1e-5 * max(1, abs(j))
-  if isinstance(a, dict) and isinstance(j, dict):
-    return a.keys() == j.keys() and all(_same(a[k], j[k]) for k in a)
-  if isinstance(a, list) and isinstance(j, list):
-    return len(a) == len(j) and all(_same(u, v) for u, v in zip(a, j))
-  return a == j
-
-
-def _first_difference(a, j, path=""):
-  if isinstance(a, dict) and isinstance(j, dict) and a.keys() == j.keys():
-    for k in a:
-      if not _same(a[k], j[k]):
-        return _first_difference(a[k], j[k], f"{path}[{k!r}]")
-  if isinstance(a, list) and isinstance(j, list) and len(a) == len(j):
-    for i, (u, v) in enumerate(zip(a, j)):
-      if not _same(u, v):
-        return _first_difference(u, v, f"{path}[{i}]")
-  return f"at {path}:\narrax: {json.dumps(a)[:3000]}\njax:   {json.dumps(j)[:3000]}"
-
-
 def run_case(name, fn, libs):
   outs = []
   for mods in libs:
@@ -1079,7 +1057,7 @@ def run_case(name, fn, libs):
     except Exception as e:  # noqa: BLE001
       outs.append(_error(e, name in _MESSAGES))
   outs = [json.loads(json.dumps(o, default=repr)) for o in outs]
-  return "ok" if _same(outs[0], outs[1]) else _first_difference(outs[0], outs[1])
+  return "ok" if same(outs[0], outs[1]) else first_difference(outs[0], outs[1])
 
 
 def main(ndev):

@@ -12,7 +12,7 @@ import traceback
 
 import numpy as np
 
-from tests.multidevice import builtin_base, rand as _x
+from tests.multidevice import builtin_base, first_difference, rand as _x, same
 
 CASES = {}
 
@@ -608,22 +608,9 @@ def run_case(name, fn, a_mods, j_mods):
     except Exception as e:  # noqa: BLE001
       outs.append(_error(e, name in _MESSAGES))
   outs = [json.loads(json.dumps(o, default=repr)) for o in outs]
-  if outs[0] == outs[1]:
+  if same(outs[0], outs[1]):
     return "ok"
-  return _first_difference(outs[0], outs[1], "")
-
-
-def _first_difference(a, j, path):
-  """Where the arrax result `a` first differs from JAX's `j`, and both values there."""
-  if isinstance(a, dict) and isinstance(j, dict) and a.keys() == j.keys():
-    for k in a:
-      if a[k] != j[k]:
-        return _first_difference(a[k], j[k], f"{path}[{k!r}]")
-  if isinstance(a, list) and isinstance(j, list) and len(a) == len(j):
-    for i, (u, v) in enumerate(zip(a, j)):
-      if u != v:
-        return _first_difference(u, v, f"{path}[{i}]")
-  return f"at {path}:\narrax: {json.dumps(a)[:2000]}\njax:   {json.dumps(j)[:2000]}"
+  return first_difference(outs[0], outs[1], limit=2000)
 
 
 def main():
