@@ -660,3 +660,22 @@ def test_constant_results_of_jnp_functions_are_arrays(fn):
   assert_same(a, j)
   assert str(aj) == str(jj)
   assert isinstance(getattr(anp, fn)(3), arrax.Array)
+
+
+def test_deprecated_experimental_pjit_like_jax():
+  import warnings
+
+  import arrax.experimental.pjit as apj
+  import jax.experimental.pjit as jpj
+  fns = []
+  for mod in (apj, jpj):
+    with warnings.catch_warnings(record=True) as w:
+      warnings.simplefilter("always")
+      fns.append(mod.pjit)
+    assert [str(x.message) for x in w if x.category is DeprecationWarning] == [
+        "jax.experimental.pjit.pjit has been deprecated. Please use `jax.jit` instead."]
+  (apjit, jpjit), x = fns, np.float32([1, 2])
+  assert str(arrax.make_jaxpr(lambda v: apjit(lambda y: y * 2, None, None, (), ())(v))(x)) == \
+      str(jax.make_jaxpr(lambda v: jpjit(lambda y: y * 2, None, None, (), ())(v))(x))
+  with pytest.raises(AttributeError):
+    apj.not_there  # noqa: B018
