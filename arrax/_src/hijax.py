@@ -24,6 +24,7 @@ from arrax._src.ad import PartialEvalTrace, Zero, instantiate, is_undefined, tan
 from arrax._src.batching import vmap
 from arrax._src.core import AbstractValue, ShapedArray, aval_method, aval_property
 from arrax._src.custom_derivatives import SymbolicZero, custom_lin_p
+from arrax._src.lax import reductions
 from arrax._src.tracing import JaxprTrace, trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -225,6 +226,26 @@ class VmapOf(VJPHiPrimitive):
     return self._vmap(self.prim.jvp, (dims, dims), (self.out_dim, self.out_dim))(
         tuple(primals), tangents)
 
+  def vjp_fwd(self, in_nzs, *args):
+    # (residuals come out batched along axis 0, whether or not they depend on the batch)
+    extra = []
+
+    def fwd(*args):
+      out, res, *maybe_nzs = self.prim.vjp_fwd(in_nzs, *args)
+      extra[:] = maybe_nzs
+      return out, res
+    out, res = self._vmap(fwd, tuple(self.in_dims), (self.out_dim, 0))(*args)
+    return (out, res, *extra)
+
+  def vjp_bwd_retval(self, res, g):
+    none = lambda x: x is None
+    g = tree_map(instantiate, g, is_leaf=lambda t: type(t) is Zero)
+    ct_dims = tree_map(lambda d: 0 if d is None else d, tuple(self.in_dims), is_leaf=none)
+    cts = self._vmap(self.prim.vjp_bwd_retval, (0, self.out_dim), ct_dims)(res, g)
+    # (an unbatched input's cotangent is the sum over the batch)
+    return tree_map(lambda d, ct: reductions.reduce_sum(ct, (0,)) if d is None and ct is not None
+                    else ct, tuple(self.in_dims), tuple(cts), is_leaf=none)
+
   def batch_dim_rule(self, axis_data, in_dims):
     fix = lambda d, d_: d if (d is None or d_ is None) else d - (d_ < d)
     inner = tree_map(fix, in_dims, self.in_dims, is_leaf=lambda x: x is None)
@@ -337,6 +358,20 @@ def _call_hi_primitive_linearize(trace, primals, tangents, *, _prim):
 
 
 call_hi_primitive_p.def_linearize(_call_hi_primitive_linearize)
+
+
+def _call_hi_primitive_transpose(cts, *args, _prim):
+  # linear operands arrive as accumulators, the others as their values
+  accums = [_GradAccum(x.aval) if is_undefined(x) else None for x in args]
+  ins = [x if acc is None else acc for x, acc in zip(args, accums)]
+  cts = [Zero(c.aval) if type(c) is SymbolicZero else c for c in cts]
+  out = _prim.transpose(tree_unflatten(_prim.out_tree, cts),
+                        *tree_unflatten(_prim.in_tree, ins))
+  assert out is None
+  return [None if acc is None or acc.val is None else acc.val for acc in accums]
+
+
+call_hi_primitive_p.def_transpose(_call_hi_primitive_transpose)
 
 
 def _call_hi_primitive_batch(axis_data, args, dims, *, _prim):
