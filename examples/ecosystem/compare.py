@@ -64,8 +64,9 @@ def _summary(text):
 
 
 def compare_optax_tests(arrax_py, jax_py, pytest_args):
-  def site(py):
-    return run([py, "-c", "import optax, os; print(os.path.dirname(optax.__file__))"]).stdout.strip()
+  def site(py):   # (found without importing optax: in the arrax venv that needs `-m arrax`)
+    code = "import importlib.util as u; print(u.find_spec('optax').submodule_search_locations[0])"
+    return run([py, "-c", code]).stdout.strip()
   args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *pytest_args, *OPTAX_TESTS]
   j = run([jax_py, *args], cwd=site(jax_py))
   a = run([arrax_py, "-m", "arrax", *args], cwd=site(arrax_py))
