@@ -207,6 +207,9 @@ def block_until_ready(x):
 def typeof(x):
   """The abstract value (type) of `x`: shape, dtype and weak type; typed PRNG keys have their
   extended dtype (`key<fry>[]`)."""
+  hi = core.pytype_aval_mappings.get(type(x))
+  if hi is not None:
+    return hi(x)
   dt = getattr(x, "dtype", None)
   if isinstance(dt, dtypes.ExtendedDType) and not isinstance(x, core.Tracer):
     return core.ShapedArray(x.shape, dt)

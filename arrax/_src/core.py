@@ -11,8 +11,9 @@ import enum
 import gc
 import itertools
 import threading
+import types
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,6 +33,22 @@ class Effect:
 class AbstractValue:
   """The base of abstract values (ShapedArray, AbstractToken), as `jax.core.AbstractValue`."""
   __slots__ = ()
+
+
+class aval_property(NamedTuple):
+  """A class attribute of an abstract value that a tracer of that type answers as a property:
+  `tracer.name` is `fget(tracer)` (hijax types forward their values' properties this way)."""
+  fget: Any
+
+
+class aval_method(NamedTuple):
+  """A class attribute of an abstract value that a tracer of that type answers as a method
+  bound to the tracer."""
+  fun: Any
+
+
+# Abstract values of non-array Python types (hijax values): type -> fn(value) -> aval.
+pytype_aval_mappings: dict = {}
 
 
 class MemorySpace(enum.Enum):
@@ -335,7 +352,11 @@ class Token:
 
 
 def get_aval(x) -> ShapedArray:
-  """The abstract value of an arrax Array, a tracer, a NumPy array or a Python scalar."""
+  """The abstract value of an arrax Array, a tracer, a NumPy array or a Python scalar (or a
+  value of a type given by `register_hitype`)."""
+  hi = pytype_aval_mappings.get(type(x))
+  if hi is not None:
+    return hi(x)
   aval = getattr(x, "aval", None)
   if aval is not None:
     return aval
@@ -345,6 +366,11 @@ def get_aval(x) -> ShapedArray:
     return ShapedArray((), dt, weak)
   if isinstance(x, (np.ndarray, np.generic)):
     return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype), False)
+  if pytype_aval_mappings:
+    for t in type(x).__mro__:
+      fn = pytype_aval_mappings.get(t)
+      if fn is not None:
+        return fn(x)
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
@@ -717,6 +743,13 @@ class Tracer:
       if type(aval) is AbstractRef:
         method = getattr(AbstractRef, name)
         return lambda *args, **kwargs: method(self, *args, **kwargs)
+    if name != "aval" and not name.startswith("__"):
+      # (an attribute its type declares as an aval_property / aval_method)
+      attr = getattr(type(getattr(self, "aval", None)), name, None)
+      if type(attr) is aval_property:
+        return attr.fget(self)
+      if type(attr) is aval_method:
+        return types.MethodType(attr.fun, self)
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
   def __setitem__(self, idx, value):

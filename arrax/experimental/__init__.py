@@ -3,5 +3,6 @@ from arrax._src.callback import io_callback as io_callback
 # (imported here so that its primitives exist whenever arrax is imported)
 from arrax.experimental import multihost_utils as multihost_utils
 from arrax.experimental import compilation_cache as compilation_cache
+from arrax.experimental import hijax as hijax
 
 __all__ = ["io_callback"]

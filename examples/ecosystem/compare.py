@@ -3,8 +3,8 @@ each in its own venv, and compare them.
 
   python compare.py --arrax-python A/bin/python --jax-python J/bin/python [--optax-tests]
 
-The arrax venv must not contain jax (checked): there the programs run through run.py, which
-resolves `import jax` to arrax as `python -m arrax` does. Exit status 1 if any example prints
+The arrax venv must not contain jax (checked): there the programs run as `python -m arrax ...`,
+which resolves `import jax` to arrax. Exit status 1 if any example prints
 something else than on JAX.
 """
 import argparse
@@ -35,7 +35,7 @@ def compare_examples(arrax_py, jax_py):
     if not (HERE / name).exists():
       continue
     j = run([jax_py, str(HERE / name)], cwd=HERE)
-    a = run([arrax_py, str(HERE / "run.py"), str(HERE / name)], cwd=HERE)
+    a = run([arrax_py, "-m", "arrax", str(HERE / name)], cwd=HERE)
     if j.returncode != 0:
       print(f"{name}: fails on JAX:\n{j.stderr[-2000:]}")
       bad += 1
@@ -64,11 +64,12 @@ def _summary(text):
 
 
 def compare_optax_tests(arrax_py, jax_py, pytest_args):
-  def site(py):
-    return run([py, "-c", "import optax, os; print(os.path.dirname(optax.__file__))"]).stdout.strip()
+  def site(py):   # (found without importing optax: in the arrax venv that needs `-m arrax`)
+    code = "import importlib.util as u; print(u.find_spec('optax').submodule_search_locations[0])"
+    return run([py, "-c", code]).stdout.strip()
   args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *pytest_args, *OPTAX_TESTS]
   j = run([jax_py, *args], cwd=site(jax_py))
-  a = run([arrax_py, str(HERE / "run.py"), *args], cwd=site(arrax_py))
+  a = run([arrax_py, "-m", "arrax", *args], cwd=site(arrax_py))
   (jc, jf), (ac, af) = _summary(j.stdout), _summary(a.stdout)
   print(f"optax tests on JAX:   {jc}")
   print(f"optax tests on arrax: {ac}")

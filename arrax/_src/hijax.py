@@ -1,0 +1,387 @@
+"""Hijax (`jax.experimental.hijax`): operations and types defined by users in terms of arrax's
+own ("lojax") operations.
+
+A `VJPHiPrimitive` subclass describes one operation: its instance carries the input and output
+types (`in_avals`, `out_aval`, pytrees of abstract values) and static `params` (also readable as
+attributes); `expand(*args)` says what it computes with ordinary operations, and optional
+methods give its rules: `jvp` (forward mode), `vjp_fwd` + `vjp_bwd_retval` or `vjp_bwd`
+(reverse mode), `batch` or `batch_dim_rule` (vmap). Calling the instance binds one primitive,
+`call_hi_primitive`, that holds it: eagerly it runs `expand`, staged it is one equation that
+lowers to the traced `expand`.
+
+`HiType` is the base of abstract values of user-defined value types, linked to the value type
+by `register_hitype`; `aval_method` / `aval_property` attributes of such a type make a tracer
+of it answer the value's methods and properties. Hi-typed values work eagerly and as the
+inputs and outputs of hi primitives applied eagerly; arrax does not lower them across a `jit`
+boundary (only array-typed primitives are staged).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from arrax._src import ad, core, mlir
+from arrax._src.ad import PartialEvalTrace, Zero, instantiate, is_undefined, tangent_aval
+from arrax._src.batching import vmap
+from arrax._src.core import AbstractValue, ShapedArray, aval_method, aval_property
+from arrax._src.custom_derivatives import SymbolicZero, custom_lin_p
+from arrax._src.lax import reductions
+from arrax._src.tracing import JaxprTrace, trace_to_jaxpr
+from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["HiType", "VJPHiPrimitive", "register_hitype", "instantiate_zeros",
+           "is_undefined_primal", "aval_method", "aval_property", "AbstractValue",
+           "ShapedArray", "Zero"]
+
+
+def instantiate_zeros(tangent):
+  """A symbolic zero tangent (`Zero`) made into an array of zeros; other values unchanged."""
+  return instantiate(tangent)
+
+
+def is_undefined_primal(x) -> bool:
+  """Whether `x` stands for the linear input of a transpose rule."""
+  return is_undefined(x)
+
+
+def register_hitype(val_cls, typeof_fn) -> None:
+  """Make `typeof_fn(value)` the abstract value of instances of `val_cls`."""
+  core.pytype_aval_mappings[val_cls] = typeof_fn
+
+
+class HiType(AbstractValue):
+  """The base of the abstract values of immutable user-defined types. Subclasses define
+  equality and hashing, and for the transformations they take part in: `lo_ty` / `lower_val` /
+  `raise_val` (the type as arrays), `to_tangent_aval` (autodiff), `vspace_zero` /
+  `vspace_add` (a tangent type), `dec_rank` / `inc_rank` (vmap)."""
+  is_high = True
+  has_qdd = False
+
+  def __hash__(self):
+    raise AssertionError("must override")
+
+  def __eq__(self, other):
+    raise AssertionError("must override")
+
+  def lo_ty(self):
+    raise AssertionError("must override")
+
+  def lower_val(self, hi_val):
+    raise AssertionError("must override")
+
+  def raise_val(self, *lo_vals):
+    raise AssertionError("must override")
+
+  def to_tangent_aval(self):
+    raise AssertionError("must override")
+
+  def to_ct_aval(self):
+    return self.to_tangent_aval()
+
+  def vspace_zero(self):
+    raise AssertionError("must override")
+
+  def vspace_add(self, x, y):
+    raise AssertionError("must override")
+
+  def dec_rank(self, size, spec):
+    raise AssertionError("must override")
+
+  def inc_rank(self, size, spec):
+    raise AssertionError("must override")
+
+  def leading_axis_spec(self):
+    raise AssertionError("must override")
+
+
+def _is_aval(x) -> bool:
+  return isinstance(x, AbstractValue)
+
+
+def _flatten_avals(tree):
+  return tree_flatten(tree, is_leaf=_is_aval)
+
+
+def _leaves_checked(treedef, tree):
+  return treedef.flatten_up_to(tree)
+
+
+class _GradAccum:
+  """Collects the cotangent of one input of a hi primitive (`vjp_bwd`'s accumulators)."""
+  __slots__ = ("aval", "val")
+
+  def __init__(self, aval):
+    self.aval = aval
+    self.val = None
+
+  def accum(self, v):
+    if v is None or type(v) is Zero:
+      return
+    self.val = v if self.val is None else self.val + v
+
+
+class VJPHiPrimitive:
+  """An operation defined by a subclass: `__init__` sets `in_avals`, `out_aval`, `params`
+  then calls `super().__init__()`; `expand` implements it; the optional rules are methods."""
+  effects = frozenset()
+
+  def __init__(self):
+    if not hasattr(self, "in_avals"):
+      raise AttributeError("subclass __init__ should set `self.in_avals`")
+    if not hasattr(self, "out_aval"):
+      raise AttributeError("subclass __init__ should set `self.out_aval`")
+    if not hasattr(self, "params"):
+      raise AttributeError("subclass __init__ should set `self.params`")
+    cls = type(self)
+    if (cls.vjp_bwd is not VJPHiPrimitive.vjp_bwd
+        and cls.vjp_bwd_retval is not VJPHiPrimitive.vjp_bwd_retval):
+      raise AttributeError(f"subclass {cls} should not override both `vjp_bwd` and "
+                           "`vjp_bwd_retval`")
+    self.in_avals_flat, self.in_tree = _flatten_avals(self.in_avals)
+    self.out_avals_flat, self.out_tree = _flatten_avals(self.out_aval)
+    self.__dict__.update(self.params)
+    self.check(*self.in_avals)
+
+  def expand(self, *args):
+    raise NotImplementedError(f"subclass {type(self)} must implement `expand`")
+
+  def vjp_fwd(self, nzs_in, /, *args):
+    raise NotImplementedError(f"for grad support, subclass {type(self)} must implement "
+                              "`vjp_fwd`")
+
+  def vjp_bwd(self, res, outgrad, /, *arg_accums):
+    args_grad = self.vjp_bwd_retval(res, outgrad)
+    tree_map(lambda acc, v: isinstance(acc, _GradAccum) and acc.accum(v), arg_accums,
+             args_grad)
+
+  def vjp_bwd_retval(self, res, outgrad, /):
+    raise NotImplementedError(f"for grad support, subclass {type(self)} must implement "
+                              "`vjp_bwd` or `vjp_bwd_retval`")
+
+  def jvp(self, primals, tangents):
+    raise NotImplementedError(f"for jvp support, subclass {type(self)} must implement `jvp`")
+
+  def transpose(self, out_ct, *maybe_accums):
+    raise NotImplementedError(f"for transpose support, subclass {type(self)} must implement "
+                              "`transpose`")
+
+  def batch(self, axis_data, args, dims):
+    out_dim = self.batch_dim_rule(axis_data, dims)
+    return VmapOf(self, axis_data, dims, out_dim)(*args), out_dim
+
+  def batch_dim_rule(self, axis_data, dims, /):
+    raise NotImplementedError(f"for vmap support, subclass {type(self)} must implement "
+                              "`batch` or `batch_dim_rule`")
+
+  def check(self, *arg_tys):
+    return None
+
+  def __call__(self, *args):
+    trace = core.current_trace()
+    if type(trace) is JaxprTrace:
+      return self.staging(trace, None, *args)
+    return self._bind(args)
+
+  def staging(self, trace, source_info, *args):
+    """How the operation is staged into a jaxpr (an override may refuse to be staged)."""
+    del trace, source_info
+    return self._bind(args)
+
+  def _bind(self, args):
+    outs = call_hi_primitive_p.bind(*_leaves_checked(self.in_tree, args), _prim=self)
+    return tree_unflatten(self.out_tree, outs)
+
+  def __repr__(self):
+    return f"{type(self).__name__}[{self.params}]"
+
+  def __hash__(self):
+    return hash((type(self).__name__, tuple(self.params.items()), self.effects))
+
+  def __eq__(self, other):
+    return (type(self) is type(other) and self.params == other.params
+            and self.effects == other.effects)
+
+
+class VmapOf(VJPHiPrimitive):
+  """A hi primitive applied to batched operands: `expand` (and `jvp`) vmapped."""
+
+  def __init__(self, prim, axis_data, in_dims, out_dim):
+    size = axis_data.size
+    unmap = lambda a, d: core.unmapped_aval(size, d, a)
+    self.in_avals = tree_map(unmap, prim.in_avals, in_dims, is_leaf=_is_aval)
+    self.out_aval = tree_map(unmap, prim.out_aval, out_dim, is_leaf=_is_aval)
+    self.params = dict(prim=prim, axis_data=axis_data, in_dims=in_dims, out_dim=out_dim)
+    super().__init__()
+
+  def _vmap(self, f, in_axes, out_axes):
+    ad_ = self.axis_data
+    return vmap(f, in_axes=in_axes, out_axes=out_axes, axis_name=ad_.name, axis_size=ad_.size,
+                spmd_axis_name=ad_.spmd_name)
+
+  def expand(self, *args):
+    return self._vmap(self.prim.expand, tuple(self.in_dims), self.out_dim)(*args)
+
+  def jvp(self, primals, tangents):
+    tangents = tuple(tree_map(instantiate, tangents, is_leaf=lambda t: type(t) is Zero))
+    dims = tuple(self.in_dims)
+    return self._vmap(self.prim.jvp, (dims, dims), (self.out_dim, self.out_dim))(
+        tuple(primals), tangents)
+
+  def vjp_fwd(self, in_nzs, *args):
+    # (residuals come out batched along axis 0, whether or not they depend on the batch)
+    extra = []
+
+    def fwd(*args):
+      out, res, *maybe_nzs = self.prim.vjp_fwd(in_nzs, *args)
+      extra[:] = maybe_nzs
+      return out, res
+    out, res = self._vmap(fwd, tuple(self.in_dims), (self.out_dim, 0))(*args)
+    return (out, res, *extra)
+
+  def vjp_bwd_retval(self, res, g):
+    none = lambda x: x is None
+    g = tree_map(instantiate, g, is_leaf=lambda t: type(t) is Zero)
+    ct_dims = tree_map(lambda d: 0 if d is None else d, tuple(self.in_dims), is_leaf=none)
+    cts = self._vmap(self.prim.vjp_bwd_retval, (0, self.out_dim), ct_dims)(res, g)
+    # (an unbatched input's cotangent is the sum over the batch)
+    return tree_map(lambda d, ct: reductions.reduce_sum(ct, (0,)) if d is None and ct is not None
+                    else ct, tuple(self.in_dims), tuple(cts), is_leaf=none)
+
+  def batch_dim_rule(self, axis_data, in_dims):
+    fix = lambda d, d_: d if (d is None or d_ is None) else d - (d_ < d)
+    inner = tree_map(fix, in_dims, self.in_dims, is_leaf=lambda x: x is None)
+    out_dim = self.prim.batch_dim_rule(axis_data, inner)
+    return tree_map(lambda d, d_: d + (d_ < d), out_dim, self.out_dim)
+
+
+# ---- the primitive --------------------------------------------------------------------------
+call_hi_primitive_p = core.Primitive("call_hi_primitive")
+call_hi_primitive_p.multiple_results = True
+call_hi_primitive_p.effectful = lambda params: bool(params["_prim"].effects)
+
+
+def _expand_flat(*args, _prim):
+  return _leaves_checked(_prim.out_tree, _prim.expand(*tree_unflatten(_prim.in_tree, args)))
+
+
+call_hi_primitive_p.def_abstract_eval(lambda *avals, _prim: list(_prim.out_avals_flat))
+call_hi_primitive_p.def_impl(_expand_flat)
+
+
+class _LoVals(tuple):
+  """While lowering: the IR values (one per `lo_ty()` type) standing for one hi-typed value."""
+
+
+def _lo_avals(aval):
+  return list(aval.lo_ty()) if isinstance(aval, HiType) else [aval]
+
+
+def _call_hi_primitive_lowering(ctx, *args, _prim):
+  # Hi-typed operands and results are carried as their lo values (HiType.lo_ty/raise_val/
+  # lower_val), so hi values can flow between hi primitives inside a jit.
+  avals_in, avals_out = ctx.avals_in, ctx.avals_out
+  for a in [*avals_in, *avals_out]:
+    if isinstance(a, core.AbstractRef) or (not isinstance(a, HiType) and getattr(a, "is_high", False)):
+      raise NotImplementedError(f"{_prim}: arrax does not lower operands of type {a}")
+  sizes = [len(_lo_avals(a)) for a in avals_in]
+
+  def lo_fun(*lo):
+    hi, i = [], 0
+    for a, n in zip(avals_in, sizes):
+      hi.append(a.raise_val(*lo[i:i + n]) if isinstance(a, HiType) else lo[i])
+      i += n
+    outs = _expand_flat(*hi, _prim=_prim)
+    return [v for a, o in zip(avals_out, outs)
+            for v in (a.lower_val(o) if isinstance(a, HiType) else [o])]
+
+  lo_in = [t for a in avals_in for t in _lo_avals(a)]
+  jaxpr, consts = trace_to_jaxpr(lo_fun, lo_in)
+  consts = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
+            for v, c in zip(jaxpr.constvars, consts)]
+  flat_args = [v for a, x in zip(avals_in, args)
+               for v in (x if isinstance(a, HiType) else [x])]
+  outs = iter(mlir.jaxpr_subcomp(ctx.module_context, jaxpr, consts, flat_args))
+  return [_LoVals(next(outs) for _ in _lo_avals(a)) if isinstance(a, HiType) else next(outs)
+          for a in avals_out]
+
+
+call_hi_primitive_p.def_lowering(_call_hi_primitive_lowering)
+
+
+def _call_hi_primitive_jvp(primals, tangents, *, _prim):
+  p = tree_unflatten(_prim.in_tree, primals)
+  t = tree_unflatten(_prim.in_tree, tangents)
+  p_out, t_out = _prim.jvp(p, t)
+  return (_leaves_checked(_prim.out_tree, p_out),
+          _prim.out_tree.flatten_up_to(t_out))
+
+
+call_hi_primitive_p.def_jvp(_call_hi_primitive_jvp)
+
+
+class _HiBwd:
+  """The transpose of a hi primitive's linearized tangent map: its `vjp_bwd` (custom_lin's
+  `bwd` param, printed as the primitive)."""
+  __slots__ = ("prim", "res_tree")
+
+  def __init__(self, prim, res_tree):
+    self.prim = prim
+    self.res_tree = res_tree
+
+  def __str__(self):
+    return repr(self.prim)
+
+  def __call__(self, res, cts):
+    prim = self.prim
+    cts = [Zero(c.aval) if type(c) is SymbolicZero else c for c in cts]
+    accums = [_GradAccum(a) for a in prim.in_avals_flat]
+    out = prim.vjp_bwd(tree_unflatten(self.res_tree, res), tree_unflatten(prim.out_tree, cts),
+                       *tree_unflatten(prim.in_tree, accums))
+    assert out is None
+    return [Zero(tangent_aval(a.aval)) if a.val is None else a.val for a in accums]
+
+
+def _call_hi_primitive_linearize(trace, primals, tangents, *, _prim):
+  del trace
+  nzs = [type(t) is not Zero for t in tangents]
+  ans, res, *maybe_nzs = _prim.vjp_fwd(tree_unflatten(_prim.in_tree, nzs),
+                                       *tree_unflatten(_prim.in_tree, primals))
+  ans_flat = _leaves_checked(_prim.out_tree, ans)
+  res_flat, res_tree = tree_flatten(res)
+  out_avals = [tangent_aval(core.get_aval(a)) for a in ans_flat]
+  t_out = custom_lin_p.bind(*res_flat, *[t for t in tangents if type(t) is not Zero],
+                            num_res=len(res_flat), bwd=_HiBwd(_prim, res_tree),
+                            out_avals=tuple(out_avals), symbolic_zeros=True,
+                            in_zeros=[not nz for nz in nzs])
+  out_nzs = _prim.out_tree.flatten_up_to(maybe_nzs[0]) if maybe_nzs else [True] * len(t_out)
+  return ans_flat, [t if nz and not ad.is_float0(a) else Zero(a)
+                    for t, a, nz in zip(t_out, out_avals, out_nzs)]
+
+
+call_hi_primitive_p.def_linearize(_call_hi_primitive_linearize)
+
+
+def _call_hi_primitive_transpose(cts, *args, _prim):
+  # linear operands arrive as accumulators, the others as their values
+  accums = [_GradAccum(x.aval) if is_undefined(x) else None for x in args]
+  ins = [x if acc is None else acc for x, acc in zip(args, accums)]
+  cts = [Zero(c.aval) if type(c) is SymbolicZero else c for c in cts]
+  out = _prim.transpose(tree_unflatten(_prim.out_tree, cts),
+                        *tree_unflatten(_prim.in_tree, ins))
+  assert out is None
+  return [None if acc is None or acc.val is None else acc.val for acc in accums]
+
+
+call_hi_primitive_p.def_transpose(_call_hi_primitive_transpose)
+
+
+def _call_hi_primitive_batch(axis_data, args, dims, *, _prim):
+  if all(d is None for d in dims):
+    return call_hi_primitive_p.bind(*args, _prim=_prim), [None] * len(_prim.out_avals_flat)
+  out, out_dims = _prim.batch(axis_data, tree_unflatten(_prim.in_tree, args),
+                              tree_unflatten(_prim.in_tree, dims))
+  return (_leaves_checked(_prim.out_tree, out),
+          _prim.out_tree.flatten_up_to(out_dims))
+
+
+call_hi_primitive_p.def_batch_axis(_call_hi_primitive_batch)
+call_hi_primitive_p.def_pp_params(lambda p: {"_prim": p["_prim"]})
