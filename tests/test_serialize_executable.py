@@ -96,7 +96,7 @@ def jnp_or_anp(w):
 
 
 def test_round_trip_x64(x64):
-  f = lambda x, i: (x * i, i + 1, x.sum())   # noqa: E731
+  f = lambda x, i: (x * i, i + 1, x.sum())
   args = (rand((3,), np.float64), np.int64(2))
   assert_same(_round_trip(arrax, ase, f, to_arrax(args)), _round_trip(jax, jse, f, to_jax(args)))
 
