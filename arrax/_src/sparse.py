@@ -266,9 +266,6 @@ def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=np.int32)
 def bcoo_transpose(mat, *, permutation: Sequence[int]):
   """`mat` with its axes permuted (batch axes among themselves, sparse among themselves, dense
   among themselves)."""
-  if not isinstance(permutation, (tuple, list, np.ndarray)):
-    raise TypeError("transpose permutation must be a tuple/list/ndarray, got "
-                    f"{type(permutation)}.")
   permutation = tuple(int(p) for p in permutation)
   shape = mat.shape
   if tuple(sorted(permutation)) != tuple(range(len(shape))):
@@ -347,6 +344,16 @@ def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
   del precision, out_sharding
   if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
     raise NotImplementedError("arrax: bcoo_dot_general of two BCOO arrays")
+  (lc, rc), (lb, rb) = dimension_numbers
+  sparse, contracting, batch = (lhs, lc, lb) if isinstance(lhs, BCOO) else (rhs, rc, rb)
+  if isinstance(sparse, BCOO):
+    contracting, batch = tuple(contracting), tuple(batch)
+    if batch and max(batch) >= sparse.n_batch:
+      raise NotImplementedError(
+          "bcoo_dot_general batch dimensions must be among the batch dimensions in the sparse "
+          f"representation.\ngot lhs_batch={batch}, n_batch={sparse.n_batch}")
+    if any(d >= sparse.n_batch + sparse.n_sparse for d in contracting):
+      raise NotImplementedError("bcoo_dot_general: contracting over dense dimensions.")
   if isinstance(lhs, BCOO):
     lhs = lhs.todense()
   if isinstance(rhs, BCOO):
