@@ -55,7 +55,7 @@ def _check_cases(cases):
 
 X3 = _sparse_values((2, 3, 4))
 # (n_batch, n_dense) of a 3-d array: a few, as each new layout compiles new programs
-LAYOUTS = [(0, 0), (1, 1), (2, 0), (0, 2)]
+LAYOUTS = [(0, 0), (1, 1), (2, 0)]
 
 
 def test_fromdense_todense_layouts():
@@ -87,8 +87,7 @@ def test_fromdense_todense_layouts():
   _check_cases(cases)
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int32, np.float16, BF16,
-                                   np.complex64])
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, BF16, np.complex64])
 def test_dtypes(dtype):
   x = _sparse_values((3, 4), dtype, seed=5)
   v = rand((4, 2), dtype, seed=6)
@@ -104,12 +103,12 @@ def test_dtypes(dtype):
 
 def test_transpose_and_reduce_sum():
   cases = {}
-  for nb, nd in [(0, 0), (1, 0), (0, 1), (1, 1)]:
+  for nb, nd in [(0, 0), (1, 0), (0, 1)]:
     for perm in [(0, 2, 1), (2, 1, 0)]:
       cases[f"transpose b{nb}d{nd} {perm}"] = lambda t, n, s, nb=nb, nd=nd, perm=perm: (
           lambda m: (_bufs(m), m.todense()))(s.bcoo_transpose(
               s.bcoo_fromdense(n.asarray(X3), n_batch=nb, n_dense=nd), permutation=perm))
-    for axes in [(0,), (1,), (0, 2), (0, 1, 2)]:
+    for axes in [(0,), (2,), (0, 1, 2)]:
       cases[f"sum b{nb}d{nd} {axes}"] = lambda t, n, s, nb=nb, nd=nd, axes=axes: (
           lambda m: (_bufs(m), m.todense()))(s.bcoo_reduce_sum(
               s.bcoo_fromdense(n.asarray(X3), n_batch=nb, n_dense=nd), axes=axes))
@@ -229,3 +228,9 @@ def test_sparse_sparse_product():
   x = _sparse_values((3, 4), seed=12)
   _check_cases({"spsp": lambda t, n, s: _bufs(
       s.BCOO.fromdense(n.asarray(x)) @ s.BCOO.fromdense(n.asarray(x.T)))})
+
+
+def test_array_transpose_with_one_int_axis():
+  # (used by bcoo_transpose: `x.transpose(0)` of a 1-d array, as NumPy and JAX take it)
+  _check_cases({"1d": lambda t, n, s: n.arange(3).transpose(0),
+                "bad": lambda t, n, s: n.ones((2, 2)).transpose(1)})

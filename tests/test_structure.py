@@ -248,7 +248,7 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".interpreters.partial_eval", ".flatten_util", ".lib", ".version",
           ".experimental.checkify", ".experimental.layout", ".experimental.ode",
           ".experimental.mesh_utils", ".experimental.jet", ".experimental.pjit",
-          ".experimental.serialize_executable", ".api_util",
+          ".experimental.serialize_executable", ".experimental.sparse", ".api_util",
           ".sharding", ".profiler", ".ffi"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
