@@ -21,7 +21,7 @@ from arrax._src import core, dtypes
 from arrax._src.batching import vmap
 from arrax._src.lax import broadcasting
 from arrax._src.lax import dot as lax_dot
-from arrax._src.numpy import creation, lax_numpy, reductions, searching
+from arrax._src.numpy import creation, lax_numpy, searching
 from arrax._src.tree_util import register_pytree_node_class
 
 _TRACED_NSE = ("bcoo_fromdense's nse: to use BCOO.fromdense in traced or compiled code, pass "
