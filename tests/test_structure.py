@@ -248,7 +248,8 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".interpreters.partial_eval", ".flatten_util", ".lib", ".version",
           ".experimental.checkify", ".experimental.hijax", ".experimental.layout",
           ".experimental.ode", ".experimental.mesh_utils", ".experimental.jet",
-          ".experimental.pjit", ".api_util", ".sharding", ".profiler", ".ffi"]
+          ".experimental.pjit", ".experimental.serialize_executable", ".experimental.sparse",
+          ".api_util", ".sharding", ".profiler", ".ffi"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs

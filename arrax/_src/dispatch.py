@@ -67,12 +67,24 @@ def wrap_tokens(outs):
           if x.aval is core.abstract_token else x for x in outs]
 
 
+def _single_device_options(device):
+  options = xc.CompileOptions()
+  options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+  return options
+
+
+def load_serialized(blob, device, client=None):
+  """The executable serialized as `blob` (by `loaded.serialize()`), loaded for one device."""
+  client = client or device.client
+  return client.deserialize_executable(blob, xc.DeviceList((device,)),
+                                       _single_device_options(device))
+
+
 def compile_module(lowered, device, name="", persistent=True):
   """Compile a LoweredModule for one device with XLA (or, if `persistent`, load it from the
   persistent compilation cache)."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
-  options = xc.CompileOptions()
-  options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+  options = _single_device_options(device)
   devices = xc.DeviceList((device,))
   # Executables calling back into Python cannot be serialized with their callbacks.
   directory = (compilation_cache.cache_dir()
@@ -84,7 +96,7 @@ def compile_module(lowered, device, name="", persistent=True):
     blob = compilation_cache.get(directory, key)
     if blob is not None:
       try:
-        loaded = client.deserialize_executable(blob, devices, options)
+        loaded = load_serialized(blob, device, client)
       except Exception as e:  # noqa: BLE001  (a stale or damaged entry: compile instead)
         logger.warning("arrax: could not load %s from the compilation cache: %s", name, e)
       else:

@@ -593,12 +593,16 @@ class Lowered(_StageInfo):
     loaded = dispatch.compile_module(self._module, device, self._jitted._name)
     exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device,
                               name=f"jit({self._jitted._name})")
-    return Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed,
-                    self._donated)
+    compiled = Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed,
+                        self._donated)
+    # (an executable calling back into Python cannot be serialized with its callbacks)
+    compiled._host_callbacks = bool(self._module.host_callbacks)
+    return compiled
 
 
 class Compiled(_StageInfo):
   """A compiled executable of a jitted function (from `jit(f).lower(...).compile()`)."""
+  _host_callbacks = False
 
   def __init__(self, exe, in_tree, out_tree, jitted, key, closed=None, donated=None):
     self._exe = exe

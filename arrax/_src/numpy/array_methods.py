@@ -66,6 +66,8 @@ def _reshape(self, *args, order="C", **kwargs):
 
 def _transpose(self, *args):
   axes = None if not args else (args[0] if len(args) == 1 else args)
+  if isinstance(axes, (int, np.integer)):   # x.transpose(0): one axis, as NumPy
+    axes = (axes,)
   return lnp.transpose(self, axes)
 
 
