@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from arrax._src import ad, core, mlir
-from arrax._src.ad import PartialEvalTrace, Zero, instantiate, is_undefined, tangent_aval
+from arrax._src.ad import Zero, instantiate, is_undefined, tangent_aval
 from arrax._src.batching import vmap
 from arrax._src.core import AbstractValue, ShapedArray, aval_method, aval_property
 from arrax._src.custom_derivatives import SymbolicZero, custom_lin_p
