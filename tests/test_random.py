@@ -572,3 +572,20 @@ def test_typed_keys_are_leaves():
       assert_bits_equal(a[name], j[name])
     else:
       assert a[name] == j[name], (name, a[name], j[name])
+
+
+def test_where_and_select_over_key_arrays_like_jax():
+  # (optax's MultiSteps selects between optimizer states holding typed keys)
+  outs = []
+  for lib, np_ in ((arrax, anp), (jax, jnp)):
+    k = lib.random.split(lib.random.key(0), 3)
+    c = np_.array([True, False, True])
+    where = lambda c, a, b, np_=np_: np_.where(c, a, b)  # noqa: E731
+    res = [where(c, k, k[::-1]), where(True, k, k[0]), where(np_.array([[1], [0]]), k, k),
+           lib.jit(where)(c, k, k[::-1]), lib.vmap(where)(c, k, k[::-1]),
+           lib.lax.select(np_.array(True), k[0], k[1]), lib.lax.select(c, k, k[::-1])]
+    outs.append([np.asarray(lib.random.key_data(r)) for r in res])
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+      np_.where(True, k, 1)
+  for a, j in zip(*outs):
+    np.testing.assert_array_equal(a, j)

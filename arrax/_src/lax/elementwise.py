@@ -1079,9 +1079,27 @@ def reciprocal(x):
   return integer_pow(x, -1)
 
 
+def _is_key_array(x):
+  return isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType) and hasattr(x, "_wrap")
+
+
 def select_n(which, *cases):
-  """cases[which] elementwise; `which` is bool (2 cases) or int32."""
+  """cases[which] elementwise; `which` is bool (2 cases) or int32. The cases may be typed PRNG
+  key arrays (all of one key dtype), selected key by key."""
+  if cases and any(_is_key_array(c) for c in cases):
+    return _select_n_keys(asarray_operand(which), cases)
   return select_n_p.bind(asarray_operand(which), *map(asarray_operand, cases))
+
+
+def _select_n_keys(which, cases):
+  if not all(_is_key_array(c) and c.dtype == cases[0].dtype for c in cases):
+    raise TypeError("select_n cases must have the same types, got "
+                    f"[{', '.join(str(getattr(c, 'dtype', type(c).__name__)) for c in cases)}].")
+  datas = [c._base_array for c in cases]
+  if which.ndim:   # (the key data has one more, trailing axis)
+    which = broadcasting.broadcast_in_dim(which, core.get_aval(datas[0]).shape,
+                                          tuple(range(which.ndim)))
+  return cases[0]._wrap(select_n_p.bind(which, *datas))
 
 
 def select(pred, on_true, on_false):

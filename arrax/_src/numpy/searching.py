@@ -166,14 +166,32 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   if x is None and y is None:
     util.check_arraylike("where", condition)
     return nonzero(condition, size=size, fill_value=fill_value)
-  util.check_arraylike("where", condition, x, y)
   if size is not None or fill_value is not None:
     raise ValueError("size and fill_value arguments cannot be used in three-term where "
                      "function.")
+  if lax_ew._is_key_array(x) or lax_ew._is_key_array(y):
+    return _where_keys(condition, x, y)
+  util.check_arraylike("where", condition, x, y)
   if x is None or y is None:
     raise ValueError("Either both or neither of the x and y arguments should be provided to "
                      f"jax.numpy.where, got {x} and {y}.")
   return lax_numpy._where(condition, x, y)
+
+
+def _where_keys(condition, x, y):
+  """jnp.where over typed PRNG key arrays (both of one key dtype): broadcast, then select."""
+  for k in (x, y):
+    if not lax_ew._is_key_array(k):
+      raise ValueError(f"dtype={(y if k is x else x).dtype} is not a valid dtype for JAX type "
+                       "promotion.")
+  if x.dtype != y.dtype:
+    raise ValueError(f"dtype={x.dtype} is not a valid dtype for JAX type promotion.")
+  condition = lax_numpy.asarray(condition)
+  if condition.dtype != np.bool_:
+    condition = condition != 0
+  shape = util.broadcast_shapes(condition.shape, x.shape, y.shape)
+  bx, by = (k._wrap(lax_numpy.broadcast_to(k._base_array, (*shape, 2))) for k in (x, y))
+  return lax_ew.select_n(lax_numpy.broadcast_to(condition, shape), by, bx)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
