@@ -3,6 +3,8 @@ random transformation stacks give JAX's values, dtypes, weak types, shapes and e
 
 Derandomized, so CI sees the same programs every run; `make fuzz` runs long campaigns.
 """
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests import fuzzing
@@ -32,3 +34,20 @@ def test_random_programs_under_jit_and_grad(data):
     fuzzing.run(program)
   except AssertionError as e:
     raise AssertionError(f"{program}\n{e}") from None
+
+
+def _program(steps, transforms, *, shape=(), dtype=np.int32, n_inputs=2, seed=0):
+  ops = {o.name: o for o in fuzzing.OPS}
+  steps = [(ops[name], ins, params) for name, ins, params in steps]
+  return fuzzing.Program(shape=shape, dtype=dtype, n_inputs=n_inputs, steps=steps,
+                         outputs=tuple(range(1, n_inputs + len(steps))), transforms=transforms,
+                         seed=seed)
+
+
+@pytest.mark.parametrize("program", [
+    # scan over the vjp of an integer function: its float0 cotangents are scan outputs
+    _program([("sum", (1,), {"axis": None})],
+             [("vjp", {}), ("checkpoint", {}), ("scan", {})], seed=65535),
+], ids=lambda p: " ".join(n for n, _ in p.transforms))
+def test_fuzzer_findings(program):
+  fuzzing.run(program, check_jaxpr=False)

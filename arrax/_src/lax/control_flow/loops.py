@@ -145,7 +145,10 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   """scan in lax operations: a while loop running `unroll` steps per iteration (the leftover
   steps, or all of them when fully unrolled, run straight-line after it)."""
   consts, carry, xs = common.split_list(args, [num_consts, num_carry])
-  y_avals = jaxpr.out_avals[num_carry:]
+  all_y_avals = jaxpr.out_avals[num_carry:]
+  # float0 outputs (integer inputs' cotangents) hold no data: no buffer, zeros at the end
+  is_f0 = [a.dtype == dtypes.float0 for a in all_y_avals]
+  y_avals = [a for a, f in zip(all_y_avals, is_f0) if not f]
   ys = [shape_ops.broadcast_in_dim(lax.scalar_literal(0, a.dtype), (length, *a.shape), ())
         for a in y_avals]
   if core.vma_state.axes is not None:   # (buffers vary as the ys they hold, as JAX's)
@@ -160,6 +163,7 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
     x = [_index(x, idx) for x in xs]
     outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *x)
     new_carry, y = outs[:num_carry], outs[num_carry:]
+    y = [v for v, f in zip(y, is_f0) if not f]
     return new_carry, [_update(b, v, idx) for b, v in zip(ys, y)]
 
   per_trip = unroll if unroll > 0 else max(length, 1)
@@ -177,7 +181,9 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
                               (np.int32(0), list(carry), ys))
   for s in range(trips * per_trip, length):
     carry, ys = step(s, carry, ys)
-  return [*carry, *ys]
+  it = iter(ys)
+  return [*carry, *(np.zeros((length, *a.shape), dtypes.float0) if f else next(it)
+                    for a, f in zip(all_y_avals, is_f0))]
 
 
 def _index(x, idx):
