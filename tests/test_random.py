@@ -587,5 +587,9 @@ def test_where_and_select_over_key_arrays_like_jax():
     outs.append([np.asarray(lib.random.key_data(r)) for r in res])
     with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
       np_.where(True, k, 1)
+    res.append(np_.astype(np_.where(True, k, k), k.dtype))   # (optax's MultiSteps does this)
+    outs[-1].append(np.asarray(lib.random.key_data(res[-1])))
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to float32"):
+      np_.astype(k, np_.float32)
   for a, j in zip(*outs):
     np.testing.assert_array_equal(a, j)

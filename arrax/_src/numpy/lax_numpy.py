@@ -475,7 +475,12 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
-  """Cast to `dtype`."""
+  """Cast to `dtype`. A typed PRNG key array casts only to its own key dtype."""
+  if isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType):
+    if dtype == x.dtype:
+      return x
+    raise ValueError(f"Cannot convert_element_type from {x.dtype} to "
+                     f"{getattr(dtype, 'name', None) or np.dtype(dtype).name}")
   check_arraylike("astype", x)
   dt = dtypes.default_float_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "astype")
   x = _asarray(x)
