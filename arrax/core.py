@@ -1,7 +1,6 @@
 """arrax.core (`jax.core`): the public names of the core (abstract values, traces, jaxprs)."""
-import warnings as _warnings
-
 from arrax._src import core as _core
+from arrax._src.deprecations import deprecation_getattr as _deprecation_getattr
 from arrax._src.environment import ensure_compile_time_eval as ensure_compile_time_eval
 from arrax._src.core import (
     AbstractValue as AbstractValue,
@@ -37,13 +36,6 @@ _REMOVED = {"get_aval": "jax.typeof", "mapped_aval": "jax.extend.core.mapped_ava
             "call_impl": "jax.extend.core.call_impl", "traverse_jaxpr_params": None}
 
 
-def __getattr__(name):
-  if name in _DEPRECATED:
-    msg, value = _DEPRECATED[name]
-    _warnings.warn(msg, DeprecationWarning, stacklevel=2)
-    return value
-  if name in _REMOVED:
-    new = _REMOVED[name]
-    raise AttributeError(f"jax.core.{name} was removed in JAX v0.10.0"
-                         + (f"; use {new} instead." if new else "."))
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _deprecation_getattr(__name__, _DEPRECATED, {
+    n: f"jax.core.{n} was removed in JAX v0.10.0" + (f"; use {new} instead." if new else ".")
+    for n, new in _REMOVED.items()})

@@ -74,12 +74,17 @@ def builtin_base(e):
   return next(c for c in type(e).__mro__ if c.__module__ == "builtins")
 
 
+def script_results(code, ndev=4):
+  """Run `code` as `run_script` does; the results (JSON) it prints after "RESULTS"."""
+  res = run_script(code, ndev)
+  assert res.returncode == 0, res.stderr[-3000:]
+  return json.loads(res.stdout.split("RESULTS", 1)[1])
+
+
 def case_results(module, main_call, ndev=4):
   """Run `tests.<module>.<main_call>` with `ndev` devices; the per-case results (JSON) it prints
   after "RESULTS"."""
-  res = run_script(f"import tests.{module} as c; c.{main_call}", ndev)
-  assert res.returncode == 0, res.stderr[-3000:]
-  return json.loads(res.stdout.split("RESULTS", 1)[1])
+  return script_results(f"import tests.{module} as c; c.{main_call}", ndev)
 
 
 _memo: dict = {}

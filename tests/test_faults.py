@@ -28,6 +28,7 @@ import arrax
 import arrax.numpy as anp
 from arrax._src import backend, core
 from tests.oracle import ARRAX, JAX, assert_same
+from tools.faultinject import InterruptAtLine
 from tools.longrun import WORKLOADS
 
 S_A = arrax.ShapeDtypeStruct
@@ -460,28 +461,6 @@ def test_keyboard_interrupt_while_tracing(mode, default_sigint):
 
 
 # ---- interrupts anywhere in arrax: fault injection -----------------------------------------------
-ARRAX_DIR = os.path.dirname(arrax.__file__)
-
-
-class _InterruptAtLine:
-  """A sys.settrace tracer raising KeyboardInterrupt at the `at`-th line event in arrax's own
-  code (at < 0: only count them)."""
-
-  def __init__(self, at):
-    self.at, self.count, self.where = at, 0, None
-
-  def __call__(self, frame, event, arg):
-    return self.local if frame.f_code.co_filename.startswith(ARRAX_DIR) else None
-
-  def local(self, frame, event, arg):
-    if event == "line":
-      self.count += 1
-      if self.count == self.at:
-        self.where = f"{os.path.relpath(frame.f_code.co_filename, ARRAX_DIR)}:{frame.f_lineno}"
-        raise KeyboardInterrupt(self.where)
-    return self.local
-
-
 def _run_traced(tracer, fn):
   sys.settrace(tracer)
   try:
@@ -504,14 +483,14 @@ def _fresh_program():
 def test_interrupt_anywhere_leaves_arrax_usable():
   x, y = anp.arange(4.0), anp.asarray([0.5, -1.0, 2.0, 0.0])
   want = _fresh_program()(x, y)
-  counter = _InterruptAtLine(-1)
+  counter = InterruptAtLine(-1)
   assert _run_traced(counter, lambda: _fresh_program()(x, y)) is None
   # Sampled points over a first call's ~13k line events (tools/faultinject.py samples more)
   points = np.unique(np.linspace(1, counter.count * 0.97, 10).astype(int))
   hit = []
   for at in points:
     f = _fresh_program()
-    tracer = _InterruptAtLine(int(at))
+    tracer = InterruptAtLine(int(at))
     out = _run_traced(tracer, lambda: f(x, y))
     assert out is not None and out[0] == "KeyboardInterrupt", (at, out)
     hit.append(tracer.where)

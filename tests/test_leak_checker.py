@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.multidevice import run_script
+from tests.multidevice import run_script, script_results
 from tests.oracle import ARRAX, JAX, assert_same, to_arrax, to_jax
 
 
@@ -51,9 +51,7 @@ def _reports():
   # Checking leaks scans the garbage collector's objects at each trace exit: in a test worker
   # holding thousands of tests' objects that takes many seconds, so the cases run in a fresh
   # interpreter, all in one.
-  res = run_script("import tests.test_leak_checker as t; t._report_all()", ndev=1)
-  assert res.returncode == 0, res.stderr[-3000:]
-  return json.loads(res.stdout.split("RESULTS", 1)[1])
+  return script_results("import tests.test_leak_checker as t; t._report_all()", ndev=1)
 
 
 @pytest.mark.parametrize("name", sorted(LEAKS))

@@ -1,11 +1,9 @@
 """jax.experimental.mesh_utils against JAX 0.10.2, with 8 simulated CPU devices (in a
 subprocess): the device arrays create_device_mesh and create_hybrid_device_mesh build (ids and
 shapes), their errors and messages, kind handlers, and meshes made from them."""
-import json
-
 import pytest
 
-from tests.multidevice import run_script
+from tests.multidevice import script_results
 
 CODE = r"""
 import json
@@ -71,9 +69,7 @@ print("RESULTS" + json.dumps(out))
 
 @pytest.fixture(scope="module")
 def results():
-  res = run_script(CODE, ndev=8)
-  assert res.returncode == 0, res.stderr[-3000:]
-  return json.loads(res.stdout.split("RESULTS", 1)[1])
+  return script_results(CODE, ndev=8)
 
 
 def test_meshes_and_errors_match_jax(results):

@@ -15,7 +15,7 @@ import pytest
 import arrax
 import arrax.numpy as anp
 from arrax._src import core as acore
-from tests.multidevice import ROOT, run_script
+from tests.multidevice import ROOT, script_results
 from tests.oracle import assert_same, raised, same_exception
 
 # flag name -> (config option, JAX's default, a valid non-default value)
@@ -908,9 +908,7 @@ print("RESULTS" + json.dumps(out))
 
 @pytest.fixture(scope="module")
 def multi_results():
-  res = run_script(_MULTI, ndev=4)
-  assert res.returncode == 0, res.stderr[-3000:]
-  return json.loads(res.stdout.split("RESULTS", 1)[1])
+  return script_results(_MULTI, ndev=4)
 
 
 @pytest.mark.parametrize("case", ["split_rows", "split_both", "replicated", "partial_replica",

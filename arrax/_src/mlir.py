@@ -326,7 +326,7 @@ class ModuleContext:
     self._locations = {}
     # The Python traceback of the equation being lowered (of the lowering call at first):
     # the functions lowered for it are located there, as JAX does.
-    self.traceback = core.trace_ctx.user_tb or _jax.Traceback.get_traceback()
+    self.traceback = source_info_util.current_traceback()
     self._tb_locations = None
     # Set by a lowering that calls a module with symbolic shapes (an exported function): the
     # module is then shape-refined once lowered.

@@ -8,9 +8,8 @@ import sys
 import warnings
 
 import numpy as np
-from jaxlib import _jax
 
-from arrax._src import core
+from arrax._src import core, source_info_util
 from arrax._src.array import made_while_tracing
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
@@ -33,9 +32,6 @@ class JitTracer(Tracer):
 
   def _short_repr(self):
     return f"JitTracer({self.aval})"
-
-
-_get_traceback = _jax.Traceback.get_traceback   # the live Python stack, captured in C++
 
 
 class JaxprTrace(core.Trace):
@@ -102,7 +98,7 @@ class JaxprTrace(core.Trace):
     ns = _trace_ctx.name_stack
     self.eqns.append(JaxprEqn(invars, outvars, prim, params,
                               None if ns is self._ns0 else (ns[len(self._ns0):] or None),
-                              _trace_ctx.user_tb or _get_traceback()))
+                              source_info_util.current_traceback()))
     watch = self._loop_watch
     if watch is not None and not len(self.eqns) & _SAMPLE_MASK and watch.sample():
       self._loop_watch = None

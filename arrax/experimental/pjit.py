@@ -1,7 +1,6 @@
 """arrax.experimental.pjit: the deprecated home of pjit (use arrax.jit)."""
-import warnings as _warnings
-
 from arrax._src import jit as _jit_mod
+from arrax._src.deprecations import deprecation_getattr as _deprecation_getattr
 
 
 def _pjit(fun, in_shardings=_jit_mod._UNSPECIFIED, out_shardings=_jit_mod._UNSPECIFIED,
@@ -18,9 +17,5 @@ def _pjit(fun, in_shardings=_jit_mod._UNSPECIFIED, out_shardings=_jit_mod._UNSPE
 _pjit.__name__ = _pjit.__qualname__ = "pjit"
 
 
-def __getattr__(name):
-  if name == "pjit":
-    _warnings.warn("jax.experimental.pjit.pjit has been deprecated. Please use `jax.jit` "
-                   "instead.", DeprecationWarning, stacklevel=2)
-    return _pjit
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _deprecation_getattr(__name__, {"pjit": (
+    "jax.experimental.pjit.pjit has been deprecated. Please use `jax.jit` instead.", _pjit)})

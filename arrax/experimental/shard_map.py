@@ -1,7 +1,6 @@
 """arrax.experimental.shard_map: the deprecated home of shard_map (use arrax.shard_map)."""
-import warnings as _warnings
-
 from arrax._src import shard_map as _shmap
+from arrax._src.deprecations import deprecation_getattr as _deprecation_getattr
 
 
 def _legacy_shard_map(f, mesh, in_specs, out_specs, check_rep=True):
@@ -13,9 +12,6 @@ def _legacy_shard_map(f, mesh, in_specs, out_specs, check_rep=True):
 _legacy_shard_map.__name__ = "shard_map"
 
 
-def __getattr__(name):
-  if name == "shard_map":
-    _warnings.warn("jax.experimental.shard_map is deprecated in v0.8.0. Used jax.shard_map "
-                   "instead.", DeprecationWarning, stacklevel=2)
-    return _legacy_shard_map
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _deprecation_getattr(__name__, {"shard_map": (
+    "jax.experimental.shard_map is deprecated in v0.8.0. Used jax.shard_map instead.",
+    _legacy_shard_map)})

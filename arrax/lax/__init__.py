@@ -186,11 +186,10 @@ from arrax._src.lax.sharding import (
 )
 from arrax._src.lax.platform import platform_dependent as platform_dependent
 from arrax._src.lax.pbroadcast import pbroadcast as pbroadcast
+from arrax._src.deprecations import deprecation_getattr as _deprecation_getattr
 
 
-def __getattr__(name):
-  # jax.lax.pvary was removed in JAX v0.10.0 (JAX's message); pcast is its replacement.
-  if name == "pvary":
-    raise AttributeError("jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0;"
-                         " use `jax.lax.pcast(..., to='varying')")
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# jax.lax.pvary was removed in JAX v0.10.0 (JAX's message); pcast is its replacement.
+__getattr__ = _deprecation_getattr(__name__, {}, {"pvary": (
+    "jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0; use "
+    "`jax.lax.pcast(..., to='varying')")})
