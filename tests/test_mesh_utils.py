@@ -1,6 +1,7 @@
 """jax.experimental.mesh_utils against JAX 0.10.2, with 8 simulated CPU devices (in a
 subprocess): the device arrays create_device_mesh and create_hybrid_device_mesh build (ids and
 shapes), their errors and messages, kind handlers, and meshes made from them."""
+
 import pytest
 
 from tests.multidevice import script_results
