@@ -153,6 +153,49 @@ def first_call_warm_cache(L):
   return call
 
 
+def _heavy_compile(jnp, n=20):
+  """A function that traces in milliseconds but takes XLA:CPU over a second to compile (one big
+  fusion of transcendental functions on 64x64 floats): what the persistent cache is for."""
+  def f(x, y):
+    for i in range(n):
+      x = jnp.sin(x) * jnp.tanh(y) + jnp.exp(-x * x) if i % 2 else jnp.cos(x + y) - jnp.log1p(x * x)
+      y = y * 0.9 + x
+    return x, y
+  return f
+
+
+@benchmark(fresh=True, min_time=0)
+def heavy_compile_cold_cache(L):
+  """First call of _heavy_compile's function (>1 s of XLA compile) with the persistent cache on
+  but empty for it: trace + lower + compile + store + run."""
+  _persistent_cache(L)
+  x = L.asarray(np.linspace(0, 1, 4096, dtype=np.float32).reshape(64, 64))
+  count = itertools.count(1)
+
+  def call():
+    k = float(next(count))   # a new constant: a program the cache has never seen
+    f = _heavy_compile(L.numpy)
+    return L.block(L.jit(lambda x: f(x, x + k))(x))
+  return call
+
+
+@benchmark(fresh=True, min_time=0, baseline="heavy_compile_cold_cache")
+def heavy_compile_warm_cache(L):
+  """heavy_compile_cold_cache's first call in a process whose in-memory caches are empty
+  (clear_caches) and whose persistent cache holds the executable: trace + lower + load + run.
+  Its ratio to the cold call is the restart speed-up the persistent cache buys."""
+  _persistent_cache(L)
+  x = L.asarray(np.linspace(0, 1, 4096, dtype=np.float32).reshape(64, 64))
+  f = _heavy_compile(L.numpy)
+  L.block(L.jit(lambda x: f(x, x + 1.0))(x))   # stored
+
+  def call():
+    L.top.clear_caches()
+    f = _heavy_compile(L.numpy)
+    return L.block(L.jit(lambda x: f(x, x + 1.0))(x))
+  return call
+
+
 def quadratic_formula(jnp):
   def f(a, b):
     return (-b + jnp.sqrt(b ** 2 - 4 * a)) / (2 * a)
