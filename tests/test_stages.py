@@ -36,6 +36,29 @@ CASES = {
     "call_compiled_wrong_tree": "c(jnp.ones(3), 2., 5.)",
     "lower_shape_dtype_struct": "print(f.lower(jax.ShapeDtypeStruct((2,), jnp.int32), 3).out_info)",
     "compiler_options_alias": "print(st.CompilerOptions)",
+    # keep_unused=False (the default): unused arguments leave the program, not the signature
+    "unused_args_pruned": """
+      g = jax.jit(lambda x, y, z: x * 2 + z)
+      lo = g.lower(jnp.ones(3), jnp.ones(4), 1.0)
+      print(lo.as_text()); print(lo.args_info)
+      cg = lo.compile()
+      print(cg.input_shardings); print(cg.output_shardings)
+      print(cg.input_formats); print(cg.output_formats)
+      print(cg(jnp.ones(3), jnp.ones(4), 2.0))
+      cg(jnp.ones(3), jnp.ones(5), 2.0)
+    """,
+    "unused_args_kept": """
+      g = jax.jit(lambda x, y: x, keep_unused=True)
+      print(g.lower(jnp.ones(3), jnp.ones(4)).as_text()); print(g(jnp.ones(2), 3))
+    """,
+    "unused_args_call_and_donation": """
+      g = jax.jit(lambda x, y, z: (z, x + 1), donate_argnums=(0, 1))
+      a, b = jnp.ones(3), jnp.ones(4)
+      print(g(a, b, 5)); print(a.is_deleted(), b.is_deleted())
+      print(jax.jit(lambda x, y: y)(jnp.ones(2), 7.0))
+      print(jax.jit(lambda x: 3.0)(jnp.ones(2)))
+    """,
+    "runtime_executable": "print(type(c.runtime_executable()).__name__)",
     "trace_static": """
       g = jax.jit(lambda x, n: x * n, static_argnums=1)
       tr = g.trace(jnp.ones(2), 3)

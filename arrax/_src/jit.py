@@ -24,6 +24,8 @@ from jaxlib import _jax
 
 from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir, monitoring
 from arrax._src.array import Array, device_put_value
+from arrax._src.layout import Format, Layout
+from arrax._src.sharding_impls import SingleDeviceSharding
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
@@ -120,6 +122,22 @@ def _jit_pp_params(p):
 
 
 jit_p.def_pp_params(_jit_pp_params)
+
+
+def _prune_unused(closed, names, donated, keep_unused):
+  """JAX's keep_unused=False for a top-level jit: the closed jaxpr without dead equations and
+  without the inputs nothing reads, with `names` and `donated` cut to match, and the kept
+  input positions (None when every input is kept)."""
+  if keep_unused:
+    return closed, names, donated, None
+  jaxpr, used = core.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+  closed = core.ClosedJaxpr(jaxpr, closed.consts)
+  if all(used):
+    return closed, names, donated, None
+  kept = tuple(i for i, u in enumerate(used) if u)
+  names = names and [names[i] for i in kept]
+  donated = donated and tuple(donated[i] for i in kept)
+  return closed, names, donated, kept
 
 
 def _donatable_buffers(args, donated, device):
@@ -526,17 +544,20 @@ class Traced(_StageInfo):
     """Lower to StableHLO."""
     jitted = self._jitted
     closed, names, results = self._closed, self._arg_names, _result_names(self.out_tree)
+    keep_unused = jitted._keep_unused
     if _ref_discharge and core.jaxpr_uses_refs(closed.jaxpr):
       closed, runner = _ref_discharge[0](jitted._name, closed)
       if runner is not None:   # (refs in and out: the discharged program's own signature)
         names = results = None
+        keep_unused = True
+    closed, names, donated, kept = _prune_unused(closed, names, self._donated, keep_unused)
     module = mlir.lower_jaxpr_to_module(jitted._name, closed, arg_names=names,
-                                        donated_args=self._donated, result_names=results)
+                                        donated_args=donated, result_names=results)
     avals, statics = self._signature
     key = (self.in_tree, avals, statics, trace_state(),
            jitted._device or backend.default_device())
     return Lowered(jitted, key, self._closed, self.out_tree, module, self.in_tree,
-                   self._donated)
+                   self._donated, (closed, donated, kept))
 
 
 class _HloText:
@@ -558,7 +579,8 @@ class _HloText:
 class Lowered(_StageInfo):
   """The StableHLO module of a jitted function for particular arguments."""
 
-  def __init__(self, jitted, key, closed, out_tree, module, in_tree, donated=None):
+  def __init__(self, jitted, key, closed, out_tree, module, in_tree, donated=None,
+               pruned=None):
     self._jitted = jitted
     self._key = key
     self._closed = closed
@@ -566,6 +588,8 @@ class Lowered(_StageInfo):
     self.in_tree = in_tree
     self._module = module
     self._donated = donated
+    # (the jaxpr lowered, its donated flags, the kept argument positions or None: all)
+    self._pruned = pruned or (closed, donated, None)
 
   def as_text(self, dialect=None, *, debug_info=False):
     """The module as text: StableHLO MLIR (default) or, with dialect="hlo", XLA HLO."""
@@ -591,7 +615,8 @@ class Lowered(_StageInfo):
     """Compile with XLA; the result can be called and inspected."""
     device = self._key[-1]
     loaded = dispatch.compile_module(self._module, device, self._jitted._name)
-    exe = dispatch.Executable(loaded, self._closed.in_avals, self._closed.out_avals, device,
+    lowered, donated, kept = self._pruned
+    exe = dispatch.Executable(loaded, lowered.in_avals, lowered.out_avals, device, kept,
                               name=f"jit({self._jitted._name})")
     compiled = Compiled(exe, self.in_tree, self.out_tree, self._jitted, self._key, self._closed,
                         self._donated)
@@ -613,6 +638,39 @@ class Compiled(_StageInfo):
     self._closed = closed
     self._donated = donated
 
+  def runtime_executable(self):
+    """jaxlib's loaded executable."""
+    return self._exe.loaded
+
+  def _shardings(self, avals, kept):
+    s = SingleDeviceSharding(self._exe.device)
+    return [s if kept is None or i in kept else None for i in range(len(avals))]
+
+  @property
+  def input_shardings(self):
+    """The sharding of each argument ((args, kwargs) as a pytree; None for unused ones)."""
+    avals = self._closed.in_avals
+    return tree_unflatten(self.in_tree, self._shardings(avals, self._exe.kept))
+
+  @property
+  def output_shardings(self):
+    return tree_unflatten(self.out_tree, self._shardings(self._closed.out_avals, None))
+
+  @property
+  def input_formats(self):
+    """Each argument's layout and sharding (row-major: arrax's layouts are XLA's defaults)."""
+    return tree_unflatten(self.in_tree, [
+        Format(None, None) if s is None else Format(Layout(range(a.ndim - 1, -1, -1), ()), s)
+        for a, s in zip(self._closed.in_avals, self._shardings(self._closed.in_avals,
+                                                               self._exe.kept))])
+
+  @property
+  def output_formats(self):
+    avals = self._closed.out_avals
+    return tree_unflatten(self.out_tree, [
+        Format(Layout(range(a.ndim - 1, -1, -1), ()), s)
+        for a, s in zip(avals, self._shardings(avals, None))])
+
   def as_text(self):
     """The optimized HLO (after XLA's fusion and other passes)."""
     return self._exe.loaded.hlo_modules()[0].to_string()
@@ -632,16 +690,26 @@ class Compiled(_StageInfo):
                       f"was called with: compiled for {self.in_tree}, called with {treedef}.")
     device = self._exe.device
     pairs = [dispatch.to_buffer(x, device) for x in leaves]
+    expected = self._exe.in_avals if self._closed is None else self._closed.in_avals
     mismatches = [f"argument {i}: expected {b.str_short()}, got {a.str_short()}"
-                  for i, ((_, a), b) in enumerate(zip(pairs, self._exe.in_avals))
+                  for i, ((_, a), b) in enumerate(zip(pairs, expected))
                   if a.strip_weak_type() != b.strip_weak_type()]
     if mismatches:
       raise TypeError("Argument types differ from the types for which this computation was "
                       "compiled. The mismatches are: " + ", ".join(mismatches))
-    bufs = [b for b, _ in pairs]
+    kept = self._exe.kept
+    used = leaves if kept is None else [leaves[i] for i in kept]
     if self._donated:
-      bufs = _donatable_buffers(leaves, self._donated, device)
-    return tree_unflatten(self.out_tree, _execute(self._exe, bufs, leaves))
+      donated = self._donated if kept is None else [self._donated[i] for i in kept]
+      bufs = _donatable_buffers(used, donated, device)
+    else:
+      bufs = [pairs[i][0] for i in (range(len(leaves)) if kept is None else kept)]
+    return tree_unflatten(self.out_tree, _execute(self._exe, bufs, used))
+
+  @staticmethod
+  def call(*args, **kwargs):
+    """`Compiled.call(compiled, *args, **kwargs)`: the unbound form of calling `compiled`."""
+    return Compiled.__call__(*args, **kwargs)
 
 
 # ---- the jitted function ---------------------------------------------------------------------
@@ -928,10 +996,11 @@ class JitWrapped(Wrapped):
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
     if _no_execution.value:
       dispatch.raise_no_execution(exe.name)
+    used = leaves if exe.kept is None else [leaves[i] for i in exe.kept]
     if entry.donated is not None:
-      bufs = _donatable_buffers(leaves, entry.donated, device)
+      bufs = _donatable_buffers(used, entry.donated, device)
     else:
-      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in leaves]
+      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in used]
     try:
       raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
     except _jax.JaxRuntimeError:
@@ -1019,10 +1088,12 @@ class JitWrapped(Wrapped):
         self._cache[key] = entry
         return entry
       closed = lowered
+    pruned, p_names, p_donated, kept = _prune_unused(closed, names, donated,
+                                                     self._keep_unused)
     try:
       with monitoring.timed(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"jit({self._name})"):
-        module = mlir.lower_jaxpr_to_module(self._name, closed, arg_names=names,
-                                            donated_args=donated,
+        module = mlir.lower_jaxpr_to_module(self._name, pruned, arg_names=p_names,
+                                            donated_args=p_donated,
                                             result_names=_result_names(out_tree))
     except mlir.MultiDeviceLowering:
       # The program holds a multi-device computation: one SPMD program over its mesh when a
@@ -1032,9 +1103,9 @@ class JitWrapped(Wrapped):
       entry = _CacheEntry(None, out_tree, closed, runner)
     else:
       exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
-                                closed.in_avals, closed.out_avals, device,
+                                pruned.in_avals, pruned.out_avals, device, kept,
                                 name=f"jit({self._name})")
-      entry = _CacheEntry(exe, out_tree, closed, donated=donated)
+      entry = _CacheEntry(exe, out_tree, closed, donated=p_donated)
     key = _intern_key(key)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)

@@ -21,7 +21,7 @@ from arrax._src.jit import Compiled
 from arrax._src.tree_util import tree_unflatten
 
 # The first item of every payload: bytes of another format (or version) are refused.
-_FORMAT = "arrax-serialized-executable/1"
+_FORMAT = "arrax-serialized-executable/2"
 
 
 class _Pickler(pickle.Pickler):
@@ -89,14 +89,15 @@ def serialize(compiled: Compiled):
                          "(a host callback such as jax.debug.print or pure_callback), and "
                          "its callbacks cannot be serialized")
   exe = compiled._exe
-  if exe.kept is not None or exe.token_outs:
+  if exe.token_outs:
     raise ValueError("Compilation does not support serialization")
-  in_specs = [_aval_spec(a) for a in exe.in_avals]
+  # (every argument's type: the executable takes only the `kept` ones, as the call checks all)
+  in_specs = [_aval_spec(a) for a in compiled._closed.in_avals]
   out_specs = [_aval_spec(a) for a in exe.out_avals]
   donated = tuple(compiled._donated) if compiled._donated else None
   device = exe.device
   payload = (_FORMAT, exe.name, device.platform, device.id, in_specs, out_specs, donated,
-             _Blob(exe.loaded.serialize()))
+             exe.kept, _Blob(exe.loaded.serialize()))
   with io.BytesIO() as f:
     _Pickler(f).dump(payload)
     return f.getvalue(), compiled.in_tree, compiled.out_tree
@@ -129,10 +130,10 @@ def deserialize_and_load(serialized, in_tree, out_tree,
           f"{(client.platform, client.platform_version)} and execution devices client: "
           f"{(device_client.platform, device_client.platform_version)}")
   payload = _Unpickler(io.BytesIO(serialized)).load()
-  if type(payload) is not tuple or len(payload) != 8 or payload[0] != _FORMAT:
+  if type(payload) is not tuple or len(payload) != 9 or payload[0] != _FORMAT:
     raise ValueError("The bytes are not an executable serialized by "
                      "arrax.experimental.serialize_executable.serialize")
-  _, name, platform, device_id, in_specs, out_specs, donated, blob = payload
+  _, name, platform, device_id, in_specs, out_specs, donated, kept, blob = payload
   in_avals = [core.ShapedArray(s, d, w) for s, d, w in in_specs]
   out_avals = [core.ShapedArray(s, d, w) for s, d, w in out_specs]
   # (as JAX does, the argument tree must hold one leaf per argument)
@@ -146,6 +147,7 @@ def deserialize_and_load(serialized, in_tree, out_tree,
                    f"execution devices {list(execution_devices)}")
   device = by_id[device_id]
   loaded = dispatch.load_serialized(blob.data, device, client)
-  exe = dispatch.Executable(loaded, in_avals, out_avals, device, name=name)
+  exe = dispatch.Executable(loaded, [in_avals[i] for i in kept] if kept else in_avals,
+                            out_avals, device, kept, name=name)
   return Compiled(exe, in_tree, out_tree, None, None, _Signature(in_avals, out_avals),
                   donated)

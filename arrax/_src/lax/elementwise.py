@@ -841,8 +841,7 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding):
     aval_in = aval_in.update(dtype=_real_dtype(aval_in))
   if aval_out.dtype == np.bool_ and aval_in.dtype != np.bool_:
     return [_compare(x, mlir.full_like_aval(0, aval_in), "NE", aval_in)]
-  if aval_in.dtype == aval_out.dtype:
-    return [x]
+  # (also between equal dtypes, a weak type made strong: an identity XLA removes, as in JAX)
   return [hlo.convert(mlir.aval_to_ir_type(aval_out), x)]
 
 
