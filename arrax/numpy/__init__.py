@@ -11,10 +11,10 @@ from arrax._src.numpy.lax_numpy import (argsort, astype, atleast_1d, atleast_2d,
                                         broadcast_shapes, broadcast_to, can_cast, concat,
                                         concatenate, dot, expand_dims, flip, fliplr, flipud,
                                         hstack, inner, iscomplexobj, isrealobj, isscalar,
-                                        matmul, matrix_transpose, moveaxis, ndim, nonzero,
+                                        matmul, matrix_transpose, moveaxis, ndim,
                                         outer, permute_dims, promote_types, ravel, reshape,
                                         result_type, shape, size, sort, squeeze, stack,
-                                        swapaxes, tensordot, transpose, vdot, vstack, where,
+                                        swapaxes, tensordot, transpose, vdot, vstack,
                                         clip)
 from arrax._src.numpy.array_api_metadata import (
     __array_api_version__ as __array_api_version__,

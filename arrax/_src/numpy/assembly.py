@@ -19,7 +19,7 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, stacking
-from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
+from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
 from arrax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
 from arrax._src.numpy.util import _dtype, _ndim, _shape
 

@@ -19,7 +19,7 @@ from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import platform, shape_ops
 from arrax._src.lax import reductions as lax_reductions
-from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
+from arrax._src.numpy import creation, indexing, lax_numpy, reductions, searching, ufuncs, util
 from arrax._src.numpy.assembly import (_asarray, _concrete, _concrete_index, _dtype, _ndim,
                                        _nonzero_sized, _shape, tile)
 from arrax._src.numpy.padding import pad
@@ -467,7 +467,7 @@ def mask_indices(n, mask_func, k=0, *, size=None):
                     f"{(n, n)}.")
   mask = mask_func(creation.ones((n, n)), k)
   if size is None:
-    return tuple(lax_numpy.nonzero(mask))
+    return searching.nonzero(mask)
   size = _concrete_index(size, "The size argument of jnp.nonzero\n")
   return _nonzero_sized(_asarray(mask), size)
 

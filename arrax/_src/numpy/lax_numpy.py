@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from arrax._src import core, dtypes, mlir
-from arrax._src.array import Array, concretize
+from arrax._src.array import Array
 from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax, shape_ops
@@ -17,7 +17,7 @@ from arrax._src.numpy import util
 from arrax._src.numpy.creation import asarray
 from arrax._src.numpy.ufuncs import conj, maximum, minimum, multiply
 from arrax._src.numpy.util import (_where, broadcast_shapes, canonicalize_axis, check_arraylike,
-                                   inline_jit, promote_args, promote_dtypes, shape_of)
+                                   inline_jit, promote_dtypes, shape_of)
 
 
 def _asarray(x):
@@ -282,29 +282,11 @@ def atleast_2d(*arys):
   return out[0] if len(out) == 1 else out
 
 
-def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-  """Choose x where condition is True, else y. With one argument, like nonzero."""
-  if x is None and y is None:
-    check_arraylike("where", condition)
-    return nonzero(condition, size=size, fill_value=fill_value)
+def where(condition, x, y):
+  """Three-argument where for arrax's own modules (the public jnp.where, with its one-argument
+  form, is numpy/searching.py's)."""
   check_arraylike("where", condition, x, y)
-  if size is not None or fill_value is not None:
-    raise ValueError("where(condition, x, y) takes no size or fill_value; those are for the "
-                     "one-argument form.")
   return _where(condition, x, y)
-
-
-def nonzero(a, *, size=None, fill_value=None):
-  """Indices of nonzero elements (needs a concrete array, or a static `size`)."""
-  check_arraylike("nonzero", a)
-  if ndim(a) == 0:
-    raise ValueError("nonzero needs an array of at least one dimension; for a scalar, use "
-                     "atleast_1d(x).nonzero().")
-  if size is None:
-    value = concretize(a, "The error arose in jnp.nonzero: the size of the result depends on "
-                          "the values of the array. Pass a static size= argument.")
-    return tuple(asarray(i.astype(dtypes.default_int_dtype())) for i in np.nonzero(value))
-  raise NotImplementedError("jnp.nonzero with size= under tracing is not implemented yet")
 
 
 @jit

@@ -11,7 +11,7 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax, parallel, reductions as lax_red, shape_ops
 from arrax._src.numpy import lax_numpy, util
-from arrax._src.numpy.util import _where, check_arraylike, inline_jit
+from arrax._src.numpy.util import _where, inline_jit
 from arrax._src.numpy.util import _aval
 
 

@@ -23,7 +23,7 @@ from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, stacking, total_order
 from arrax._src.lax import sort as lax_sort
 from arrax._src.lax.control_flow import scan, switch
-from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs, util
+from arrax._src.numpy import assembly, creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.vectorize import vectorize
 from arrax._src.numpy.util import _aval
 
@@ -142,12 +142,7 @@ def nonzero(a, *, size=None, fill_value=None):
     count = int(_concrete(mask.sum(), context))
   else:
     count = _concrete_index(size, context)
-  int_dt = dtypes.default_int_dtype()
-  if math.prod(shape) == 0 or count == 0:
-    return tuple(creation.zeros(count, int_dt) for _ in shape)
-  flat = reductions.cumsum(bincount(reductions.cumsum(mask), length=count))
-  strides = (np.cumprod(shape[::-1])[::-1] // shape).astype(_aval(flat).dtype)
-  out = tuple((flat // stride) % dim for stride, dim in zip(strides, shape))
+  out = assembly._nonzero_sized(mask, count)
   if fill_value is not None:
     fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * len(shape)
     if len(fills) != len(shape) or any(np.shape(f) != () for f in fills):

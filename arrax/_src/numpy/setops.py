@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from arrax._src import core, dtypes
+from arrax._src import dtypes
 from arrax._src.array import Array
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew

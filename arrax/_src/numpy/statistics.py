@@ -27,7 +27,7 @@ from arrax._src.lax.control_flow import scan
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit,
                                    promote_dtypes, promote_dtypes_inexact)
-from arrax._src.numpy.util import _aval, _dtype, _ndim, _shape
+from arrax._src.numpy.util import _dtype, _ndim, _shape
 
 _where = lax_numpy._where
 
