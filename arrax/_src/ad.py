@@ -46,7 +46,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
   if type(aval) is core.AbstractRef:
     return aval.update(inner_aval=tangent_aval(aval.inner_aval))
   dt = tangent_dtype(aval.dtype)
-  return aval if dt is aval.dtype else ShapedArray(aval.shape, dt, aval.weak_type, vma=aval.vma)
+  return aval if dt is aval.dtype else aval.update(dtype=dt)
 
 
 def is_float0(aval) -> bool:

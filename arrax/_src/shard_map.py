@@ -83,7 +83,8 @@ def _get_infer():
 # ---- specs and avals ---------------------------------------------------------------------------
 def _dims(spec):
   """{array axis: mesh axis names} of a PartitionSpec."""
-  return {d: _spec_entry_names(p) for d, p in enumerate(spec) if _spec_entry_names(p)}
+  return {d: _spec_entry_names(p) for d, p in enumerate(spec.partitions)
+          if _spec_entry_names(p)}
 
 
 def _spec_axes(spec):
@@ -534,8 +535,8 @@ def _check_specs(kind, specs, manual_axes):
     raise TypeError(f"shard_map {kind}_specs argument must be a pytree of "
                     f"`jax.sharding.PartitionSpec` instances, but:\n\n" + "\n\n".join(bad_type) +
                     f"\n\nCheck the {kind}_specs values passed to shard_map.")
-  msgs = [f"  {kind}_specs{keystr(k)} refers to {n!r}" for k, p in leaves for e in p
-          for n in _spec_entry_names(e) if n not in manual_axes]
+  msgs = [f"  {kind}_specs{keystr(k)} refers to {n!r}" for k, p in leaves
+          for e in p.partitions for n in _spec_entry_names(e) if n not in manual_axes]
   if msgs:
     raise ValueError(f"shard_map {kind}_specs argument must refer to an axis marked as manual "
                      f"({manual_axes}), but:\n\n" + "\n\n".join(msgs) +
@@ -591,8 +592,53 @@ def _shmap_checks(mesh, axis_names, in_specs, out_specs):
                     f"axis_names={axis_names} are of type {kinds}")
   if in_specs is not Infer and in_specs is not None:
     _check_specs("in", in_specs, axis_names)
+    _check_unreduced("in", mesh, axis_names, in_specs)
   _check_specs("out", out_specs, axis_names)
+  _check_unreduced("out", mesh, axis_names, out_specs)
   return mesh, axis_names
+
+
+def _check_unreduced(prefix, mesh, manual_axes, specs):
+  """JAX's errors for unreduced/reduced axes in specs: only over a fully manual shard_map of
+  Explicit mesh axes (where the arguments' and results' types carry them)."""
+  for s in tree_flatten(specs, is_leaf=lambda x: x is None)[0]:
+    if not isinstance(s, P) or not (s.unreduced or s.reduced):
+      continue
+    if frozenset(mesh.axis_names) != manual_axes:
+      raise NotImplementedError(
+          f"unreduced/reduced can only be passed to {prefix}_specs when shard_map is in full "
+          f"manual mode. Got mesh axis names {mesh.axis_names}, manual_axes: {manual_axes}, "
+          f"specs: {s}. Please file a bug at https://github.com/jax-ml/jax/issues.")
+    for kind, axes in (("unreduced", s.unreduced), ("reduced", s.reduced)):
+      if not all(mesh._name_to_type[u] == AxisType.Explicit for u in axes):
+        raise ValueError(
+            f"{kind} in {prefix}_specs {s} can only be used when the mesh passed to shard_map "
+            f"contains axis names all of type `Explicit`. Got mesh {mesh}")
+    # (arrax's arrays and avals carry no unreduced/reduced sharding yet)
+    raise NotImplementedError(f"unreduced/reduced axes in shard_map {prefix}_specs ({s}) over "
+                              "an Explicit mesh are not supported by arrax yet")
+
+
+def _ur_spec(mesh, aval):
+  """JAX's PartitionSpec naming a body value's varying, unreduced and reduced axes."""
+  varying = tuple(n for n in mesh.axis_names if n in aval.vma)
+  return (P(varying, unreduced=aval.ur[0], reduced=aval.ur[1]) if varying else
+          P(unreduced=aval.ur[0], reduced=aval.ur[1]))
+
+
+def _eager_ur_error(jaxpr, mesh):
+  """JAX runs an eager shard_map body one operation at a time, each result laid out by its
+  type: over a mesh that is not Explicit, the first unreduced or reduced value raises."""
+  for eqn in jaxpr.eqns:
+    for v in eqn.outvars:
+      aval = v.aval
+      if type(aval) is core.ShapedArray and aval.ur is not core.NO_UR:
+        spec = _ur_spec(mesh, aval)
+        kind = "unreduced" if spec.unreduced else "reduced"
+        return ValueError(
+            f"{kind} in out_specs {spec} can only be used when the mesh passed to shard_map "
+            f"contains axis names all of type `Explicit`. Got mesh {mesh}")
+  return None
 
 
 def _arg_spec(x, mesh, ndim):
@@ -674,6 +720,10 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
       if eager and not any(isinstance(c, core.Tracer) for c in hit[1]):
         cache[key] = hit
     closed, consts, all_in_specs, out_flat, out_tree = hit
+    if eager and check_vma and not all(t == AxisType.Explicit for t in m._name_to_type.values()):
+      err = _eager_ur_error(closed.jaxpr, m)
+      if err is not None:
+        raise err
     outs = shard_map_p.bind(*consts, *dyn, jaxpr=closed, mesh=run_mesh,
                             in_specs=all_in_specs, out_specs=out_flat, check_vma=check_vma,
                             newly_manual_axes=names)
@@ -741,6 +791,10 @@ def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, r
     vma = [v.aval.vma for v in jaxpr.outvars]
     fails = [v if (v & frozenset(_unmentioned(mesh, s)) & names) else None
              for v, s in zip(vma, out_flat)]
+    # (a result unreduced or reduced over an axis is not the same on every device there)
+    fails = [frozenset() if x is None and v.aval.ur is not core.NO_UR and (
+                 v.aval.ur[0] | v.aval.ur[1]) - s.unreduced - s.reduced else x
+             for x, v, s in zip(fails, jaxpr.outvars, out_flat)]
     if any(x is not None for x in fails):
       raise _vma_error(f, mesh, out_tree, out_specs, fails)
   return core.ClosedJaxpr(jaxpr, []), list(consts), all_in_specs, out_flat, out_tree
