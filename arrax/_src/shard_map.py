@@ -622,8 +622,7 @@ def _check_unreduced(prefix, mesh, manual_axes, specs):
 def _ur_spec(mesh, aval):
   """JAX's PartitionSpec naming a body value's varying, unreduced and reduced axes."""
   varying = tuple(n for n in mesh.axis_names if n in aval.vma)
-  return (P(varying, unreduced=aval.ur[0], reduced=aval.ur[1]) if varying else
-          P(unreduced=aval.ur[0], reduced=aval.ur[1]))
+  return P(varying or None, unreduced=aval.ur[0], reduced=aval.ur[1])
 
 
 def _eager_ur_error(jaxpr, mesh):

@@ -1,0 +1,218 @@
+"""Cases of tests/test_shard_map_reduced.py (unreduced/reduced manual axes and nested shard_map),
+run in one subprocess with 4 simulated CPU devices, as tests/shard_map_cases.py's are.
+
+Each case is a function `(jax, jnp, lax, P) -> pytree` run once with arrax and once with JAX
+0.10.2 and compared with shard_map_cases' `describe` (arrays, normalized jaxpr text, errors by
+builtin base class; messages too for the cases marked so).
+"""
+import json
+import sys
+import traceback
+
+import numpy as np
+
+from tests.multidevice import first_difference, rand as _x, same
+from tests.shard_map_cases import Jaxpr, _error, describe
+
+CASES = {}
+_MESSAGES = set()
+
+
+def case(message=False):
+  def register(fn):
+    CASES[fn.__name__] = fn
+    if message:
+      _MESSAGES.add(fn.__name__)
+    return fn
+  return register
+
+
+def _mesh(jax):
+  return jax.sharding.Mesh(np.array(jax.devices()[:4], dtype=object).reshape(2, 2), ("i", "j"))
+
+
+def _smap(jax, f, in_specs, out_specs, **kw):
+  return jax.shard_map(f, mesh=_mesh(jax), in_specs=in_specs, out_specs=out_specs, **kw)
+
+
+def _outcome(thunk, message=True):
+  try:
+    out = thunk()
+  except Exception as e:  # noqa: BLE001
+    return _error(e, message)
+  return describe(out)
+
+
+# ---- unreduced / reduced types -------------------------------------------------------------------
+@case()
+def ur_types(jax, jnp, lax, P):
+  seen = []
+
+  def f(x, y):
+    u = lax.pcast(x, "i", to="unreduced")
+    r = lax.pcast(y, "i", to="reduced")
+    ur = lax.pcast(lax.pcast(x, "j", to="unreduced"), "i", to="reduced")
+    vals = [u, r, ur, lax.psum(u, "i"), u + u, u * r, u.T, u.reshape(8), u.sum(0),
+            u.astype(jnp.float16), r * r, jnp.sin(r), -r, r[:1], lax.pcast(r, "i", to="varying"),
+            lax.pcast(ur, "i", to="varying"), jnp.broadcast_to(r[0], (3, 4)), r.sum()]
+    for v in vals:
+      t = jax.typeof(v)
+      seen.append([str(t), repr(t), sorted(t.mat.varying), sorted(t.mat.unreduced),
+                   sorted(t.mat.reduced), sorted(t.manual_axis_type.unreduced)])
+    return x
+  _smap(jax, f, (P("i"), P()), P("i"))(_x(4, 4), _x(2, 4))
+  mat = jax.sharding.ManualAxisType(varying=frozenset({"i"}), reduced=frozenset({"j"}))
+  seen.append([repr(mat), repr(mat.to_ct_mat()), sorted(mat.vur)])
+  return seen
+
+
+@case()
+def ur_cast_chain(jax, jnp, lax, P):
+  def body(x):
+    u = lax.pcast(x, "i", to="unreduced")
+    r = lax.pcast(lax.psum(u, "i"), "i", to="reduced")
+    return lax.pcast(r, "i", to="varying") * 2
+  f = _smap(jax, body, P("i", "j"), P("i", "j"))
+  x = _x(4, 4)
+  grad = jax.jit(jax.grad(lambda x: (f(x) * jnp.arange(4.0)).sum()))
+  return Jaxpr(jax.make_jaxpr(f)(x)), jax.jit(f)(x), grad(x)
+
+
+@case()
+def ur_reduced_operand(jax, jnp, lax, P):
+  # a reduced operand next to a varying one is cast reduced -> varying (JAX's implicit cast)
+  def body(x, y):
+    return x * lax.pcast(y, "i", to="reduced") + 1
+  f = _smap(jax, body, (P("i"), P()), P("i"))
+  x, y = _x(4, 4), _x(2, 4, seed=1)
+  grad = jax.jit(jax.grad(lambda x, y: (f(x, y) ** 2).sum(), argnums=(0, 1)))
+  return Jaxpr(jax.make_jaxpr(f)(x, y)), jax.jit(f)(x, y), grad(x, y)
+
+
+@case()
+def ur_unreduced_sum(jax, jnp, lax, P):
+  def body(x, y):
+    u = lax.pcast(x, "i", to="unreduced") + lax.pcast(y, "i", to="unreduced")
+    return lax.psum({"a": u, "b": y}, "i")
+  f = _smap(jax, body, (P("i"), P("i")), P())
+  x, y = _x(4, 4), _x(4, 4, seed=2)
+  return Jaxpr(jax.make_jaxpr(f)(x, y)), jax.jit(f)(x, y)
+
+
+@case()
+def ur_vjp_in_body(jax, jnp, lax, P):
+  # the transposes of the casts, staged inside the body
+  def g(x, y):
+    u = lax.pcast(x * y, "i", to="unreduced")
+    return lax.pcast(lax.pcast(lax.psum(u, "i"), "i", to="reduced"), "i", to="varying")
+
+  def body(x, y):
+    out, pull = jax.vjp(g, x, y)
+    return pull(out)
+  f = _smap(jax, body, (P("i"), P("i")), (P("i"), P("i")))
+  x, y = _x(4, 4), _x(4, 4, seed=3)
+  return Jaxpr(jax.make_jaxpr(f)(x, y)), jax.jit(f)(x, y)
+
+
+@case()
+def ur_check_vma_false(jax, jnp, lax, P):
+  g = _smap(jax, lambda x: lax.pcast(x, "i", to="reduced") * 2, P(), P(), check_vma=False)
+  x = _x(4, 4)
+  return (Jaxpr(jax.make_jaxpr(g)(x)), g(x),
+          _outcome(lambda: _smap(jax, lambda x: lax.pcast(x, "i", to="unreduced"), P("i"), P("i"),
+                                 check_vma=False)(x)))
+
+
+def _ur_error_bodies(jax, jnp, lax, P):
+  u = lambda x: lax.pcast(x, "i", to="unreduced")   # noqa: E731
+  r = lambda x: lax.pcast(x, "i", to="reduced")     # noqa: E731
+  return [
+      (lambda x, y: lax.psum(u(x) * y[:2], "i"), (P("i"), P()), P()),
+      (lambda x, y: lax.psum(u(x) * u(y), "i"), (P("i"), P("i")), P()),
+      (lambda x, y: lax.psum(u(x) + y[:2], "i"), (P("i"), P()), P()),
+      (lambda x, y: lax.psum(u(x) + lax.pcast(y, "j", to="unreduced"), ("i", "j")),
+       (P("i"), P("j")), P()),
+      (lambda x, y: lax.psum(jnp.sin(u(x)), "i"), (P("i"), P()), P()),
+      (lambda x, y: lax.psum(u(x) @ y, "i"), (P("i"), P()), P()),
+      (lambda x, y: lax.pcast(u(x), "i", to="varying"), (P("i"), P()), P("i")),
+      (lambda x, y: lax.psum(lax.pcast(x, "i", to="unreduced"), ("i", "j")), (P("i", "j"), P()),
+       P()),
+      (lambda x, y: lax.pmax(u(x), "i"), (P("i"), P()), P()),
+      (lambda x, y: lax.all_gather(u(x), "i"), (P("i"), P()), P()),
+      (lambda x, y: lax.ppermute(r(y), "i", [(0, 1), (1, 0)]), (P("i"), P()), P("i")),
+      (lambda x, y: lax.pcast(r(y), "i", to="unreduced"), (P("i"), P()), P()),
+      (lambda x, y: r(r(y)), (P("i"), P()), P()),
+      (lambda x, y: lax.pcast(x, "i", to="reduced"), (P("i"), P()), P("i")),
+      (lambda x, y: lax.pcast(y, "i", to="unreduced"), (P("i"), P()), P("i")),
+      (lambda x, y: lax.psum(r(y), "i"), (P("i"), P()), P()),
+      (lambda x, y: r(y) * y, (P("i"), P()), P()),
+      (lambda x, y: r(y) + lax.pcast(y, "j", to="reduced"), (P("i"), P()), P()),
+      (lambda x, y: u(x), (P("i"), P()), P()),
+      (lambda x, y: r(y), (P("i"), P()), P()),
+      (lambda x, y: r(y), (P("i"), P()), P("i")),
+      (lambda x, y: u(x), (P("i"), P()), P(unreduced={"i"})),
+      (lambda x, y: r(y), (P("i"), P()), P(reduced={"i"})),
+  ]
+
+
+@case()
+def ur_errors_traced(jax, jnp, lax, P):
+  x, y = _x(4, 4), _x(4, 4, seed=1)
+  return [_outcome(lambda f=f, i=i, o=o: jax.make_jaxpr(_smap(jax, f, i, o))(x, y), False)
+          for f, i, o in _ur_error_bodies(jax, jnp, lax, P)]
+
+
+@case(message=True)
+def ur_errors_messages(jax, jnp, lax, P):
+  x, y = _x(4, 4), _x(4, 4, seed=1)
+  picked = [0, 2, 4, 6, 8, 11, 15, 16, 21]
+  bodies = _ur_error_bodies(jax, jnp, lax, P)
+  return [_outcome(lambda f=bodies[k][0], i=bodies[k][1], o=bodies[k][2]:
+                   jax.make_jaxpr(_smap(jax, f, i, o))(x, y)) for k in picked]
+
+
+@case(message=True)
+def ur_errors_misc(jax, jnp, lax, P):
+  x = _x(4, 4)
+  body = lambda x: lax.psum(lax.pcast(x, "i", to="unreduced"), "i")   # noqa: E731
+  return [
+      # eagerly JAX runs the body op by op: an unreduced value over an Auto mesh raises
+      _outcome(lambda: _smap(jax, body, P("i"), P())(x)),
+      _outcome(lambda: jax.jit(_smap(jax, body, P("i"), P()))(x)),
+      _outcome(lambda: lax.pcast(x, "i", to="reduced")),
+      _outcome(lambda: jax.shard_map(lambda x: x, mesh=_mesh(jax), in_specs=P(reduced={"j"}),
+                                     out_specs=P(), axis_names={"i"})(x)),
+      _outcome(lambda: jax.vmap(_smap(jax, body, P("i"), P()))(np.stack([x, x]))),
+  ]
+
+
+# ---- running and comparing -----------------------------------------------------------------------
+def run_case(name, fn, libs):
+  outs = []
+  for mods in libs:
+    try:
+      outs.append(describe(fn(*mods)))
+    except Exception as e:  # noqa: BLE001
+      outs.append(_error(e, name in _MESSAGES))
+  outs = [json.loads(json.dumps(o, default=repr)) for o in outs]
+  return "ok" if same(outs[0], outs[1]) else first_difference(outs[0], outs[1])
+
+
+def main():
+  import warnings
+  warnings.simplefilter("ignore")
+  import arrax
+  import arrax.lax as alax
+  import arrax.numpy as anp
+  import jax
+  import jax.lax as jlax
+  import jax.numpy as jnp
+  libs = [(arrax, anp, alax, arrax.sharding.PartitionSpec),
+          (jax, jnp, jlax, jax.sharding.PartitionSpec)]
+  results = {}
+  for name, fn in CASES.items():
+    try:
+      results[name] = run_case(name, fn, libs)
+    except Exception:  # noqa: BLE001
+      results[name] = traceback.format_exc()
+  sys.stdout.write("RESULTS" + json.dumps(results))
