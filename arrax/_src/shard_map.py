@@ -41,6 +41,7 @@ import inspect
 import math
 import weakref
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -52,7 +53,8 @@ from arrax._src.array import ShardedArray
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import parallel, shape_ops
 from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding,
-                                       PartitionSpec, get_abstract_mesh, get_mesh, make_mesh)
+                                       PartitionSpec, get_abstract_mesh, get_mesh, make_mesh,
+                                       use_abstract_mesh)
 from arrax._src.sharding_impls import _names as _spec_entry_names
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.lax.utils import asarray_operand
@@ -102,14 +104,28 @@ def _shard_aval(aval, spec, mesh, vma_axes=None):
   for d, names in _dims(spec).items():
     shape[d] //= _factor(mesh, names)
   vma = frozenset() if vma_axes is None else _spec_axes(spec) & vma_axes
-  return aval.update(shape=tuple(shape), vma=vma)
+  return aval.update(shape=tuple(shape), vma=vma | aval.vma)
 
 
 def _unshard_aval(aval, spec, mesh):
   shape = list(aval.shape)
   for d, names in _dims(spec).items():
     shape[d] *= _factor(mesh, names)
-  return aval.update(shape=tuple(shape), vma=frozenset())
+  # (inside an outer shard_map the result still varies over the outer manual axes)
+  return aval.update(shape=tuple(shape), vma=aval.vma & _outer_manual(mesh), ur=core.NO_UR)
+
+
+def _outer_manual(mesh):
+  """The axes of `mesh` already manual (a shard_map nested in another's body)."""
+  return frozenset(n for n, t in zip(mesh.axis_names, mesh.axis_types) if t == AxisType.Manual)
+
+
+def _manual_mesh(mesh, manual):
+  """The abstract mesh a body sees: `mesh` with the `manual` axes made Manual."""
+  am = mesh.abstract_mesh
+  types = tuple(AxisType.Manual if n in manual else t
+                for n, t in zip(am.axis_names, am.axis_types))
+  return AbstractMesh(am.axis_sizes, am.axis_names, types, abstract_device=am.abstract_device)
 
 
 def _unmentioned(mesh, spec):
@@ -126,11 +142,13 @@ def _mesh_axes(mesh, names=None, check_vma=False, manual=None):
     for name, size in zip(mesh.axis_names, mesh.axis_sizes):
       if names is None or name in names:
         stack.enter_context(batching.extend_axis_env(name, size))
+    manual = manual if manual is not None else names
+    manual = (frozenset(mesh.axis_names) if manual is None else frozenset(manual)) | \
+        _outer_manual(mesh)
+    stack.enter_context(use_abstract_mesh(_manual_mesh(mesh, manual)))
     if check_vma:
       core.note_axis_order(mesh.axis_names)
-      manual = manual if manual is not None else names
-      stack.enter_context(core.checking_vma(frozenset(mesh.axis_names) if manual is None
-                                            else manual))
+      stack.enter_context(core.checking_vma(manual))
     else:
       stack.enter_context(core.checking_vma(None))
     yield
@@ -176,6 +194,8 @@ def _hlo_sharding(mesh, spec, ndim):
 def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
                         newly_manual_axes):
   mctx = ctx.module_context
+  if _outer_manual(mesh):
+    return _nested_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, newly_manual_axes)
   parts = ir.IntegerAttr(mctx.module.operation.attributes["mhlo.num_partitions"]).value
   if parts != mesh.size or getattr(mctx.axis_env, "spmd", False):
     raise mlir.MultiDeviceLowering(
@@ -199,6 +219,36 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
     results.append(_custom_call("SPMDShardToFullShape", o, glob,
                                 _hlo_sharding(mesh, spec, glob.ndim)))
   return results
+
+
+def _nested_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, newly_manual_axes):
+  """A shard_map inside another's body. The outer body is lowered with every mesh axis manual
+  (each device holds its whole block, replicated over the axes the outer one left
+  automatic), so the inner one takes each device's slice along its newly manual axes, runs
+  its body, and gathers its results along the axes their out_specs name."""
+  if not getattr(ctx.module_context.axis_env, "spmd", False):
+    raise NotImplementedError("a nested shard_map lowers only inside its parent's body")
+
+  def emulate(*xs):
+    parts = []
+    for x, spec in zip(xs, in_specs):
+      for d, names in _dims(spec).items():
+        size = core.get_aval(x).shape[d] // _factor(mesh, names)
+        start = lax_api.mul(parallel.axis_index(names), np.int32(size))
+        x = shape_ops.dynamic_slice_in_dim(x, start, size, d)
+      parts.append(x)
+    outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *parts)
+    res = []
+    for o, spec in zip(outs, out_specs):
+      for d, names in sorted(_dims(spec).items(), reverse=True):
+        o = parallel.all_gather(o, names, axis=d, tiled=True)
+      res.append(o)
+    return res
+
+  with core.checking_vma(None):
+    body, consts = trace_to_jaxpr(emulate, [a.update(vma=frozenset(), ur=core.NO_UR)
+                                            for a in ctx.avals_in])
+  return mlir.call_subjaxpr(ctx, core.ClosedJaxpr(body, consts), "shmap_body", args)
 
 
 # Eager: one SPMD program per (body, mesh, specs, argument avals), kept as long as the body.
@@ -271,7 +321,8 @@ def _split(jaxpr, unknowns, in_specs, out_specs, params):
   new_res = known.out_avals[n_known_out:]
   # New residuals leave first (as JAX's), concatenated along their leading axis (scalars get
   # one) over every mesh axis, or with check_vma over the axes the residual varies over.
-  new_specs = [_all_axes_spec(mesh, a.vma) if params["check_vma"] else _all_axes_spec(mesh)
+  own = frozenset(mesh.axis_names) - _outer_manual(mesh)
+  new_specs = [_all_axes_spec(mesh, (a.vma if params["check_vma"] else own) & own)
                for a in new_res]
   known_out = tuple(new_specs) + tuple(s for s, u in zip(out_specs, out_unk) if not u)
   known_w = _wrap(known, known.in_avals, lambda xs: xs,
@@ -330,7 +381,7 @@ def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, params):
   def divide(xs):
     out = list(xs[:n_res])
     for x, spec in zip(xs[n_res:], ct_specs):
-      k = _factor(mesh, _unmentioned(mesh, spec))
+      k = _factor(mesh, [n for n in _unmentioned(mesh, spec) if n not in _outer_manual(mesh)])
       aval = core.get_aval(x)
       if k != 1 and aval.dtype != dtypes.float0:
         x = lax_api.div(x, lax_api.scalar_literal(k, aval.dtype, aval.weak_type))
@@ -340,7 +391,7 @@ def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, params):
   def post(outs):
     res = []
     for o, spec in zip(outs, lin_specs):
-      rest = _unmentioned(mesh, spec)
+      rest = tuple(n for n in _unmentioned(mesh, spec) if n not in _outer_manual(mesh))
       if rest and core.get_aval(o).dtype != dtypes.float0:
         o = parallel.psum(o, rest)
       res.append(o)
@@ -557,7 +608,9 @@ def _concrete_mesh(mesh):
 def _shmap_checks(mesh, axis_names, in_specs, out_specs):
   if mesh is None:
     ctx = get_mesh()
-    if ctx.empty:
+    if _outer_manual(get_abstract_mesh()):   # (inside a shard_map body: its manual mesh)
+      mesh = get_abstract_mesh()
+    elif ctx.empty:
       abstract = get_abstract_mesh()
       if abstract.empty:
         raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
@@ -678,10 +731,17 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
   @functools.wraps(f)
   def wrapped(*args):
     m, names = _shmap_checks(mesh, axis_names, in_specs, out_specs)
+    if _outer_manual(m):   # nested in another shard_map: its manual axes stay manual
+      names = names - _outer_manual(m)
+      if not names:
+        raise ValueError(
+            f"shard_map over the mesh axes {sorted(axis_names or m.axis_names)} inside a "
+            "shard_map body: every one of them is already manual (bound by a parent "
+            "shard_map)")
     leaves, in_tree = tree_flatten(args)
     eager = core.trace_ctx.trace is core.eval_trace and not any(
         isinstance(x, core.Tracer) for x in leaves)
-    run_mesh = _concrete_mesh(m)
+    run_mesh = m if _outer_manual(m) else _concrete_mesh(m)
     if in_specs is Infer:
       specs = [_manual_spec(names, _arg_spec(x, run_mesh, core.get_aval(x).ndim))
                for x in leaves]
