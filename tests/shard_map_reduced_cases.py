@@ -115,6 +115,34 @@ def ur_vjp_in_body(jax, jnp, lax, P):
 
 
 @case()
+def ur_gather_scatter(jax, jnp, lax, P):
+  # all_gather(to='reduced') (varying -> reduced) and psum_scatter of an unreduced value
+  # (unreduced -> varying), each the other's transpose
+  def body(x):
+    g = lax.pcast(lax.all_gather(x, "i", tiled=True, to="reduced"), "i", to="varying")
+    return lax.psum_scatter(lax.pcast(g * 3, "i", to="unreduced"), "i", tiled=True)
+  f = _smap(jax, body, P("i"), P("i"))
+  x = _x(4, 4)
+  vjp = _smap(jax, lambda x: jax.vjp(body, x)[1](x)[0], P("i"), P("i"))
+  untiled = _smap(jax, lambda x: lax.pcast(lax.all_gather(x, "i", axis=1, to="reduced"), "i",
+                                           to="varying"), P("i"), P("i"))
+  errors = [
+      lambda: jax.make_jaxpr(_smap(jax, lambda x: lax.all_gather(x, "i", to="reduced"), P(),
+                                   P()))(x),
+      lambda: jax.make_jaxpr(_smap(jax, lambda x: lax.all_gather(
+          x, "i", to="reduced", axis_index_groups=[[0, 1]]), P("i"), P()))(x),
+      lambda: jax.make_jaxpr(_smap(jax, lambda x: lax.psum_scatter(
+          lax.pcast(x, "i", to="unreduced"), "j", tiled=True), P("i"), P()))(x),
+      lambda: jax.vmap(_smap(jax, lambda x: lax.pcast(lax.all_gather(
+          x, "i", to="reduced", tiled=True), "i", to="varying")[:2] + x, P("i"), P("i")))(
+              np.stack([x, x]))]
+  return (Jaxpr(jax.make_jaxpr(f)(x)), jax.jit(f)(x),
+          jax.jit(jax.grad(lambda x: (f(x) * jnp.arange(4.0)).sum()))(x),
+          Jaxpr(jax.make_jaxpr(vjp)(x)), jax.jit(vjp)(x), Jaxpr(jax.make_jaxpr(untiled)(x)),
+          [_outcome(e, False) for e in errors])
+
+
+@case()
 def ur_check_vma_false(jax, jnp, lax, P):
   g = _smap(jax, lambda x: lax.pcast(x, "i", to="reduced") * 2, P(), P(), check_vma=False)
   x = _x(4, 4)

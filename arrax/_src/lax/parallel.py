@@ -698,10 +698,11 @@ _GATHERING = frozenset({"all_gather", "reduce_scatter", "all_to_all", "ppermute"
                         "ragged_all_to_all", "psend", "pbroadcast", "psum_invariant",
                         "all_gather_invariant"})
 _OWN_TYPE = frozenset({"pvary", "axis_index", "vary_unreduced_cast_p", "reduced_vary_cast_p",
-                       "preduced", "unreduced_psum"})
+                       "preduced", "unreduced_psum", "all_gather_reduced",
+                       "unreduced_reduce_scatter"})
 _SELF_TYPED = frozenset({"pvary", "psum_invariant", "all_gather_invariant",
                          "vary_unreduced_cast_p", "reduced_vary_cast_p", "preduced",
-                         "unreduced_psum"})
+                         "unreduced_psum", "all_gather_reduced", "unreduced_reduce_scatter"})
 
 
 def _named_axes(params):
@@ -1078,7 +1079,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
   if not names:
     return x
   groups = _validate_groups(axis_index_groups)
-  if to == "invarying" and groups is not None:
+  if to in ("invarying", "reduced") and groups is not None:
     raise NotImplementedError
   size = psum(1, names, axis_index_groups=groups)
 
@@ -1089,6 +1090,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     if to == "invarying":
       return all_gather_invariant_p.bind(v, all_gather_dimension=dim, axis_name=names,
                                          axis_size=size, tiled=tiled)
+    if to == "reduced":
+      return all_gather_reduced_p.bind(v, all_gather_dimension=dim, axis_name=names,
+                                       axis_size=size, tiled=tiled)
     return all_gather_p.bind(v, all_gather_dimension=dim, axis_name=names,
                              axis_index_groups=groups, axis_size=size, tiled=tiled)
   return tree_map(bind, x)
@@ -1180,9 +1184,106 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     return x
   groups = _validate_groups(axis_index_groups)
   size = psum(1, names, axis_index_groups=groups)
-  return tree_map(lambda v: reduce_scatter_p.bind(
-      asarray_operand(v), scatter_dimension=scatter_dimension, axis_name=names,
-      axis_index_groups=groups, axis_size=size, tiled=tiled), x)
+
+  def bind(v):
+    v = asarray_operand(v)
+    if (core.vma_state.axes is not None and
+        _get_from(core.get_aval(v), names, "jax.lax.psum_scatter") == "unreduced"):
+      if groups is not None:
+        raise NotImplementedError
+      return unreduced_reduce_scatter_p.bind(v, axis_name=names,
+                                             scatter_dimension=scatter_dimension,
+                                             axis_size=size, tiled=tiled)
+    return reduce_scatter_p.bind(v, scatter_dimension=scatter_dimension, axis_name=names,
+                                 axis_index_groups=groups, axis_size=size, tiled=tiled)
+  return tree_map(bind, x)
+
+
+# unreduced_reduce_scatter: psum_scatter of an unreduced value (unreduced -> varying); its
+# transpose is all_gather_reduced (varying -> reduced), and the other way round.
+unreduced_reduce_scatter_p = core.Primitive("unreduced_reduce_scatter")
+
+
+@unreduced_reduce_scatter_p.def_abstract_eval
+def _unreduced_reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size,
+                                            tiled):
+  _check_axis_names(axis_name, "reduce_scatter")
+  axes = frozenset(axis_name)
+  if not x.ur[0]:
+    raise ValueError("unreduced_psum_scatter only accepts inputs that are unreduced. Got "
+                     f"{x.str_short(True)}")
+  if not x.ur[0] & axes:
+    raise ValueError("unreduced_psum_scatter is a Unreduced -> Varying collective. This means "
+                     f"that the axis_name={axis_name} passed to `unreduced_psum_scatter` must "
+                     f"be present in jax.typeof(x).mat.unreduced={x.ur[0]}")
+  if x.vma & axes:
+    raise ValueError("unreduced_psum_scatter's input cannot be varying across the axis_name "
+                     f"provided. Got x={x.str_short(True)} and axis_name={axis_name}")
+  out = _reduce_scatter_abstract_eval(x, scatter_dimension=scatter_dimension,
+                                      axis_name=axis_name, axis_index_groups=None,
+                                      axis_size=axis_size, tiled=tiled)
+  return out.update(vma=x.vma | axes, ur=(x.ur[0] - axes, x.ur[1]))
+
+
+unreduced_reduce_scatter_p.def_lowering(
+    lambda ctx, x, **params: _reduce_scatter_lower(ctx, x, axis_index_groups=None, **params))
+
+
+@unreduced_reduce_scatter_p.def_batch
+def _unreduced_reduce_scatter_batch(args, dims, **params):
+  raise NotImplementedError("Please file an issue at https://github.com/jax-ml/jax/issues")
+
+
+all_gather_reduced_p = core.Primitive("all_gather_reduced")
+
+
+@all_gather_reduced_p.def_abstract_eval
+def _all_gather_reduced_abstract_eval(x, *, all_gather_dimension, axis_name, axis_size, tiled):
+  _check_axis_names(axis_name, "all_gather_reduced")
+  axes = frozenset(axis_name)
+  if not x.vma:
+    raise ValueError("all_gather_reduced only accepts inputs that are varying. Got "
+                     f"{x.str_short(True)}")
+  if not x.vma & axes:
+    raise ValueError("all_gather_reduced is a Varying -> Reduced collective. This means that "
+                     f"the axis_name={axis_name} passed to `all_gather_reduced` must be present "
+                     f"in jax.typeof(x).mat.varying={x.vma}")
+  if x.ur[1] & axes:
+    raise ValueError("all_gather_reduced's input cannot be reduced across the axis_name "
+                     f"provided. Got x={x.str_short(True)} and axis_name={axis_name}")
+  out = _all_gather_abstract_eval(x, all_gather_dimension=all_gather_dimension,
+                                  axis_name=axis_name, axis_index_groups=None,
+                                  axis_size=axis_size, tiled=tiled)
+  return out.update(vma=x.vma - axes, ur=(x.ur[0], x.ur[1] | axes))
+
+
+all_gather_reduced_p.def_lowering(
+    lambda ctx, x, **params: _all_gather_lower(ctx, x, axis_index_groups=None, **params))
+
+
+@all_gather_reduced_p.def_batch
+def _all_gather_reduced_batch(args, dims, **params):
+  raise NotImplementedError("Please file an issue at https://github.com/jax-ml/jax/issues")
+
+
+@all_gather_reduced_p.def_impl
+def _all_gather_reduced_impl(x, **params):
+  raise NotImplementedError
+
+
+def _gather_scatter_transpose(ct, x, *, axis_name, axis_size, tiled, **dims):
+  if type(ct) is ad.Zero:
+    return [_ct_zero(x)]
+  if "all_gather_dimension" in dims:   # (all_gather_reduced's transpose)
+    return [unreduced_reduce_scatter_p.bind(ct, axis_name=axis_name,
+                                            scatter_dimension=dims["all_gather_dimension"],
+                                            axis_size=axis_size, tiled=tiled)]
+  return [all_gather_reduced_p.bind(ct, all_gather_dimension=dims["scatter_dimension"],
+                                    axis_name=axis_name, axis_size=axis_size, tiled=tiled)]
+
+
+ad.deflinear2(all_gather_reduced_p, _gather_scatter_transpose)
+ad.deflinear2(unreduced_reduce_scatter_p, _gather_scatter_transpose)
 
 
 # ---- all_to_all -------------------------------------------------------------------------------
