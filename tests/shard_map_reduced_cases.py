@@ -143,6 +143,25 @@ def ur_gather_scatter(jax, jnp, lax, P):
 
 
 @case()
+def ur_inside_jaxprs(jax, jnp, lax, P):
+  # unreduced/reduced values through jit, scan and cond bodies, and remat's transpose
+  x = _x(4, 4)
+  u = lambda x: lax.pcast(x, "i", to="unreduced")   # noqa: E731
+  r = lambda x: lax.pcast(x, "i", to="reduced")     # noqa: E731
+  fs = [_smap(jax, lambda x: lax.psum(jax.jit(lambda a: a + a)(u(x)), "i"), P("i"), P()),
+        _smap(jax, lambda x: lax.pcast(lax.scan(lambda c, a: (c * c, None), r(x), None,
+                                                length=2)[0], "i", to="varying"), P(), P("i")),
+        _smap(jax, lambda x: lax.psum(lax.cond(True, lambda a: a + a, lambda a: a, u(x)), "i"),
+              P("i"), P())]
+  ck = _smap(jax, lambda x: lax.psum(jax.checkpoint(lambda a: u(a * 2))(x), "i"), P("i"), P())
+  bad = _smap(jax, lambda x: lax.psum(lax.cond(True, lambda a: a, lambda a: lax.psum(a, "i"),
+                                               u(x)), "i"), P("i"), P())
+  return ([(Jaxpr(jax.make_jaxpr(f)(x)), np.asarray(jax.jit(f)(x))) for f in fs] +
+          [np.asarray(jax.jit(jax.grad(lambda x: (ck(x) * x[:2]).sum()))(x)),
+           _outcome(lambda: jax.make_jaxpr(bad)(x), False)])
+
+
+@case()
 def ur_check_vma_false(jax, jnp, lax, P):
   g = _smap(jax, lambda x: lax.pcast(x, "i", to="reduced") * 2, P(), P(), check_vma=False)
   x = _x(4, 4)
