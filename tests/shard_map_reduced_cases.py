@@ -233,6 +233,18 @@ def ur_errors_misc(jax, jnp, lax, P):
   ]
 
 
+@case(message=True)
+def mixed_axis_states(jax, jnp, lax, P):
+  # psum/pmean/psum_scatter over axes some of which the operand varies over and some not
+  x = _x(4, 4)
+  m = lambda f, o=P(): jax.jit(_smap(jax, f, P("i"), o))   # noqa: E731
+  return [_outcome(lambda: m(lambda x: lax.psum(x, ("i", "j")))(x)),
+          _outcome(lambda: m(lambda x: lax.pmean(x, ("i", "j")))(x), False),
+          _outcome(lambda: m(lambda x: lax.psum_scatter(x, ("i", "j"), tiled=True),
+                             P(("i", "j")))(x), False),
+          _outcome(lambda: m(lambda x: x * lax.axis_size(("i", "j")), P("i"))(x))]
+
+
 # ---- nested shard_map -----------------------------------------------------------------------------
 def _nested(jax, lax, P, inner_specs=("j",), check_vma=True, inner_axes=frozenset({"j"})):
   def inner(y):
@@ -287,6 +299,17 @@ def nested_variants(jax, jnp, lax, P):
   # (values only: JAX names the jit results' layouts as XLA propagates them from the inner one)
   return [(Jaxpr(jax.make_jaxpr(f)(x)), np.asarray(jax.jit(f)(x))) for f in (k, h, g)] + [
       Jaxpr(jax.make_jaxpr(kv)(x)), np.asarray(setmesh)]
+
+
+@case()
+def nested_transforms(jax, jnp, lax, P):
+  def outer(x):
+    return jax.shard_map(lambda y: lax.psum(y, "j") * lax.axis_index("i"),
+                         in_specs=P(None, "j"), out_specs=P(), axis_names={"j"})(x)
+  f = _smap(jax, outer, P("i"), P("i"), axis_names={"i"})
+  x = _x(2, 4, 4)
+  return [np.asarray(jax.vmap(f)(x)), np.asarray(jax.jit(jax.vmap(f))(x)),
+          [np.asarray(a) for a in jax.jvp(f, (x[0],), (x[1],))]]
 
 
 @case()
