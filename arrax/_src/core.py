@@ -147,7 +147,8 @@ def _vma_str(vma, ur=NO_UR):
 class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype, whether its dtype is weak and, inside a
   shard_map body with check_vma=True, the mesh axes it varies over (`vma`, part of the type
-  as in JAX: avals with different vma are different)."""
+  as in JAX: avals with different vma are different) and those it is unreduced or reduced
+  over (`ur`, likewise)."""
   __slots__ = ("shape", "dtype", "weak_type", "vma", "ur", "_hash")
   array_abstraction_level = 1
   # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a

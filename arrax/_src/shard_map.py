@@ -22,7 +22,13 @@ invariant operand meeting a varying one is cast by an implicit `pvary` equation)
 pmin remove the axes they reduce (psum is staged as `psum_invariant`), axis_index varies over
 its axis and the data-moving collectives cast their operand to vary over theirs (see
 lax/parallel.py's hooks). out_specs promising replication of a value whose type varies are
-rejected with JAX's ValueError. With check_vma=False no value carries such a type.
+rejected with JAX's ValueError. With check_vma=False no value carries such a type. Values can
+also be unreduced or reduced over manual axes (`aval.ur`, `{U:i}`/`{R:i}`; lax.pcast and the
+unreduced collectives of lax/parallel.py); unreduced/reduced out_specs need an Explicit mesh.
+
+A shard_map inside a body (over the mesh's remaining axes; the body's context mesh is the
+abstract mesh with its manual axes Manual) keeps the outer axes manual and lowers inline in
+the parent's manual body (`_nested_lowering`).
 
 Transformations: the JVP is a shard_map of the body's JVP; partial evaluation splits it into a
 known and an unknown shard_map (new per-device residuals leave first, concatenated along their
