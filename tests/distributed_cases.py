@@ -247,6 +247,15 @@ def main(lib, scenario, pid, nproc, port):
         results[name] = {"crashed": traceback.format_exc()[-1500:]}
     jax.distributed.shutdown()
     results["after_shutdown"] = jax.distributed.is_initialized()
+  elif scenario == "auto":   # (the cluster's variables are in the environment)
+    jax.distributed.initialize(initialization_timeout=60, heartbeat_timeout_seconds=30,
+                               shutdown_timeout_seconds=30)
+    mhu = importlib.import_module(lib + ".experimental.multihost_utils")
+    results = {"process_index": jax.process_index(), "process_count": jax.process_count(),
+               "device_count": jax.device_count(),
+               "local_device_count": jax.local_device_count(),
+               "total": float(np.asarray(mhu.process_allgather(np.full(3, 4.0))).sum())}
+    jax.distributed.shutdown()
   elif scenario == "errors":
     results = errors_scenario(jax, port)
   else:

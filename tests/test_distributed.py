@@ -36,14 +36,14 @@ def _free_port():
 _last_pids: list = []
 
 
-def run_job(lib, scenario, nproc, ndev=2, timeout=JOB_TIMEOUT, only=None):
+def run_job(lib, scenario, nproc, ndev=2, timeout=JOB_TIMEOUT, only=None, env=None):
   """Run the case script as `nproc` processes (or only those in `only`); their results (one
-  dict per process)."""
+  dict per process). `env(pid)` gives extra environment variables of a process."""
   port = _free_port()
-  env = dict(os.environ, XLA_FLAGS=xla_flags(ndev),
-             PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
+  base = dict(os.environ, XLA_FLAGS=xla_flags(ndev),
+              PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
   for var in ("JAX_COORDINATOR_ADDRESS", "JAX_LOCAL_DEVICE_IDS", "JAX_PARTITION_INDEX"):
-    env.pop(var, None)
+    base.pop(var, None)
   procs, files = [], []
   try:
     for pid in (range(nproc) if only is None else only):
@@ -52,7 +52,8 @@ def run_job(lib, scenario, nproc, ndev=2, timeout=JOB_TIMEOUT, only=None):
       files += [out, err]
       procs.append(subprocess.Popen(
           [sys.executable, str(CASES), lib, scenario, str(pid), str(nproc), str(port)],
-          stdout=out, stderr=err, env=env, cwd=str(ROOT), text=True))
+          stdout=out, stderr=err, env=dict(base, **(env(pid) if env else {})),
+          cwd=str(ROOT), text=True))
     _last_pids[:] = [p.pid for p in procs]
     deadline = time.monotonic() + timeout
     for p in procs:

@@ -46,7 +46,16 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
   if type(aval) is core.AbstractRef:
     return aval.update(inner_aval=tangent_aval(aval.inner_aval))
   dt = tangent_dtype(aval.dtype)
-  return aval if dt is aval.dtype else ShapedArray(aval.shape, dt, aval.weak_type, vma=aval.vma)
+  return aval if dt is aval.dtype else aval.update(dtype=dt)
+
+
+def ct_aval(aval):
+  """The type of a cotangent of a value of type `aval`: the tangent type, with unreduced and
+  reduced manual axes swapped (shard_map's types)."""
+  t = tangent_aval(aval)
+  if type(t) is ShapedArray and t.ur is not core.NO_UR:
+    return t.update(ur=(t.ur[1], t.ur[0]))
+  return t
 
 
 def is_float0(aval) -> bool:
@@ -612,14 +621,14 @@ def transpose_jaxpr(closed: core.ClosedJaxpr, linear, ct_nonzeros, keep=None, ze
   """
   in_avals = closed.in_avals
   res_avals = [a for a, lin in zip(in_avals, linear) if not lin]
-  ct_avals = [tangent_aval(a) for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
+  ct_avals = [ct_aval(a) for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
   n_res = len(res_avals)
 
   def fun(*args):
     res = iter(args[:n_res])
     cts_it = iter(args[n_res:])
     primals = [UndefinedPrimal(a) if lin else next(res) for a, lin in zip(in_avals, linear)]
-    cts = [next(cts_it) if nz else Zero(tangent_aval(a))
+    cts = [next(cts_it) if nz else Zero(ct_aval(a))
            for a, nz in zip(closed.out_avals, ct_nonzeros)]
     cts_in = [ct for ct, lin in zip(backward_pass(closed.jaxpr, closed.consts, primals, cts),
                                     linear) if lin]

@@ -489,7 +489,7 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
   ct_nz = [type(ct) is not Zero for ct in cts]
   res_avals = [core.get_aval(a) for a, lin in zip(args, linear) if not lin]
   lin_avals = [a.aval for a, lin in zip(args, linear) if lin]
-  ct_avals = [ad.tangent_aval(v.aval) for v, nz in zip(jaxpr.outvars, ct_nz) if nz]
+  ct_avals = [ad.ct_aval(v.aval) for v, nz in zip(jaxpr.outvars, ct_nz) if nz]
   n_res = len(res_avals)
   box = []
 
@@ -502,7 +502,7 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
     n_known = len(out_lin) - sum(out_lin)
     res_it = iter(known_outs[n_known:])
     res = [nonlin[f] if f is not None else next(res_it) for f in res_fwd]
-    cts_full = [next(ct_it) if nz else Zero(ad.tangent_aval(v.aval))
+    cts_full = [next(ct_it) if nz else Zero(ad.ct_aval(v.aval))
                 for v, nz in zip(jaxpr.outvars, ct_nz)]
     cts_lin_out = [ct for ct, u in zip(cts_full, out_lin) if u]
     undefined = [ad.UndefinedPrimal(a) for a, lin in zip([v.aval for v in jaxpr.invars], linear)

@@ -73,31 +73,50 @@ def shape_size(shape):
 
 
 class ManualAxisType:
-  """The manual-axis part of a type (JAX's `aval.mat`): the mesh axes a value varies over
-  (`varying`) inside a shard_map with check_vma=True. arrax tracks no unreduced/reduced axes."""
-  __slots__ = ("varying",)
-  unreduced = frozenset()
-  reduced = frozenset()
+  """The manual-axis part of a type (JAX's `aval.mat`) inside a shard_map with check_vma=True:
+  the mesh axes a value varies over (`varying`), and those over which it is an unreduced
+  (summands not yet added) or reduced (summed, to be cast back) value; disjoint from `varying`."""
+  __slots__ = ("varying", "unreduced", "reduced")
 
   def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-    if unreduced or reduced:
-      raise NotImplementedError("arrax's types carry no unreduced or reduced mesh axes")
-    self.varying = frozenset(varying)
+    varying, unreduced, reduced = frozenset(varying), frozenset(unreduced), frozenset(reduced)
+    if varying & unreduced:
+      raise ValueError("varying and unreduced cannot have common mesh axes. Got "
+                       f"varying={varying} and unreduced={unreduced}")
+    if varying & reduced:
+      raise ValueError("varying and reduced cannot have common mesh axes. Got "
+                       f"varying={varying} and reduced={reduced}")
+    self.varying, self.unreduced, self.reduced = varying, unreduced, reduced
 
-  empty = property(lambda self: not self.varying)
+  empty = property(lambda self: not (self.varying or self.unreduced or self.reduced))
+  vur = property(lambda self: self.varying | self.unreduced | self.reduced)
 
   def update(self, **kwargs):
-    return ManualAxisType(varying=kwargs.get("varying", self.varying))
+    fields = {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
+    fields.update(kwargs)
+    return ManualAxisType(**fields)
+
+  def to_ct_mat(self):
+    """The type of a cotangent: unreduced and reduced swapped."""
+    return self.update(unreduced=self.reduced, reduced=self.unreduced)
 
   def __eq__(self, other):
-    return type(other) is ManualAxisType and self.varying == other.varying
+    return (type(other) is ManualAxisType and self.varying == other.varying
+            and self.unreduced == other.unreduced and self.reduced == other.reduced)
 
   def __hash__(self):
-    return hash(self.varying)
+    return hash((self.varying, self.unreduced, self.reduced))
 
   def __repr__(self):
     return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
             f"reduced={self.reduced})")
+
+
+class ShardingTypeError(Exception):
+  """A type error about how values are laid out over mesh axes (JAX's core.ShardingTypeError)."""
+
+
+NO_UR = (frozenset(), frozenset())   # (unreduced, reduced) of a value that is neither
 
 
 # The order in which `{V:...}` names mesh axes (that of the mesh they belong to; shard_map
@@ -115,66 +134,81 @@ def order_axes(names):
   return tuple(sorted(names, key=lambda n: (_axis_order.get(n, len(_axis_order)), str(n))))
 
 
-def _vma_str(vma):
-  if not vma:
-    return ""
-  names = order_axes(vma)
-  inner = ",".join(str(n) for n in names)
-  return "{V:" + (inner if len(names) == 1 else f"({inner})") + "}"
+def _vma_str(vma, ur=NO_UR):
+  parts = []
+  for tag, axes in (("V", vma), ("U", ur[0]), ("R", ur[1])):
+    if axes:
+      names = order_axes(axes)
+      inner = ",".join(str(n) for n in names)
+      parts.append(f"{tag}:" + (inner if len(names) == 1 else f"({inner})"))
+  return "{" + ", ".join(parts) + "}" if parts else ""
 
 
 class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype, whether its dtype is weak and, inside a
   shard_map body with check_vma=True, the mesh axes it varies over (`vma`, part of the type
-  as in JAX: avals with different vma are different)."""
-  __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
+  as in JAX: avals with different vma are different) and those it is unreduced or reduced
+  over (`ur`, likewise)."""
+  __slots__ = ("shape", "dtype", "weak_type", "vma", "ur", "_hash")
   array_abstraction_level = 1
   # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a
   # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
   sharding = None
 
   def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
-               manual_axis_type=None, memory_space=None):
+               manual_axis_type=None, memory_space=None, ur=NO_UR):
     del sharding, memory_space   # JAX's keywords; arrax's avals hold neither yet
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
     if manual_axis_type is not None:
       vma = manual_axis_type.varying
+      ur = (frozenset(manual_axis_type.unreduced), frozenset(manual_axis_type.reduced))
     self.vma = vma if type(vma) is frozenset else frozenset(vma)
+    # (unreduced, reduced): the manual axes over which the value is an unreduced or a reduced
+    # partial sum (shard_map with check_vma=True; JAX's aval.mat.unreduced/.reduced)
+    self.ur = ur if ur[0] or ur[1] else NO_UR
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: shape_size(self.shape))
-  mat = property(lambda self: ManualAxisType(varying=self.vma))
+  mat = property(lambda self: ManualAxisType(varying=self.vma, unreduced=self.ur[0],
+                                             reduced=self.ur[1]))
   manual_axis_type = mat
 
-  def update(self, shape=None, dtype=None, weak_type=None, *, vma=None, manual_axis_type=None):
+  def update(self, shape=None, dtype=None, weak_type=None, *, vma=None, manual_axis_type=None,
+             ur=None):
     if manual_axis_type is not None:
       vma = manual_axis_type.varying
+      ur = (manual_axis_type.unreduced, manual_axis_type.reduced)
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
                        self.weak_type if weak_type is None else weak_type,
-                       vma=self.vma if vma is None else vma)
+                       vma=self.vma if vma is None else vma, ur=self.ur if ur is None else ur)
 
   def update_manual_axis_type(self, mat):
-    return self.update(vma=mat.varying)
+    return self.update(manual_axis_type=mat)
+
+  def to_ct_aval(self):
+    """The type of this value's cotangent (unreduced and reduced axes swapped)."""
+    dt = self.dtype if dtypes.issubdtype(self.dtype, np.inexact) else dtypes.float0
+    return self.update(dtype=dt, ur=(self.ur[1], self.ur[0]))
 
   def update_weak_type(self, weak_type):
     return self if weak_type == self.weak_type else self.update(weak_type=weak_type)
 
   def strip_weak_type(self):
     return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
-                                                       vma=self.vma)
+                                                       vma=self.vma, ur=self.ur)
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
             and self.dtype == other.dtype and self.weak_type == other.weak_type
-            and self.vma == other.vma)
+            and self.vma == other.vma and self.ur == other.ur)
 
   def __hash__(self):
     if self._hash is None:
-      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma))
+      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma, self.ur))
     return self._hash
 
   def str_short(self, short_dtypes=False):
@@ -182,7 +216,7 @@ class ShapedArray(AbstractValue):
       name = dtypes.short_dtype_name(self.dtype)
     else:   # float0 is a NumPy void dtype; JAX prints its own name
       name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
-    return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma)}"
+    return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma, self.ur)}"
 
   def __str__(self):
     return ("~" if self.weak_type else "") + self.str_short()
@@ -925,7 +959,8 @@ def jaxpr_as_fun(closed_jaxpr: ClosedJaxpr):
 
 
 def _no_vma(aval):
-  return aval.update(vma=frozenset()) if type(aval) is ShapedArray and aval.vma else aval
+  return (aval.update(vma=frozenset(), ur=NO_UR)
+          if type(aval) is ShapedArray and (aval.vma or aval.ur is not NO_UR) else aval)
 
 
 def check_jaxpr(jaxpr: Jaxpr):

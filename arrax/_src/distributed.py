@@ -4,8 +4,8 @@ Process 0 starts jaxlib's coordination service; every process connects a distrib
 client to it. The CPU client made afterwards (`backend._make_cpu_client`) is told the process
 id, the number of processes and that client, so `devices()` lists the devices of every process
 and cross-process collectives go through gloo over TCP (`jax_cpu_collectives_implementation`).
-No cluster environment (Slurm, Open MPI, TPU) is detected: the coordinator address, the number
-of processes and the process id must be given (or set in JAX's environment variables).
+Arguments left unset are read, as JAX does, from the cluster environment detected
+(`_src/clusters.py`: Open MPI's and Slurm's launcher variables; mpi4py when named).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from jaxlib import _jax
 
-from arrax._src import backend
+from arrax._src import backend, clusters
 from arrax._src.config import config
 
 _logger = logging.getLogger("arrax")
@@ -87,9 +87,9 @@ def initialize(coordinator_address: str | None = None,
     local_device_ids = [local_device_ids]
   if local_device_ids is None and (env_ids := os.environ.get("JAX_LOCAL_DEVICE_IDS")):
     local_device_ids = [int(i) for i in env_ids.split(",")]
-  if cluster_detection_method not in (None, "deactivate"):
-    _logger.error("Automatic Distributed initialization can not proceed: %s is not supported.",
-                  cluster_detection_method)
+  coordinator_address, num_processes, process_id, local_device_ids = clusters.detect(
+      coordinator_address, num_processes, process_id, local_device_ids,
+      cluster_detection_method, initialization_timeout)
   _check_args(coordinator_address, num_processes, process_id)
   state.coordinator_address = coordinator_address
   bind = (coordinator_bind_address or os.environ.get("JAX_COORDINATOR_BIND_ADDRESS")

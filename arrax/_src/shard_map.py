@@ -22,7 +22,13 @@ invariant operand meeting a varying one is cast by an implicit `pvary` equation)
 pmin remove the axes they reduce (psum is staged as `psum_invariant`), axis_index varies over
 its axis and the data-moving collectives cast their operand to vary over theirs (see
 lax/parallel.py's hooks). out_specs promising replication of a value whose type varies are
-rejected with JAX's ValueError. With check_vma=False no value carries such a type.
+rejected with JAX's ValueError. With check_vma=False no value carries such a type. Values can
+also be unreduced or reduced over manual axes (`aval.ur`, `{U:i}`/`{R:i}`; lax.pcast and the
+unreduced collectives of lax/parallel.py); unreduced/reduced out_specs need an Explicit mesh.
+
+A shard_map inside a body (over the mesh's remaining axes; the body's context mesh is the
+abstract mesh with its manual axes Manual) keeps the outer axes manual and lowers inline in
+the parent's manual body (`_nested_lowering`).
 
 Transformations: the JVP is a shard_map of the body's JVP; partial evaluation splits it into a
 known and an unknown shard_map (new per-device residuals leave first, concatenated along their
@@ -41,6 +47,7 @@ import inspect
 import math
 import weakref
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -52,7 +59,8 @@ from arrax._src.array import ShardedArray
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import parallel, shape_ops
 from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding,
-                                       PartitionSpec, get_abstract_mesh, get_mesh, make_mesh)
+                                       PartitionSpec, get_abstract_mesh, get_mesh, make_mesh,
+                                       use_abstract_mesh)
 from arrax._src.sharding_impls import _names as _spec_entry_names
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.lax.utils import asarray_operand
@@ -83,7 +91,8 @@ def _get_infer():
 # ---- specs and avals ---------------------------------------------------------------------------
 def _dims(spec):
   """{array axis: mesh axis names} of a PartitionSpec."""
-  return {d: _spec_entry_names(p) for d, p in enumerate(spec) if _spec_entry_names(p)}
+  return {d: _spec_entry_names(p) for d, p in enumerate(spec.partitions)
+          if _spec_entry_names(p)}
 
 
 def _spec_axes(spec):
@@ -101,14 +110,28 @@ def _shard_aval(aval, spec, mesh, vma_axes=None):
   for d, names in _dims(spec).items():
     shape[d] //= _factor(mesh, names)
   vma = frozenset() if vma_axes is None else _spec_axes(spec) & vma_axes
-  return aval.update(shape=tuple(shape), vma=vma)
+  return aval.update(shape=tuple(shape), vma=vma | aval.vma)
 
 
 def _unshard_aval(aval, spec, mesh):
   shape = list(aval.shape)
   for d, names in _dims(spec).items():
     shape[d] *= _factor(mesh, names)
-  return aval.update(shape=tuple(shape), vma=frozenset())
+  # (inside an outer shard_map the result still varies over the outer manual axes)
+  return aval.update(shape=tuple(shape), vma=aval.vma & _outer_manual(mesh), ur=core.NO_UR)
+
+
+def _outer_manual(mesh):
+  """The axes of `mesh` already manual (a shard_map nested in another's body)."""
+  return frozenset(n for n, t in zip(mesh.axis_names, mesh.axis_types) if t == AxisType.Manual)
+
+
+def _manual_mesh(mesh, manual):
+  """The abstract mesh a body sees: `mesh` with the `manual` axes made Manual."""
+  am = mesh.abstract_mesh
+  types = tuple(AxisType.Manual if n in manual else t
+                for n, t in zip(am.axis_names, am.axis_types))
+  return AbstractMesh(am.axis_sizes, am.axis_names, types, abstract_device=am.abstract_device)
 
 
 def _unmentioned(mesh, spec):
@@ -125,11 +148,13 @@ def _mesh_axes(mesh, names=None, check_vma=False, manual=None):
     for name, size in zip(mesh.axis_names, mesh.axis_sizes):
       if names is None or name in names:
         stack.enter_context(batching.extend_axis_env(name, size))
+    manual = manual if manual is not None else names
+    manual = (frozenset(mesh.axis_names) if manual is None else frozenset(manual)) | \
+        _outer_manual(mesh)
+    stack.enter_context(use_abstract_mesh(_manual_mesh(mesh, manual)))
     if check_vma:
       core.note_axis_order(mesh.axis_names)
-      manual = manual if manual is not None else names
-      stack.enter_context(core.checking_vma(frozenset(mesh.axis_names) if manual is None
-                                            else manual))
+      stack.enter_context(core.checking_vma(manual))
     else:
       stack.enter_context(core.checking_vma(None))
     yield
@@ -175,6 +200,8 @@ def _hlo_sharding(mesh, spec, ndim):
 def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
                         newly_manual_axes):
   mctx = ctx.module_context
+  if _outer_manual(mesh):
+    return _nested_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, newly_manual_axes)
   parts = ir.IntegerAttr(mctx.module.operation.attributes["mhlo.num_partitions"]).value
   if parts != mesh.size or getattr(mctx.axis_env, "spmd", False):
     raise mlir.MultiDeviceLowering(
@@ -198,6 +225,36 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
     results.append(_custom_call("SPMDShardToFullShape", o, glob,
                                 _hlo_sharding(mesh, spec, glob.ndim)))
   return results
+
+
+def _nested_lowering(ctx, args, jaxpr, mesh, in_specs, out_specs, newly_manual_axes):
+  """A shard_map inside another's body. The outer body is lowered with every mesh axis manual
+  (each device holds its whole block, replicated over the axes the outer one left
+  automatic), so the inner one takes each device's slice along its newly manual axes, runs
+  its body, and gathers its results along the axes their out_specs name."""
+  if not getattr(ctx.module_context.axis_env, "spmd", False):
+    raise NotImplementedError("a nested shard_map lowers only inside its parent's body")
+
+  def emulate(*xs):
+    parts = []
+    for x, spec in zip(xs, in_specs):
+      for d, names in _dims(spec).items():
+        size = core.get_aval(x).shape[d] // _factor(mesh, names)
+        start = lax_api.mul(parallel.axis_index(names), np.int32(size))
+        x = shape_ops.dynamic_slice_in_dim(x, start, size, d)
+      parts.append(x)
+    outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *parts)
+    res = []
+    for o, spec in zip(outs, out_specs):
+      for d, names in sorted(_dims(spec).items(), reverse=True):
+        o = parallel.all_gather(o, names, axis=d, tiled=True)
+      res.append(o)
+    return res
+
+  with core.checking_vma(None):
+    body, consts = trace_to_jaxpr(emulate, [a.update(vma=frozenset(), ur=core.NO_UR)
+                                            for a in ctx.avals_in])
+  return mlir.call_subjaxpr(ctx, core.ClosedJaxpr(body, consts), "shmap_body", args)
 
 
 # Eager: one SPMD program per (body, mesh, specs, argument avals), kept as long as the body.
@@ -270,7 +327,8 @@ def _split(jaxpr, unknowns, in_specs, out_specs, params):
   new_res = known.out_avals[n_known_out:]
   # New residuals leave first (as JAX's), concatenated along their leading axis (scalars get
   # one) over every mesh axis, or with check_vma over the axes the residual varies over.
-  new_specs = [_all_axes_spec(mesh, a.vma) if params["check_vma"] else _all_axes_spec(mesh)
+  own = frozenset(mesh.axis_names) - _outer_manual(mesh)
+  new_specs = [_all_axes_spec(mesh, (a.vma if params["check_vma"] else own) & own)
                for a in new_res]
   known_out = tuple(new_specs) + tuple(s for s, u in zip(out_specs, out_unk) if not u)
   known_w = _wrap(known, known.in_avals, lambda xs: xs,
@@ -329,7 +387,7 @@ def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, params):
   def divide(xs):
     out = list(xs[:n_res])
     for x, spec in zip(xs[n_res:], ct_specs):
-      k = _factor(mesh, _unmentioned(mesh, spec))
+      k = _factor(mesh, [n for n in _unmentioned(mesh, spec) if n not in _outer_manual(mesh)])
       aval = core.get_aval(x)
       if k != 1 and aval.dtype != dtypes.float0:
         x = lax_api.div(x, lax_api.scalar_literal(k, aval.dtype, aval.weak_type))
@@ -339,7 +397,7 @@ def _transpose_body(jaxpr, linear, ct_nz, in_specs, out_specs, params):
   def post(outs):
     res = []
     for o, spec in zip(outs, lin_specs):
-      rest = _unmentioned(mesh, spec)
+      rest = tuple(n for n in _unmentioned(mesh, spec) if n not in _outer_manual(mesh))
       if rest and core.get_aval(o).dtype != dtypes.float0:
         o = parallel.psum(o, rest)
       res.append(o)
@@ -534,8 +592,8 @@ def _check_specs(kind, specs, manual_axes):
     raise TypeError(f"shard_map {kind}_specs argument must be a pytree of "
                     f"`jax.sharding.PartitionSpec` instances, but:\n\n" + "\n\n".join(bad_type) +
                     f"\n\nCheck the {kind}_specs values passed to shard_map.")
-  msgs = [f"  {kind}_specs{keystr(k)} refers to {n!r}" for k, p in leaves for e in p
-          for n in _spec_entry_names(e) if n not in manual_axes]
+  msgs = [f"  {kind}_specs{keystr(k)} refers to {n!r}" for k, p in leaves
+          for e in p.partitions for n in _spec_entry_names(e) if n not in manual_axes]
   if msgs:
     raise ValueError(f"shard_map {kind}_specs argument must refer to an axis marked as manual "
                      f"({manual_axes}), but:\n\n" + "\n\n".join(msgs) +
@@ -556,7 +614,9 @@ def _concrete_mesh(mesh):
 def _shmap_checks(mesh, axis_names, in_specs, out_specs):
   if mesh is None:
     ctx = get_mesh()
-    if ctx.empty:
+    if _outer_manual(get_abstract_mesh()):   # (inside a shard_map body: its manual mesh)
+      mesh = get_abstract_mesh()
+    elif ctx.empty:
       abstract = get_abstract_mesh()
       if abstract.empty:
         raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
@@ -591,8 +651,52 @@ def _shmap_checks(mesh, axis_names, in_specs, out_specs):
                     f"axis_names={axis_names} are of type {kinds}")
   if in_specs is not Infer and in_specs is not None:
     _check_specs("in", in_specs, axis_names)
+    _check_unreduced("in", mesh, axis_names, in_specs)
   _check_specs("out", out_specs, axis_names)
+  _check_unreduced("out", mesh, axis_names, out_specs)
   return mesh, axis_names
+
+
+def _check_unreduced(prefix, mesh, manual_axes, specs):
+  """JAX's errors for unreduced/reduced axes in specs: only over a fully manual shard_map of
+  Explicit mesh axes (where the arguments' and results' types carry them)."""
+  for s in tree_flatten(specs, is_leaf=lambda x: x is None)[0]:
+    if not isinstance(s, P) or not (s.unreduced or s.reduced):
+      continue
+    if frozenset(mesh.axis_names) != manual_axes:
+      raise NotImplementedError(
+          f"unreduced/reduced can only be passed to {prefix}_specs when shard_map is in full "
+          f"manual mode. Got mesh axis names {mesh.axis_names}, manual_axes: {manual_axes}, "
+          f"specs: {s}. Please file a bug at https://github.com/jax-ml/jax/issues.")
+    for kind, axes in (("unreduced", s.unreduced), ("reduced", s.reduced)):
+      if not all(mesh._name_to_type[u] == AxisType.Explicit for u in axes):
+        raise ValueError(
+            f"{kind} in {prefix}_specs {s} can only be used when the mesh passed to shard_map "
+            f"contains axis names all of type `Explicit`. Got mesh {mesh}")
+    # (arrax's arrays and avals carry no unreduced/reduced sharding yet)
+    raise NotImplementedError(f"unreduced/reduced axes in shard_map {prefix}_specs ({s}) over "
+                              "an Explicit mesh are not supported by arrax yet")
+
+
+def _ur_spec(mesh, aval):
+  """JAX's PartitionSpec naming a body value's varying, unreduced and reduced axes."""
+  varying = tuple(n for n in mesh.axis_names if n in aval.vma)
+  return P(varying or None, unreduced=aval.ur[0], reduced=aval.ur[1])
+
+
+def _eager_ur_error(jaxpr, mesh):
+  """JAX runs an eager shard_map body one operation at a time, each result laid out by its
+  type: over a mesh that is not Explicit, the first unreduced or reduced value raises."""
+  for eqn in jaxpr.eqns:
+    for v in eqn.outvars:
+      aval = v.aval
+      if type(aval) is core.ShapedArray and aval.ur is not core.NO_UR:
+        spec = _ur_spec(mesh, aval)
+        kind = "unreduced" if spec.unreduced else "reduced"
+        return ValueError(
+            f"{kind} in out_specs {spec} can only be used when the mesh passed to shard_map "
+            f"contains axis names all of type `Explicit`. Got mesh {mesh}")
+  return None
 
 
 def _arg_spec(x, mesh, ndim):
@@ -633,10 +737,17 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
   @functools.wraps(f)
   def wrapped(*args):
     m, names = _shmap_checks(mesh, axis_names, in_specs, out_specs)
+    if _outer_manual(m):   # nested in another shard_map: its manual axes stay manual
+      names = names - _outer_manual(m)
+      if not names:
+        raise ValueError(
+            f"shard_map over the mesh axes {sorted(axis_names or m.axis_names)} inside a "
+            "shard_map body: every one of them is already manual (bound by a parent "
+            "shard_map)")
     leaves, in_tree = tree_flatten(args)
     eager = core.trace_ctx.trace is core.eval_trace and not any(
         isinstance(x, core.Tracer) for x in leaves)
-    run_mesh = _concrete_mesh(m)
+    run_mesh = m if _outer_manual(m) else _concrete_mesh(m)
     if in_specs is Infer:
       specs = [_manual_spec(names, _arg_spec(x, run_mesh, core.get_aval(x).ndim))
                for x in leaves]
@@ -674,6 +785,10 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
       if eager and not any(isinstance(c, core.Tracer) for c in hit[1]):
         cache[key] = hit
     closed, consts, all_in_specs, out_flat, out_tree = hit
+    if eager and check_vma and not all(t == AxisType.Explicit for t in m._name_to_type.values()):
+      err = _eager_ur_error(closed.jaxpr, m)
+      if err is not None:
+        raise err
     outs = shard_map_p.bind(*consts, *dyn, jaxpr=closed, mesh=run_mesh,
                             in_specs=all_in_specs, out_specs=out_flat, check_vma=check_vma,
                             newly_manual_axes=names)
@@ -741,6 +856,10 @@ def _trace(f, in_tree, static, static_vals, avals, dyn_specs, out_specs, mesh, r
     vma = [v.aval.vma for v in jaxpr.outvars]
     fails = [v if (v & frozenset(_unmentioned(mesh, s)) & names) else None
              for v, s in zip(vma, out_flat)]
+    # (a result unreduced or reduced over an axis is not the same on every device there)
+    fails = [frozenset() if x is None and v.aval.ur is not core.NO_UR and (
+                 v.aval.ur[0] | v.aval.ur[1]) - s.unreduced - s.reduced else x
+             for x, v, s in zip(fails, jaxpr.outvars, out_flat)]
     if any(x is not None for x in fails):
       raise _vma_error(f, mesh, out_tree, out_specs, fails)
   return core.ClosedJaxpr(jaxpr, []), list(consts), all_in_specs, out_flat, out_tree

@@ -24,9 +24,15 @@ from arrax._src.lax.utils import (ANY, BOOL_OR_INT, COMPLEX, FLOAT, INEXACT, INT
                                   ORDERED, SIGNED)
 
 
+# Names of the primitives `_naryop` made -> their operand count (how shard_map's types treat
+# unreduced/reduced operands: JAX's unop/naryop rules).
+NARY_ARITY: dict = {}
+
+
 def _naryop(name, arg_classes, emit, *, out_dtype=None, same_dtype=True, weak=None):
   """An elementwise primitive. `emit(ctx, *ir_values, **params)` builds the op."""
   prim = core.Primitive(name)
+  NARY_ARITY[name] = len(arg_classes)
 
   def abstract_eval(*avals, **params):
     if len(avals) != len(arg_classes):

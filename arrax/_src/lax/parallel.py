@@ -308,6 +308,7 @@ def _pvary_abstract_eval(aval, *, axes):
     if not batching.axis_exists(name):
       raise NameError(f"Found an unbound axis name: {name}. To fix this, please call pvary "
                       "under `jax.shard_map`.")
+  _check_unreduced_args([aval], axes, "pvary")
   if _check_vma_state() and set(axes) & aval.vma:
     raise ValueError("pvary is a invariant->variant collective. This means that the axis names "
                      "mentioned in `axes` passed to `pvary` must not be present in "
@@ -349,6 +350,7 @@ def _psum_invariant_abstract_eval(aval, *, axes):
                      f"jax.typeof(inp).mat.varying={aval.vma}")
   if any(isinstance(a, int) for a in axes):
     raise ValueError(f"psum_invariant does not accept integer axes. Got {axes}")
+  _check_unreduced_args([aval], axes, "psum_invariant")
   return aval.update(vma=aval.vma - frozenset(axes))
 
 
@@ -378,8 +380,155 @@ def _pvary(x, axes):
   return pvary_p.bind(x, axes=core.order_axes(axes))
 
 
+def _check_unreduced_args(avals, axes, name):
+  """JAX's error for a collective over axes its operand is unreduced or reduced over."""
+  axes = set(axes) if isinstance(axes, (set, frozenset, tuple, list)) else {axes}
+  for a in avals:
+    if type(a) is not ShapedArray:
+      continue
+    if a.ur[0] & axes:
+      raise ValueError(f"{name} cannot accept args which are unreduced. Got "
+                       f"{a.str_short(True)} and axes={axes}")
+    if a.ur[1] & axes:
+      raise ValueError(f"{name} cannot accept args which are reduced. Got "
+                       f"{a.str_short(True)} and axes={axes}")
+
+
+# ---- unreduced and reduced manual axes ---------------------------------------------------------
+# Inside a check_vma body a value can also be *unreduced* over an axis (each device holds one
+# summand of the value; unreduced_psum adds them up) or *reduced* over it (the same on every
+# device, but its cotangent is unreduced there). The casts between the states are no-ops at run
+# time; each transposes to the cast in the other direction (varying->unreduced to
+# reduced->varying, invariant->reduced to unreduced->invariant, which is an all-reduce).
+def _ur_cast(name, check, out_type):
+  """A no-op cast primitive: `check(aval, axes)` raises JAX's errors, `out_type(aval, axes)`
+  is the result type."""
+  prim = core.Primitive(name)
+  short = name.removesuffix("_p")
+
+  @prim.def_abstract_eval
+  def _abstract_eval(aval, *, axes):
+    _check_axis_names(axes, short)
+    check(aval, set(axes))
+    return out_type(aval, frozenset(axes))
+
+  @prim.def_impl
+  def _impl(x, *, axes):
+    raise ValueError(f"{short} should be called under jax.shard_map.")
+
+  prim.def_lowering(lambda ctx, x, *, axes: [x])
+
+  @prim.def_batch
+  def _batch(args, dims, *, axes):
+    raise NotImplementedError
+  return prim
+
+
+def _vary_unreduced_check(aval, axes):
+  _check_unreduced_args([aval], axes, "vary_unreduced_cast")
+  if not aval.vma:
+    raise ValueError("vary_unreduced_cast only accepts inputs that are varying. Got "
+                     f"{aval.str_short(True)}")
+  if not aval.vma & axes:
+    raise ValueError("vary_unreduced_cast is a Varying->Unreduced collective. This means that "
+                     "the axis names mentioned in `axes` passed to `vary_unreduced_cast` must "
+                     f"be present in `jax.typeof(x).mat.varying`. Got axes={tuple(axes)} and "
+                     f"jax.typeof(x).mat.varying={aval.vma}")
+
+
+vary_unreduced_cast_p = _ur_cast(
+    "vary_unreduced_cast_p", _vary_unreduced_check,
+    lambda aval, axes: aval.update(vma=aval.vma - axes, ur=(aval.ur[0] | axes, aval.ur[1])))
+
+
+def _reduced_vary_check(aval, axes):
+  if not aval.ur[1]:
+    raise ValueError("reduced_vary_cast only accepts inputs that are reduced. Got "
+                     f"{aval.str_short(True)}")
+  if not aval.ur[1] & axes:
+    raise ValueError("reduced_vary_cast is a Reduced->Varying collective. This means that the "
+                     "axis names mentioned in `axes` passed to `reduced_vary_cast` must be "
+                     f"present in `jax.typeof(x).mat.reduced`. Got axes={tuple(axes)} and "
+                     f"jax.typeof(x).mat.reduced={aval.ur[1]}")
+  if aval.vma & axes:
+    raise ValueError("reduced_vary_cast input cannot be varying across the axis_name provided. "
+                     f"Got x={aval.str_short(True)} and axis_name={tuple(axes)}")
+
+
+reduced_vary_cast_p = _ur_cast(
+    "reduced_vary_cast_p", _reduced_vary_check,
+    lambda aval, axes: aval.update(vma=aval.vma | axes, ur=(aval.ur[0], aval.ur[1] - axes)))
+
+
+def _preduced_check(aval, axes):
+  if aval.vma & axes:
+    raise ValueError("preduced is a Invariant->Reduced collective. This means that the axis "
+                     "names mentioned in `axes` passed to `preduced` must not be present in "
+                     f"`jax.typeof(inp).mat.varying`. Got axes={tuple(axes)} and "
+                     f"jax.typeof(inp).mat.varying={aval.vma}")
+  if aval.ur[1] & axes:
+    raise ValueError("preduced input cannot be reduced across the axis_name provided. Got "
+                     f"x={aval.str_short(True)} and axis_name={tuple(axes)}")
+
+
+preduced_p = _ur_cast(
+    "preduced", _preduced_check,
+    lambda aval, axes: aval.update(ur=(aval.ur[0], aval.ur[1] | axes)))
+
+
+# unreduced_psum: the sum of an unreduced value's summands (unreduced -> invariant).
+unreduced_psum_p = core.Primitive("unreduced_psum")
+
+
+@unreduced_psum_p.def_abstract_eval
+def _unreduced_psum_abstract_eval(aval, *, axes):
+  _check_axis_names(axes, "psum")
+  if not aval.ur[0]:
+    raise ValueError(f"unreduced_psum only accepts inputs that are unreduced. Got "
+                     f"{aval.str_short(True)}")
+  if not aval.ur[0] & frozenset(axes):
+    raise ValueError("unreduced_psum is a Unreduced -> Invariant collective. This means that "
+                     f"the axes={axes} passed to `unreduced_psum` must be present in "
+                     f"jax.typeof(x).mat.unreduced={aval.ur[0]}")
+  if aval.vma & set(axes):
+    raise ValueError("unreduced_psum's input cannot be varying across the  axis_name "
+                     f"provided. Got x={aval.str_short(True)} and axes={axes}")
+  if any(isinstance(a, int) for a in axes):
+    raise ValueError(f"unreduced_psum does not accept integer axis_name. Got axis_name={axes}")
+  return aval.update(ur=(aval.ur[0] - frozenset(axes), aval.ur[1]))
+
+
+unreduced_psum_p.def_lowering(
+    lambda ctx, x, *, axes: _psum_lowering(ctx, x, axes=axes, axis_index_groups=None))
+
+
+@unreduced_psum_p.def_batch
+def _unreduced_psum_batch(args, dims, *, axes):
+  raise NotImplementedError
+
+
+def _ct_zero(x):
+  return ad.Zero(x.aval.to_ct_aval())
+
+
+def _cast_transpose(back):
+  def transpose(ct, x, *, axes):
+    if type(ct) is ad.Zero:
+      return [_ct_zero(x)]
+    return [back.bind(ct, axes=axes)]
+  return transpose
+
+
+ad.deflinear2(vary_unreduced_cast_p, _cast_transpose(reduced_vary_cast_p))
+ad.deflinear2(reduced_vary_cast_p, _cast_transpose(vary_unreduced_cast_p))
+ad.deflinear2(preduced_p, _cast_transpose(unreduced_psum_p))
+ad.deflinear2(unreduced_psum_p, _cast_transpose(preduced_p))
+
+
 def _get_from(aval, axes, name):
-  states = {"varying" if a in aval.vma else "invarying" for a in axes}
+  unreduced, reduced = aval.ur if type(aval) is ShapedArray else core.NO_UR
+  states = {"varying" if a in aval.vma else "unreduced" if a in unreduced else
+            "reduced" if a in reduced else "invarying" for a in axes}
   if len(states) > 1:
     raise ValueError(f"{name} can only accept axis_name which corresponds to one of varying, "
                      "unreduced, reduced or invarying state of the input. Got input type: "
@@ -388,12 +537,16 @@ def _get_from(aval, axes, name):
 
 
 _allowed_pcast_to = {"unreduced", "reduced", "varying"}
+_pcast_prims = {("invarying", "varying"): pvary_p, ("invarying", "reduced"): preduced_p,
+                ("varying", "unreduced"): vary_unreduced_cast_p,
+                ("reduced", "varying"): reduced_vary_cast_p}
 
 
 def pcast(x, axis_name, *, to):
   """Change how `x` (a pytree) is typed over the manual mesh axes `axis_name` inside a
-  shard_map: `to='varying'` casts invariant values to varying (JAX's pvary; a no-op at run
-  time, whose transpose is a psum). arrax's types track no reduced/unreduced axes."""
+  shard_map with check_vma=True (no-ops at run time): invariant -> varying (a pvary; its
+  transpose is a psum), invariant -> reduced, varying -> unreduced (then `psum` adds the
+  summands up), reduced -> varying."""
   if isinstance(axis_name, (set, frozenset)):
     raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
   axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
@@ -405,15 +558,138 @@ def pcast(x, axis_name, *, to):
   def cast(leaf):
     leaf = asarray_operand(leaf)
     source = _get_from(core.get_aval(leaf), axes, "jax.lax.pcast")
-    if (source, to) in (("invarying", "reduced"), ("varying", "unreduced")):
-      raise NotImplementedError(f"pcast from={source} to={to!r}: arrax's types carry no "
-                                "reduced or unreduced mesh axes")
-    if (source, to) != ("invarying", "varying"):
+    prim = _pcast_prims.get((source, to))
+    if prim is None:
       raise ValueError(f"Unsupported pcast from={source}, to={to!r}")
     if not _check_vma_state() and all(batching.axis_exists(a) for a in axes):
       return leaf   # (check_vma=False: nothing to cast)
-    return pvary_p.bind(leaf, axes=core.order_axes(axes))
+    return prim.bind(leaf, axes=core.order_axes(axes))
   return tree_map(cast, x)
+
+
+# JAX's unreduced/reduced rules of standard primitives: name -> fn(in_avals, params) ->
+# (unreduced, reduced) of the result. Elementwise ops not named here follow `_nary_ur`; other
+# primitives not named give a result neither unreduced nor reduced.
+def _u(a):
+  return a.ur[0] if type(a) is ShapedArray else frozenset()
+
+
+def _r(a):
+  return a.ur[1] if type(a) is ShapedArray else frozenset()
+
+
+def _nary_reduced(avals):
+  reduced = {_r(a) for a in avals if _r(a)}
+  if len(reduced) > 1:
+    raise core.ShardingTypeError("All inputs should be reduced across the same mesh axes. Got "
+                                 f"specs: {reduced}")
+  if not reduced:
+    return frozenset()
+  red, = reduced
+  manual = core.vma_state.axes or frozenset()
+  for a in avals:
+    if type(a) is not ShapedArray:
+      continue
+    if (manual - (a.vma | a.ur[0] | a.ur[1])) & red:
+      raise core.ShardingTypeError("Inputs cannot be replicated on the same axes that another "
+                                   f"input is reduced on. Got input type: {a} and reduced "
+                                   f"spec: {red}")
+    if a.vma & red:
+      raise core.ShardingTypeError(
+          "Inputs cannot be sharded/varying on the same axes that another input is reduced "
+          "on. Reshard the input which is reduced to be sharded on the mesh axes it is "
+          "reduced on via `jax.sharding.reshard(inp, jax.P(...))`. Got input type: "
+          f"{a} and reduced spec: {red}")
+  return red
+
+
+def _nary_ur(name, avals):
+  if len(avals) == 1:
+    if _u(avals[0]):
+      raise NotImplementedError(f"unreduced rule for {name} is not implemented. Please file an "
+                                "issue at https://github.com/jax-ml/jax/issues")
+    return frozenset(), _r(avals[0])
+  reduced = _nary_reduced(avals)
+  if any(_u(a) for a in avals):
+    raise NotImplementedError(f"unreduced rule for {name} is not implemented. Please file an "
+                              "issue at https://github.com/jax-ml/jax/issues")
+  return frozenset(), reduced
+
+
+def _add_ur(avals, params):
+  x, y = avals
+  reduced = _nary_reduced(avals)
+  xu, yu = _u(x), _u(y)
+  if xu and yu:
+    if xu != yu:
+      raise core.ShardingTypeError("lhs and rhs to `add` must be unreduced along the same mesh "
+                                   f"axes. Got lhs={xu}, rhs={yu}")
+    return xu, reduced
+  if xu or yu:
+    lhs, rhs = ("lhs", "rhs") if xu else ("rhs", "lhs")
+    raise core.ShardingTypeError(
+        f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow this because "
+        f"there will be implicit communication. Please reduce {lhs} via `reshard` before "
+        f"calling `add`.")
+  return frozenset(), reduced
+
+
+def _mul_ur(avals, params):
+  x, y = avals
+  reduced = _nary_reduced(avals)
+  xu, yu = _u(x), _u(y)
+  if xu and yu:
+    raise core.ShardingTypeError("lhs and rhs to `mul` cannot be unreduced since mul is "
+                                 f"bilinear. Got lhs={xu}, rhs={yu}")
+  if xu and xu != _r(y):
+    raise core.ShardingTypeError("RHS should be reduced along the same axes LHS is unreduced "
+                                 f"on. Got lhs={x} and rhs={y}")
+  if yu and yu != _r(x):
+    raise core.ShardingTypeError("LHS should be reduced along the same axes RHS is unreduced "
+                                 f"on. Got lhs={x} and rhs={y}")
+  unreduced = xu or yu
+  return unreduced, (frozenset() if unreduced else reduced)
+
+
+def _dot_ur(avals, params):
+  lhs, rhs = avals
+  if _u(lhs) or _u(rhs):
+    raise core.ShardingTypeError(f"lhs or rhs passed to dot_general cannot be unreduced. Got "
+                                 f"lhs={lhs} and rhs={rhs}")
+  return frozenset(), frozenset()
+
+
+def _first_operand_ur(avals, params):
+  return _u(avals[0]), _r(avals[0])
+
+
+def _concatenate_ur(avals, params):
+  unreduced = {_u(a) for a in avals if _u(a)}
+  if len(unreduced) > 1:
+    raise core.ShardingTypeError("All operands should be unreduced along the same mesh axes. "
+                                 f"Got unreduced specs: {unreduced}")
+  return (unreduced.pop() if unreduced else frozenset()), _nary_reduced(avals)
+
+
+_UR_RULES = {
+    "add": _add_ur, "mul": _mul_ur, "dot_general": _dot_ur, "concatenate": _concatenate_ur,
+    "add_any": _first_operand_ur, "select_n": lambda avals, params: _first_operand_ur(
+        avals[1:], params),
+    **{n: _first_operand_ur for n in (
+        "convert_element_type", "reduce_sum", "reshape", "transpose", "squeeze", "pad",
+        "reduce_precision", "slice", "dynamic_slice", "dynamic_update_slice")},
+}
+
+
+def _ur_of(prim, in_avals, params):
+  if all(type(a) is not ShapedArray or a.ur is core.NO_UR for a in in_avals):
+    return core.NO_UR
+  rule = _UR_RULES.get(prim.name)
+  if rule is not None:
+    return rule(in_avals, params)
+  if prim.name in lax_api.NARY_ARITY:
+    return _nary_ur(prim.name, in_avals)
+  return core.NO_UR
 
 
 # How staging types values inside a check_vma body (the hooks tracing.py calls).
@@ -421,8 +697,12 @@ _REDUCING = frozenset({"psum", "pmax", "pmin"})
 _GATHERING = frozenset({"all_gather", "reduce_scatter", "all_to_all", "ppermute",
                         "ragged_all_to_all", "psend", "pbroadcast", "psum_invariant",
                         "all_gather_invariant"})
-_OWN_TYPE = frozenset({"pvary", "axis_index"})
-_SELF_TYPED = frozenset({"pvary", "psum_invariant", "all_gather_invariant"})
+_OWN_TYPE = frozenset({"pvary", "axis_index", "vary_unreduced_cast_p", "reduced_vary_cast_p",
+                       "preduced", "unreduced_psum", "all_gather_reduced",
+                       "unreduced_reduce_scatter"})
+_SELF_TYPED = frozenset({"pvary", "psum_invariant", "all_gather_invariant",
+                         "vary_unreduced_cast_p", "reduced_vary_cast_p", "preduced",
+                         "unreduced_psum", "all_gather_reduced", "unreduced_reduce_scatter"})
 
 
 def _named_axes(params):
@@ -452,12 +732,16 @@ def _vma_stage(trace, prim, args, params):
     want = want | frozenset(_named_axes(params))
   if not want:
     return args
+  collective = name in _REDUCING or name in _GATHERING
   out = []
   for a, v in zip(args, vmas):
     if v is not None and want - v:
       axes = core.order_axes(want - v)
-      a = (pvary_p.bind(a, axes=axes) if trace is None else
-           trace.process_primitive(pvary_p, [a], {"axes": axes}))
+      # (a value reduced over exactly the missing axes is cast from reduced to varying)
+      cast = (reduced_vary_cast_p if not collective and _r(core.get_aval(a)) == want - v
+              else pvary_p)
+      a = (cast.bind(a, axes=axes) if trace is None else
+           trace.process_primitive(cast, [a], {"axes": axes}))
     out.append(a)
   return out
 
@@ -472,7 +756,8 @@ def _vma_type(prim, in_avals, params, out_avals):
   vma = frozenset().union(*[a.vma for a in in_avals if type(a) is ShapedArray])
   if name in _REDUCING:
     vma = vma - frozenset(_named_axes(params))
-  return [a.update(vma=vma) if type(a) is ShapedArray else a for a in out_avals]
+  ur = _ur_of(prim, in_avals, params)
+  return [a.update(vma=vma, ur=ur) if type(a) is ShapedArray else a for a in out_avals]
 
 
 core.vma_hooks.update(bind=_vma_bind, stage=_vma_stage, type=_vma_type, cast=_pvary)
@@ -525,7 +810,16 @@ def psum(x, axis_name, *, axis_index_groups=None):
   if any(isinstance(a, int) for a in axes) and axis_index_groups is not None:
     raise ValueError("axis_index_groups only supported for sums over just named axes")
   groups = _validate_groups(axis_index_groups)
-  return _psum_leaves(x, axes, groups)
+  if core.vma_state.axes is None:
+    return _psum_leaves(x, axes, groups)
+
+  def one(leaf):   # (an unreduced value's psum adds its summands up: unreduced_psum)
+    if _get_from(core.get_aval(leaf), axes, "jax.lax.psum") != "unreduced":
+      return _psum_leaves(leaf, axes, groups)
+    if groups is not None:
+      raise NotImplementedError
+    return unreduced_psum_p.bind(leaf, axes=axes)
+  return tree_map(one, x)
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
@@ -785,7 +1079,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
   if not names:
     return x
   groups = _validate_groups(axis_index_groups)
-  if to == "invarying" and groups is not None:
+  if to in ("invarying", "reduced") and groups is not None:
     raise NotImplementedError
   size = psum(1, names, axis_index_groups=groups)
 
@@ -796,6 +1090,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     if to == "invarying":
       return all_gather_invariant_p.bind(v, all_gather_dimension=dim, axis_name=names,
                                          axis_size=size, tiled=tiled)
+    if to == "reduced":
+      return all_gather_reduced_p.bind(v, all_gather_dimension=dim, axis_name=names,
+                                       axis_size=size, tiled=tiled)
     return all_gather_p.bind(v, all_gather_dimension=dim, axis_name=names,
                              axis_index_groups=groups, axis_size=size, tiled=tiled)
   return tree_map(bind, x)
@@ -887,9 +1184,106 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     return x
   groups = _validate_groups(axis_index_groups)
   size = psum(1, names, axis_index_groups=groups)
-  return tree_map(lambda v: reduce_scatter_p.bind(
-      asarray_operand(v), scatter_dimension=scatter_dimension, axis_name=names,
-      axis_index_groups=groups, axis_size=size, tiled=tiled), x)
+
+  def bind(v):
+    v = asarray_operand(v)
+    if (core.vma_state.axes is not None and
+        _get_from(core.get_aval(v), names, "jax.lax.psum_scatter") == "unreduced"):
+      if groups is not None:
+        raise NotImplementedError
+      return unreduced_reduce_scatter_p.bind(v, axis_name=names,
+                                             scatter_dimension=scatter_dimension,
+                                             axis_size=size, tiled=tiled)
+    return reduce_scatter_p.bind(v, scatter_dimension=scatter_dimension, axis_name=names,
+                                 axis_index_groups=groups, axis_size=size, tiled=tiled)
+  return tree_map(bind, x)
+
+
+# unreduced_reduce_scatter: psum_scatter of an unreduced value (unreduced -> varying); its
+# transpose is all_gather_reduced (varying -> reduced), and the other way round.
+unreduced_reduce_scatter_p = core.Primitive("unreduced_reduce_scatter")
+
+
+@unreduced_reduce_scatter_p.def_abstract_eval
+def _unreduced_reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size,
+                                            tiled):
+  _check_axis_names(axis_name, "reduce_scatter")
+  axes = frozenset(axis_name)
+  if not x.ur[0]:
+    raise ValueError("unreduced_psum_scatter only accepts inputs that are unreduced. Got "
+                     f"{x.str_short(True)}")
+  if not x.ur[0] & axes:
+    raise ValueError("unreduced_psum_scatter is a Unreduced -> Varying collective. This means "
+                     f"that the axis_name={axis_name} passed to `unreduced_psum_scatter` must "
+                     f"be present in jax.typeof(x).mat.unreduced={x.ur[0]}")
+  if x.vma & axes:
+    raise ValueError("unreduced_psum_scatter's input cannot be varying across the axis_name "
+                     f"provided. Got x={x.str_short(True)} and axis_name={axis_name}")
+  out = _reduce_scatter_abstract_eval(x, scatter_dimension=scatter_dimension,
+                                      axis_name=axis_name, axis_index_groups=None,
+                                      axis_size=axis_size, tiled=tiled)
+  return out.update(vma=x.vma | axes, ur=(x.ur[0] - axes, x.ur[1]))
+
+
+unreduced_reduce_scatter_p.def_lowering(
+    lambda ctx, x, **params: _reduce_scatter_lower(ctx, x, axis_index_groups=None, **params))
+
+
+@unreduced_reduce_scatter_p.def_batch
+def _unreduced_reduce_scatter_batch(args, dims, **params):
+  raise NotImplementedError("Please file an issue at https://github.com/jax-ml/jax/issues")
+
+
+all_gather_reduced_p = core.Primitive("all_gather_reduced")
+
+
+@all_gather_reduced_p.def_abstract_eval
+def _all_gather_reduced_abstract_eval(x, *, all_gather_dimension, axis_name, axis_size, tiled):
+  _check_axis_names(axis_name, "all_gather_reduced")
+  axes = frozenset(axis_name)
+  if not x.vma:
+    raise ValueError("all_gather_reduced only accepts inputs that are varying. Got "
+                     f"{x.str_short(True)}")
+  if not x.vma & axes:
+    raise ValueError("all_gather_reduced is a Varying -> Reduced collective. This means that "
+                     f"the axis_name={axis_name} passed to `all_gather_reduced` must be present "
+                     f"in jax.typeof(x).mat.varying={x.vma}")
+  if x.ur[1] & axes:
+    raise ValueError("all_gather_reduced's input cannot be reduced across the axis_name "
+                     f"provided. Got x={x.str_short(True)} and axis_name={axis_name}")
+  out = _all_gather_abstract_eval(x, all_gather_dimension=all_gather_dimension,
+                                  axis_name=axis_name, axis_index_groups=None,
+                                  axis_size=axis_size, tiled=tiled)
+  return out.update(vma=x.vma - axes, ur=(x.ur[0], x.ur[1] | axes))
+
+
+all_gather_reduced_p.def_lowering(
+    lambda ctx, x, **params: _all_gather_lower(ctx, x, axis_index_groups=None, **params))
+
+
+@all_gather_reduced_p.def_batch
+def _all_gather_reduced_batch(args, dims, **params):
+  raise NotImplementedError("Please file an issue at https://github.com/jax-ml/jax/issues")
+
+
+@all_gather_reduced_p.def_impl
+def _all_gather_reduced_impl(x, **params):
+  raise NotImplementedError
+
+
+def _gather_scatter_transpose(ct, x, *, axis_name, axis_size, tiled, **dims):
+  if type(ct) is ad.Zero:
+    return [_ct_zero(x)]
+  if "all_gather_dimension" in dims:   # (all_gather_reduced's transpose)
+    return [unreduced_reduce_scatter_p.bind(ct, axis_name=axis_name,
+                                            scatter_dimension=dims["all_gather_dimension"],
+                                            axis_size=axis_size, tiled=tiled)]
+  return [all_gather_reduced_p.bind(ct, all_gather_dimension=dims["scatter_dimension"],
+                                    axis_name=axis_name, axis_size=axis_size, tiled=tiled)]
+
+
+ad.deflinear2(all_gather_reduced_p, _gather_scatter_transpose)
+ad.deflinear2(unreduced_reduce_scatter_p, _gather_scatter_transpose)
 
 
 # ---- all_to_all -------------------------------------------------------------------------------

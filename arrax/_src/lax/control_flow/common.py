@@ -153,7 +153,8 @@ def as_array(x):
 def typematch(a, b) -> bool:
   """Equal types up to weak typing (what control flow requires of carries and branches)."""
   return (a.shape == b.shape and a.dtype == b.dtype
-          and getattr(a, "vma", frozenset()) == getattr(b, "vma", frozenset()))
+          and getattr(a, "vma", frozenset()) == getattr(b, "vma", frozenset())
+          and getattr(a, "ur", None) == getattr(b, "ur", None))
 
 
 def pcast_hint(fixes, loop=False) -> str:
