@@ -1,0 +1,151 @@
+"""Operations used inside Pallas kernels: `program_id`, `num_programs`, `multiple_of`,
+`reciprocal`, `run_scoped`, `debug_print`, `delay`, and the TPU/GPU-only semaphores and
+`get_global` (which raise here, as interpret mode on CPU has no such hardware)."""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from arrax._src import ad, batching, core, debugging, dtypes, tree_util
+from arrax._src.core import ShapedArray
+from arrax._src.lax import elementwise as lax
+from arrax._src.lax.control_flow import common
+from arrax._src.numpy import creation
+from arrax._src.pallas import core as pallas_core
+from arrax._src.state import primitives as state
+
+# ---- program_id ------------------------------------------------------------------------------
+program_id_p = core.Primitive("program_id")
+
+
+@program_id_p.def_abstract_eval
+def _program_id_abstract_eval(*, axis):
+  return ShapedArray((), np.dtype(np.int32))
+
+
+@program_id_p.def_lowering
+def _program_id_lowering(ctx, *, axis):
+  # pallas_call's interpreter replaces program ids by the grid indices before lowering; one
+  # left here was used outside a kernel
+  raise NotImplementedError("MLIR translation rule for primitive 'program_id' not found for "
+                            "platform cpu")
+
+
+program_id_p.def_batch(lambda args, dims, *, axis: (program_id_p.bind(axis=axis), None))
+ad.defjvp_zero(program_id_p)
+
+
+def program_id(axis: int):
+  """The position of the running kernel instance along grid axis `axis` (int32 scalar)."""
+  pallas_core.grid_axis_size(axis)   # checks the axis
+  return program_id_p.bind(axis=axis)
+
+
+def num_programs(axis: int):
+  """The size of the grid along `axis` (a Python int: grids are static here)."""
+  return pallas_core.grid_axis_size(axis)
+
+
+# ---- multiple_of ----------------------------------------------------------------------------
+multiple_of_p = core.Primitive("multiple_of")
+multiple_of_p.def_abstract_eval(lambda aval, *, values: aval)
+multiple_of_p.def_lowering(lambda ctx, x, *, values: [x])
+batching.defvectorized(multiple_of_p)
+ad.deflinear(multiple_of_p, lambda ct, x, *, values: [ct])
+
+
+def multiple_of(x, values):
+  """A compiler hint that `x` is a multiple of `values` (returns `x`)."""
+  values = (values,) if isinstance(values, int) else tuple(values)
+  return multiple_of_p.bind(x, values=values)
+
+
+# ---- reciprocal -------------------------------------------------------------------------------
+reciprocal_p = core.Primitive("reciprocal")
+reciprocal_p.def_abstract_eval(lambda x, *, approx, full_range: x)
+
+
+def _reciprocal(x, *, approx, full_range):
+  if approx:
+    b = lax.convert_element_type(x, dtypes.bfloat16)
+    return [lax.convert_element_type(lax.div(lax._const(b, 1), b), np.float32)]
+  return [lax.div(lax._const(x, 1), x)]
+
+
+reciprocal_p.def_lowering(common.lower_fun(_reciprocal))
+batching.defvectorized(reciprocal_p)
+
+
+def reciprocal(x, *, approx=False, full_range=True):
+  """1 / x (with `approx`, computed in bfloat16 and returned as float32)."""
+  return reciprocal_p.bind(x, approx=approx, full_range=full_range)
+
+
+# ---- uninitialized values ------------------------------------------------------------------
+def uninitialized_value(shape, dtype):
+  """What interpret mode fills unwritten buffers with: NaN for floats, the smallest value for
+  integers, False for booleans."""
+  dtype = np.dtype(dtype)
+  if dtypes.issubdtype(dtype, np.floating):
+    return creation.full(shape, np.nan, dtype)
+  if dtypes.issubdtype(dtype, np.integer):
+    return creation.full(shape, np.iinfo(dtype).min, dtype)
+  if dtype == np.dtype(bool):
+    return creation.full(shape, False, dtype)
+  raise NotImplementedError(dtype)
+
+
+# ---- run_scoped --------------------------------------------------------------------------------
+def run_scoped(f, *types, collective_axes=(), **kw_types):
+  """Call `f` with fresh refs of the given types (MemoryRefs) and return its result."""
+  if not isinstance(collective_axes, tuple):
+    collective_axes = (collective_axes,)
+  if collective_axes:
+    raise NotImplementedError("run_scoped interpret rule does not support collective axes")
+  flat, tree = tree_util.tree_flatten((types, kw_types))
+  refs = []
+  for t in flat:
+    aval = t.get_ref_aval().inner_aval
+    refs.append(state.new_ref(uninitialized_value(aval.shape, aval.dtype)))
+  args, kwargs = tree_util.tree_unflatten(tree, refs)
+  return f(*args, **kwargs)
+
+
+# ---- debugging -------------------------------------------------------------------------------
+def debug_print(fmt: str, *args):
+  """Print values from inside a kernel (`fmt.format(*args)`)."""
+  return debugging.debug_print(fmt, *args, skip_format_check=True)
+
+
+def delay(nanos):
+  """Wait `nanos` nanoseconds (TPU only)."""
+  raise NotImplementedError("pl.delay needs a TPU; arrax runs Pallas kernels in interpret mode")
+
+
+# ---- TPU/GPU only ----------------------------------------------------------------------------
+class DeviceIdType(enum.Enum):
+  """How a device id is given: a mesh position or a logical id."""
+  MESH = "mesh"
+  LOGICAL = "logical"
+
+
+def get_global(what):
+  """A reference persisting across kernel invocations (not supported in interpret mode)."""
+  raise NotImplementedError("get_global discharge is not supported in interpret mode.")
+
+
+def semaphore_read(sem_or_view):
+  """The value of a semaphore (TPU/GPU kernels only)."""
+  raise NotImplementedError("semaphores need a TPU/GPU Pallas backend")
+
+
+def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=DeviceIdType.MESH,
+                     core_index=None):
+  """Increment a semaphore (TPU/GPU kernels only)."""
+  raise NotImplementedError("semaphores need a TPU/GPU Pallas backend")
+
+
+def semaphore_wait(sem_or_view, value=1, *, decrement=True):
+  """Wait for a semaphore (TPU/GPU kernels only)."""
+  raise NotImplementedError("semaphores need a TPU/GPU Pallas backend")
