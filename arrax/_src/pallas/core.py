@@ -329,8 +329,7 @@ def _trace_index_map(fn, n_grid, origin, block_shape, grid, mapped=()):
   if outer:
     raise ValueError(f"Index map function for {origin} must not capture traced values.")
   outs = closed.out_avals
-  name = getattr(fn, "index_map", fn)
-  name = getattr(name, "__name__", repr(name))
+  name = src_info(getattr(fn, "index_map", fn))
   if len(outs) != len(block_shape):
     raise ValueError(
         f"Index map function {name} for {origin} must return {len(block_shape)} values to "
@@ -338,7 +337,7 @@ def _trace_index_map(fn, n_grid, origin, block_shape, grid, mapped=()):
   for i, ov in enumerate(outs):
     if ov.shape or ov.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
       raise ValueError(f"Index map function {name} for {origin} must return integer "
-                       f"scalars. Output[{i}] has type {ov.str_short()}.")
+                       f"scalars. Output[{i}] has type {ov}.")
   if closed.consts:
     raise ValueError(f"Index map function {name} for {origin} must not capture constants: "
                      f"{closed.consts}")
@@ -411,9 +410,55 @@ def _is_valid_grid_dim(g):
   return isinstance(g, core.Tracer) or hasattr(g, "aval") or hasattr(g, "__array__")
 
 
+def src_info(fn):
+  """`name at file:line` of a Python function (as JAX names kernels and index maps)."""
+  code = getattr(fn, "__code__", None)
+  name = getattr(fn, "__name__", repr(fn))
+  if code is None:
+    return name
+  return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _kind(x):
+  if isinstance(x, tuple):
+    return "tuple"
+  if isinstance(x, list):
+    return "list"
+  if isinstance(x, dict):
+    return "dict"
+  return None
+
+
+def _tree_errors(t1, t2, path=""):
+  """(path, thing1, thing2, explanation) for the places two containers' structures differ."""
+  k1, k2 = _kind(t1), _kind(t2)
+  if k1 is None or k2 is None:
+    return []
+  if k1 != k2:
+    return [(path, f"a {k1}", f"a {k2}", "the types do not match")]
+  if len(t1) != len(t2):
+    return [(path, f"a {k1} of length {len(t1)}", f"a {k2} of length {len(t2)}",
+             "the lengths do not match")]
+  if k1 == "dict":
+    if sorted(t1) != sorted(t2):
+      return [(path, f"a dict with keys {sorted(t1)}", f"a dict with keys {sorted(t2)}",
+               "the keys do not match")]
+    pairs = [(f"{path}[{k!r}]", t1[k], t2[k]) for k in sorted(t1)]
+  else:
+    pairs = [(f"{path}[{k}]", a, b) for k, (a, b) in enumerate(zip(t1, t2))]
+  return [e for p, a, b in pairs for e in _tree_errors(a, b, p)]
+
+
 def pytreedef_mismatch_err_msg(what1, tree1, what2, tree2):
-  return (f"Pytree for {what1} and {what2} do not match. {what1} has structure {tree1} and "
-          f"{what2} has structure {tree2}.")
+  skel1 = tree1.unflatten([0] * tree1.num_leaves)
+  skel2 = tree2.unflatten([0] * tree2.num_leaves)
+  errs = _tree_errors(skel1, skel2)
+  msg = [f"Pytree for {what1} and {what2} do not match. There are {len(errs)} mismatches, "
+         "including:"]
+  for path, thing1, thing2, why in errs:
+    where = f"at {path}, " if path else ""
+    msg.append(f"    * {where}{what1} is {thing1} but {what2} is {thing2}, so {why}")
+  return "\n".join(msg)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -362,16 +362,8 @@ def _pallas_call_batch(args, dims, *, grid_mapping, input_output_aliases, cost_e
 
 
 # ---- the public entry point ------------------------------------------------------------------
-def _src_info(fn):
-  code = getattr(fn, "__code__", None)
-  name = getattr(fn, "__name__", repr(fn))
-  if code is None:
-    return name
-  return f"{name} at {code.co_filename}:{code.co_firstlineno}"
-
-
 def _pp_aval(a):
-  return a.str_short() if hasattr(a, "str_short") else str(a)
+  return a.str_short(short_dtypes=True) if hasattr(a, "str_short") else str(a)
 
 
 def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src):
@@ -423,7 +415,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
   if isinstance(out_shape, list):
     out_shape = tuple(out_shape)
   flat_out_shapes, out_tree = tree_util.tree_flatten(out_shape)
-  src = _src_info(kernel)
+  src = pallas_core.src_info(kernel)
   if not all(isinstance(g, (int, np.integer)) for g in grid_spec.grid):
     raise NotImplementedError("pallas_call with dynamic grid bounds")
   static_grid = tuple(int(g) for g in grid_spec.grid)
