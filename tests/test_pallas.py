@@ -9,8 +9,8 @@ import jax
 import jax.experimental.pallas  # noqa: F401
 import numpy as np
 import pytest
-from oracle import (BF16, assert_same, call_with, check, check_all, check_raises, rand, to_arrax,
-                    to_jax)
+from oracle import (BF16, assert_same, call_with, check, check_all, check_jaxpr, check_raises,
+                    rand, to_arrax, to_jax)
 
 import arrax
 import arrax.experimental.pallas  # noqa: F401
@@ -369,11 +369,22 @@ def test_errors():
     assert str(a) == str(j), c
 
 
-def test_jaxpr_is_readable():
-  x = rand((4, 8), np.float32)
-  text = str(arrax.make_jaxpr(lambda a, b: _add(arrax, a, b))(x, x))
-  assert "pallas_call[" in text and "grid=(2, 2)" in text
-  assert "Ref<default>{f32[2,4]}" in text and "add" in text
+def test_jaxprs():
+  x, y = rand((4, 8), np.float32), rand((4, 4), np.float32, seed=1)
+  check_all([
+      ("add", lambda: check_jaxpr(_add, x, x, build=TOP)),
+      ("matmul", lambda: check_jaxpr(_matmul, rand((8, 8)), rand((8, 8)), build=TOP)),
+      ("program_ids", lambda: check_jaxpr(_program_ids, rand((6, 6)), build=TOP)),
+      ("multi", lambda: check_jaxpr(_multi, x, x, build=TOP)),
+      ("squeezed", lambda: check_jaxpr(_squeezed, y, build=TOP)),
+      ("aliased", lambda: check_jaxpr(_aliased, y, y, build=TOP)),
+      ("vmap", lambda: check_jaxpr(
+          lambda top, a, b: top.vmap(lambda u: _aliased(top, u, b))(a), rand((2, 4, 4)), y,
+          build=TOP)),
+      ("jvp", lambda: check_jaxpr(
+          lambda top, a, b: top.jvp(_jvp_kernel(top, a, b), (a, b), (b, a)), y, y,
+          build=TOP)),
+  ])
 
 
 def test_x64(x64):

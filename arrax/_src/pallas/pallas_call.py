@@ -59,13 +59,7 @@ def _pallas_call_abstract_eval(*avals, out_avals, input_output_aliases, **params
 
 @pallas_call_p.def_pp_params
 def _pallas_call_pp_params(params):
-  gm = params["grid_mapping"]
-  shown = {k: v for k, v in params.items() if k not in ("grid_mapping", "out_avals")}
-  shown["jaxpr"] = params["jaxpr"].closed
-  shown["grid"] = gm.grid
-  shown["block_shapes"] = tuple(tuple(str(d) for d in bm.block_shape)
-                                for bm in gm.block_mappings)
-  return shown
+  return dict(params, jaxpr=params["jaxpr"].closed)
 
 
 # ---- the kernel with program ids as inputs ---------------------------------------------------
@@ -377,6 +371,7 @@ def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src):
 
   with pallas_core.tracing_grid_env(grid):
     jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(flat_avals))
+  jaxpr, _ = core.dce_jaxpr(jaxpr, [], keep_inputs=True)
   closed, outer = tracing.closed_with_host_consts(jaxpr, consts)
   captured = [core.get_aval(c) for c in list(outer) + list(closed.consts)
               if not isinstance(c, state.Ref)]
@@ -480,7 +475,8 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
             f"output{out_paths[o_idx][7:]} with a different abstract value "
             f"{oa.str_short()}.")
     out_flat = pallas_call_p.bind(
-        *flat_args, jaxpr=KernelJaxpr(closed), grid_mapping=gm, debug=debug, interpret=interpret,
+        *flat_args, jaxpr=KernelJaxpr(closed), grid_mapping=gm, mesh=None, debug=debug,
+        interpret=interpret,
         input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
         cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
         metadata=None if metadata is None else tuple(sorted(metadata.items())))
