@@ -4,6 +4,7 @@ program ids, `pl.when`, multiple and pytree outputs, aliasing, scratch buffers, 
 element block dimensions, jit, vmap, jvp, the errors JAX raises, and the helpers."""
 import dataclasses
 import types
+import warnings
 
 import jax
 import jax.experimental.pallas  # noqa: F401
@@ -415,8 +416,16 @@ def test_helpers():
   def run_state(top, x):
     return _pl(top).run_state(lambda r: r[0].__setitem__(..., r[0][...] * r[1][...]))((x, x))
 
+  def dot(top, a, b):
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore", DeprecationWarning)
+      d = _pl(top).dot
+    return (d(a, b, trans_b=True), d(a, b, trans_a=True, allow_tf32=False),
+            d(a.astype(np.int8), b.astype(np.int8)), d(a.astype(BF16), b))
+
   x = np.abs(rand((4, 4), np.float32, seed=20))
   check_all([
+      ("dot", lambda: check(dot, x, x + 1, build=TOP)),
       ("cost", lambda: assert_same(dataclasses.astuple(cost(arrax)),
                                    dataclasses.astuple(cost(jax)))),
       ("utils", lambda: check(utils, build=TOP)),
@@ -431,6 +440,10 @@ def test_helpers():
   assert repr(apl.BoundedSlice(2)) == repr(jpl.BoundedSlice(2))
   assert apl.CostEstimate(1, 2, 3).to_json() == jpl.CostEstimate(1, 2, 3).to_json()
   assert apl.Slice is arrax.ds(0, 1).__class__ and apl.ds(1, 2) == apl.dslice(1, 2)
+  with pytest.warns(DeprecationWarning, match="moved to jax.experimental.pallas.triton"):
+    apl.dot
+  with pytest.warns(DeprecationWarning, match="debug_checks_enabled is deprecated"):
+    assert apl.debug_checks_enabled() is False
   with apl.enable_debug_checks(True):
     assert apl.enable_debug_checks.value
   assert not apl.enable_debug_checks.value

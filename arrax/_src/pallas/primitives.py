@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import enum
 
+import ml_dtypes
 import numpy as np
 
 from arrax._src import ad, batching, core, debugging, dtypes, tree_util
 from arrax._src.core import ShapedArray
-from arrax._src.lax import elementwise as lax
+from arrax._src.lax import dot as lax_dot, elementwise as lax
 from arrax._src.lax.control_flow import common
 from arrax._src.numpy import creation
 from arrax._src.pallas import core as pallas_core
@@ -80,6 +81,42 @@ batching.defvectorized(reciprocal_p)
 def reciprocal(x, *, approx=False, full_range=True):
   """1 / x (with `approx`, computed in bfloat16 and returned as float32)."""
   return reciprocal_p.bind(x, approx=approx, full_range=full_range)
+
+
+# ---- dot (deprecated here: moved to pallas.triton) ---------------------------------------------
+def _small_to_supported(dtype):
+  if dtype == np.dtype(ml_dtypes.int4):
+    return np.dtype(np.int8)
+  if dtype == np.dtype(ml_dtypes.float8_e4m3b11fnuz):
+    return np.dtype(ml_dtypes.bfloat16)
+  return dtype
+
+
+def dot(a, b, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool | None = None,
+        precision=None):
+  """The matrix product of two 2-d arrays (optionally transposed), accumulated in int32,
+  float32 or float64."""
+  if a.ndim != 2 or b.ndim != 2:
+    raise ValueError("`a` and `b` must be 2D arrays.")
+  if allow_tf32 is not None:
+    if precision is not None:
+      raise ValueError("Only one of allow_tf32 and precision can be specified")
+    precision = lax_dot.Precision.HIGH if allow_tf32 else lax_dot.Precision.HIGHEST
+  dtype = dtypes.promote_types(_small_to_supported(np.dtype(a.dtype)),
+                               _small_to_supported(np.dtype(b.dtype)))
+  if dtypes.issubdtype(dtype, np.integer):
+    out = np.dtype(np.int32)
+  elif dtype == np.dtype(np.float64):
+    out = dtype
+  else:
+    out = np.dtype(np.float32)
+  dims = (((0 if trans_a else 1,), (1 if trans_b else 0,)), ((), ()))
+  return lax_dot.dot_general(a, b, dims, precision=precision, preferred_element_type=out)
+
+
+def debug_checks_enabled() -> bool:
+  """Whether `enable_debug_checks` is on (deprecated: read `enable_debug_checks.value`)."""
+  return pallas_core.enable_debug_checks.value
 
 
 # ---- uninitialized values ------------------------------------------------------------------

@@ -30,3 +30,17 @@ from arrax._src.pallas.primitives import (
 
 ANY = MemorySpace.ANY
 HOST = MemorySpace.HOST
+
+from arrax._src.deprecations import deprecation_getattr as _deprecation_getattr  # noqa: E402
+from arrax._src.pallas import primitives as _primitives  # noqa: E402
+
+__getattr__ = _deprecation_getattr(__name__, {
+    "dot": ("jax.experimental.pallas.dot was moved to jax.experimental.pallas.triton. Accessing "
+            "it via jax.experimental.pallas is deprecated. You can use jax.numpy.dot, "
+            "jax.numpy.einsum or the @ operator instead in a TPU or MGPU kernel.",
+            _primitives.dot),
+    "debug_checks_enabled": ("jax.experimental.pallas.debug_checks_enabled is deprecated, use "
+                             "pl.enable_debug_checks.value instead.",
+                             _primitives.debug_checks_enabled),
+})
+del _deprecation_getattr
