@@ -173,6 +173,34 @@ def _scratch(top, x):
                         interpret=True)(x)
 
 
+def _views(top, x):
+  """`ref.at[...]` views: of views, with dynamic starts, strides and negative indices."""
+  pl = _pl(top)
+
+  def kernel(x_ref, o_ref):
+    i = pl.program_id(0)
+    rows = x_ref.at[pl.ds(i * 2, 2)]
+    o_ref[...] = top.numpy.zeros_like(o_ref)
+    o_ref.at[0][...] = rows[1] + rows.at[:, ::2][0, -1]
+    o_ref.at[1:].at[:, 1:3][...] = rows.at[0][1:3][None] * 2
+    o_ref.at[1][pl.ds(i, 2)] += rows.at[-1, 4:][pl.ds(1, 2)]
+
+  return pl.pallas_call(
+      kernel, out_shape=_sds(top, (4, 6), x.dtype), grid=(2,),
+      in_specs=[pl.BlockSpec((4, 6), lambda i: (0, 0))],
+      out_specs=pl.BlockSpec((2, 6), lambda i: (i, 0)), interpret=True)(x)
+
+
+def _ref_views(top, x):
+  """Views of a ref made inside a jitted function (JAX has them only for traced refs)."""
+  r = top.new_ref(x)
+  v = r.at[1:]
+  v[0] = v[1] * 2
+  v.at[:, 0][...] = top.numpy.zeros(2, x.dtype)
+  v.at[1][...] += x[0]
+  return v[...], top.freeze(r)
+
+
 def _jvp_kernel(top, x, y, pid=lambda pl: np.int32(1)):
   pl = _pl(top)
   jnp = top.numpy
@@ -218,6 +246,9 @@ def test_program_ids_and_shapes():
       ("aliased", lambda: check(_aliased, rand((4, 4), np.float32, seed=8),
                                 rand((4, 4), np.float32, seed=9), build=TOP, jit=True)),
       ("scratch", lambda: check(_scratch, rand((6, 4), np.float32, seed=10), build=TOP)),
+      ("views", lambda: check(_views, rand((4, 6), np.float32, seed=21), build=TOP, jit=True)),
+      ("ref_views", lambda: check(_ref_views, rand((3, 4), np.float32, seed=22), build=TOP,
+                                  eager=False, jit=True)),
   ])
 
 
