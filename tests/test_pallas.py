@@ -8,6 +8,7 @@ import warnings
 
 import jax
 import jax.experimental.pallas  # noqa: F401
+import jax.experimental.pallas.tpu  # noqa: F401
 import numpy as np
 import pytest
 from oracle import (BF16, assert_same, call_with, check, check_all, check_jaxpr, check_raises,
@@ -15,6 +16,7 @@ from oracle import (BF16, assert_same, call_with, check, check_all, check_jaxpr,
 
 import arrax
 import arrax.experimental.pallas  # noqa: F401
+import arrax.experimental.pallas.tpu  # noqa: F401
 
 TOP = call_with("top")
 
@@ -201,6 +203,26 @@ def _ref_views(top, x):
   return v[...], top.freeze(r)
 
 
+def _prefetch(top, idx, x):
+  """Scalar prefetch (pltpu.PrefetchScalarGridSpec): the index maps and the kernel read the
+  scalar operand; a VMEM scratch buffer; TPU compiler params (ignored)."""
+  pl, pltpu = _pl(top), _pl(top).tpu
+  jnp = top.numpy
+
+  def kernel(idx_ref, x_ref, o_ref, acc):
+    acc[...] = x_ref[...] * 2
+    o_ref[...] = acc[...] + idx_ref[pl.program_id(0)].astype(jnp.float32)
+
+  gs = pltpu.PrefetchScalarGridSpec(
+      num_scalar_prefetch=1, grid=(3,),
+      in_specs=[pl.BlockSpec((1, 4), lambda i, ix: (ix[i], 0))],
+      out_specs=pl.BlockSpec((1, 4), lambda i, ix: (i, 0)),
+      scratch_shapes=[pltpu.VMEM((1, 4), jnp.float32)])
+  return pl.pallas_call(kernel, out_shape=_sds(top, (3, 4), np.float32), grid_spec=gs,
+                        interpret=True,
+                        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)))
+
+
 def _jvp_kernel(top, x, y, pid=lambda pl: np.int32(1)):
   pl = _pl(top)
   jnp = top.numpy
@@ -280,6 +302,25 @@ def test_program_id_inside_when():
   assert_same(run(arrax, kernel_when)(to_arrax(x)), run(jax, kernel_where)(to_jax(x)))
   with pytest.raises(NotImplementedError, match="program_id"):
     run(jax, kernel_when)(to_jax(x))
+
+
+def test_scalar_prefetch():
+  x = rand((5, 4), np.float32, seed=23)
+  idx = np.array([4, 0, 2], np.int32)
+  idx2 = np.stack([idx, idx[::-1]])
+  x2 = np.stack([x, x + 1])
+  run = lambda top, i, a: _prefetch(top, i, a)(i, a)  # noqa: E731
+  vm = lambda **kw: lambda top, i, a: top.vmap(lambda u, v: run(top, u, v), **kw)(i, a)  # noqa: E731
+  check_all([
+      ("call", lambda: check(run, idx, x, build=TOP, jit=True)),
+      ("vmap_x", lambda: check(vm(in_axes=(None, 0)), idx, x2, build=TOP)),
+      ("vmap_idx", lambda: check(vm(in_axes=(0, None)), idx2, x, build=TOP)),
+      ("vmap_both", lambda: check(vm(), idx2, x2, build=TOP)),
+      ("jvp", lambda: check_raises(
+          lambda top, i, a: top.jvp(lambda v: run(top, i, v), (a,), (a,)), idx, x,
+          build=TOP)),
+      ("jaxpr", lambda: check_jaxpr(run, idx, x, build=TOP)),
+  ])
 
 
 def test_vmap():

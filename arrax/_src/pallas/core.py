@@ -298,6 +298,7 @@ class GridMapping:
   num_inputs: int
   num_outputs: int
   num_index_operands: int = 0
+  index_avals: tuple = ()   # the scalar-prefetch operands' ref avals (index maps get them)
 
   def replace(self, **kw):
     return dataclasses.replace(self, **kw)
@@ -318,13 +319,16 @@ def _index_map_aval():
   return ShapedArray((), np.dtype(np.int32))
 
 
-def _trace_index_map(fn, n_grid, origin, block_shape, grid, mapped=()):
+def _trace_index_map(fn, n_grid, origin, block_shape, grid, index_avals=(), index_tree=None):
   def flat(*idx):
-    out = fn(*idx)
+    scalars = () if index_tree is None else tree_util.tree_unflatten(index_tree,
+                                                                     list(idx[n_grid:]))
+    out = fn(*idx[:n_grid], *scalars)
     return list(out)
 
-  with tracing_grid_env(grid, mapped):
-    jaxpr, consts = tracing.trace_to_jaxpr(flat, [_index_map_aval()] * n_grid)
+  with tracing_grid_env(grid):
+    jaxpr, consts = tracing.trace_to_jaxpr(flat, [_index_map_aval()] * n_grid
+                                           + list(index_avals))
   closed, outer = tracing.closed_with_host_consts(jaxpr, consts)
   if outer:
     raise ValueError(f"Index map function for {origin} must not capture traced values.")
@@ -344,7 +348,7 @@ def _trace_index_map(fn, n_grid, origin, block_shape, grid, mapped=()):
   return closed
 
 
-def block_mapping(spec, origin, array_aval, grid):
+def block_mapping(spec, origin, array_aval, grid, index_avals=(), index_tree=None):
   """The BlockMapping of `spec` (a BlockSpec or no_block_spec) for an operand."""
   if spec is no_block_spec:
     spec = BlockSpec(None, None)
@@ -363,7 +367,8 @@ def block_mapping(spec, origin, array_aval, grid):
   memory_space = spec.memory_space if spec.memory_space is not None else MemorySpace.DEFAULT
   ref_aval = AbstractRef(ShapedArray(ref_block_shape(block_shape), array_aval.dtype),
                          memory_space)
-  closed = _trace_index_map(index_map, len(grid), origin, block_shape, grid)
+  closed = _trace_index_map(index_map, len(grid), origin, block_shape, grid, index_avals,
+                            index_tree)
   return BlockMapping(block_shape, ref_aval, closed, array_aval, origin)
 
 

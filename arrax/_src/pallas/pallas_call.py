@@ -158,8 +158,11 @@ def _block_shape(bm):
   return tuple(pallas_core.block_dim_size(d) for d in bm.block_shape)
 
 
-def _start_indices(bm, idx):
-  outs = core.eval_jaxpr(bm.index_map_jaxpr.jaxpr, bm.index_map_jaxpr.consts, *idx)
+def _start_indices(bm, idx, scalars=()):
+  im = bm.index_map_jaxpr
+  if scalars:   # (the index map reads the scalar-prefetch refs: evaluated discharged)
+    im = state._discharge(im)[0]
+  outs = core.eval_jaxpr(im.jaxpr, im.consts, *idx, *scalars)[:len(bm.block_shape)]
   starts = []
   for i, b in zip(outs, bm.block_shape):
     i = lax.convert_element_type(i, _I32)
@@ -184,6 +187,8 @@ def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, **_)
   alias_of = {o: i for i, o in input_output_aliases}
   outs = [args[alias_of[k]] if k in alias_of else _full(bm.array_aval.shape, bm.array_aval.dtype)
           for k, bm in enumerate(gm.block_mappings_output)]
+  nidx = gm.num_index_operands
+  scalars, args = list(args[:nidx]), args[nidx:]
   carry = []
   for x, bm in zip(list(args) + outs, gm.block_mappings):
     pads = _element_padding(bm)
@@ -207,14 +212,14 @@ def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, **_)
     i = lax.convert_element_type(i, _I32)
     idx = [lax.rem(lax.div(i, np.int32(s)), np.int32(g)) for s, g in zip(strides, grid)]
     pids = [x for k, x in enumerate(idx) if k not in gm.vmapped_dims]
-    starts = [_start_indices(bm, idx) for bm in gm.block_mappings]
+    starts = [_start_indices(bm, idx, scalars) for bm in gm.block_mappings]
     blocks = []
     for x, bm, st in zip(vals[:n_blocks], gm.block_mappings, starts):
       blk = shape_ops.dynamic_slice(x, st, _block_shape(bm))
       sq = tuple(k for k, b in enumerate(bm.block_shape) if isinstance(b, Squeezed))
       blocks.append(broadcasting.squeeze(blk, sq) if sq else blk)
-    res = core.eval_jaxpr(program.jaxpr, program.consts, *pids, *blocks,
-                          *vals[n_blocks:])
+    res = core.eval_jaxpr(program.jaxpr, program.consts, *pids, *scalars, *blocks,
+                          *vals[n_blocks:])[nidx:]
     new = []
     for x, bm, st, blk in zip(vals[:n_blocks], gm.block_mappings, starts, res[:n_blocks]):
       bs = _block_shape(bm)
@@ -304,16 +309,17 @@ def _kernel_jvp(closed, nz, n_in, n_out, n_scratch):
 
 
 # ---- vmap --------------------------------------------------------------------------------------
-def _batch_block_mapping(bm, dim, axis_size, grid, vmapped):
+def _batch_block_mapping(bm, dim, axis_size, grid, index_avals):
   old = bm.index_map_jaxpr
 
-  def index_map(new_idx, *idx):
-    outs = core.eval_jaxpr(old.jaxpr, old.consts, *idx)
+  def index_map(new_idx, *rest):
+    outs = core.eval_jaxpr(old.jaxpr, old.consts, *rest)
     if dim is not None:
       outs = list(outs[:dim]) + [new_idx] + list(outs[dim:])
     return list(outs)
 
-  jaxpr, consts = tracing.trace_to_jaxpr(index_map, [ShapedArray((), _I32)] * (len(grid) + 1))
+  jaxpr, consts = tracing.trace_to_jaxpr(
+      index_map, [ShapedArray((), _I32)] * (len(grid) + 1) + list(index_avals))
   closed, _ = tracing.closed_with_host_consts(jaxpr, consts)
   if dim is None:
     return BlockMapping(bm.block_shape, bm.ref_aval, closed, bm.array_aval, bm.origin)
@@ -323,6 +329,20 @@ def _batch_block_mapping(bm, dim, axis_size, grid, vmapped):
   block_shape.insert(dim, pallas_core.squeezed)
   return BlockMapping(tuple(block_shape), bm.ref_aval, closed,
                       bm.array_aval.update(shape=tuple(shape)), bm.origin)
+
+
+def _batch_with_loop(args, dims, axis_size, out_avals, params):
+  """vmap as a loop of pallas_calls over the batch (for batched scalar-prefetch operands)."""
+  init = [_full((axis_size, *a.shape), a.dtype) for a in out_avals]
+
+  def body(b, outs):
+    sliced = [a if d is None else broadcasting.squeeze(
+        shape_ops.dynamic_slice_in_dim(a, b, 1, d), (d,)) for a, d in zip(args, dims)]
+    res = pallas_call_p.bind(*sliced, out_avals=out_avals, **params)
+    return [shape_ops.dynamic_update_index_in_dim(o, r, b, 0) for o, r in zip(outs, res)]
+
+  outs = loops.fori_loop(0, axis_size, body, init)
+  return outs, [0] * len(outs)
 
 
 @pallas_call_p.def_batch
@@ -337,8 +357,17 @@ def _pallas_call_batch(args, dims, *, grid_mapping, input_output_aliases, cost_e
     elif dims[i] != 0:
       args[i] = batching.moveaxis(args[i], dims[i], 0)
     dims[i] = 0
-  all_dims = dims + [0] * gm.num_outputs
-  bms = tuple(_batch_block_mapping(bm, d, axis_size, gm.grid, gm.vmapped_dims)
+  nidx = gm.num_index_operands
+  if any(d is not None for d in dims[:nidx]):
+    if axis_size != 1:
+      return _batch_with_loop(args, dims, axis_size, out_avals,
+                              dict(params, grid_mapping=gm, cost_estimate=cost_estimate,
+                                   input_output_aliases=input_output_aliases))
+    for k in range(nidx):
+      if dims[k] is not None:
+        args[k], dims[k] = broadcasting.squeeze(args[k], (dims[k],)), None
+  all_dims = dims[nidx:] + [0] * gm.num_outputs
+  bms = tuple(_batch_block_mapping(bm, d, axis_size, gm.grid, gm.index_avals)
               for bm, d in zip(gm.block_mappings, all_dims))
   new_gm = gm.replace(grid=(axis_size, *gm.grid), block_mappings=bms,
                       vmapped_dims=(0,) + tuple(v + 1 for v in gm.vmapped_dims),
@@ -416,13 +445,23 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
   static_grid = tuple(int(g) for g in grid_spec.grid)
   aliases = dict(input_output_aliases)
 
+  n_prefetch = getattr(grid_spec, "num_scalar_prefetch", 0)
+
   @jit.jit(inline=True)
   def wrapped(*args):
-    flat_args, in_tree = tree_util.tree_flatten(args)
-    in_avals = [core.get_aval(a) for a in flat_args]
+    all_flat = tree_util.tree_flatten(args)[0]
+    all_avals = [core.get_aval(a) for a in all_flat]
+    all_paths = [f"args{tree_util.keystr(p)}" for p, _ in
+                 tree_util.tree_flatten_with_path(args)[0]]
+    scalar_args, rest = args[:n_prefetch], args[n_prefetch:]
+    flat_scalars, scalar_tree = tree_util.tree_flatten(tuple(scalar_args))
+    index_avals = tuple(grid_spec._make_scalar_ref_aval(core.get_aval(a))
+                        for a in flat_scalars)
+    flat_args, in_tree = tree_util.tree_flatten(tuple(rest))
+    n_idx = len(flat_scalars)
+    in_avals = all_avals[n_idx:]
     flat_out_avals = [pallas_core.out_shape_to_aval(s) for s in flat_out_shapes]
-    in_paths = [f"args{tree_util.keystr(p)}" for p, _ in
-                tree_util.tree_flatten_with_path(args)[0]]
+    in_paths = all_paths[n_idx:]
     out_paths = [f"outputs{tree_util.keystr(p)}" for p, _ in
                  tree_util.tree_flatten_with_path(out_shape)[0]]
     if grid_spec.in_specs is not no_block_spec:
@@ -439,13 +478,16 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
             "`out_specs`", out_specs_tree, "`out_shape`", out_tree))
     else:
       flat_out_specs = [no_block_spec] * len(flat_out_avals)
-    bms = tuple(pallas_core.block_mapping(s, o, a, static_grid) for s, o, a in
-                zip(list(flat_in_specs) + list(flat_out_specs), in_paths + out_paths,
-                    in_avals + flat_out_avals))
+    bms = tuple(pallas_core.block_mapping(s, o, a, static_grid, index_avals,
+                                          scalar_tree if n_prefetch else None)
+                for s, o, a in zip(list(flat_in_specs) + list(flat_out_specs),
+                                   in_paths + out_paths, in_avals + flat_out_avals))
     scratch_avals = tuple(pallas_core.scratch_ref_aval(s) for s in flat_scratch)
     gm = GridMapping(static_grid, grid_spec.grid_names, bms, (), scratch_avals,
-                     len(flat_args), len(flat_out_avals))
+                     len(flat_args), len(flat_out_avals), n_idx, index_avals)
     in_refs = tree_util.tree_unflatten(in_tree, [bm.ref_aval for bm in bms[:len(flat_args)]])
+    if n_prefetch:
+      in_refs = (*tree_util.tree_unflatten(scalar_tree, list(index_avals)), *in_refs)
     out_refs = tree_util.tree_unflatten(out_tree, [bm.ref_aval for bm in bms[len(flat_args):]])
     if not isinstance(out_refs, (tuple, list)):
       out_refs = (out_refs,)
@@ -460,22 +502,22 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
         kernel_args, is_leaf=lambda x: isinstance(x, AbstractRef))
     closed = _trace_kernel(kernel, flat_kernel_avals, kernel_tree, static_grid, src)
     for i_idx, o_idx in aliases.items():
-      if i_idx not in range(len(in_avals)):
+      if i_idx not in range(len(all_avals)):
         raise ValueError(f"input_output_aliases contains the mapping '{i_idx}:{o_idx}' with "
-                         f"input index {i_idx} outside the range [0, {len(in_avals)})")
+                         f"input index {i_idx} outside the range [0, {len(all_avals)})")
       if o_idx not in range(len(flat_out_avals)):
         raise ValueError(f"input_output_aliases contains the mapping '{i_idx}:{o_idx}' with "
                          f"output index {o_idx} outside the range "
                          f"[0, {len(flat_out_avals)})")
-      ia, oa = in_avals[i_idx], flat_out_avals[o_idx]
+      ia, oa = all_avals[i_idx], flat_out_avals[o_idx]
       if ia.shape != oa.shape or ia.dtype != oa.dtype:
         raise ValueError(
             f"input_output_aliases contains the mapping '{i_idx}:{o_idx}' referring to "
-            f"input{in_paths[i_idx][4:]} with abstract value {ia.str_short()} and to "
+            f"input{all_paths[i_idx][4:]} with abstract value {ia.str_short()} and to "
             f"output{out_paths[o_idx][7:]} with a different abstract value "
             f"{oa.str_short()}.")
     out_flat = pallas_call_p.bind(
-        *flat_args, jaxpr=KernelJaxpr(closed), grid_mapping=gm, mesh=None, debug=debug,
+        *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed), grid_mapping=gm, mesh=None, debug=debug,
         interpret=interpret,
         input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
         cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
