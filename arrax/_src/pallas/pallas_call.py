@@ -36,10 +36,11 @@ _I32 = np.dtype(np.int32)
 class KernelJaxpr:
   """The kernel's closed jaxpr as pallas_call's `jaxpr` param. (Wrapped: the jaxpr takes refs
   by design, and the passes that discharge refs in jaxprs held by params must leave it.)"""
-  __slots__ = ("closed", "__weakref__")
+  __slots__ = ("closed", "src", "__weakref__")
 
-  def __init__(self, closed):
+  def __init__(self, closed, src=""):
     self.closed = closed
+    self.src = src   # the kernel's `name at file:line`
 
   def __repr__(self):
     return str(self.closed)
@@ -179,11 +180,14 @@ def _element_padding(bm):
   return [b.padding if isinstance(b, Element) else (0, 0) for b in bm.block_shape]
 
 
-def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, **_):
+def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, debug, **_):
   gm = grid_mapping
   grid = tuple(gm.grid)
   n_pids = len(grid) - len(gm.vmapped_dims)
   program = _kernel_program(jaxpr.closed, n_pids)
+  if debug:
+    print(f"\nJaxpr of the kernel in pallas_call {jaxpr.src}:")
+    print(program)
   alias_of = {o: i for i, o in input_output_aliases}
   outs = [args[alias_of[k]] if k in alias_of else _full(bm.array_aval.shape, bm.array_aval.dtype)
           for k, bm in enumerate(gm.block_mappings_output)]
@@ -273,6 +277,10 @@ def _pallas_call_jvp(primals, tangents, *, jaxpr, grid_mapping, input_output_ali
     cost_estimate = pallas_core.CostEstimate(
         flops=2 * cost_estimate.flops, bytes_accessed=2 * cost_estimate.bytes_accessed,
         transcendentals=2 * cost_estimate.transcendentals)
+  if params["debug"]:
+    print(f"\nThe jaxpr for the jvp of pallas_call {jaxpr.src}:")
+    print(jvp.closed)
+  jvp.src = jaxpr.src
   outs = pallas_call_p.bind(*primals, *tangents, jaxpr=jvp, grid_mapping=gm,
                             input_output_aliases=(), cost_estimate=cost_estimate,
                             out_avals=(*out_avals, *[ad.tangent_aval(a) for a in out_avals]),
@@ -517,7 +525,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
             f"output{out_paths[o_idx][7:]} with a different abstract value "
             f"{oa.str_short()}.")
     out_flat = pallas_call_p.bind(
-        *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed), grid_mapping=gm, mesh=None, debug=debug,
+        *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src), grid_mapping=gm, mesh=None, debug=debug,
         interpret=interpret,
         input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
         cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
