@@ -420,6 +420,21 @@ def _errors_cases(top, case, x):
                           out_specs=pl.BlockSpec((2, 4), lambda i: (i, 0)))(x)
   if case == "not_interpret":
     return pl.pallas_call(copy, out_shape=out)(x)
+  if case == "out_specs_tree":
+    spec = pl.BlockSpec((2, 4), lambda i: (i, 0))
+    return pl.pallas_call(copy, out_shape=out, grid=(2,), interpret=True,
+                          out_specs=[spec, spec])(x)
+  if case == "bounded_slice_int":
+    return pl.pallas_call(copy, out_shape=out, grid=(2,), interpret=True,
+                          in_specs=[pl.BlockSpec((pl.BoundedSlice(2), 4), lambda i: (i, 0))])(x)
+  if case == "bounded_slice":
+    return pl.pallas_call(
+        copy, out_shape=out, grid=(2,), interpret=True,
+        in_specs=[pl.BlockSpec((pl.BoundedSlice(2), 4), lambda i: (pl.ds(2 * i, 2), 0))],
+        out_specs=pl.BlockSpec((2, 4), lambda i: (i, 0)))(x)
+  if case == "block_dim_type":
+    return pl.pallas_call(copy, out_shape=out, grid=(2,), interpret=True,
+                          in_specs=[pl.BlockSpec(("a", 4), lambda i: (i, 0))])(x)
   if case == "cost_estimate":
     return pl.CostEstimate(flops=1.0, transcendentals=0, bytes_accessed=0)
   raise AssertionError(case)
@@ -427,7 +442,8 @@ def _errors_cases(top, case, x):
 
 ERROR_CASES = ["rank", "index_map_len", "index_map_float", "returns", "captures", "alias_type",
                "alias_range", "program_id_axis", "in_specs_tree", "grid", "grid_spec_and_grid",
-               "complex", "store_shape", "not_interpret", "cost_estimate"]
+               "complex", "store_shape", "not_interpret", "cost_estimate", "out_specs_tree",
+               "bounded_slice_int", "bounded_slice", "block_dim_type"]
 
 
 def test_errors():
@@ -436,7 +452,7 @@ def test_errors():
                                           build=TOP)) for c in ERROR_CASES])
   # messages as JAX's
   for c in ["rank", "index_map_len", "captures", "alias_range", "program_id_axis",
-            "in_specs_tree", "not_interpret"]:
+            "in_specs_tree", "not_interpret", "out_specs_tree", "block_dim_type"]:
     j = pytest.raises(Exception, _errors_cases, jax, c, to_jax(x)).value
     a = pytest.raises(Exception, _errors_cases, arrax, c, to_arrax(x)).value
     assert str(a) == str(j), c

@@ -320,11 +320,14 @@ def _index_map_aval():
 
 
 def _trace_index_map(fn, n_grid, origin, block_shape, grid, index_avals=(), index_tree=None):
+  kinds = []
+
   def flat(*idx):
     scalars = () if index_tree is None else tree_util.tree_unflatten(index_tree,
                                                                      list(idx[n_grid:]))
     out = fn(*idx[:n_grid], *scalars)
-    return list(out)
+    kinds[:] = [type(o) for o in out]
+    return tree_util.tree_leaves(out)
 
   with tracing_grid_env(grid):
     jaxpr, consts = tracing.trace_to_jaxpr(flat, [_index_map_aval()] * n_grid
@@ -334,10 +337,14 @@ def _trace_index_map(fn, n_grid, origin, block_shape, grid, index_avals=(), inde
     raise ValueError(f"Index map function for {origin} must not capture traced values.")
   outs = closed.out_avals
   name = src_info(getattr(fn, "index_map", fn))
-  if len(outs) != len(block_shape):
+  if len(kinds) != len(block_shape):
     raise ValueError(
         f"Index map function {name} for {origin} must return {len(block_shape)} values to "
-        f"match block_shape={block_shape}. Currently returning {len(outs)} values:")
+        f"match block_shape={block_shape}. Currently returning {len(kinds)} values:")
+  for i, (kind, bd) in enumerate(zip(kinds, block_shape)):
+    if isinstance(bd, BoundedSlice) and kind is not Slice:
+      raise ValueError(f"index_map returned a value of type {ShapedArray} at position {i} "
+                       f"with block dimension {bd} when it should be pl.Slice")
   for i, ov in enumerate(outs):
     if ov.shape or ov.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
       raise ValueError(f"Index map function {name} for {origin} must return integer "
@@ -437,10 +444,11 @@ def _kind(x):
 def _tree_errors(t1, t2, path=""):
   """(path, thing1, thing2, explanation) for the places two containers' structures differ."""
   k1, k2 = _kind(t1), _kind(t2)
-  if k1 is None or k2 is None:
+  if k1 is None and k2 is None:
     return []
-  if k1 != k2:
-    return [(path, f"a {k1}", f"a {k2}", "the types do not match")]
+  if k1 is None or k2 is None or k1 != k2:
+    what = lambda k, t: "a pytree leaf" if k is None else f"a {type(t)}"  # noqa: E731
+    return [(path, what(k1, t1), what(k2, t2), "their Python types differ")]
   if len(t1) != len(t2):
     return [(path, f"a {k1} of length {len(t1)}", f"a {k2} of length {len(t2)}",
              "the lengths do not match")]

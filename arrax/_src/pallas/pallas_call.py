@@ -182,6 +182,10 @@ def _element_padding(bm):
 
 def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, debug, **_):
   gm = grid_mapping
+  for bm in gm.block_mappings:
+    for b in bm.block_shape:
+      if isinstance(b, (BoundedSlice, Indirect)):
+        raise ValueError(f"Unsupported block dim type: {type(b)}")
   grid = tuple(gm.grid)
   n_pids = len(grid) - len(gm.vmapped_dims)
   program = _kernel_program(jaxpr.closed, n_pids)
