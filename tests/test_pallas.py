@@ -323,6 +323,32 @@ def test_scalar_prefetch():
   ])
 
 
+def _dynamic_grid(top, x, n):
+  pl = _pl(top)
+
+  def kernel(a, o):
+    o[...] = a[...] * 2 + pl.num_programs(0) * 100 + pl.program_id(0) * 10
+
+  spec = pl.BlockSpec((2,), lambda i, j: (2 * i + j,))
+  return pl.pallas_call(kernel, out_shape=_sds(top, (8,), np.float32), grid=(n, 2),
+                        in_specs=[spec], out_specs=spec, interpret=True)(x)
+
+
+def test_dynamic_grid():
+  x = rand((8,), np.float32, seed=24)
+  jit = lambda f: lambda top, *a: top.jit(lambda *b: f(top, *b))(*a)  # noqa: E731
+  check_all([
+      ("n2", lambda: check(jit(_dynamic_grid), x, np.int32(2), build=TOP)),
+      ("n1", lambda: check(jit(_dynamic_grid), x, np.int32(1), build=TOP)),
+      ("vmap_n", lambda: check(jit(lambda top, a, n: top.vmap(
+          lambda u, m: _dynamic_grid(top, u, m))(a, n)), np.stack([x, x + 1]),
+          np.array([1, 2], np.int32), build=TOP)),
+      ("jvp", lambda: check_raises(jit(lambda top, a, n: top.jvp(
+          lambda u: _dynamic_grid(top, u, n), (a,), (a,))), x, np.int32(2), build=TOP)),
+      ("jaxpr", lambda: check_jaxpr(_dynamic_grid, x, np.int32(2), build=TOP)),
+  ])
+
+
 def test_vmap():
   x, y = rand((3, 4, 8), np.float32, seed=12), rand((4, 8), np.float32, seed=13)
   xt = np.moveaxis(x, 0, 2)

@@ -183,6 +183,16 @@ def ref_block_shape(block_shape) -> tuple[int, ...]:
   return tuple(block_dim_size(d) for d in block_shape if not isinstance(d, Squeezed))
 
 
+class DynamicGridDim:
+  """A grid dimension whose size is an operand of the call (a traced value)."""
+
+  def __repr__(self):
+    return "DynamicGridDim"
+
+
+dynamic_grid_dim = DynamicGridDim()
+
+
 # ---- grid context ------------------------------------------------------------------------------
 class _GridContext(threading.local):
   def __init__(self):
@@ -306,6 +316,10 @@ class GridMapping:
   @property
   def block_mappings_output(self):
     return self.block_mappings[self.num_inputs:self.num_inputs + self.num_outputs]
+
+  @property
+  def num_dynamic_grid_bounds(self):
+    return sum(g is dynamic_grid_dim for g in self.grid)
 
   @property
   def num_scratch_operands(self):

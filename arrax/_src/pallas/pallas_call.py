@@ -51,8 +51,10 @@ pallas_call_p.multiple_results = True
 
 
 @pallas_call_p.def_abstract_eval
-def _pallas_call_abstract_eval(*avals, out_avals, input_output_aliases, **params):
+def _pallas_call_abstract_eval(*avals, out_avals, input_output_aliases, grid_mapping,
+                               **params):
   out = list(out_avals)
+  avals = avals[grid_mapping.num_dynamic_grid_bounds:]
   for i, o in input_output_aliases:
     out[o] = avals[i]
   return out
@@ -66,7 +68,7 @@ def _pallas_call_pp_params(params):
 # ---- the kernel with program ids as inputs ---------------------------------------------------
 def _uses_pids(jaxpr) -> bool:
   for eqn in jaxpr.eqns:
-    if eqn.primitive is primitives.program_id_p:
+    if eqn.primitive in (primitives.program_id_p, primitives.num_programs_p):
       return True
     for j in core.jaxprs_in_params(eqn.params):
       if _uses_pids(j.jaxpr if isinstance(j, core.ClosedJaxpr) else j):
@@ -75,8 +77,9 @@ def _uses_pids(jaxpr) -> bool:
 
 
 def _eval_with_pids(jaxpr, consts, args, pids):
-  """Evaluate `jaxpr` under the current trace with `program_id(k)` read as `pids[k]` (also in
-  the bodies of loops, conds and nested jits)."""
+  """Evaluate `jaxpr` under the current trace with `program_id(k)` read as `pids[k]` and
+  `num_programs(k)` as `pids[n + k]` (`pids` holds the n program ids, then the n grid sizes),
+  also in the bodies of loops, conds and nested jits."""
   env = {}
 
   def read(v):
@@ -93,6 +96,8 @@ def _eval_with_pids(jaxpr, consts, args, pids):
                  for j in core.jaxprs_in_params(params))
     if prim is primitives.program_id_p:
       outs = [pids[params["axis"]]]
+    elif prim is primitives.num_programs_p:
+      outs = [pids[n // 2 + params["axis"]]]
     elif not nested:
       ans = prim.bind(*ins, **params)
       outs = ans if prim.multiple_results else [ans]
@@ -136,11 +141,11 @@ _kernel_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.WeakKey
 
 
 def _kernel_program(closed, n_pids):
-  """The kernel as a function of values: (*program ids, *block values, *scratch values) ->
-  (*final block values, *final scratch values)."""
+  """The kernel as a function of values: (*program ids, *grid sizes, *block values, *scratch
+  values) -> (*final block values, *final scratch values)."""
   per = _kernel_cache.setdefault(closed, {})
   if n_pids not in per:
-    lowered, (ext, ref_args) = state._discharge(_with_pids(closed, n_pids))
+    lowered, (ext, ref_args) = state._discharge(_with_pids(closed, 2 * n_pids))
     assert not ext and len(ref_args) == len(closed.jaxpr.invars)
     per[n_pids] = lowered
   return per[n_pids]
@@ -176,6 +181,15 @@ def _start_indices(bm, idx, scalars=()):
   return starts
 
 
+def _prod(xs):
+  """The product of int32 scalars (NumPy ones, or traced for dynamic grid sizes)."""
+  out = np.int32(1)
+  for x in xs:
+    out = out * x if isinstance(x, np.integer) and isinstance(out, np.integer) else lax.mul(
+        lax.convert_element_type(out, _I32), lax.convert_element_type(x, _I32))
+  return out
+
+
 def _element_padding(bm):
   return [b.padding if isinstance(b, Element) else (0, 0) for b in bm.block_shape]
 
@@ -186,7 +200,10 @@ def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, debu
     for b in bm.block_shape:
       if isinstance(b, (BoundedSlice, Indirect)):
         raise ValueError(f"Unsupported block dim type: {type(b)}")
-  grid = tuple(gm.grid)
+  n_dyn = gm.num_dynamic_grid_bounds
+  dyn, args = iter(args[:n_dyn]), args[n_dyn:]
+  grid = [lax.convert_element_type(next(dyn), _I32) if g is pallas_core.dynamic_grid_dim
+          else np.int32(g) for g in gm.grid]
   n_pids = len(grid) - len(gm.vmapped_dims)
   program = _kernel_program(jaxpr.closed, n_pids)
   if debug:
@@ -213,12 +230,13 @@ def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, debu
     carry.append(x)
   n_blocks = len(carry)
   scratch = [_full(a.inner_aval.shape, a.inner_aval.dtype) for a in gm.scratch_avals]
-  strides = [int(math.prod(grid[k + 1:])) for k in range(len(grid))]
+  strides = [_prod(grid[k + 1:]) for k in range(len(grid))]
+  sizes = [g for k, g in enumerate(grid) if k not in gm.vmapped_dims]
 
   def body(i, vals):
     vals = list(vals)
     i = lax.convert_element_type(i, _I32)
-    idx = [lax.rem(lax.div(i, np.int32(s)), np.int32(g)) for s, g in zip(strides, grid)]
+    idx = [lax.rem(lax.div(i, s), g) for s, g in zip(strides, grid)]
     pids = [x for k, x in enumerate(idx) if k not in gm.vmapped_dims]
     starts = [_start_indices(bm, idx, scalars) for bm in gm.block_mappings]
     blocks = []
@@ -226,7 +244,7 @@ def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, debu
       blk = shape_ops.dynamic_slice(x, st, _block_shape(bm))
       sq = tuple(k for k, b in enumerate(bm.block_shape) if isinstance(b, Squeezed))
       blocks.append(broadcasting.squeeze(blk, sq) if sq else blk)
-    res = core.eval_jaxpr(program.jaxpr, program.consts, *pids, *scalars, *blocks,
+    res = core.eval_jaxpr(program.jaxpr, program.consts, *pids, *sizes, *scalars, *blocks,
                           *vals[n_blocks:])[nidx:]
     new = []
     for x, bm, st, blk in zip(vals[:n_blocks], gm.block_mappings, starts, res[:n_blocks]):
@@ -236,8 +254,11 @@ def _interpret(*args, jaxpr, grid_mapping, input_output_aliases, out_avals, debu
       new.append(shape_ops.dynamic_update_slice(x, blk, st))
     return new + list(res[n_blocks:])
 
-  n_iter = int(math.prod(grid))
-  final = loops.fori_loop(0, n_iter, body, carry + scratch)
+  n_iter = _prod(grid)
+  if n_dyn:
+    final = loops.fori_loop(np.int32(0), n_iter, body, carry + scratch)
+  else:
+    final = loops.fori_loop(0, int(n_iter), body, carry + scratch)
   results = []
   for o, bm in zip(final[len(args):n_blocks], gm.block_mappings_output):
     pads = _element_padding(bm)
@@ -264,6 +285,8 @@ def _pallas_call_lowering(ctx, *args, interpret, **params):
 @pallas_call_p.def_jvp
 def _pallas_call_jvp(primals, tangents, *, jaxpr, grid_mapping, input_output_aliases,
                      cost_estimate, out_avals, **params):
+  if grid_mapping.num_dynamic_grid_bounds:
+    raise NotImplementedError("interpret with dynamic grid bounds unsupported")
   if grid_mapping.num_index_operands:
     raise NotImplementedError
   if input_output_aliases:
@@ -363,22 +386,24 @@ def _pallas_call_batch(args, dims, *, grid_mapping, input_output_aliases, cost_e
   gm = grid_mapping
   axis_size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   args, dims = list(args), list(dims)
+  off = gm.num_dynamic_grid_bounds
   for i, _ in input_output_aliases:
+    i += off
     if dims[i] is None:
       args[i] = batching.broadcast(args[i], axis_size, 0)
     elif dims[i] != 0:
       args[i] = batching.moveaxis(args[i], dims[i], 0)
     dims[i] = 0
   nidx = gm.num_index_operands
-  if any(d is not None for d in dims[:nidx]):
+  if any(d is not None for d in dims[:off + nidx]):
     if axis_size != 1:
       return _batch_with_loop(args, dims, axis_size, out_avals,
                               dict(params, grid_mapping=gm, cost_estimate=cost_estimate,
                                    input_output_aliases=input_output_aliases))
-    for k in range(nidx):
+    for k in range(off + nidx):
       if dims[k] is not None:
         args[k], dims[k] = broadcasting.squeeze(args[k], (dims[k],)), None
-  all_dims = dims[nidx:] + [0] * gm.num_outputs
+  all_dims = dims[off + nidx:] + [0] * gm.num_outputs
   bms = tuple(_batch_block_mapping(bm, d, axis_size, gm.grid, gm.index_avals)
               for bm, d in zip(gm.block_mappings, all_dims))
   new_gm = gm.replace(grid=(axis_size, *gm.grid), block_mappings=bms,
@@ -452,9 +477,9 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     out_shape = tuple(out_shape)
   flat_out_shapes, out_tree = tree_util.tree_flatten(out_shape)
   src = pallas_core.src_info(kernel)
-  if not all(isinstance(g, (int, np.integer)) for g in grid_spec.grid):
-    raise NotImplementedError("pallas_call with dynamic grid bounds")
-  static_grid = tuple(int(g) for g in grid_spec.grid)
+  static_grid = tuple(int(g) if isinstance(g, (int, np.integer))
+                      else pallas_core.dynamic_grid_dim for g in grid_spec.grid)
+  dyn_bounds = [g for g in grid_spec.grid if not isinstance(g, (int, np.integer))]
   aliases = dict(input_output_aliases)
 
   n_prefetch = getattr(grid_spec, "num_scalar_prefetch", 0)
@@ -529,7 +554,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
             f"output{out_paths[o_idx][7:]} with a different abstract value "
             f"{oa.str_short()}.")
     out_flat = pallas_call_p.bind(
-        *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src), grid_mapping=gm, mesh=None, debug=debug,
+        *dyn_bounds, *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src), grid_mapping=gm, mesh=None, debug=debug,
         interpret=interpret,
         input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
         cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,

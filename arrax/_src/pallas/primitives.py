@@ -43,9 +43,31 @@ def program_id(axis: int):
   return program_id_p.bind(axis=axis)
 
 
+num_programs_p = core.Primitive("num_programs")
+
+
+@num_programs_p.def_abstract_eval
+def _num_programs_abstract_eval(*, axis):
+  return ShapedArray((), np.dtype(np.int32))
+
+
+@num_programs_p.def_lowering
+def _num_programs_lowering(ctx, *, axis):
+  raise NotImplementedError("MLIR translation rule for primitive 'num_programs' not found for "
+                            "platform cpu")
+
+
+num_programs_p.def_batch(lambda args, dims, *, axis: (num_programs_p.bind(axis=axis), None))
+ad.defjvp_zero(num_programs_p)
+
+
 def num_programs(axis: int):
-  """The size of the grid along `axis` (a Python int: grids are static here)."""
-  return pallas_core.grid_axis_size(axis)
+  """The size of the grid along `axis` (a Python int for a static grid dimension, an int32
+  scalar for a dynamic one)."""
+  size = pallas_core.grid_axis_size(axis)
+  if size is pallas_core.dynamic_grid_dim:
+    return num_programs_p.bind(axis=axis)
+  return size
 
 
 # ---- multiple_of ----------------------------------------------------------------------------
