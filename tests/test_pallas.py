@@ -555,7 +555,7 @@ def test_helpers():
   assert apl.CostEstimate(1, 2, 3).to_json() == jpl.CostEstimate(1, 2, 3).to_json()
   assert apl.Slice is arrax.ds(0, 1).__class__ and apl.ds(1, 2) == apl.dslice(1, 2)
   with pytest.warns(DeprecationWarning, match="moved to jax.experimental.pallas.triton"):
-    apl.dot
+    _ = apl.dot
   with pytest.warns(DeprecationWarning, match="debug_checks_enabled is deprecated"):
     assert apl.debug_checks_enabled() is False
   with apl.enable_debug_checks(True):

@@ -15,7 +15,6 @@ pallas_call; there is no transpose, so reverse mode fails as in JAX.
 """
 from __future__ import annotations
 
-import math
 import weakref
 
 import numpy as np
