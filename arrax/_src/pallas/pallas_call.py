@@ -15,11 +15,13 @@ pallas_call; there is no transpose, so reverse mode fails as in JAX.
 """
 from __future__ import annotations
 
+import contextlib
+import re
 import weakref
 
 import numpy as np
 
-from arrax._src import ad, batching, core, jit, tracing, tree_util
+from arrax._src import ad, batching, core, environment, jit, tracing, tree_util
 from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.lax import broadcasting, elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common, conditionals, loops
@@ -476,6 +478,8 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     out_shape = tuple(out_shape)
   flat_out_shapes, out_tree = tree_util.tree_flatten(out_shape)
   src = pallas_core.src_info(kernel)
+  if name is not None:   # (the kernel is called `name` in messages, as in JAX)
+    src = re.sub(r"[^\w.]", "_", name) + src[len(getattr(kernel, "__name__", src)):]
   static_grid = tuple(int(g) if isinstance(g, (int, np.integer))
                       else pallas_core.dynamic_grid_dim for g in grid_spec.grid)
   dyn_bounds = [g for g in grid_spec.grid if not isinstance(g, (int, np.integer))]
@@ -552,12 +556,13 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
             f"input{all_paths[i_idx][4:]} with abstract value {ia.str_short()} and to "
             f"output{out_paths[o_idx][7:]} with a different abstract value "
             f"{oa.str_short()}.")
-    out_flat = pallas_call_p.bind(
-        *dyn_bounds, *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src), grid_mapping=gm, mesh=None, debug=debug,
-        interpret=interpret,
-        input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
-        cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
-        metadata=None if metadata is None else tuple(sorted(metadata.items())))
+    with environment.named_scope(name) if name is not None else contextlib.nullcontext():
+      out_flat = pallas_call_p.bind(
+          *dyn_bounds, *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src),
+          grid_mapping=gm, mesh=None, debug=debug, interpret=interpret,
+          input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
+          cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
+          metadata=None if metadata is None else tuple(sorted(metadata.items())))
     return tree_util.tree_unflatten(out_tree, out_flat)
 
   return wrapped
