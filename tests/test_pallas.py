@@ -274,6 +274,39 @@ def test_program_ids_and_shapes():
   ])
 
 
+def test_run_scoped():
+  def kernel_call(top, x):
+    pl = _pl(top)
+
+    def kernel(x_ref, o_ref):
+      def body(tmp):
+        tmp[...] = x_ref[...] + 1
+        o_ref[...] = tmp[...] * 2
+        return tmp[0]
+      o_ref[0] += pl.run_scoped(body, pl.MemorySpace.ANY((2,), np.float32))
+
+    spec = pl.BlockSpec((2,), lambda i: (i,))
+    return pl.pallas_call(kernel, out_shape=_sds(top, (4,), np.float32), grid=(2,),
+                          in_specs=[spec], out_specs=spec, interpret=True)
+
+  def outside(top, x):
+    return _pl(top).run_scoped(lambda r: (r.__setitem__(..., x), r[...] * 2)[1],
+                               _pl(top).MemorySpace.ANY((4,), np.float32))
+
+  x = rand((4,), np.float32, seed=25)
+  check_all([
+      ("kernel", lambda: check(lambda top, a: kernel_call(top, a)(a), x, build=TOP)),
+      ("kernel_jvp", lambda: check_raises(
+          lambda top, a: top.jvp(kernel_call(top, a), (a,), (a,)), x, build=TOP)),
+      ("jit", lambda: check(outside, x, build=TOP, eager=False, jit=True)),
+      ("jaxpr", lambda: check_jaxpr(outside, x, build=TOP)),
+      ("grad", lambda: check_raises(lambda top, a: top.grad(
+          lambda u: outside(top, u).sum())(a), x, build=TOP)),
+      ("vmap", lambda: check_raises(lambda top, a: top.vmap(
+          lambda u: outside(top, u))(a), np.stack([x, x]), build=TOP)),
+  ])
+
+
 def test_program_id_inside_when():
   # (JAX 0.10.2's interpreter cannot lower a program_id read inside pl.when: arrax can, so
   # this compares with the same kernel written with jnp.where in JAX)

@@ -115,6 +115,11 @@ def _eval_with_pids(jaxpr, consts, args, pids):
                               body_jaxpr=_with_pids(params["body_jaxpr"], n),
                               cond_nconsts=params["cond_nconsts"] + n,
                               body_nconsts=params["body_nconsts"] + n))
+    elif prim is primitives.run_scoped_p:
+      inner = params["jaxpr"]
+      jx, consts = tracing.trace_to_jaxpr(
+          lambda *refs: _eval_with_pids(inner, ins, refs, pids), [v.aval for v in inner.invars])
+      outs = prim.bind(*consts, **dict(params, jaxpr=jx))
     elif prim is loops.scan_p:
       outs = prim.bind(*pids, *ins, **dict(params, jaxpr=_with_pids(params["jaxpr"], n),
                                            num_consts=params["num_consts"] + n))

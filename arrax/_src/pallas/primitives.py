@@ -8,7 +8,7 @@ import enum
 import ml_dtypes
 import numpy as np
 
-from arrax._src import ad, batching, core, debugging, dtypes, tree_util
+from arrax._src import ad, batching, core, debugging, dtypes, tracing, tree_util
 from arrax._src.core import ShapedArray
 from arrax._src.lax import dot as lax_dot, elementwise as lax
 from arrax._src.lax.control_flow import common
@@ -156,19 +156,61 @@ def uninitialized_value(shape, dtype):
 
 
 # ---- run_scoped --------------------------------------------------------------------------------
+run_scoped_p = core.Primitive("run_scoped")
+run_scoped_p.multiple_results = True
+run_scoped_p.ref_primitive = True
+run_scoped_p.effectful = True
+
+
+@run_scoped_p.def_abstract_eval
+def _run_scoped_abstract_eval(*args, jaxpr, collective_axes, ref_transforms):
+  return [v.aval for v in jaxpr.outvars]
+
+
+@run_scoped_p.def_lowering
+def _run_scoped_lowering(ctx, *args, **params):
+  raise NotImplementedError("run_scoped reached lowering: jaxprs using refs are discharged "
+                            "first")
+
+
+@run_scoped_p.def_batch
+def _run_scoped_batch(args, dims, **params):
+  raise NotImplementedError("Batching rule for 'run_scoped' not implemented")
+
+
+def _run_scoped_discharge(ins, params, cells):
+  """The body evaluated with fresh cells of uninitialized values for its scoped refs."""
+  jaxpr = params["jaxpr"]
+  scoped = [state._Cell(uninitialized_value(v.aval.shape, v.aval.dtype), v.aval.inner_aval)
+            for v in jaxpr.invars]
+  return state._interpret(jaxpr, ins, scoped, cells)
+
+
+state.register_discharge_rule(run_scoped_p, _run_scoped_discharge)
+
+
 def run_scoped(f, *types, collective_axes=(), **kw_types):
-  """Call `f` with fresh refs of the given types (MemoryRefs) and return its result."""
+  """Call `f` with fresh refs of the given types (MemoryRefs, uninitialized) and return its
+  result."""
   if not isinstance(collective_axes, tuple):
     collective_axes = (collective_axes,)
+  flat, tree = tree_util.tree_flatten((types, kw_types))
+  avals = [t.get_ref_aval() for t in flat]
+  out_tree = []
+
+  def flat_fun(*refs):
+    args, kwargs = tree_util.tree_unflatten(tree, list(refs))
+    out = f(*args, **kwargs)
+    leaves, t = tree_util.tree_flatten(out)
+    out_tree.append(t)
+    return leaves
+
+  jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, avals)
+  outs = run_scoped_p.bind(*consts, jaxpr=jaxpr, collective_axes=collective_axes,
+                           ref_transforms=((),) * len(avals))
   if collective_axes:
     raise NotImplementedError("run_scoped interpret rule does not support collective axes")
-  flat, tree = tree_util.tree_flatten((types, kw_types))
-  refs = []
-  for t in flat:
-    aval = t.get_ref_aval().inner_aval
-    refs.append(state.new_ref(uninitialized_value(aval.shape, aval.dtype)))
-  args, kwargs = tree_util.tree_unflatten(tree, refs)
-  return f(*args, **kwargs)
+  return tree_util.tree_unflatten(out_tree[0], outs)
 
 
 # ---- debugging -------------------------------------------------------------------------------

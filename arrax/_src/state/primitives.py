@@ -882,6 +882,16 @@ def _concrete_refs(jaxpr, consts, out, seen):
   return out
 
 
+_discharge_rules: dict = {}
+
+
+def register_discharge_rule(prim, rule):
+  """How discharge evaluates an equation of `prim` (a primitive above this module that holds
+  refs): `rule(operands, params, cells)` -> outputs, operands that are refs given as `_Cell`s
+  (evaluate inner jaxprs with `_interpret`)."""
+  _discharge_rules[prim] = rule
+
+
 def _interpret(jaxpr, consts, args, cells):
   """Evaluate `jaxpr` under the current trace with its refs as `_Cell`s (`cells`: the cell of
   each concrete Ref by id); returns the outputs."""
@@ -916,6 +926,8 @@ def _interpret(jaxpr, consts, args, cells):
       cell, v, idx = ins[0], _literal_value(ins[1]), [_literal_value(i) for i in ins[2:]]
       cell.val = _write(cell.val, params["tree"], idx, v, add=True)
       outs = []
+    elif prim in _discharge_rules:
+      outs = _discharge_rules[prim](ins, params, cells)
     elif prim is jit.jit_p and core.jaxpr_uses_refs(params["jaxpr"].jaxpr):
       inner = params["jaxpr"]
       outs = _interpret(inner.jaxpr, inner.consts, ins, cells)
