@@ -3,6 +3,7 @@ kernels over grids with BlockSpecs, ragged edges (padding with uninitialized val
 program ids, `pl.when`, multiple and pytree outputs, aliasing, scratch buffers, squeezed and
 element block dimensions, jit, vmap, jvp, the errors JAX raises, and the helpers."""
 import dataclasses
+import re
 import types
 import warnings
 
@@ -580,6 +581,15 @@ def test_helpers():
       ("run_state", lambda: check(run_state, x, build=TOP, eager=False, jit=True)),
   ])
   apl, jpl = arrax.experimental.pallas, jax.experimental.pallas
+
+  def ops(text):   # the module's operations without locations
+    return [re.sub(r" loc\(.*\)$", "", ln.strip()) for ln in text.splitlines()
+            if "stablehlo." in ln or "func.func" in ln]
+
+  for platforms in (None, ["cpu"]):
+    assert ops(apl.lower_as_mlir(lambda a: arrax.numpy.sin(a) * 2, to_arrax(x),
+                                 platforms=platforms)) == ops(
+        jpl.lower_as_mlir(lambda a: jax.numpy.sin(a) * 2, to_jax(x), platforms=platforms))
   assert apl.MemorySpace.ANY((2,), np.float32).shape == (2,)
   assert str(apl.ANY) == str(jpl.ANY) == "any" and str(apl.HOST) == "host"
   assert str(apl.Element(3)) == str(jpl.Element(3))

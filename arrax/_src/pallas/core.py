@@ -15,9 +15,10 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from arrax._src import config as config_mod, core, dtypes, tracing, tree_util
+from arrax._src import config as config_mod, core, dtypes, jit, tracing, tree_util
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.core import AbstractRef, ShapedArray
+from arrax._src.export import _export
 from arrax._src.indexing import Slice
 
 # ---- flags -----------------------------------------------------------------------------------
@@ -538,11 +539,14 @@ def pallas_export_experimental(dynamic_shapes: bool):
 
 
 def lower_as_mlir(f, *args, dynamic_shapes=False, device=None, static_argnames=(),
-                  platforms=None):
-  """Lower `f` for a TPU/GPU backend (not available: arrax runs Pallas kernels only in
-  interpret mode)."""
-  raise NotImplementedError("lower_as_mlir needs a TPU or GPU Pallas backend; arrax runs "
-                            "Pallas kernels in interpret mode only")
+                  platforms=None, **kwargs):
+  """The StableHLO module text of `f` on these arguments, exported (without stability
+  guarantees) for `platforms` (default TPU)."""
+  with pallas_export_experimental(dynamic_shapes):
+    f = jit.jit(f, device=device, static_argnames=static_argnames)
+    exported = _export.export(f, platforms=["tpu"] if platforms is None else platforms)(
+        *args, **kwargs)
+    return exported.mlir_module()
 
 
 def core_map(mesh, *, compiler_params=None, interpret=False, debug=False, cost_estimate=None,
