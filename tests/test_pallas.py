@@ -397,6 +397,7 @@ def test_vmap():
       ("program_ids", lambda: check(vm(_program_ids), rand((2, 6, 6), np.float32), build=TOP)),
       ("aliased", lambda: check(vm(_aliased, in_axes=(0, None)), rand((2, 4, 4), np.float32),
                                 rand((4, 4), np.float32, seed=1), build=TOP)),
+      ("size1", lambda: check_jaxpr(vm(_add, in_axes=(0, None)), x[:1], y, build=TOP)),
       ("nested", lambda: check(lambda top, a, b: top.vmap(vm(_add))(a, b),
                                rand((2, 3, 4, 8), np.float32), rand((2, 3, 4, 8), np.float32),
                                build=TOP)),

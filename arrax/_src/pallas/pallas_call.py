@@ -26,6 +26,7 @@ from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.lax import broadcasting, elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import common, conditionals, loops
 from arrax._src.lax.control_flow.while_loop import while_p
+from arrax._src.numpy import lax_numpy
 from arrax._src.pallas import core as pallas_core
 from arrax._src.pallas import primitives
 from arrax._src.pallas.core import (BlockMapping, Blocked, BoundedSlice, Element, GridMapping,
@@ -391,6 +392,11 @@ def _pallas_call_batch(args, dims, *, grid_mapping, input_output_aliases, cost_e
                        out_avals, **params):
   gm = grid_mapping
   axis_size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+  if axis_size == 1:   # (as JAX: the call on the squeezed operands, its results expanded)
+    args = [x if d is None else lax_numpy.squeeze(x, d) for x, d in zip(args, dims)]
+    outs = pallas_call_p.bind(*args, grid_mapping=gm, input_output_aliases=input_output_aliases,
+                              cost_estimate=cost_estimate, out_avals=out_avals, **params)
+    return [lax_numpy.expand_dims(x, 0) for x in outs], [0] * len(outs)
   args, dims = list(args), list(dims)
   off = gm.num_dynamic_grid_bounds
   for i, _ in input_output_aliases:
