@@ -224,6 +224,17 @@ def _prefetch(top, idx, x):
                         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)))
 
 
+def _weak(top, x, alias):
+  """A weakly typed scalar operand (its block ref is weak; writes to a strong output cast)."""
+  pl = _pl(top)
+
+  def kernel(a, o):
+    o[...] = a[...] * 2
+
+  return pl.pallas_call(kernel, out_shape=_sds(top, (), np.float32), interpret=True,
+                        input_output_aliases={0: 0} if alias else {})(x)
+
+
 def _jvp_kernel(top, x, y, pid=lambda pl: np.int32(1)):
   pl = _pl(top)
   jnp = top.numpy
@@ -269,6 +280,9 @@ def test_program_ids_and_shapes():
       ("aliased", lambda: check(_aliased, rand((4, 4), np.float32, seed=8),
                                 rand((4, 4), np.float32, seed=9), build=TOP, jit=True)),
       ("scratch", lambda: check(_scratch, rand((6, 4), np.float32, seed=10), build=TOP)),
+      ("weak", lambda: check(_weak, 3.0, False, build=TOP, convert=None)),
+      ("weak_jaxpr", lambda: check_jaxpr(_weak, 3.0, False, build=TOP, convert=None)),
+      ("weak_alias", lambda: check(_weak, 3.0, True, build=TOP, convert=None)),
       ("views", lambda: check(_views, rand((4, 6), np.float32, seed=21), build=TOP, jit=True)),
       ("ref_views", lambda: check(_ref_views, rand((3, 4), np.float32, seed=22), build=TOP,
                                   eager=False, jit=True)),

@@ -387,7 +387,8 @@ def block_mapping(spec, origin, array_aval, grid, index_avals=(), index_tree=Non
   else:
     index_map = spec.index_map
   memory_space = spec.memory_space if spec.memory_space is not None else MemorySpace.DEFAULT
-  ref_aval = AbstractRef(ShapedArray(ref_block_shape(block_shape), array_aval.dtype),
+  ref_aval = AbstractRef(ShapedArray(ref_block_shape(block_shape), array_aval.dtype,
+                                     array_aval.weak_type),
                          memory_space)
   closed = _trace_index_map(index_map, len(grid), origin, block_shape, grid, index_avals,
                             index_tree)
