@@ -261,7 +261,7 @@ def test_matmul():
   assert_same(out, np.asarray(x) @ np.asarray(y), tol=1e-5)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.int16, np.bool_])
 def test_ragged_edges(dtype):
   x = rand((7,), dtype, seed=5)
   check_all([
@@ -395,6 +395,33 @@ def test_dynamic_grid():
           lambda u: _dynamic_grid(top, u, n), (a,), (a,))), x, np.int32(2), build=TOP)),
       ("jaxpr", lambda: check_jaxpr(_dynamic_grid, x, np.int32(2), build=TOP)),
   ])
+
+
+def _dma(top, x):
+  """Manual DMAs from an ANY-space operand into VMEM scratch (waited on a DMA semaphore),
+  sync_copy, and semaphore signals/waits/reads."""
+  pl, pltpu = _pl(top), _pl(top).tpu
+  jnp = top.numpy
+
+  def kernel(x_hbm, o_ref, o2_ref, buf, sem, sem2):
+    c = pltpu.make_async_copy(x_hbm.at[pl.ds(pl.program_id(0) * 2, 2)], buf, sem)
+    c.start()
+    c.wait()
+    pl.semaphore_signal(sem2, 3)
+    pl.semaphore_wait(sem2, 1)
+    o_ref[...] = buf[...] * 2 + pl.semaphore_read(sem2).astype(jnp.float32)
+    pltpu.sync_copy(x_hbm.at[pl.ds(pl.program_id(0) * 2, 2)], o2_ref)
+
+  spec = pl.BlockSpec((2, 4), lambda i: (i, 0))
+  return pl.pallas_call(
+      kernel, out_shape=(_sds(top, (4, 4), np.float32),) * 2, grid=(2,),
+      in_specs=[pl.BlockSpec(memory_space=pl.ANY)], out_specs=[spec, spec],
+      scratch_shapes=[pltpu.VMEM((2, 4), jnp.float32), pltpu.SemaphoreType.DMA,
+                      pltpu.SemaphoreType.REGULAR], interpret=True)(x)
+
+
+def test_tpu_dma_and_semaphores():
+  check(_dma, rand((4, 4), np.float32, seed=26), build=TOP)
 
 
 def test_vmap():

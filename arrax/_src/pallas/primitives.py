@@ -148,6 +148,8 @@ def uninitialized_value(shape, dtype):
   dtype = np.dtype(dtype)
   if dtypes.issubdtype(dtype, np.floating):
     return creation.full(shape, np.nan, dtype)
+  if dtype == np.dtype(np.int16):   # (int16 is the semaphores' type: zeros, as JAX's)
+    return creation.full(shape, 0, dtype)
   if dtypes.issubdtype(dtype, np.integer):
     return creation.full(shape, np.iinfo(dtype).min, dtype)
   if dtype == np.dtype(bool):
@@ -237,16 +239,20 @@ def get_global(what):
 
 
 def semaphore_read(sem_or_view):
-  """The value of a semaphore (TPU/GPU kernels only)."""
-  raise NotImplementedError("semaphores need a TPU/GPU Pallas backend")
+  """The value of a semaphore (interpret mode: an int16 ref)."""
+  return sem_or_view[...]
 
 
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=DeviceIdType.MESH,
                      core_index=None):
-  """Increment a semaphore (TPU/GPU kernels only)."""
-  raise NotImplementedError("semaphores need a TPU/GPU Pallas backend")
+  """Increment a semaphore by `inc` (remote signals need a TPU/GPU backend)."""
+  if device_id is not None or core_index is not None:
+    raise NotImplementedError("remote semaphore signals need a TPU/GPU Pallas backend")
+  sem_or_view[...] = sem_or_view[...] + lax.convert_element_type(inc, sem_or_view.dtype)
 
 
 def semaphore_wait(sem_or_view, value=1, *, decrement=True):
-  """Wait for a semaphore (TPU/GPU kernels only)."""
-  raise NotImplementedError("semaphores need a TPU/GPU Pallas backend")
+  """Wait for a semaphore to reach `value` and (with `decrement`) subtract it; interpret
+  mode runs one program at a time, so it never blocks."""
+  if decrement:
+    sem_or_view[...] = sem_or_view[...] - lax.convert_element_type(value, sem_or_view.dtype)

@@ -1,6 +1,8 @@
 """The parts of jax.experimental.pallas.tpu that interpret mode can run: TPU memory spaces
-(VMEM, SMEM, ... as MemoryRef factories for scratch shapes and block specs), the compiler
-parameters (accepted and ignored), grid dimension semantics, and `PrefetchScalarGridSpec`
+(VMEM, SMEM, ... as MemoryRef factories for scratch shapes and block specs), semaphores
+(int16 refs starting at zero), local DMAs (`make_async_copy`/`async_copy`/`sync_copy`: the
+copy happens at `start`, `wait` has nothing left to wait for), the compiler parameters
+(accepted and ignored), grid dimension semantics, and `PrefetchScalarGridSpec`
 (scalar-prefetch operands: passed whole to the kernel and to every index map as refs)."""
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arrax._src import dtypes
+import numpy as np
+
+from arrax._src import dtypes, tree_util
 from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.pallas import core as pallas_core
+from arrax._src.pallas import primitives
 
 
 class GridDimensionSemantics(enum.Enum):
@@ -114,3 +119,71 @@ class PrefetchScalarGridSpec(pallas_core.GridSpec):
 
   def _make_scalar_ref_aval(self, aval):
     return AbstractRef(ShapedArray(aval.shape, aval.dtype), MemorySpace.SMEM)
+
+
+# ---- semaphores and DMAs -------------------------------------------------------------------------
+class SemaphoreType(enum.Enum):
+  """Kinds of semaphores; `SemaphoreType.DMA` (or `.DMA(shape)`) as a scratch shape gives a
+  semaphore ref (interpret mode: int16, starting at zero)."""
+  REGULAR = "regular"
+  DMA = "dma"
+  BARRIER = "barrier"
+
+  def __call__(self, shape):
+    return pallas_core.MemoryRef(ShapedArray(tuple(shape), np.dtype(np.int16)),
+                                 MemorySpace.SEMAPHORE)
+
+  def get_array_aval(self):
+    return self(()).get_array_aval()
+
+  def get_ref_aval(self):
+    return self(()).get_ref_aval()
+
+
+class _AsyncCopy:
+  """A local DMA from `src_ref` to `dst_ref` signalling `dst_sem`."""
+
+  def __init__(self, src_ref, dst_ref, dst_sem):
+    if tuple(src_ref.shape) != tuple(dst_ref.shape):
+      raise ValueError(f"Cannot copy a ref of shape {tuple(src_ref.shape)} into one of shape "
+                       f"{tuple(dst_ref.shape)}")
+    self.src_ref, self.dst_ref, self.dst_sem = src_ref, dst_ref, dst_sem
+
+  def start(self, priority: int = 0, *, add: bool = False):
+    v = self.src_ref[...]
+    self.dst_ref[...] = self.dst_ref[...] + v if add else v
+
+  def wait(self):
+    pass   # (the copy completed at `start`)
+
+  wait_recv = wait
+
+  def wait_send(self):
+    raise ValueError("Cannot `wait_send` on a local copy.")
+
+
+def make_async_copy(src_ref, dst_ref, sem):
+  """A description of a copy from `src_ref` to `dst_ref` (start it, then wait on it)."""
+  return _AsyncCopy(src_ref, dst_ref, sem)
+
+
+def async_copy(src_ref, dst_ref, sem, *, priority: int = 0, add: bool = False):
+  """Start a copy from `src_ref` to `dst_ref` (added to it with `add`); returns its
+  descriptor to wait on."""
+  copy = make_async_copy(src_ref, dst_ref, sem)
+  copy.start(priority=priority, add=add)
+  return copy
+
+
+def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
+  """Copy a pytree of refs into another (added with `add`)."""
+  srcs = tree_util.tree_leaves(src_ref)
+  if not srcs:
+    return
+  dsts = tree_util.tree_leaves(dst_ref)
+
+  def body(sem):
+    for s, d in zip(srcs, dsts):
+      async_copy(s, d, sem, add=add).wait()
+
+  primitives.run_scoped(body, SemaphoreType.DMA(()))
