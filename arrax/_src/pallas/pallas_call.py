@@ -9,9 +9,11 @@ values, and writes the blocks back (all with lax operations, so XLA runs it). Op
 padded to whole blocks with "uninitialized" values (NaN, the smallest integer, False) and
 outputs start as such values (or as the aliased input), as JAX's interpreter does.
 
-vmap adds a leading grid dimension (the kernel does not see it: its program ids skip the
-vmapped dimensions); JVP runs the JVP of the kernel on primal and tangent blocks in one
-pallas_call; there is no transpose, so reverse mode fails as in JAX.
+Scalar-prefetch operands (`num_index_operands`) lead the operands and reach the kernel and
+every index map whole; dynamic grid sizes come before them. vmap adds a leading grid
+dimension (the kernel does not see it: its program ids skip the vmapped dimensions); JVP runs
+the JVP of the kernel on primal and tangent blocks in one pallas_call; there is no transpose,
+so reverse mode fails as in JAX.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from arrax._src.pallas.core import (BlockMapping, Blocked, BoundedSlice, Element
 from arrax._src.state import primitives as state
 
 _I32 = np.dtype(np.int32)
+
 
 class KernelJaxpr:
   """The kernel's closed jaxpr as pallas_call's `jaxpr` param. (Wrapped: the jaxpr takes refs
@@ -305,8 +308,10 @@ def _pallas_call_jvp(primals, tangents, *, jaxpr, grid_mapping, input_output_ali
   in_bms = grid_mapping.block_mappings[:n_in]
   out_bms = grid_mapping.block_mappings[n_in:]
   t_bms = tuple(bm for bm, z in zip(in_bms, nz) if z)
+  sc = grid_mapping.scratch_avals
   gm = grid_mapping.replace(block_mappings=(*in_bms, *t_bms, *out_bms, *out_bms),
-                            num_inputs=n_in + len(t_bms), num_outputs=2 * n_out)
+                            num_inputs=n_in + len(t_bms), num_outputs=2 * n_out,
+                            scratch_avals=(*sc, *[ad.tangent_aval(a) for a in sc]))
   if cost_estimate is not None:
     cost_estimate = pallas_core.CostEstimate(
         flops=2 * cost_estimate.flops, bytes_accessed=2 * cost_estimate.bytes_accessed,
