@@ -472,6 +472,19 @@ def test_jvp_program_id():
   scale = np.repeat([1.0, 2.0], 2)[:, None].astype(np.float32)
   assert_same(p, x * scale)
   assert_same(tp, tx * scale)
+  # (nor one with scratch buffers: arrax gives them tangent scratch refs)
+  pl = arrax.experimental.pallas
+
+  def kernel(x_ref, o_ref, acc):
+    acc[...] = arrax.numpy.sin(x_ref[...])
+    o_ref[...] = acc[...] * x_ref[...]
+
+  spec = pl.BlockSpec((2, 4), lambda i: (i, 0))
+  g = pl.pallas_call(kernel, out_shape=_sds(arrax, (4, 4), np.float32), grid=(2,),
+                     in_specs=[spec], out_specs=spec,
+                     scratch_shapes=[pl.MemorySpace.ANY((2, 4), np.float32)], interpret=True)
+  _, t = arrax.jvp(g, (to_arrax(x),), (to_arrax(tx),))
+  assert_same(t, tx * (np.cos(x) * x + np.sin(x)), tol=1e-5)
 
 
 def _errors_cases(top, case, x):
