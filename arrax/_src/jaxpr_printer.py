@@ -216,11 +216,15 @@ def _find_shared(top: Jaxpr, ctx: PpContext) -> list:
       counts[jaxpr] += 1
     for eqn in jaxpr.eqns:
       name = eqn.params.get("name")
+      subs = core.jaxprs_in_params(eqn.params)
+      if eqn.primitive.pp_params is not None:   # (it may show a jaxpr its params hold wrapped)
+        subs += [j for j in core.jaxprs_in_params(_printed_params(eqn))
+                 if all(j is not k for k in subs)]
       if not isinstance(name, str):
-        queue.extend(core.jaxprs_in_params(eqn.params))
+        queue.extend(subs)
         continue
       name = name.strip("<>")
-      for sub in core.jaxprs_in_params(eqn.params):
+      for sub in subs:
         queue.append(sub)
         names.setdefault(sub, name)
 

@@ -72,6 +72,8 @@ def _transpose(self, *args):
 
 
 def _at(self):
+  if core.is_ref_aval(getattr(self, "aval", None)):   # a traced ref: views (`ref.at[...]`)
+    return core._ref_ops["at"](self)
   return indexing.IndexUpdateHelper(self)
 
 

@@ -208,6 +208,8 @@ def _like(name, a, fill_value, dtype, shape):
   if shape is not None:
     shape = _canonical_shape(shape, name)
   aval = core.get_aval(a)
+  if type(aval) is core.AbstractRef:   # (a ref as prototype: its value's type)
+    aval = aval.inner_aval
   dt = aval.dtype if dtype is None else dtype
   weak = aval.weak_type if dtype is None else False
   shp = aval.shape if shape is None else shape

@@ -30,7 +30,7 @@ from arrax._src.indexing import Slice
 from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import conditionals, loops
 from arrax._src.lax.control_flow.while_loop import while_p
-from arrax._src.numpy import creation, indexing as np_indexing
+from arrax._src.numpy import creation, indexing as np_indexing, ufuncs
 
 __all__ = ["Ref", "AbstractRef", "new_ref", "empty_ref", "free_ref", "freeze", "ref_get",
            "ref_set", "ref_swap", "ref_addupdate"]
@@ -86,7 +86,7 @@ class Ref(metaclass=_RefMeta):
 
   @property
   def at(self):
-    raise NotImplementedError()
+    raise NotImplementedError()   # (as JAX's concrete refs; traced refs have views)
 
 
 def _ref_aval(x):
@@ -747,6 +747,116 @@ def ref_addupdate(ref, idx, x):
 core.register_ref_ops(ref_get, ref_swap, ref_set, lambda r, v, idx: ref_addupdate(r, idx, v))
 
 
+# ---- views: ref.at[idx] ------------------------------------------------------------------------
+def _full_tree(shape):
+  return tuple(("s", 0, d, 1) for d in shape)
+
+
+def _scaled(start, k, stride):
+  """start + k * stride, on Python ints when both are static."""
+  a, b = _static_int(start), _static_int(k)
+  if a is not None and b is not None:
+    return a + b * stride
+  return ufuncs.add(start, ufuncs.multiply(k, stride) if stride != 1 else k)
+
+
+class RefView:
+  """`ref.at[idx]`: a part of a ref (given by slices and integer indices) that is read and
+  written through the ref; `view.at[...]` narrows it further."""
+  __slots__ = ("ref", "tree", "dyn", "shape", "dtype")
+
+  def __init__(self, ref, tree, dyn):
+    self.ref, self.tree, self.dyn = ref, tree, list(dyn)
+    aval = _ref_aval(ref)
+    self.shape = _indexed_shape(tree, aval.shape, [core.get_aval(x) for x in self.dyn])
+    self.dtype = aval.dtype
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape)))
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __repr__(self):
+    return f"RefView(shape={self.shape}, dtype={self.dtype})"
+
+  def _compose(self, idx):
+    """(tree, dynamic operands) of `self[idx]` as an indexer of the underlying ref."""
+    tree2, dyn2 = _parse_indexer(idx, self.shape)
+    tree2 = _full_tree(self.shape) if tree2 is None else tree2
+    base = _full_tree(_ref_aval(self.ref).shape) if self.tree is None else self.tree
+    it1, it2, e2s = iter(self.dyn), iter(dyn2), iter(zip(tree2, self.shape))
+    out, dyn = [], []
+    for e in base:
+      if e[0] == "i":
+        out.append(e)
+        if e[1] is None:
+          dyn.append(next(it1))
+        continue
+      _, start, _, stride = e
+      start = next(it1) if start is None else start
+      e2, d2 = next(e2s)
+      if e2[0] == "s":
+        _, s2, n2, st2 = e2
+        new = _scaled(start, next(it2) if s2 is None else s2, stride)
+        static = _static_int(new)
+        out.append(("s", static, n2, stride * st2))
+      else:
+        k = next(it2) if e2[1] is None else (e2[1] + d2 if e2[1] < 0 else e2[1])
+        new = _scaled(start, k, stride)
+        static = _static_int(new)
+        out.append(("i", static))
+      if static is None:
+        dyn.append(new)
+    return tuple(out), dyn
+
+  def __getitem__(self, idx):
+    tree, dyn = self._compose(idx)
+    return get_p.bind(self.ref, *dyn, tree=tree)
+
+  def __setitem__(self, idx, value):
+    tree, dyn = self._compose(idx)
+    swap_p.bind(self.ref, _maybe_implicit_cast(self.dtype, value), *dyn, tree=tree)
+
+  def get(self, idx=()):
+    return self[idx]
+
+  def set(self, value, idx=()):  # noqa: A003
+    self[idx] = value
+
+  def swap(self, value, idx=()):
+    tree, dyn = self._compose(idx)
+    return swap_p.bind(self.ref, _maybe_implicit_cast(self.dtype, value), *dyn, tree=tree)
+
+  def addupdate(self, value, idx=()):
+    tree, dyn = self._compose(idx)
+    addupdate_p.bind(self.ref, value, *dyn, tree=tree)
+
+  @property
+  def at(self):
+    return _RefAt(self)
+
+
+class _RefAt:
+  __slots__ = ("target",)
+
+  def __init__(self, target):
+    self.target = target
+
+  def __getitem__(self, idx):
+    t = self.target
+    if isinstance(t, RefView):
+      tree, dyn = t._compose(idx)
+      return RefView(t.ref, tree, dyn)
+    tree, dyn = _ref_and_indexer(t, idx, "at")
+    return RefView(t, tree, dyn)
+
+
+core._ref_ops["at"] = _RefAt
+
+
 # ---- state discharge -----------------------------------------------------------------------
 class _Cell:
   """A ref while a jaxpr is discharged: its current value. (Written values keep their own
@@ -770,6 +880,16 @@ def _concrete_refs(jaxpr, consts, out, seen):
         if isinstance(x, core.ClosedJaxpr):
           _concrete_refs(x.jaxpr, x.consts, out, seen)
   return out
+
+
+_discharge_rules: dict = {}
+
+
+def register_discharge_rule(prim, rule):
+  """How discharge evaluates an equation of `prim` (a primitive above this module that holds
+  refs): `rule(operands, params, cells)` -> outputs, operands that are refs given as `_Cell`s
+  (evaluate inner jaxprs with `_interpret`)."""
+  _discharge_rules[prim] = rule
 
 
 def _interpret(jaxpr, consts, args, cells):
@@ -806,6 +926,8 @@ def _interpret(jaxpr, consts, args, cells):
       cell, v, idx = ins[0], _literal_value(ins[1]), [_literal_value(i) for i in ins[2:]]
       cell.val = _write(cell.val, params["tree"], idx, v, add=True)
       outs = []
+    elif prim in _discharge_rules:
+      outs = _discharge_rules[prim](ins, params, cells)
     elif prim is jit.jit_p and core.jaxpr_uses_refs(params["jaxpr"].jaxpr):
       inner = params["jaxpr"]
       outs = _interpret(inner.jaxpr, inner.consts, ins, cells)

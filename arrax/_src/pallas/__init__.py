@@ -1,0 +1,1 @@
+"""Pallas (jax.experimental.pallas) in interpret mode: see pallas_call.py."""
