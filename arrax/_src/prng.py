@@ -477,6 +477,27 @@ class PRNGImpl(NamedTuple):
     return self.tag
 
 
+class PRNGSpec:
+  """A PRNG implementation as passed to `random.key(..., impl=...)` (what define_prng_impl
+  returns): a wrapper of its PRNGImpl."""
+  __slots__ = ("_impl",)
+
+  def __init__(self, impl):
+    self._impl = impl
+
+  def __repr__(self):
+    return f"PRNGSpec({self._impl.name!r})"
+
+  def __str__(self):
+    return str(self._impl)
+
+  def __hash__(self):
+    return hash(self._impl)
+
+  def __eq__(self, other):
+    return isinstance(other, PRNGSpec) and self._impl == other._impl
+
+
 def threefry_seed(seed):
   """uint32[2] threefry key data from an integer scalar seed."""
   return seed_data(creation.asarray(seed))

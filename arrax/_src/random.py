@@ -198,6 +198,8 @@ def _resolve_impl(impl):
     return impl
   if isinstance(impl, prng.KeyTy):
     return "threefry2x32"
+  if isinstance(impl, prng.PRNGSpec):   # (jax.extend.random.define_prng_impl)
+    impl = impl._impl
   if type(impl) is prng.PRNGImpl:
     prng.check_impl(impl)
     return "threefry2x32"

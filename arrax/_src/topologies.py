@@ -31,7 +31,11 @@ def get_attached_topology(platform=None) -> TopologyDescription:
 
 def get_topology_desc(topology_name: str = "", platform: str | None = None,
                       **kwargs) -> TopologyDescription:
-  """A compile-only topology by name; needs a PjRt topology plugin (none for CPU)."""
+  """A compile-only topology by name; needs a PjRt topology plugin (none for CPU) or a
+  `make_topology` given to register_backend_factory."""
+  if platform in backend.topology_factories:
+    topology = backend.topology_factories[platform](topology_name, **kwargs)
+    return TopologyDescription(topology._make_compile_only_devices())
   if platform is None or platform == "tpu":
     raise RuntimeError("JAX TPU support not installed; cannot generate TPU topology. See "
                        "https://github.com/jax-ml/jax#installation")
