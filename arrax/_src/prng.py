@@ -21,6 +21,7 @@ import numpy as np
 from arrax._src import array, core, dtypes
 from arrax._src.array import Array
 from arrax._src.config import config
+from arrax._src.errors import KeyReuseError
 from arrax._src.jit import jit
 from arrax._src.ad import defjvp_zero
 from arrax._src.batching import defbroadcasting, vmap
@@ -32,6 +33,7 @@ from arrax._src.numpy import creation, reductions, ufuncs
 from arrax._src.tree_util import register_leaf_type, register_pytree_node
 
 _partitionable = config.flag("jax_threefry_partitionable")
+_debug_key_reuse = config.flag("jax_debug_key_reuse")
 _U32 = np.dtype(np.uint32)
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32,
                64: np.dtype(np.uint64)}
@@ -297,11 +299,14 @@ class PRNGKeyArray:
   Keys support indexing and reshaping like arrays, but no arithmetic; extract the bits with
   `jax.random.key_data`.
   """
-  __slots__ = ("_base_array", "__weakref__")
+  __slots__ = ("_base_array", "_consumed", "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, base_array):
     self._base_array = base_array
+    # Key-reuse checking (jax_debug_key_reuse): whether the keys were used up, all of them
+    # (a bool) or per key (a NumPy bool array of the key shape).
+    self._consumed = False
 
   shape = property(lambda self: tuple(self._base_array.shape[:-1]))
   ndim = property(lambda self: len(self._base_array.shape) - 1)
@@ -310,8 +315,14 @@ class PRNGKeyArray:
   itemsize = property(lambda self: key_dtype_fry.itemsize)
   nbytes = property(lambda self: self.size * key_dtype_fry.itemsize)
 
-  def _wrap(self, data):
-    return PRNGKeyArray(data)
+  def _wrap(self, data, mask_fn=None):
+    """Keys over `data` derived from these; with `mask_fn` (a NumPy view change applied to
+    the consumed mask) they inherit the consumption (JAX's forwarding ops)."""
+    out = PRNGKeyArray(data)
+    if mask_fn is not None and self._consumed is not False:
+      out._consumed = (self._consumed if isinstance(self._consumed, bool)
+                       else mask_fn(self._consumed))
+    return out
 
   def __len__(self):
     if not self.ndim:
@@ -332,13 +343,20 @@ class PRNGKeyArray:
       full = (*idx, slice(None))
     else:
       full = (*idx, Ellipsis, slice(None))
+    if _debug_key_reuse.value and all(i is None or i is Ellipsis or isinstance(i, (int, slice))
+                                      for i in idx):
+      # A static index slices: the selected keys are consumed, the result is fresh (JAX).
+      selected = np.zeros(self.shape, bool)
+      selected[idx] = True
+      consume(self, "slice", selected)
     return self._wrap(self._base_array[full])
 
   def reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
       shape = tuple(shape[0])
     shape = tuple(operator.index(d) for d in shape)
-    return self._wrap(self._base_array.reshape(*shape, 2, order=order))
+    return self._wrap(self._base_array.reshape(*shape, 2, order=order),
+                      lambda m: m.reshape(*shape, order=order))
 
   def ravel(self, order="C"):
     return self.reshape(-1, order=order)
@@ -350,19 +368,19 @@ class PRNGKeyArray:
       axes = axes[0]
     nd = self.ndim
     perm = tuple(reversed(range(nd))) if not axes else _norm_axes(axes, nd)
-    return self._wrap(self._base_array.transpose(*perm, nd))
+    return self._wrap(self._base_array.transpose(*perm, nd), lambda m: m.transpose(perm))
 
   T = property(lambda self: self.transpose())
 
   def squeeze(self, axis=None):
     if axis is None:
       axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
-    axis = (axis,) if isinstance(axis, int) else tuple(axis)
-    return self._wrap(self._base_array.squeeze(_norm_axes(axis, self.ndim)))
+    axis = _norm_axes((axis,) if isinstance(axis, int) else tuple(axis), self.ndim)
+    return self._wrap(self._base_array.squeeze(axis), lambda m: m.squeeze(axis))
 
   def swapaxes(self, axis1, axis2):
     a1, a2 = _norm_axes((axis1, axis2), self.ndim)
-    return self._wrap(self._base_array.swapaxes(a1, a2))
+    return self._wrap(self._base_array.swapaxes(a1, a2), lambda m: m.swapaxes(a1, a2))
 
   def __eq__(self, other):
     if not isinstance(other, PRNGKeyArray):
@@ -410,7 +428,7 @@ class PRNGKeyArray:
   committed = property(lambda self: self._base_array.committed)
 
   def copy(self):
-    return self._wrap(creation.array(self._base_array))
+    return self._wrap(creation.array(self._base_array), lambda m: m.copy())
 
 
 @jit
@@ -424,6 +442,22 @@ array.register_array_class(PRNGKeyArray)
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
                      lambda _, children: PRNGKeyArray(children[0]))
 register_leaf_type(PRNGKeyArray)
+
+
+def consume(keys, funcname, mask=True):
+  """Key-reuse checking (with jax_debug_key_reuse): mark `keys` (where `mask`) used up by
+  `funcname`; KeyReuseError if one of them already was. Inside a trace the message names the
+  operation as JAX's jaxpr checker does."""
+  if not _debug_key_reuse.value or not isinstance(keys, PRNGKeyArray):
+    return
+  if np.any(np.logical_and(keys._consumed, mask)):
+    if isinstance(keys._base_array, core.Tracer):
+      op = "jit" if funcname == "jit-compiled function" else funcname
+      raise KeyReuseError(f"In {op}, argument 0 is already consumed.")
+    raise KeyReuseError(f"Previously-consumed key passed to {funcname} at index 0")
+  both = np.logical_or(keys._consumed, mask)
+  keys._consumed = bool(both) if np.ndim(both) == 0 else (bool(both.all()) if both.all()
+                                                           else both)
 
 
 def is_key_array(x) -> bool:
