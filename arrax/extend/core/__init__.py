@@ -43,3 +43,4 @@ from arrax._src.extend import (
     unsafe_am_i_under_a_vmap_DO_NOT_USE as unsafe_am_i_under_a_vmap_DO_NOT_USE,
     unsafe_get_axis_names_DO_NOT_USE as unsafe_get_axis_names_DO_NOT_USE,
 )
+from arrax.extend.core import primitives as primitives  # noqa: E402  (the submodule, as JAX)
