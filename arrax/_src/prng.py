@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 import operator
 from collections.abc import Callable
 from typing import NamedTuple
@@ -299,14 +300,16 @@ class PRNGKeyArray:
   Keys support indexing and reshaping like arrays, but no arithmetic; extract the bits with
   `jax.random.key_data`.
   """
-  __slots__ = ("_base_array", "_consumed", "__weakref__")
+  __slots__ = ("_base_array", "_consumed", "_link", "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, base_array):
     self._base_array = base_array
     # Key-reuse checking (jax_debug_key_reuse): whether the keys were used up, all of them
-    # (a bool) or per key (a NumPy bool array of the key shape).
+    # (a bool) or per key (a NumPy bool array of the key shape); `_link` is the _KeyLink to
+    # the caller's key when these keys were rebuilt inside a transformation.
     self._consumed = False
+    self._link = None
 
   shape = property(lambda self: tuple(self._base_array.shape[:-1]))
   ndim = property(lambda self: len(self._base_array.shape) - 1)
@@ -439,8 +442,44 @@ def _unstack_rows(x):
 array.register_array_class(PRNGKeyArray)
 # A node over its key data for arrax's transformations (which flatten their arguments and pass
 # the data through), a leaf for the public tree utilities, as JAX's key arrays are.
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
-                     lambda _, children: PRNGKeyArray(children[0]))
+class _KeyLink:
+  """Under jax_debug_key_reuse, the pytree node data of a key array that a transformation
+  (jit, vmap, grad ...) flattens: the key's consumed state and a weak reference to the key.
+  The keys rebuilt inside start in that state and report their consumption to the caller's
+  key; since the node data is part of the trace's cache key, a key consumed since the last
+  call (or another key object) makes the transformation trace again, where reuse is caught."""
+  __slots__ = ("ref", "state")
+
+  def __init__(self, key):
+    self.ref = weakref.ref(key)
+    c = key._consumed
+    self.state = c if isinstance(c, bool) else c.copy()
+
+  def _state_key(self):
+    s = self.state
+    return s if isinstance(s, bool) else (s.shape, s.tobytes())
+
+  def __eq__(self, other):
+    return (isinstance(other, _KeyLink) and self.ref() is other.ref()
+            and self._state_key() == other._state_key())
+
+  def __hash__(self):
+    return hash((id(self.ref()), self._state_key()))
+
+
+def _flatten_key(k):
+  return (k._base_array,), (_KeyLink(k) if _debug_key_reuse.value else None)
+
+
+def _unflatten_key(aux, children):
+  key = PRNGKeyArray(children[0])
+  if isinstance(aux, _KeyLink):
+    key._consumed = aux.state if isinstance(aux.state, bool) else aux.state.copy()
+    key._link = aux
+  return key
+
+
+register_pytree_node(PRNGKeyArray, _flatten_key, _unflatten_key)
 register_leaf_type(PRNGKeyArray)
 
 
@@ -450,14 +489,27 @@ def consume(keys, funcname, mask=True):
   operation as JAX's jaxpr checker does."""
   if not _debug_key_reuse.value or not isinstance(keys, PRNGKeyArray):
     return
+  outer = keys._link.ref() if keys._link is not None else None
   if np.any(np.logical_and(keys._consumed, mask)):
+    if keys._link is not None and np.any(np.logical_and(keys._link.state, mask)):
+      # consumed before the caller passed it into the transformation
+      raise KeyReuseError(f"Previously-consumed key passed to {funcname} at index 0")
     if isinstance(keys._base_array, core.Tracer):
       op = "jit" if funcname == "jit-compiled function" else funcname
       raise KeyReuseError(f"In {op}, argument 0 is already consumed.")
     raise KeyReuseError(f"Previously-consumed key passed to {funcname} at index 0")
-  both = np.logical_or(keys._consumed, mask)
-  keys._consumed = bool(both) if np.ndim(both) == 0 else (bool(both.all()) if both.all()
-                                                           else both)
+  keys._consumed = _merge(keys._consumed, mask)
+  if outer is not None and outer is not keys:
+    # Report to the caller's key (all of it when the shapes differ, as under vmap).
+    same = np.shape(mask) == () or np.shape(mask) == outer.shape
+    outer._consumed = _merge(outer._consumed, mask if same else True)
+
+
+def _merge(consumed, mask):
+  both = np.logical_or(consumed, mask)
+  if np.ndim(both) == 0 or both.all():
+    return bool(np.all(both))
+  return both
 
 
 def is_key_array(x) -> bool:
