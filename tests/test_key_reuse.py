@@ -98,6 +98,15 @@ def _consumed_before_vmap(top, r, np_):
   top.vmap(r.normal)(ks)
 
 
+def _scan_then_use(top, r, np_):
+  def body(k, _):
+    k, sub = r.split(k)
+    return k, r.normal(sub)
+  k = r.key(0)
+  _, ys = top.lax.scan(body, k, None, length=2)
+  r.normal(k)   # the scan used k up
+
+
 def _traced(f):
   return lambda top, r, np_: top.make_jaxpr(f(r))(r.split(r.key(0)))
 
@@ -117,6 +126,9 @@ CASES = {
     "jit passes through": _jit_identity,
     "vmap consumes": _vmap_consumes,
     "consumed before vmap": _consumed_before_vmap,
+    "scan carries a key": _scan_then_use,
+    "while carries a key": lambda top, r, np_: top.lax.while_loop(
+        lambda c: c[0] < 2, lambda c: (c[0] + 1, r.split(c[1])[0]), (0, r.key(0))),
 }
 
 

@@ -448,10 +448,11 @@ class _KeyLink:
   The keys rebuilt inside start in that state and report their consumption to the caller's
   key; since the node data is part of the trace's cache key, a key consumed since the last
   call (or another key object) makes the transformation trace again, where reuse is caught."""
-  __slots__ = ("ref", "state")
+  __slots__ = ("ref", "state", "traced")
 
   def __init__(self, key):
     self.ref = weakref.ref(key)
+    self.traced = isinstance(key._base_array, core.Tracer)
     c = key._consumed
     self.state = c if isinstance(c, bool) else c.copy()
 
@@ -460,11 +461,16 @@ class _KeyLink:
     return s if isinstance(s, bool) else (s.shape, s.tobytes())
 
   def __eq__(self, other):
-    return (isinstance(other, _KeyLink) and self.ref() is other.ref()
-            and self._state_key() == other._state_key())
+    # Links to two concrete keys are equal only for the same key (a jit cache hit then has
+    # nothing new to report); a link to a traced key (a loop's carry, an inner jit's argument)
+    # only needs the same state, so carried keys keep their structure.
+    if not isinstance(other, _KeyLink) or self._state_key() != other._state_key():
+      return False
+    return self.traced or other.traced or self.ref() is other.ref()
 
   def __hash__(self):
-    return hash((id(self.ref()), self._state_key()))
+    return hash(self._state_key())
+
 
 
 def _flatten_key(k):
