@@ -7,7 +7,6 @@ jit with NamedShardings of custom_partitioning functions (JAX runs the partition
 arrax partitions the plain body: the results agree), and the topology functions."""
 import jax
 import jax.experimental.custom_partitioning as jcp
-import numpy as np
 import pytest
 
 import arrax

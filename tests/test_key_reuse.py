@@ -43,7 +43,7 @@ def _split_pair(top, r, np_):
 def _iteration(top, r, np_):
   ks = r.split(r.key(0))
   a, _ = ks
-  b, _ = ks
+  _, _ = ks
   r.normal(a)
   r.normal(ks[0])
 
@@ -103,7 +103,7 @@ def _scan_then_use(top, r, np_):
     k, sub = r.split(k)
     return k, r.normal(sub)
   k = r.key(0)
-  _, ys = top.lax.scan(body, k, None, length=2)
+  top.lax.scan(body, k, None, length=2)
   r.normal(k)   # the scan used k up
 
 

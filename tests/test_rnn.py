@@ -46,7 +46,7 @@ def weighted_sum(top, f):
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=["uni2", "bi"])
 def test_lstm_values_and_grads(cfg):
-  B, T, I, H, L, bi, lengths = cfg
+  _, _, I, H, L, bi, _ = cfg
   args = inputs(*cfg)
   check(lambda top: packed(top, I, H, L, bi), *args, build=make_with("top"), eager=not bi,
         jit=bi, tol=1e-5)
@@ -57,7 +57,7 @@ def test_lstm_values_and_grads(cfg):
 
 def test_lstm_vmap_and_numerical_grads():
   cfg = (2, 2, 2, 2, 1, False, [2, 1])
-  B, T, I, H, L, bi, lengths = cfg
+  _, _, I, H, L, bi, _ = cfg
   x, h, c, w, sl = inputs(*cfg)
   ws = np.stack([w, w * 0.5])
   check(lambda top: top.vmap(lambda w: packed(top, I, H, L, bi)(x, h, c, w, sl)), ws,
@@ -69,7 +69,7 @@ def test_lstm_vmap_and_numerical_grads():
 def test_bidirectional_two_layers():
   # Layer 1 of a bidirectional LSTM reads both directions' outputs (2 * hidden wide).
   cfg = (2, 3, 2, 2, 2, True, [3, 1])
-  B, T, I, H, L, bi, lengths = cfg
+  _, _, I, H, L, bi, _ = cfg
   check(lambda top: packed(top, I, H, L, bi), *inputs(*cfg), build=make_with("top"),
         eager=False, jit=True, tol=1e-5)
 
