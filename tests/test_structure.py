@@ -158,6 +158,10 @@ def test_core_knows_no_primitive_family():
 
 # ---- rules -----------------------------------------------------------------------------------
 def all_primitives():
+  # (every public module first: some, such as experimental.pallas and .sparse, are imported
+  # only when used, as in JAX, and their primitives exist from then on)
+  for m in PUBLIC:
+    importlib.import_module("arrax" + m)
   prims = {}
   for name, mod in sorted(sys.modules.items()):
     if name.startswith("arrax"):
@@ -250,6 +254,9 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.ode", ".experimental.mesh_utils", ".experimental.jet",
           ".experimental.pjit", ".experimental.serialize_executable", ".experimental.sparse",
           ".experimental.pallas", ".experimental.pallas.tpu",
+          ".experimental.rnn", ".experimental.custom_partitioning", ".experimental.topologies",
+          ".experimental.key_reuse", ".extend.core.primitives",
+          ".experimental.colocated_python",
           ".api_util", ".sharding", ".profiler", ".ffi"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {

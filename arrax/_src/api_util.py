@@ -1,11 +1,15 @@
 """`jax.api_util`: helpers for libraries that trace functions themselves (flattening a
 function's pytree arguments and results, debug information)."""
 import inspect
+import operator
 from typing import NamedTuple
 
-from arrax._src import core
+from jaxlib.utils import safe_map  # noqa: F401  (jaxlib's length-checking map, as JAX's)
+
+from arrax._src import batching, core
 from arrax._src.linear_util import transformation_with_aux2
-from arrax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_unflatten,
+                                 treedef_children)
 
 
 def _flatten_fun(f, store, in_tree, *args_flat):
@@ -91,3 +95,127 @@ def shaped_abstractify(x):
     return core.get_aval(x)
   except TypeError:
     return core.ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
+
+
+# ---- static and donated arguments -----------------------------------------------------------
+def _index_tuple(x) -> tuple[int, ...]:
+  x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
+  try:
+    return (operator.index(x),)
+  except TypeError:
+    return tuple(map(operator.index, x))
+
+
+def _inbounds(num_args, argnums) -> tuple[int, ...]:
+  out = []
+  for i in argnums:
+    if not -num_args <= i < num_args:
+      raise ValueError(
+          "Positional argument indices, e.g. for `static_argnums`, must have value greater "
+          "than or equal to -len(args) and less than len(args), but got value "
+          f"{i} for len(args) == {num_args}.")
+    out.append(i % num_args)
+  return tuple(out)
+
+
+class _Static:
+  """A fixed argument as part of a cache key: equal only to a value of the very same type."""
+  __slots__ = ("val",)
+
+  def __init__(self, val):
+    self.val = val
+
+  def __hash__(self):
+    return hash(self.val)
+
+  def __eq__(self, other):
+    return type(self.val) is type(other.val) and self.val == other.val
+
+
+class _Unhashable:
+  """A fixed argument kept by identity."""
+  __slots__ = ("val",)
+
+  def __init__(self, val):
+    self.val = val
+
+
+def _is_hashable(x):
+  try:
+    hash(x)
+  except TypeError:
+    return False
+  return True
+
+
+def _call_with_fixed(f, dyn_argnums, fixed, *dyn_args, **kwargs):
+  args, fixed_it, dyn_it = [], iter(fixed), iter(dyn_args)
+  for i in range(len(fixed) + len(dyn_args)):
+    args.append(next(dyn_it) if i in dyn_argnums else next(fixed_it).val)
+  return f(*args, **kwargs)
+
+
+def argnums_partial(f, dyn_argnums, args, require_static_args_hashable=True):
+  """(WrappedFun taking only the arguments at `dyn_argnums`, those arguments): the others are
+  fixed to their values in `args` (and must be hashable unless told otherwise)."""
+  dyn_argnums = _inbounds(len(args), _index_tuple(dyn_argnums))
+  fixed = []
+  for i, arg in enumerate(args):
+    if i in dyn_argnums:
+      continue
+    if not require_static_args_hashable:
+      fixed.append(_Unhashable(arg))
+    elif not _is_hashable(arg):
+      raise ValueError(
+          "Non-hashable static arguments are not supported, as this can lead to unexpected "
+          f"cache-misses. Static argument (index {i}) of type {type(arg)} for function "
+          f"{f.__name__} is non-hashable.")
+    else:
+      fixed.append(_Static(arg))
+  return (f.wrap(_call_with_fixed, dyn_argnums, tuple(fixed)),
+          tuple(args[i] for i in dyn_argnums))
+
+
+def donation_vector(donate_argnums, donate_argnames, in_tree, kws: bool = True
+                    ) -> tuple[bool, ...]:
+  """One flag per leaf of `in_tree` ((args, kwargs) if `kws`, else args): whether the
+  positional argument (by index) or keyword argument (by name) it belongs to is donated."""
+  if kws:
+    args_tree, kwargs_tree = treedef_children(in_tree)
+  else:
+    args_tree, kwargs_tree = in_tree, None
+  flags: list[bool] = []
+  for i, sub in enumerate(treedef_children(args_tree)):
+    flags += [i in donate_argnums] * sub.num_leaves
+  if kwargs_tree is not None:
+    names = kwargs_tree.node_data()[1]
+    for name, sub in zip(names, treedef_children(kwargs_tree)):
+      flags += [name in donate_argnames] * sub.num_leaves
+  return tuple(flags)
+
+
+def rebase_donate_argnums(donate_argnums, static_argnums) -> tuple[int, ...]:
+  """Donated argument indices counted among the non-static arguments (sorted, unique)."""
+  if not (static_argnums or donate_argnums):
+    return tuple(sorted(donate_argnums))
+  static = sorted(set(static_argnums))
+  donated = sorted(set(donate_argnums))
+  if set(static) & set(donated):
+    raise ValueError(f"`static_argnums` {static} and `donate_argnums` {donated} cannot "
+                     "intersect.")
+  return tuple(d - sum(1 for s in static if s < d) for d in donated)
+
+
+def flatten_axes(name, treedef, axis_tree, *, kws=False, tupled_args=False):
+  """One axis spec per leaf of `treedef` from `axis_tree`, a tree prefix of it whose leaves
+  are ints or None (vmap's in_axes rule); ValueError describing the mismatch otherwise."""
+  try:
+    return batching.flatten_axes(name, treedef, axis_tree, kws=kws)
+  except ValueError as e:
+    if not tupled_args:
+      raise
+    hint = (f" Note that {name} that are non-trivial pytrees should always be wrapped in a "
+            "tuple representing the argument list.")
+    msg = str(e)
+    marker = "corresponding value; "
+    raise ValueError(msg.replace(marker, marker + hint, 1)) from None

@@ -108,7 +108,9 @@ def get_client(platform=None):
     with _clients_lock:
       client = _clients.get(platform)
       if client is None:
-        if platform == "cpu":
+        if platform in _backend_factories:   # (register_backend_factory)
+          client = _backend_factories[platform][0]()
+        elif platform == "cpu":
           client = _make_cpu_client()
         elif platform == "cuda":
           client = _make_gpu_client(platform)
@@ -252,3 +254,25 @@ def clear_backends():
 
 
 get_default_device = default_device
+
+
+# ---- user-registered backends (jax.extend.backend) ----------------------------------------------
+_backend_factories: dict = {}   # name -> (factory, priority, fail_quietly, experimental, c_api)
+topology_factories: dict = {}   # name -> make_topology(topology_name, **kwargs)
+
+
+def register_backend_factory(name: str, factory, *, priority: int = 0,
+                             fail_quietly: bool = True, experimental: bool = False,
+                             make_topology=None, c_api=None) -> None:
+  """Have `get_backend(name)` create its client with `factory()` (before it is first used)."""
+  with _clients_lock:
+    if name in _clients:
+      raise RuntimeError(f"Backend {name} already initialized")
+  _backend_factories[name] = (factory, priority, fail_quietly, experimental, c_api)
+  if make_topology is not None:
+    topology_factories[name] = make_topology
+
+
+def backend_xla_version(platform=None):
+  """The XLA version a PJRT plugin backend reports; None for the built-in clients."""
+  return getattr(get_backend(platform), "xla_version", None)

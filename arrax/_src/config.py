@@ -578,8 +578,9 @@ default_prng_impl = _flag_state("jax_default_prng_impl",
     "The PRNG implementation random.key/PRNGKey use when none is given. arrax implements only "
     "'threefry2x32'; using the others raises NotImplementedError.")
 debug_key_reuse = _flag_state("jax_debug_key_reuse",
-    "Key-reuse checking for typed keys." + _NO_EFFECT +
-    " (no key-reuse checker).")
+    "Key-reuse checking for typed keys: using a key twice raises KeyReuseError (sampling, "
+    "split and static slicing use keys up), eagerly, within a trace and through jit, vmap and "
+    "the other transformations.")
 auto_pcast = _flag_state("jax_auto_pcast",
     "Automatic pvary insertion for shard_map varying axes." + _NO_EFFECT +
     " (no varying-manual-axes types).")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 import operator
 from collections.abc import Callable
 from typing import NamedTuple
@@ -21,6 +22,7 @@ import numpy as np
 from arrax._src import array, core, dtypes
 from arrax._src.array import Array
 from arrax._src.config import config
+from arrax._src.errors import KeyReuseError
 from arrax._src.jit import jit
 from arrax._src.ad import defjvp_zero
 from arrax._src.batching import defbroadcasting, vmap
@@ -32,6 +34,7 @@ from arrax._src.numpy import creation, reductions, ufuncs
 from arrax._src.tree_util import register_leaf_type, register_pytree_node
 
 _partitionable = config.flag("jax_threefry_partitionable")
+_debug_key_reuse = config.flag("jax_debug_key_reuse")
 _U32 = np.dtype(np.uint32)
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32,
                64: np.dtype(np.uint64)}
@@ -297,11 +300,16 @@ class PRNGKeyArray:
   Keys support indexing and reshaping like arrays, but no arithmetic; extract the bits with
   `jax.random.key_data`.
   """
-  __slots__ = ("_base_array", "__weakref__")
+  __slots__ = ("_base_array", "_consumed", "_link", "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, base_array):
     self._base_array = base_array
+    # Key-reuse checking (jax_debug_key_reuse): whether the keys were used up, all of them
+    # (a bool) or per key (a NumPy bool array of the key shape); `_link` is the _KeyLink to
+    # the caller's key when these keys were rebuilt inside a transformation.
+    self._consumed = False
+    self._link = None
 
   shape = property(lambda self: tuple(self._base_array.shape[:-1]))
   ndim = property(lambda self: len(self._base_array.shape) - 1)
@@ -310,8 +318,14 @@ class PRNGKeyArray:
   itemsize = property(lambda self: key_dtype_fry.itemsize)
   nbytes = property(lambda self: self.size * key_dtype_fry.itemsize)
 
-  def _wrap(self, data):
-    return PRNGKeyArray(data)
+  def _wrap(self, data, mask_fn=None):
+    """Keys over `data` derived from these; with `mask_fn` (a NumPy view change applied to
+    the consumed mask) they inherit the consumption (JAX's forwarding ops)."""
+    out = PRNGKeyArray(data)
+    if mask_fn is not None and self._consumed is not False:
+      out._consumed = (self._consumed if isinstance(self._consumed, bool)
+                       else mask_fn(self._consumed))
+    return out
 
   def __len__(self):
     if not self.ndim:
@@ -332,13 +346,20 @@ class PRNGKeyArray:
       full = (*idx, slice(None))
     else:
       full = (*idx, Ellipsis, slice(None))
+    if _debug_key_reuse.value and all(i is None or i is Ellipsis or isinstance(i, (int, slice))
+                                      for i in idx):
+      # A static index slices: the selected keys are consumed, the result is fresh (JAX).
+      selected = np.zeros(self.shape, bool)
+      selected[idx] = True
+      consume(self, "slice", selected)
     return self._wrap(self._base_array[full])
 
   def reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
       shape = tuple(shape[0])
     shape = tuple(operator.index(d) for d in shape)
-    return self._wrap(self._base_array.reshape(*shape, 2, order=order))
+    return self._wrap(self._base_array.reshape(*shape, 2, order=order),
+                      lambda m: m.reshape(*shape, order=order))
 
   def ravel(self, order="C"):
     return self.reshape(-1, order=order)
@@ -350,19 +371,19 @@ class PRNGKeyArray:
       axes = axes[0]
     nd = self.ndim
     perm = tuple(reversed(range(nd))) if not axes else _norm_axes(axes, nd)
-    return self._wrap(self._base_array.transpose(*perm, nd))
+    return self._wrap(self._base_array.transpose(*perm, nd), lambda m: m.transpose(perm))
 
   T = property(lambda self: self.transpose())
 
   def squeeze(self, axis=None):
     if axis is None:
       axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
-    axis = (axis,) if isinstance(axis, int) else tuple(axis)
-    return self._wrap(self._base_array.squeeze(_norm_axes(axis, self.ndim)))
+    axis = _norm_axes((axis,) if isinstance(axis, int) else tuple(axis), self.ndim)
+    return self._wrap(self._base_array.squeeze(axis), lambda m: m.squeeze(axis))
 
   def swapaxes(self, axis1, axis2):
     a1, a2 = _norm_axes((axis1, axis2), self.ndim)
-    return self._wrap(self._base_array.swapaxes(a1, a2))
+    return self._wrap(self._base_array.swapaxes(a1, a2), lambda m: m.swapaxes(a1, a2))
 
   def __eq__(self, other):
     if not isinstance(other, PRNGKeyArray):
@@ -410,7 +431,7 @@ class PRNGKeyArray:
   committed = property(lambda self: self._base_array.committed)
 
   def copy(self):
-    return self._wrap(creation.array(self._base_array))
+    return self._wrap(creation.array(self._base_array), lambda m: m.copy())
 
 
 @jit
@@ -421,9 +442,80 @@ def _unstack_rows(x):
 array.register_array_class(PRNGKeyArray)
 # A node over its key data for arrax's transformations (which flatten their arguments and pass
 # the data through), a leaf for the public tree utilities, as JAX's key arrays are.
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), None),
-                     lambda _, children: PRNGKeyArray(children[0]))
+class _KeyLink:
+  """Under jax_debug_key_reuse, the pytree node data of a key array that a transformation
+  (jit, vmap, grad ...) flattens: the key's consumed state and a weak reference to the key.
+  The keys rebuilt inside start in that state and report their consumption to the caller's
+  key; since the node data is part of the trace's cache key, a key consumed since the last
+  call (or another key object) makes the transformation trace again, where reuse is caught."""
+  __slots__ = ("ref", "state", "traced")
+
+  def __init__(self, key):
+    self.ref = weakref.ref(key)
+    self.traced = isinstance(key._base_array, core.Tracer)
+    c = key._consumed
+    self.state = c if isinstance(c, bool) else c.copy()
+
+  def _state_key(self):
+    s = self.state
+    return s if isinstance(s, bool) else (s.shape, s.tobytes())
+
+  def __eq__(self, other):
+    # Links to two concrete keys are equal only for the same key (a jit cache hit then has
+    # nothing new to report); a link to a traced key (a loop's carry, an inner jit's argument)
+    # only needs the same state, so carried keys keep their structure.
+    if not isinstance(other, _KeyLink) or self._state_key() != other._state_key():
+      return False
+    return self.traced or other.traced or self.ref() is other.ref()
+
+  def __hash__(self):
+    return hash(self._state_key())
+
+
+
+def _flatten_key(k):
+  return (k._base_array,), (_KeyLink(k) if _debug_key_reuse.value else None)
+
+
+def _unflatten_key(aux, children):
+  key = PRNGKeyArray(children[0])
+  if isinstance(aux, _KeyLink):
+    key._consumed = aux.state if isinstance(aux.state, bool) else aux.state.copy()
+    key._link = aux
+  return key
+
+
+register_pytree_node(PRNGKeyArray, _flatten_key, _unflatten_key)
 register_leaf_type(PRNGKeyArray)
+
+
+def consume(keys, funcname, mask=True):
+  """Key-reuse checking (with jax_debug_key_reuse): mark `keys` (where `mask`) used up by
+  `funcname`; KeyReuseError if one of them already was. Inside a trace the message names the
+  operation as JAX's jaxpr checker does."""
+  if not _debug_key_reuse.value or not isinstance(keys, PRNGKeyArray):
+    return
+  outer = keys._link.ref() if keys._link is not None else None
+  if np.any(np.logical_and(keys._consumed, mask)):
+    if keys._link is not None and np.any(np.logical_and(keys._link.state, mask)):
+      # consumed before the caller passed it into the transformation
+      raise KeyReuseError(f"Previously-consumed key passed to {funcname} at index 0")
+    if isinstance(keys._base_array, core.Tracer):
+      op = "jit" if funcname == "jit-compiled function" else funcname
+      raise KeyReuseError(f"In {op}, argument 0 is already consumed.")
+    raise KeyReuseError(f"Previously-consumed key passed to {funcname} at index 0")
+  keys._consumed = _merge(keys._consumed, mask)
+  if outer is not None and outer is not keys:
+    # Report to the caller's key (all of it when the shapes differ, as under vmap).
+    same = np.shape(mask) == () or np.shape(mask) == outer.shape
+    outer._consumed = _merge(outer._consumed, mask if same else True)
+
+
+def _merge(consumed, mask):
+  both = np.logical_or(consumed, mask)
+  if np.ndim(both) == 0 or both.all():
+    return bool(np.all(both))
+  return both
 
 
 def is_key_array(x) -> bool:
@@ -475,6 +567,27 @@ class PRNGImpl(NamedTuple):
 
   def __str__(self):
     return self.tag
+
+
+class PRNGSpec:
+  """A PRNG implementation as passed to `random.key(..., impl=...)` (what define_prng_impl
+  returns): a wrapper of its PRNGImpl."""
+  __slots__ = ("_impl",)
+
+  def __init__(self, impl):
+    self._impl = impl
+
+  def __repr__(self):
+    return f"PRNGSpec({self._impl.name!r})"
+
+  def __str__(self):
+    return str(self._impl)
+
+  def __hash__(self):
+    return hash(self._impl)
+
+  def __eq__(self, other):
+    return isinstance(other, PRNGSpec) and self._impl == other._impl
 
 
 def threefry_seed(seed):

@@ -87,7 +87,13 @@ def _check_prng_key(name, key, *, allow_batched=False):
   if not allow_batched and data.ndim != 1:
     raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                      f"{np.shape(key)} != (). Use jax.vmap for batching.")
+  if typed and name not in _NON_CONSUMING:   # (key-reuse checking, jax_debug_key_reuse)
+    prng.consume(key, "random_split" if name == "split" else "jit-compiled function")
   return data, typed
+
+
+# Key functions that read a key without using it up.
+_NON_CONSUMING = frozenset({"key_data", "key_impl", "fold_in"})
 
 
 def _return_keys(typed, data):
@@ -198,6 +204,8 @@ def _resolve_impl(impl):
     return impl
   if isinstance(impl, prng.KeyTy):
     return "threefry2x32"
+  if isinstance(impl, prng.PRNGSpec):   # (jax.extend.random.define_prng_impl)
+    impl = impl._impl
   if type(impl) is prng.PRNGImpl:
     prng.check_impl(impl)
     return "threefry2x32"

@@ -1,9 +1,8 @@
 """arrax.experimental: APIs JAX keeps under jax.experimental."""
 from arrax._src.callback import io_callback as io_callback
-# (imported here so that its primitives exist whenever arrax is imported)
+# (imported here as in JAX)
 from arrax.experimental import multihost_utils as multihost_utils
 from arrax.experimental import compilation_cache as compilation_cache
 from arrax.experimental import hijax as hijax
-from arrax.experimental import pallas as pallas
 
 __all__ = ["io_callback"]

@@ -1,7 +1,10 @@
-"""arrax.extend.random (`jax.extend.random`): the PRNG implementation record and threefry2x32.
-arrax's key arrays implement threefry2x32 only, so JAX's rbg implementations and
-`define_prng_impl` (user-defined key types) are not offered."""
+"""arrax.extend.random (`jax.extend.random`): PRNG implementation records and threefry2x32.
+arrax's key arrays implement threefry2x32 only: the rbg records' functions work on raw key data
+(as JAX's), but keys of those implementations, or of `define_prng_impl` ones, are refused."""
 from arrax._src.prng import (random_seed as random_seed, seed_with_impl as seed_with_impl,
                              threefry2x32_p as threefry2x32_p,
                              threefry_2x32_hash as threefry_2x32,
                              threefry_prng_impl as threefry_prng_impl)
+from arrax._src.rbg import (define_prng_impl as define_prng_impl,
+                            rbg_prng_impl as rbg_prng_impl,
+                            unsafe_rbg_prng_impl as unsafe_rbg_prng_impl)

@@ -26,3 +26,21 @@ from arrax._src.core import (
     unsafe_am_i_under_a_jit_DO_NOT_USE as unsafe_am_i_under_a_jit_DO_NOT_USE,
     valid_jaxtype as valid_jaxtype,
 )
+from arrax._src.api_util import DebugInfo as DebugInfo
+from arrax._src.errors import (
+    InconclusiveDimensionOperation as InconclusiveDimensionOperation,
+    JaxprTypeError as JaxprTypeError,
+)
+from arrax._src.extend import (
+    CallPrimitive as CallPrimitive,
+    Effects as Effects,
+    TraceTag as TraceTag,
+    array_types as array_types,
+    call_impl as call_impl,
+    gensym as gensym,
+    no_effects as no_effects,
+    nonempty_axis_env_DO_NOT_USE as nonempty_axis_env_DO_NOT_USE,
+    unsafe_am_i_under_a_vmap_DO_NOT_USE as unsafe_am_i_under_a_vmap_DO_NOT_USE,
+    unsafe_get_axis_names_DO_NOT_USE as unsafe_get_axis_names_DO_NOT_USE,
+)
+from arrax.extend.core import primitives as primitives  # noqa: E402  (the submodule, as JAX)
