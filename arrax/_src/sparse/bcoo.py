@@ -90,6 +90,8 @@ def _todense_impl(data, indices, *, spinfo):
   shape = spinfo.shape
   n_batch, n_sparse, _, _ = _props(indices.shape, shape, data.shape)
   batch_ind, sparse_ind = _index_grids(shape, indices, n_batch, n_sparse)
+  if data.dtype == np.bool_:   # booleans add up as a logical or
+    return _todense_impl(data.astype(np.int32), indices, spinfo=spinfo) > 0
   if not sparse_ind:
     data = data.sum(n_batch, keepdims=bool(batch_ind), dtype=data.dtype)
   return creation.zeros(shape, data.dtype).at[batch_ind + sparse_ind].add(data)
@@ -183,7 +185,7 @@ def _fromdense_impl(mat, *, nse, n_batch, n_dense, index_dtype):
   true_nse = mask.sum(list(range(n_batch, mask.ndim)))[..., None]
   kept = broadcasting.broadcasted_iota(true_nse.dtype, (1,) * n_batch + (nse,), n_batch) < true_nse
   kept = kept[(n_batch + 1) * (slice(None),) + n_dense * (None,)]
-  data = lax_numpy.where(kept, data, creation.zeros((), data.dtype))
+  data = lax_numpy.where(kept, data, 0)   # (booleans become int32 here, as in JAX)
   return data, indices
 
 
@@ -282,7 +284,7 @@ def bcoo_transpose(mat, *, permutation: Sequence[int]):
   data, indices = bcoo_transpose_p.bind(mat.data, mat.indices, permutation=permutation,
                                         spinfo=mat._info)
   out_shape = tuple(mat.shape[p] for p in permutation)
-  return BCOO((data, indices), shape=out_shape)
+  return BCOO((data, indices), shape=out_shape, unique_indices=mat.unique_indices)
 
 
 # ---- bcoo_dot_general (sparse x dense) ------------------------------------------------------
