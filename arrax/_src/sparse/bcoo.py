@@ -27,13 +27,17 @@ from arrax._src import ad, core, dtypes, tracing
 from arrax._src.batching import vmap
 from arrax._src.lax import broadcasting, shape_ops
 from arrax._src.lax import dot as lax_dot
-from arrax._src.lax import elementwise as lax
 from arrax._src.lax import sort as lax_sort
 from arrax._src.numpy import creation, lax_numpy, reductions, searching
 from arrax._src.numpy.index_tricks import meshgrid
 from arrax._src.sparse._base import JAXSparse
 from arrax._src.sparse.util import (
-    SparseEfficiencyError, SparseEfficiencyWarning, SparseInfo, nfold_vmap, sparse_primitive)
+  SparseEfficiencyError,
+  SparseEfficiencyWarning,
+  SparseInfo,
+  nfold_vmap,
+  sparse_primitive,
+)
 from arrax._src.tree_util import register_pytree_node_class
 
 _TRACED_NSE = ("bcoo_fromdense's nse: to use BCOO.fromdense in traced or compiled code, pass "
@@ -576,7 +580,7 @@ def _unique_unbatched(indices, *, sparse_shape, nse_out):
 
 
 def _sum_duplicates_impl(data, indices, *, spinfo, nse):
-  n_batch, n_sparse, _, old_nse = _props(indices.shape, spinfo.shape, data.shape)
+  n_batch, n_sparse, _, _ = _props(indices.shape, spinfo.shape, data.shape)
   if n_sparse == 0:
     out_nse = 1 if nse is None else nse
     data = data.sum(n_batch, keepdims=True, dtype=data.dtype)
@@ -728,7 +732,7 @@ def bcoo_multiply_dense(sp_mat, v):
         "multiplication between sparse and dense is only implemented for cases where the "
         f"output shape matches the sparse matrix shape. Got shape={shape}, v.shape={v.shape}")
   v = broadcasting.expand_dims(v, tuple(range(len(shape) - v.ndim)))
-  n_batch, n_sparse, n_dense, _ = _props(indices.shape, shape, data.shape)
+  n_batch, _, _, _ = _props(indices.shape, shape, data.shape)
 
   def mul(d, i, vv):
     ind = tuple(i[:, k] if s != 1 else 0 for k, s in zip(range(i.shape[1]), vv.shape))

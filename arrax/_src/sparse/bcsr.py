@@ -47,7 +47,7 @@ def _csr_rows(indptr, nse):
 
 
 def _bcsr_to_bcoo(indices, indptr, *, shape):
-  n_batch, _, nse = _props(indices.shape, indptr.shape, shape)
+  n_batch, _, _ = _props(indices.shape, indptr.shape, shape)
 
   def one(i, p):
     return lax_numpy.stack([_csr_rows(p, i.shape[0]).astype(i.dtype), i], axis=1)

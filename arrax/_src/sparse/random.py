@@ -32,7 +32,7 @@ def random_bcoo(key, shape, *, dtype=np.float64, indices_dtype=None, nse=0.2, n_
   if not 0 <= nse < sparse_size:
     raise ValueError(f"got nse={nse}, expected to be between 0 and {sparse_size}")
   if 0 < nse < 1:
-    nse = int(math.ceil(nse * sparse_size))
+    nse = math.ceil(nse * sparse_size)
   nse = operator.index(nse)
   if indices_dtype is None:
     indices_dtype = dtypes.default_int_dtype()

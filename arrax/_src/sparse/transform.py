@@ -21,14 +21,21 @@ import numpy as np
 from arrax._src import core, tracing
 from arrax._src.custom_derivatives import custom_jvp_call_p
 from arrax._src.jit import jit_p
-from arrax._src.lax import broadcasting, convolution, shape_ops, slicing, special, stacking
+from arrax._src.lax import (
+  broadcasting,
+  convolution,
+  shape_ops,
+  slicing,
+  special,
+  stacking,
+)
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
 from arrax._src.numpy import indexing, lax_numpy, ufuncs
 from arrax._src.sparse import bcoo
+from arrax._src.sparse._base import JAXSparse
 from arrax._src.sparse.bcoo import BCOO
 from arrax._src.sparse.bcsr import BCSR
-from arrax._src.sparse._base import JAXSparse
 from arrax._src.tree_util import tree_flatten, tree_unflatten
 
 sparse_rules_bcoo: dict = {}
