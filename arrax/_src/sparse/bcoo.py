@@ -28,7 +28,7 @@ from arrax._src.batching import vmap
 from arrax._src.lax import broadcasting, shape_ops
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import sort as lax_sort
-from arrax._src.numpy import creation, lax_numpy, reductions, searching
+from arrax._src.numpy import assembly, creation, lax_numpy, padding, reductions, searching
 from arrax._src.numpy.index_tricks import meshgrid
 from arrax._src.sparse._base import JAXSparse
 from arrax._src.sparse.util import (
@@ -590,7 +590,7 @@ def _sum_duplicates_impl(data, indices, *, spinfo, nse):
       return creation.zeros(bshape + (0,) + data.shape[n_batch + 1:], data.dtype), ind
     pad = [(0, 0)] * data.ndim
     pad[n_batch] = (0, out_nse - 1)
-    return lax_numpy.pad(data, pad), ind
+    return padding.pad(data, pad), ind
   sparse_shape = spinfo.shape[n_batch:n_batch + n_sparse]
   uniq = lambda i: _unique_unbatched(i, sparse_shape=sparse_shape, nse_out=nse)
   ind_out, mapping, _ = nfold_vmap(uniq, n_batch, broadcasted=False)(indices)
@@ -656,7 +656,7 @@ def _set_nse(mat, nse):
   else:
     pad = [(0, 0)] * mat.data.ndim
     pad[nb] = (0, nse - mat.nse)
-    data = lax_numpy.pad(mat.data, pad)
+    data = padding.pad(mat.data, pad)
     fill = lax_numpy.broadcast_to(
         creation.array(mat.shape[nb:nb + mat.n_sparse], mat.indices.dtype),
         (*mat.indices.shape[:-2], nse - mat.nse, mat.n_sparse))
@@ -1313,7 +1313,7 @@ class BCOO(JAXSparse):
       raise NotImplementedError("BCOO.fromscipy with nonzero n_dense/n_batch")
     mat = mat.tocoo()
     data = creation.asarray(mat.data)
-    indices = lax_numpy.column_stack((mat.row, mat.col)).astype(index_dtype or np.int32)
+    indices = assembly.column_stack((mat.row, mat.col)).astype(index_dtype or np.int32)
     return cls((data, indices), shape=mat.shape, indices_sorted=False, unique_indices=False)
 
   def update_layout(self, *, n_batch=None, n_dense=None, on_inefficient="error"):
