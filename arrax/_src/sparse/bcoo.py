@@ -28,7 +28,14 @@ from arrax._src.batching import vmap
 from arrax._src.lax import broadcasting, shape_ops
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import sort as lax_sort
-from arrax._src.numpy import assembly, creation, lax_numpy, padding, reductions, searching
+from arrax._src.numpy import (
+  assembly,
+  creation,
+  lax_numpy,
+  padding,
+  reductions,
+  searching,
+)
 from arrax._src.numpy.index_tricks import meshgrid
 from arrax._src.sparse._base import JAXSparse
 from arrax._src.sparse.util import (
@@ -189,7 +196,7 @@ def _fromdense_impl(mat, *, nse, n_batch, n_dense, index_dtype):
   true_nse = mask.sum(list(range(n_batch, mask.ndim)))[..., None]
   kept = broadcasting.broadcasted_iota(true_nse.dtype, (1,) * n_batch + (nse,), n_batch) < true_nse
   kept = kept[(n_batch + 1) * (slice(None),) + n_dense * (None,)]
-  data = lax_numpy.where(kept, data, 0)   # (booleans become int32 here, as in JAX)
+  data = lax_numpy.where(kept, data, 0)   # (booleans become weak int32 here, as in JAX)
   return data, indices
 
 
