@@ -81,6 +81,8 @@ def test_transformations_of_primitives():
                                          (0, None))(n.asarray(X3), n.asarray(v)),
       "vmap_bcoo_arg": lambda t, n, s: t.vmap(lambda m: (m.T @ n.ones(3)))(
           _m(n, s, X3, n_batch=1)),
+      "vmap_bcoo_axis1": lambda t, n, s: t.vmap(lambda m: m.todense(), in_axes=1)(
+          _m(n, s, X3, n_batch=2)),
       "sparse_grad": lambda t, n, s: _bufs(s.grad(lambda m, v: (m @ v).sum())(
           _m(n, s), n.asarray(v))),
       "sparse_value_and_grad": lambda t, n, s: (lambda vg: (vg[0], _bufs(vg[1])))(
@@ -108,6 +110,9 @@ def test_sparsify_and_methods():
           _m(n, s), n.ones((3, 4))),
       "sparsify_jit_inside": lambda t, n, s: s.sparsify(t.jit(lambda M, v: M @ v))(
           _m(n, s), n.ones(4)),
+      "sparsify_cond": lambda t, n, s: s.sparsify(lambda m: t.lax.cond(
+          True, lambda x: x.sum(), lambda x: (2 * x).sum(), m))(_m(n, s)),
+      "jit_bcoo_result": lambda t, n, s: _bufs(t.jit(lambda m: m * 2)(_m(n, s))),
       "exp_densifies": lambda t, n, s: s.sparsify(n.exp)(_m(n, s)),
       "sub_dense": lambda t, n, s: s.sparsify(lambda A, B: A - B)(_m(n, s), n.ones((3, 4))),
       "div_by_sparse": lambda t, n, s: s.sparsify(lambda A: 1.0 / A)(_m(n, s)),
@@ -165,6 +170,9 @@ def test_errors():
       "squeeze_bad": lambda t, n, s: s.bcoo_squeeze(_m(n, s), dimensions=(0,)),
       "fromdense_traced_nse": lambda t, n, s: t.jit(lambda x: s.BCOO.fromdense(x).data)(
           n.asarray(X)),
+      "sum_duplicates_traced": lambda t, n, s: t.jit(lambda m: m.sum_duplicates().data)(
+          _m(n, s)),
+      "eye_batched": lambda t, n, s: _bufs(s.eye(3, 4, k=1, n_batch=1)),
       "empty_format": lambda t, n, s: s.empty((2, 2), sparse_format="foo"),
       "bcsr_transpose": lambda t, n, s: s.BCSR.fromdense(n.asarray(X)).T,
       "efficiency_classes": lambda t, n, s: (issubclass(s.SparseEfficiencyError, ValueError),

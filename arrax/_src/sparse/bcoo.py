@@ -623,8 +623,11 @@ def _needed_nse(indices, spinfo):
 
 def _bcoo_sum_duplicates(data, indices, *, spinfo, nse):
   if nse is None:
-    nse = core.concrete_or_error(lambda i: _needed_nse(i, spinfo), indices,
-                                 "nse argument of bcoo_sum_duplicates.")
+    if isinstance(indices, core.Tracer) or isinstance(data, core.Tracer):
+      raise ValueError("bcoo_sum_duplicates: nse must be specified when using the function "
+                       "within jit, vmap, and other transformations requiring abstract "
+                       "evaluation.")
+    nse = _needed_nse(indices, spinfo)
   nse = core.concrete_or_error(operator.index, nse, "nse argument of bcoo_sum_duplicates.")
   return bcoo_sum_duplicates_p.bind(data, indices, spinfo=spinfo, nse=nse)
 
@@ -1404,7 +1407,8 @@ class BCOO(JAXSparse):
         ind[:-k] = M
       elif k > 0:
         data[M - k:] = 0
-        ind[M - k] = M
+        if M - k < N:   # (JAX marks only this one slot as padding)
+          ind[M - k] = M
       data = creation.asarray(data[:, None])
       indices = creation.asarray(ind[:, None, None], dtype=index_dtype)
     return cls((data, indices), shape=(N, M), indices_sorted=True, unique_indices=True)
@@ -1420,6 +1424,13 @@ def _vmapped_shape(data, indices, shape):
   except (AttributeError, IndexError, TypeError):
     return shape
   if total == len(shape) - 1 and nb >= 0 and len(shape) > 0:
+    for k in range(len(shape)):   # the first axis whose removal fits the buffers
+      cand = tuple(shape[:k]) + tuple(shape[k + 1:])
+      try:
+        _props(indices.shape, cand, data.shape)
+      except ValueError:
+        continue
+      return cand
     return tuple(shape[1:])
   if total == len(shape) + 1 and nb >= 1:
     return (max(data.shape[0], indices.shape[0]),) + tuple(shape)

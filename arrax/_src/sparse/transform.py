@@ -31,6 +31,7 @@ from arrax._src.lax import (
 )
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
+from arrax._src.lax.control_flow import conditionals
 from arrax._src.numpy import indexing, lax_numpy, ufuncs
 from arrax._src.sparse import bcoo
 from arrax._src.sparse._base import JAXSparse
@@ -342,6 +343,14 @@ def _custom_jvp(*args, call_jaxpr, **_):
   return eval_sparse(call_jaxpr.jaxpr, call_jaxpr.consts, list(args))
 
 
+def _cond(index, *operands, branches, **_):
+  if _is_sparse(index):
+    _unimplemented(conditionals.cond_p)
+  fns = [lambda *ops, b=b: eval_sparse(b.jaxpr, b.consts, list(ops)) for b in branches]
+  return conditionals.switch(index, fns, *operands)
+
+
+sparse_rules_bcoo[conditionals.cond_p] = _cond
 sparse_rules_bcoo[jit_p] = _call
 sparse_rules_bcoo[custom_jvp_call_p] = _custom_jvp
 
