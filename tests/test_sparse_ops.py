@@ -112,6 +112,10 @@ def test_sparsify_and_methods():
           _m(n, s), n.ones(4)),
       "sparsify_cond": lambda t, n, s: s.sparsify(lambda m: t.lax.cond(
           True, lambda x: x.sum(), lambda x: (2 * x).sum(), m))(_m(n, s)),
+      "sparsify_while": lambda t, n, s: _bufs(s.sparsify(lambda m: t.lax.while_loop(
+          lambda c: c[1] < 3, lambda c: (c[0] * 2, c[1] + 1), (m, 0))[0])(_m(n, s))),
+      "sparsify_fori": lambda t, n, s: s.sparsify(lambda m, v: t.lax.fori_loop(
+          0, 3, lambda i, v: m @ (m.T @ v), v))(_m(n, s), n.ones(3)),
       "jit_bcoo_result": lambda t, n, s: _bufs(t.jit(lambda m: m * 2)(_m(n, s))),
       "exp_densifies": lambda t, n, s: s.sparsify(n.exp)(_m(n, s)),
       "sub_dense": lambda t, n, s: s.sparsify(lambda A, B: A - B)(_m(n, s), n.ones((3, 4))),

@@ -31,7 +31,8 @@ from arrax._src.lax import (
 )
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
-from arrax._src.lax.control_flow import conditionals
+from arrax._src.lax.control_flow import conditionals, loops
+from arrax._src.lax.control_flow.while_loop import while_loop, while_p
 from arrax._src.numpy import indexing, lax_numpy, ufuncs
 from arrax._src.sparse import bcoo
 from arrax._src.sparse._base import JAXSparse
@@ -351,6 +352,38 @@ def _cond(index, *operands, branches, **_):
 
 
 sparse_rules_bcoo[conditionals.cond_p] = _cond
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
+  cconsts, bconsts = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts]
+  init = args[cond_nconsts + body_nconsts:]
+
+  def cond_fun(carry):
+    return eval_sparse(cond_jaxpr.jaxpr, cond_jaxpr.consts, [*cconsts, *carry])[0]
+
+  def body_fun(carry):
+    return tuple(eval_sparse(body_jaxpr.jaxpr, body_jaxpr.consts, [*bconsts, *carry]))
+  return list(while_loop(cond_fun, body_fun, tuple(init)))
+
+
+sparse_rules_bcoo[while_p] = _while
+
+
+def _scan(*args, jaxpr, num_consts, num_carry, length, reverse, unroll=1, **_):
+  consts, carry, xs = (args[:num_consts], args[num_consts:num_consts + num_carry],
+                       args[num_consts + num_carry:])
+  if xs:
+    raise NotImplementedError("sparse rule for scan with x values.")
+
+  def body(c, _):
+    outs = eval_sparse(jaxpr.jaxpr, jaxpr.consts, [*consts, *c])
+    return tuple(outs[:num_carry]), tuple(outs[num_carry:])
+  c_out, ys = loops.scan(body, tuple(carry), None, length=length, reverse=reverse,
+                         unroll=unroll)
+  return [*c_out, *ys]
+
+
+sparse_rules_bcoo[loops.scan_p] = _scan
 sparse_rules_bcoo[jit_p] = _call
 sparse_rules_bcoo[custom_jvp_call_p] = _custom_jvp
 
