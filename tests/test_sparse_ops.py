@@ -207,9 +207,21 @@ def test_public_names():
   ours = {n for n in dir(asp) if not n.startswith("_")}
   theirs = {n for n in dir(jsp) if not n.startswith("_")}
   assert ours == theirs
-  assert {n for n in dir(asp.linalg) if not n.startswith("_")} >= {"spsolve", "spsolve_p"}
+  assert {n for n in dir(asp.linalg) if not n.startswith("_")} >= {
+      "spsolve", "spsolve_p", "lobpcg_standard"}
 
 
-@pytest.mark.xfail(strict=True, reason="not implemented: sparse.linalg.lobpcg_standard")
 def test_lobpcg_standard():
-  assert hasattr(asp.linalg, "lobpcg_standard")
+  import jax.experimental.sparse.linalg  # noqa: F401
+  rng = np.random.default_rng(0)
+  q = np.linalg.qr(rng.standard_normal((12, 12)))[0]
+  a = ((q * np.arange(1, 13)) @ q.T).astype(np.float32)
+  x = rng.standard_normal((12, 2)).astype(np.float32)
+  outs = []
+  for _, n, s in LIBS:
+    theta, u, i = s.linalg.lobpcg_standard(n.asarray(a), n.asarray(x), m=30)
+    theta2, _, _ = s.linalg.lobpcg_standard(lambda v, n=n: n.asarray(a) @ v, n.asarray(x), m=30)
+    outs.append((theta, abs(u), i, theta2))
+  assert_close(*outs, tol=1e-4)
+  with pytest.raises(ValueError, match="search dim"):
+    asp.linalg.lobpcg_standard(anp.asarray(a), anp.ones((12, 3)))
