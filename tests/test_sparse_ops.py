@@ -97,6 +97,15 @@ def test_transformations_of_primitives():
               (m.data, anp.asarray(v)), order=1, modes=("fwd", "rev"))
 
 
+def test_jaxpr_text():
+  texts = []
+  for t, n, s in LIBS:
+    m = _m(n, s)
+    texts.append(str(t.make_jaxpr(lambda m, v, s=s: (m @ v, m.T.todense(), s.bcoo_extract(
+        m, v * n.ones((3, 1))).data, s.bcoo_sort_indices(m).data))(m, n.ones(4))))
+  assert texts[0] == texts[1]
+
+
 def test_sparsify_and_methods():
   v3 = np.arange(3.0, dtype=np.float32)
   _check_cases({
