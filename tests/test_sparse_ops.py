@@ -101,7 +101,7 @@ def test_jaxpr_text():
   texts = []
   for t, n, s in LIBS:
     m = _m(n, s)
-    texts.append(str(t.make_jaxpr(lambda m, v, s=s: (m @ v, m.T.todense(), s.bcoo_extract(
+    texts.append(str(t.make_jaxpr(lambda m, v, s=s, n=n: (m @ v, m.T.todense(), s.bcoo_extract(
         m, v * n.ones((3, 1))).data, s.bcoo_sort_indices(m).data))(m, n.ones(4))))
   assert texts[0] == texts[1]
 
