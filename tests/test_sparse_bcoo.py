@@ -215,15 +215,11 @@ def test_x64_default_dtypes(x64):
   })
 
 
-@pytest.mark.xfail(strict=True, reason="arrax has no register_vmappable: vmap maps a BCOO "
-                   "argument as a pytree of its buffers, not over its batch dimension")
 def test_vmap_over_bcoo_argument():
   _check_cases({"vmap": lambda t, n, s: t.vmap(lambda m: m.todense())(
       s.bcoo_fromdense(n.asarray(X3), n_batch=1))})
 
 
-@pytest.mark.xfail(strict=True, reason="not implemented: products of two BCOO arrays "
-                   "(JAX's bcoo_spdot_general)")
 def test_sparse_sparse_product():
   x = _sparse_values((3, 4), seed=12)
   _check_cases({"spsp": lambda t, n, s: _bufs(

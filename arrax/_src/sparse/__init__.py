@@ -1,0 +1,1 @@
+"""arrax's jax.experimental.sparse: formats (bcoo, bcsr, coo, csr), sparsify (transform)."""
