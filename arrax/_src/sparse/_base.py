@@ -40,7 +40,11 @@ class JAXSparse(abc.ABC):
   def __repr__(self):
     name = type(self).__name__
     try:
-      out = f"{name}({self.dtype}{list(self.shape)}, nse={self.nse})"
+      extra = f", nse={self.nse}"
+      for field in ("n_batch", "n_dense"):   # (batched formats, when they have such axes)
+        if getattr(self, field, 0):
+          extra += f", {field}={getattr(self, field)}"
+      out = f"{name}({self.dtype}{list(self.shape)}{extra})"
     except Exception:  # noqa: BLE001
       out = f"{name}(<invalid>)"
     if isinstance(self.data, core.Tracer):

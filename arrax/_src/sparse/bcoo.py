@@ -1190,7 +1190,7 @@ def bcoo_conv_general_dilated(lhs, rhs, *, window_strides, padding, lhs_dilation
   if nd != 1:
     raise NotImplementedError("bcoo convolution: only 1-d convolutions are implemented.")
   if isinstance(padding, str):
-    n, k = lhs.shape[-1], rhs.shape[-1]
+    k = rhs.shape[-1]
     if padding == "VALID":
       padding = [(0, 0)]
     else:
@@ -1294,21 +1294,6 @@ class BCOO(JAXSparse):
   n_batch = property(lambda self: self.indices.ndim - 2)
   n_sparse = property(lambda self: self.indices.shape[-1])
   n_dense = property(lambda self: self.data.ndim - 1 - self.n_batch)
-
-  def __repr__(self):
-    name = type(self).__name__
-    try:
-      extra = f", nse={self.nse}"
-      if self.n_batch:
-        extra += f", n_batch={self.n_batch}"
-      if self.n_dense:
-        extra += f", n_dense={self.n_dense}"
-      out = f"{name}({self.dtype}{list(self.shape)}{extra})"
-    except Exception:  # noqa: BLE001
-      out = f"{name}(<invalid>)"
-    if isinstance(self.data, core.Tracer):
-      out = f"{type(self.data).__name__}[{out}]"
-    return out
 
   @classmethod
   def fromdense(cls, mat, *, nse=None, index_dtype=np.int32, n_dense=0, n_batch=0):

@@ -221,21 +221,6 @@ class BCSR(JAXSparse):
   n_dense = property(lambda self: self.data.ndim - self.indices.ndim)
   _sparse_shape = property(lambda self: tuple(self.shape[self.n_batch:self.n_batch + 2]))
 
-  def __repr__(self):
-    name = type(self).__name__
-    try:
-      extra = f", nse={self.nse}"
-      if self.n_batch:
-        extra += f", n_batch={self.n_batch}"
-      if self.n_dense:
-        extra += f", n_dense={self.n_dense}"
-      out = f"{name}({self.dtype}{list(self.shape)}{extra})"
-    except Exception:  # noqa: BLE001
-      out = f"{name}(<invalid>)"
-    if isinstance(self.data, core.Tracer):
-      out = f"{type(self.data).__name__}[{out}]"
-    return out
-
   def transpose(self, *args, **kwargs):
     raise NotImplementedError("Transpose is not implemented.")
 
