@@ -173,7 +173,9 @@ def _put_named(v, sharding):
     bufs = [device_put_value(p, d, dtype=dtype, committed=True)._buf
             for p, d in zip(pieces, devices)]
     buf = _jax.ArrayImpl(aval, xla, bufs, committed=True, _skip_checks=True)
-  return ShardedArray(buf, aval, sharding)
+  # (over Explicit mesh axes the array's type carries the sharding)
+  return ShardedArray(buf, core.ShapedArray(host.shape, dtype, weak_type, sharding=sharding),
+                      sharding)
 
 
 def device_get(x):

@@ -123,25 +123,49 @@ def _vma_str(vma):
   return "{V:" + (inner if len(names) == 1 else f"({inner})") + "}"
 
 
+_NO_SHARDING_GIVEN = object()
+
+
+class ShardingTypeError(Exception):
+  """Shardings in types that do not fit together (JAX's `core.ShardingTypeError`): operands of
+  an operation sharded incompatibly over Explicit mesh axes, or a result whose sharding is
+  ambiguous."""
+
+
+def _shape_sharding_str(shape, spec):
+  out = []
+  for d, p in zip(shape, spec):
+    if p is None:
+      out.append(str(d))
+    elif isinstance(p, tuple):
+      out.append(f"{d}@({','.join(p)})")
+    else:
+      out.append(f"{d}@{p}")
+  return ",".join(out)
+
+
 class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype, whether its dtype is weak and, inside a
   shard_map body with check_vma=True, the mesh axes it varies over (`vma`, part of the type
-  as in JAX: avals with different vma are different)."""
-  __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash")
+  as in JAX: avals with different vma are different).
+
+  `sharding` is None unless some array axis is split over Explicit mesh axes: then a
+  NamedSharding over the abstract mesh whose spec has one entry per axis (printed
+  `f32[8@x,4]`), part of the type as well. (JAX gives a NamedSharding over an empty abstract
+  mesh for the unsharded case, which means the same.)"""
+  __slots__ = ("shape", "dtype", "weak_type", "vma", "sharding", "_hash")
   array_abstraction_level = 1
-  # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a
-  # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
-  sharding = None
 
   def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
                manual_axis_type=None, memory_space=None):
-    del sharding, memory_space   # JAX's keywords; arrax's avals hold neither yet
+    del memory_space   # JAX's keyword; arrax's avals do not hold it
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
     if manual_axis_type is not None:
       vma = manual_axis_type.varying
     self.vma = vma if type(vma) is frozenset else frozenset(vma)
+    self.sharding = None if sharding is None else _canon_sharding[0](sharding, self.shape)
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
@@ -149,13 +173,16 @@ class ShapedArray(AbstractValue):
   mat = property(lambda self: ManualAxisType(varying=self.vma))
   manual_axis_type = mat
 
-  def update(self, shape=None, dtype=None, weak_type=None, *, vma=None, manual_axis_type=None):
+  def update(self, shape=None, dtype=None, weak_type=None, *, vma=None, manual_axis_type=None,
+             sharding=_NO_SHARDING_GIVEN):
     if manual_axis_type is not None:
       vma = manual_axis_type.varying
+    if sharding is _NO_SHARDING_GIVEN:   # (kept only while the shape is)
+      sharding = self.sharding if shape is None or tuple(shape) == self.shape else None
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
                        self.weak_type if weak_type is None else weak_type,
-                       vma=self.vma if vma is None else vma)
+                       vma=self.vma if vma is None else vma, sharding=sharding)
 
   def update_manual_axis_type(self, mat):
     return self.update(vma=mat.varying)
@@ -165,30 +192,66 @@ class ShapedArray(AbstractValue):
 
   def strip_weak_type(self):
     return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
-                                                       vma=self.vma)
+                                                       vma=self.vma, sharding=self.sharding)
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
             and self.dtype == other.dtype and self.weak_type == other.weak_type
-            and self.vma == other.vma)
+            and self.vma == other.vma and self.sharding == other.sharding)
 
   def __hash__(self):
     if self._hash is None:
-      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma))
+      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma, self.sharding))
     return self._hash
 
-  def str_short(self, short_dtypes=False):
+  def str_short(self, short_dtypes=False, mesh_axis_types=False):
     if short_dtypes:
       name = dtypes.short_dtype_name(self.dtype)
     else:   # float0 is a NumPy void dtype; JAX prints its own name
       name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
-    return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma)}"
+    if self.sharding is None:
+      dims = ','.join(str(d) for d in self.shape)
+    else:
+      dims = _shape_sharding_str(self.shape, self.sharding.spec)
+    extra = ""
+    if mesh_axis_types and self.sharding is not None:
+      by_type: dict = {}
+      mesh = self.sharding.mesh
+      for n, t in zip(mesh.axis_names, mesh.axis_types):
+        by_type.setdefault(t, []).append(n)
+      extra = f"({ {t: tuple(v) for t, v in by_type.items()} })"
+    return f"{name}[{dims}]{_vma_str(self.vma)}{extra}"
 
   def __str__(self):
     return ("~" if self.weak_type else "") + self.str_short()
 
   def __repr__(self):
     return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+
+
+# ---- shardings in types (Explicit mesh axes) ---------------------------------------------------
+# Set by `_src/sharding_types.py`: [canon(sharding, shape) -> aval sharding or None] (keeps
+# only Explicit mesh axes, one spec entry per axis; None when nothing is split).
+_canon_sharding: list = [lambda sharding, shape: None]
+
+
+class _ShardingTyping:
+  # True once a value's type carries a sharding (or an Explicit mesh is set): abstract
+  # evaluation then also applies the primitives' sharding rules (`hook`). Until then no
+  # operation does any sharding work.
+  on = False
+  hook = None   # (prim, in_avals, params, out) -> out, set by `_src/sharding_types.py`
+
+
+sharding_typing = _ShardingTyping()
+
+
+def abstract_eval_typed(prim, avals, params):
+  """`prim.abstract_eval` plus, once shardings are in types, its sharding rule."""
+  out = prim.abstract_eval(*avals, **params)
+  if sharding_typing.on:
+    out = sharding_typing.hook(prim, avals, params, out)
+  return out
 
 
 # ---- varying manual axes (shard_map's check_vma) -----------------------------------------------
@@ -946,7 +1009,7 @@ def check_jaxpr(jaxpr: Jaxpr):
     for v in eqn.invars:
       use(v, eqn.primitive.name)
     in_avals = [v.aval for v in eqn.invars]
-    out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+    out = abstract_eval_typed(eqn.primitive, in_avals, eqn.params)
     outs = out if eqn.primitive.multiple_results else [out]
     for v, aval in zip(eqn.outvars, outs):
       # (varying manual axes are given when staging, not by the rules: not compared here)

@@ -57,6 +57,25 @@ class Executable:
     return wrap_tokens(outs) if self.token_outs else outs
 
 
+class _TypedExecutable(Executable):
+  """An eager executable with results whose types carry shardings (Explicit mesh axes): they
+  are laid out over their mesh as their types say."""
+  __slots__ = ()
+
+  def execute(self, bufs):
+    outs = Executable.execute(self, bufs)
+    place = _typed_placement[0]
+    return [place(o) if type(o) is Array and o.aval.sharding is not None else o for o in outs]
+
+
+# How an Array whose type carries a sharding is laid out over its mesh (set by `_src/spmd.py`).
+_typed_placement: list = [lambda x: x]
+
+
+def register_typed_placement(fn):
+  _typed_placement[0] = fn
+
+
 def _physical(aval):
   return core.TOKEN_BUFFER_AVAL if aval is core.abstract_token else aval
 
@@ -259,7 +278,7 @@ core.register_eager_impl(apply_primitive)
 
 
 def _compile_primitive(prim, avals, params, device):
-  out = prim.abstract_eval(*avals, **params)
+  out = core.abstract_eval_typed(prim, avals, params)
   out_avals = list(out) if prim.multiple_results else [out]
   invars = [core.Var(a) for a in avals]
   outvars = [core.Var(a) for a in out_avals]
@@ -268,8 +287,10 @@ def _compile_primitive(prim, avals, params, device):
   # One primitive compiles in milliseconds, faster than the persistent cache's key and lookup;
   # a control-flow primitive's program (a jaxpr parameter) may be big enough to be worth them.
   persistent = any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) for v in params.values())
-  return Executable(compile_module(module, device, prim.name, persistent), avals, out_avals,
-                    device, name=f"jit({prim.name})")
+  cls = (_TypedExecutable if core.sharding_typing.on and
+         any(getattr(a, "sharding", None) is not None for a in out_avals) else Executable)
+  return cls(compile_module(module, device, prim.name, persistent), avals, out_avals,
+             device, name=f"jit({prim.name})")
 
 
 def special_value(outs):

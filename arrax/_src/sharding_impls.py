@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend
+from arrax._src import backend, core
 
 
 class AxisType(enum.Enum):
@@ -647,7 +647,14 @@ class NamedSharding(Sharding):
     return hash(self._key())
 
   def __repr__(self):
+    if isinstance(self.mesh, AbstractMesh) and self._memory_kind is None:   # (a type's)
+      return f"NamedSharding(mesh={self.mesh}, spec={self.spec})"
     return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self.memory_kind})"
+
+  def update(self, **kwargs):
+    """A copy with `mesh`, `spec` or `memory_kind` replaced."""
+    return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
+                         memory_kind=kwargs.get("memory_kind", self._memory_kind))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -763,3 +770,99 @@ class Shard:
 
 def _index_key(index):
   return tuple((i.start, i.stop, i.step) for i in index)
+
+
+# ---- shardings in types (Explicit mesh axes) ----------------------------------------------------
+_concrete_meshes: dict = {}   # abstract mesh -> the last Mesh seen with it
+
+
+@functools.lru_cache(maxsize=256)
+def _abstract_of(mesh):
+  abstract = mesh.abstract_mesh
+  _concrete_meshes[abstract] = mesh
+  return abstract
+
+
+def concrete_mesh(abstract):
+  """The Mesh whose devices a value typed over the abstract mesh `abstract` lives on: the
+  context's (set_mesh) if it fits, else the last one seen with that abstract mesh."""
+  mesh = _mesh_context.mesh
+  if mesh is not None and not mesh.empty and _abstract_of(mesh) == abstract:
+    return mesh
+  found = _concrete_meshes.get(abstract)
+  if found is None:   # (the same devices with other axis types: auto_axes, explicit_axes)
+    shape = (abstract.axis_sizes, abstract.axis_names)
+    if (mesh is not None and not mesh.empty and
+        (mesh.axis_sizes, mesh.axis_names) == shape):
+      return mesh
+    found = next((m for a, m in reversed(_concrete_meshes.items())
+                  if (a.axis_sizes, a.axis_names) == shape), None)
+  if found is None:
+    raise ValueError(f"No concrete mesh with the devices of {abstract} is known: use "
+                     "jax.set_mesh(mesh).")
+  return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_sharding(mesh, partitions, shape):
+  names = mesh._name_to_type
+  parts = []
+  for p in partitions:
+    kept = tuple(n for n in _names(p) if names.get(n) is AxisType.Explicit)
+    parts.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+  if all(p is None for p in parts):
+    return None
+  sizes = mesh.shape
+  for dim, (p, n) in enumerate(zip(parts, shape)):
+    k = math.prod(sizes[a] for a in _names(p))
+    if type(n) is int and n % k:
+      raise ValueError(f"Sharding spec {_names(p)} implies that array axis {dim} is partitioned "
+                       f"{k} times, but does not evenly divide the dimension size {n}. Got "
+                       f"shape: {shape} and sharding {NamedSharding(mesh, PartitionSpec(*parts))}")
+  core.sharding_typing.on = True
+  return NamedSharding(mesh, PartitionSpec(*parts))
+
+
+def type_sharding(sharding, shape):
+  """The sharding a type of `shape` laid out as `sharding` (a NamedSharding over a Mesh or an
+  AbstractMesh) carries: over the abstract mesh, one spec entry per axis, only Explicit mesh
+  axes kept; None when no axis is split over an Explicit mesh axis (JAX's `get_sharding`)."""
+  if not isinstance(sharding, NamedSharding):
+    return None
+  mesh = sharding.mesh
+  if isinstance(mesh, Mesh):
+    if mesh.empty or AxisType.Explicit not in mesh.axis_types:
+      return None
+    mesh = _abstract_of(mesh)
+  elif AxisType.Explicit not in mesh.axis_types:
+    return None
+  parts = sharding.spec.partitions
+  if len(parts) > len(shape):
+    raise ValueError(f"Length of sharding.spec must be equal to aval's ndim. Got sharding.spec "
+                     f"{sharding.spec}, aval.ndim {len(shape)} and sharding {sharding}")
+  parts = parts + (None,) * (len(shape) - len(parts))
+  return _type_sharding(mesh, parts, tuple(shape))
+
+
+core._canon_sharding[0] = type_sharding
+
+
+def out_sharding_of(s, name="out_sharding"):
+  """A user's `out_sharding=` (None, a PartitionSpec over the context's abstract mesh or a
+  NamedSharding) as the NamedSharding a primitive's `sharding` parameter holds."""
+  if s is None:
+    return None
+  if isinstance(s, PartitionSpec):
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+      raise ValueError(
+          "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
+          "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
+          f"{s}")
+    s = NamedSharding(mesh, s)
+  if not isinstance(s, NamedSharding):
+    raise TypeError(f"{name} must be a PartitionSpec or NamedSharding, got {s!r}")
+  if isinstance(s.mesh, Mesh):
+    s = NamedSharding(_abstract_of(s.mesh), s.spec)
+  core.sharding_typing.on = True
+  return s

@@ -470,8 +470,7 @@ def _index_tuple(xs):
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
         out_sharding=None):
   """Contract `lhs` with `rhs`: a vector/matrix product unless `dimension_numbers` is given."""
-  if out_sharding is not None:
-    raise NotImplementedError("dot: explicit output shardings are not supported by arrax.")
+  out_sharding = utils._out_sharding(out_sharding)
   lhs, rhs = asarray_operand(lhs), asarray_operand(rhs)
   lshape, rshape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
   if dimension_numbers is None:
@@ -486,7 +485,8 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
     preferred_element_type = dtypes.check_user_dtype(preferred_element_type, "dot")
   return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums,
                             precision=canonicalize_precision(precision),
-                            preferred_element_type=preferred_element_type, out_sharding=None)
+                            preferred_element_type=preferred_element_type,
+                            out_sharding=out_sharding)
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,

@@ -231,20 +231,21 @@ def _broadcast_symbolic(shapes):
   return tuple(out)
 
 
-def _broadcast_to(arr, shape):
+def _broadcast_to(arr, shape, out_sharding=None):
   """broadcast_to for an operand (an Array, tracer or Literal): NumPy's rules, one
   broadcast_in_dim (none if the shape already agrees)."""
   if isinstance(shape, int):
     shape = (shape,)
   shape = tuple(d if mlir.is_symbolic(d) else static_dim(d, shape) for d in shape)
   s = shape_of(arr)
-  if s == shape:
+  if s == shape and out_sharding is None:
     return arr
   nlead = len(shape) - len(s)
   if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
     raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
   # One broadcast_in_dim, size-1 axes expanding in place (as JAX's lax.broadcast_to emits).
-  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
+  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))),
+                                    out_sharding=out_sharding)
 
 
 def _broadcast_all(*args):
