@@ -73,6 +73,21 @@ def _broadcasting(name):
   return rule
 
 
+def broadcast_shardings(avals):
+  """The type sharding of the common broadcast of `avals` (JAX's lax.broadcast_shardings), or
+  None when none of them is sharded."""
+  if all(getattr(a, "sharding", None) is None for a in avals):
+    return None
+  nd = max(len(a.shape) for a in avals)
+  mesh = _mesh(avals)
+  padded = [ShapedArray((1,) * (nd - len(a.shape)) + tuple(a.shape), a.dtype) for a in avals]
+  specs = [(None,) * (nd - len(a.shape)) + tuple(_spec(a)) for a in avals]
+  for p, sp in zip(padded, specs):
+    p.sharding = None if all(s is None for s in sp) else NamedSharding(mesh, PartitionSpec(*sp))
+  spec = _broadcasting("broadcast_shardings")(*padded)
+  return NamedSharding(mesh, PartitionSpec(*spec))
+
+
 def _operand(x, *_, **__):
   return _spec(x)
 
@@ -82,7 +97,7 @@ def _select_n(which, *cases):
   if not given:
     return _spec(cases[0])
   first = given[0]
-  if any(s != first for s in given[1:]) or len(given) != len(cases):
+  if any(s != first for s in given[1:]):
     raise ShardingTypeError("select cases must have the same shardings, got [{}].".format(
         ", ".join(str(c.sharding) for c in cases)))
   if which.shape and which.sharding is not None and which.sharding.spec != first.spec:
@@ -93,6 +108,10 @@ def _select_n(which, *cases):
 
 def _clamp(lo, x, hi):
   return _spec(x)
+
+
+def _convert(x, *, sharding=None, **_):
+  return _spec(x) if sharding is None else sharding
 
 
 def _reduce(x, *, axes, out_sharding=None, **_):
@@ -191,9 +210,21 @@ def _reshape(x, *dyn, new_sizes, dimensions, sharding):
       while total < new_sizes[j] and k < len(shape):
         total *= shape[k]
         k += 1
-      if total != new_sizes[j] or any(s is not None for s in spec[i + 1:k]):
+      if total != new_sizes[j]:
         _reshape_error(x, new_sizes)
-      out.append(spec[i])
+      names = [n for p in spec[i:k] for n in (_names(p) or (None,))]
+      while names and names[-1] is None:
+        names.pop()
+      if None in names:   # (a split axis after an unsplit one: not a block layout)
+        _reshape_error(x, new_sizes)
+      d, taken = new_sizes[j], []
+      for n in names:
+        size = mesh.shape[n]
+        if d <= 1 or d % size:
+          _reshape_error(x, new_sizes)
+        d //= size
+        taken.append(n)
+      out.append(None if not taken else taken[0] if len(taken) == 1 else tuple(taken))
       i, j = k, j + 1
   return tuple(out)
 
@@ -284,13 +315,28 @@ def _split(x, *, sizes, axis):
   return [_spec(x)] * len(sizes)
 
 
-def _gather(x, *rest, **_):
-  if x.sharding is None:
-    return None
+def _gather(x, indices, *, dimension_numbers, slice_sizes, **_):
+  dn = dimension_numbers
+  xs, ids = _spec(x), list(_spec(indices))
+  batch = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
+  # Operand axes indexed into must be whole slices or unsplit; batch axes must agree with the
+  # indices'; the indices' other axes must be unsplit. Then every output axis takes the split
+  # of the operand axis (offset axes) or indices axis (the others) it comes from.
+  ok = (all(slice_sizes[i] == x.shape[i] or xs[i] is None for i in dn.start_index_map)
+        and all(ids[j] == xs[i] or xs[i] is None or ids[j] is None for i, j in batch)
+        and all(s is None for k, s in enumerate(ids) if k not in dn.start_indices_batching_dims))
+  if ok:
+    for i, j in batch:
+      ids[j] = ids[j] or xs[i]
+    offsets = iter(i for i in range(x.ndim)
+                   if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims)
+    rest = iter(ids)
+    return tuple(xs[next(offsets)] if d in dn.offset_dims else next(rest)
+                 for d in range(len(dn.offset_dims) + indices.ndim - 1))
   raise ShardingTypeError(
       "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather "
       "indexing as out sharding could not be resolved unambiguously (or would require "
-      f"collectives on inputs). Got operand={x!r}, indices={rest[0]!r}")
+      f"collectives on inputs). Got operand={x!r}, indices={indices!r}")
 
 
 def _scatter(x, idx, upd, *_, **__):
@@ -318,7 +364,7 @@ _ELEMENTWISE = (
 
 RULES = {name: _broadcasting(name) for name in _ELEMENTWISE}
 RULES.update({
-    "stop_gradient": _operand, "optimization_barrier": None, "rev": _operand,
+    "convert_element_type": _convert, "stop_gradient": _operand, "optimization_barrier": None, "rev": _operand,
     "bitcast_convert_type": _operand, "select_n": _select_n, "clamp": _clamp,
     "reduce_sum": _reduce, "reduce_max": _reduce, "reduce_min": _reduce, "reduce_prod": _reduce,
     "reduce_and": _reduce, "reduce_or": _reduce, "reduce_xor": _reduce, "argmax": _reduce,

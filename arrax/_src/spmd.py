@@ -349,6 +349,10 @@ def _reshard_one(x, s):
       return x
     aval = core.get_aval(x)
     return _place(x, core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding=ts))
+  if ts is not None or _explicit(s.mesh):   # (JAX's reshard names every axis of the result)
+    spec = s.spec.partitions
+    s = NamedSharding(s.mesh, PartitionSpec(*spec, *(None,) * (len(shape) - len(spec))),
+                      memory_kind=s._memory_kind)
   return x if type(x) is ShardedArray and x._named == s else _put_named(x, s)
 
 

@@ -15,7 +15,6 @@ from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.utils import _out_sharding
 from arrax._src.numpy import ufuncs as uf
 from arrax._src.numpy import util
-from arrax._src.sharding_types import reshard_p
 
 
 def _is_traced_or_array(x):
@@ -39,13 +38,22 @@ def _choose_sharding(device, out_sharding, name):
 
 
 def _resharded(x, sharding):
-  return x if sharding is None else reshard_p.bind(x, dst_sharding=sharding)
+  """`x` converted to the type sharding `sharding` (as JAX's jnp.array, by the sharding
+  parameter of convert_element_type)."""
+  if sharding is None:
+    return x
+  aval = core.get_aval(x)
+  return ew.convert_element_type_p.bind(lax.asarray_operand(x), new_dtype=aval.dtype,
+                                        weak_type=aval.weak_type, sharding=sharding)
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # noqa: A002
           out_sharding=None):
   """Create an array from an array, scalar, or (nested) list/tuple, as numpy.array does."""
   sharding = _choose_sharding(device, out_sharding, "jnp.array")
+  if (not copy and isinstance(object, np.ndarray) and (dtype is None or dtype == object.dtype)
+      and ndmin <= object.ndim and device is None):
+    sharding = None   # (JAX puts a NumPy array as it is here: out_sharding is not applied)
   if order is not None and order not in ("K", "C", "A"):
     raise NotImplementedError("Only implemented for order='K'")
   if dtype is not None:

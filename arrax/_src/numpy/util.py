@@ -14,6 +14,7 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax import shape_ops
+from arrax._src.sharding_types import broadcast_shardings
 
 
 def inline_jit(fun=None, **kwargs):
@@ -238,7 +239,8 @@ def _broadcast_to(arr, shape, out_sharding=None):
     shape = (shape,)
   shape = tuple(d if mlir.is_symbolic(d) else static_dim(d, shape) for d in shape)
   s = shape_of(arr)
-  if s == shape and out_sharding is None:
+  if s == shape and (out_sharding is None or
+                    getattr(core.get_aval(arr), "sharding", None) == out_sharding):
     return arr
   nlead = len(shape) - len(s)
   if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
@@ -254,7 +256,10 @@ def _broadcast_all(*args):
   if all(s == shapes[0] for s in shapes[1:]):
     return list(args)
   result = broadcast_shapes(*shapes)
-  return [_broadcast_to(a, result) for a in args]
+  sharding = None
+  if core.sharding_typing.on:   # (shardings in types: the broadcast's, as JAX's)
+    sharding = broadcast_shardings([core.get_aval(a) for a in args])
+  return [_broadcast_to(a, result, out_sharding=sharding) for a in args]
 
 
 @jit
