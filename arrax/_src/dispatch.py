@@ -192,6 +192,8 @@ def to_buffer(x, device):
   if type(x) is core.Token:
     return x._buf._buf, core.abstract_token
   if isinstance(x, Array):   # a multi-device array, gathered on one device
+    if x.aval.sharding is not None and _typed_eager:
+      raise _TypedOperand()   # (its type carries a sharding: run over its mesh)
     return x._buf, x.aval
   elif type(getattr(x, "aval", None)) is core.AbstractRef:
     raise _RefOperand()
@@ -213,6 +215,19 @@ def _arg_device(args):
     if type(a) is Array and a._committed:
       return a.device
   return backend.default_device()
+
+
+class _TypedOperand(Exception):
+  """An operand whose type carries a sharding (Explicit mesh axes)."""
+
+
+# How a primitive with such operands runs eagerly (set by `_src/spmd.py`): one SPMD program
+# over their mesh, `fn(prim, args, params) -> result`.
+_typed_eager: list = []
+
+
+def register_typed_eager(fn):
+  _typed_eager[:] = [fn]
 
 
 class _RefOperand(Exception):
@@ -239,6 +254,8 @@ def apply_primitive(prim, args, params):
       avals.append(aval)
   except _RefOperand:
     return _ref_eager[0](prim, args, params)
+  except _TypedOperand:
+    return _typed_eager[0](prim, args, params)
   # (the trace flags too: allow_f16_reductions changes what a rule accepts, ...)
   key = (prim, tuple(params.items()), tuple(avals), device, trace_state())
   exe = _prim_cache.get(key)

@@ -364,7 +364,9 @@ _ELEMENTWISE = (
 
 RULES = {name: _broadcasting(name) for name in _ELEMENTWISE}
 RULES.update({
-    "convert_element_type": _convert, "stop_gradient": _operand, "optimization_barrier": None, "rev": _operand,
+    "convert_element_type": _convert, "stop_gradient": _operand,
+    "sharding_constraint": _operand, "device_put": lambda *avals, **_: [_spec(a) for a in avals],
+    "name": _operand, "layout_constraint": _operand, "optimization_barrier": None, "rev": _operand,
     "bitcast_convert_type": _operand, "select_n": _select_n, "clamp": _clamp,
     "reduce_sum": _reduce, "reduce_max": _reduce, "reduce_min": _reduce, "reduce_prod": _reduce,
     "reduce_and": _reduce, "reduce_or": _reduce, "reduce_xor": _reduce, "argmax": _reduce,
@@ -382,6 +384,11 @@ RULES.update({
 del RULES["optimization_barrier"]
 
 
+# Primitives whose abstract evaluation gives their results' types itself (callbacks return the
+# result types the user declared, as JAX's).
+_TYPED_ELSEWHERE = frozenset(["reshard", "pure_callback", "io_callback", "ffi_call"])
+
+
 def _holds_jaxpr(params):
   return any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) for v in params.values())
 
@@ -394,17 +401,20 @@ def _as_sharding(mesh, spec):
 
 def _type_outputs(prim, avals, params, out):
   """The results `out` of abstract evaluation with the shardings `prim`'s rule gives them."""
+  for a in avals:
+    if getattr(a, "sharding", None) is not None:
+      sharded = True
+      break
+  else:
+    sharded = False
   given = params.get("sharding", params.get("out_sharding"))
   if not isinstance(given, NamedSharding):
     given = None
-  for a in avals:
-    if getattr(a, "sharding", None) is not None:
-      break
-  else:
-    if given is None:
-      return out
-  if prim.name == "reshard" or _holds_jaxpr(params):
-    return out   # (typed by its own rule / by the jaxprs it holds)
+  if not sharded and (given is None or prim.name not in RULES):
+    return out
+  if prim.name in _TYPED_ELSEWHERE or _holds_jaxpr(params) or (
+      prim.multiple_results and not out):
+    return out   # (typed by its own rule or the jaxprs it holds; or no results to type)
   rule = RULES.get(prim.name)
   if rule is None:
     raise ShardingTypeError(
@@ -414,7 +424,7 @@ def _type_outputs(prim, avals, params, out):
         "`jax.sharding.auto_axes(fun, out_shardings=...)`")
   outs = list(out) if prim.multiple_results else [out]
   _OUT_SHAPES[0] = outs[0].shape if outs else ()
-  mesh = _mesh(avals) if given is None else given.mesh
+  mesh = _mesh(avals) if sharded or given is None else given.mesh
   specs = rule(*avals, **params)
   specs = specs if prim.multiple_results and isinstance(specs, list) else [specs] * len(outs)
   typed = []

@@ -21,6 +21,7 @@ from jaxlib.mlir import ir
 from arrax._src import backend as xb, batching, compiler, core, dispatch, jit as jit_mod, mlir, pmap
 from arrax._src.api import _abstractify, _put_named, device_put as api_device_put
 from arrax._src.array import ShardedArray
+from arrax._src.config import trace_state
 from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding,
                                        PartitionSpec, SingleDeviceSharding, _named_xla_sharding,
                                        concrete_mesh, get_abstract_mesh, get_mesh, type_sharding,
@@ -284,6 +285,44 @@ def _place_typed(arr):
 
 
 dispatch.register_typed_placement(_place_typed)
+
+
+_typed_eager_cache: dict = core.register_cache({})
+
+
+def _typed_eager(prim, args, params):
+  """Run one primitive eagerly on operands whose types carry shardings: one SPMD program over
+  their mesh (cached per primitive, params, operand types and mesh), results laid out as their
+  types say, as JAX's eager operations are."""
+  leaves, avals = [], []
+  for a in args:
+    if isinstance(a, core.Literal):
+      a = np.asarray(a.val, a.aval.dtype)
+      avals.append(core.get_aval(args[len(leaves)]))
+    else:
+      avals.append(core.get_aval(a))
+    leaves.append(a)
+  if any(not isinstance(a, core.ShapedArray) for a in avals):
+    raise NotImplementedError(f"{prim.name}: eager operands of this kind over a mesh")
+  abstract = next(a.sharding.mesh for a in avals if a.sharding is not None)
+  mesh = concrete_mesh(abstract)
+  key = (prim, tuple(params.items()), tuple(avals), mesh, trace_state())
+  run = _typed_eager_cache.get(key)
+  if run is None:
+    out = core.abstract_eval_typed(prim, avals, params)
+    out_avals = list(out) if prim.multiple_results else [out]
+    invars = [core.Var(a) for a in avals]
+    outvars = [core.Var(a) for a in out_avals]
+    jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
+    closed = core.ClosedJaxpr(jaxpr, [])
+    ins = [NamedSharding(mesh, _mesh_spec(a)) for a in avals]
+    outs = [NamedSharding(mesh, _mesh_spec(a)) for a in out_avals]
+    run = _typed_eager_cache[key] = _Executable(prim.name, closed, mesh, ins, outs, None)
+  results = run.run(leaves)
+  return results if prim.multiple_results else results[0]
+
+
+dispatch.register_typed_eager(_typed_eager)
 
 
 def _typed_runner(name, closed):
