@@ -107,21 +107,21 @@ def typeof_mixed_axis_types(jax, jnp):
 # ---- elementwise -------------------------------------------------------------------------------
 @case
 def eager_elementwise(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, w = _arrays(jax)
   return [x + 1, x * y, jnp.sin(y), x.astype(jnp.int32), -w, x + jnp.ones((8, 4)),
           x + jnp.ones(4), jnp.where(x > 1, x, 0.0), jnp.maximum(y, 2.0), x > y]
 
 
 @case
 def error_elementwise_conflict(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, w = _arrays(jax)
   return [_try(lambda: x + w), _try(lambda: jax.make_jaxpr(lambda a, b: a * b)(y, w)),
           _try(lambda: jnp.where(x > 0, x, w))]
 
 
 @case
 def jaxpr_elementwise_and_reductions(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   return [_jaxpr(jax, lambda a: jnp.sin(a).sum(0), x),
           _jaxpr(jax, lambda a, b: (a * b + 1.0).max(1), x, y),
           _jaxpr(jax, lambda a: jnp.where(a > 1, a, 0.0), x),
@@ -132,14 +132,14 @@ def jaxpr_elementwise_and_reductions(jax, jnp):
 # ---- reductions --------------------------------------------------------------------------------
 @case
 def reductions(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   return [x.sum(0), x.sum(1), y.max(1), y.min(0), jnp.argmax(y, 1), jnp.argmin(x, 0),
           y.sum(), jnp.prod(x, 1), jnp.any(x > 2, 1), jax.lax.reduce_sum(y, (0,))]
 
 
 @case
 def cumulative_and_sort(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   return [jnp.cumsum(x, 1), _try(lambda: jnp.cumsum(x, 0)), jnp.sort(x, 1),
           _try(lambda: jnp.sort(x, 0)),
           _try(lambda: jax.lax.cummax(y, 1))]
@@ -148,7 +148,7 @@ def cumulative_and_sort(jax, jnp):
 # ---- shapes ------------------------------------------------------------------------------------
 @case
 def shape_ops(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   return [x[None], jnp.expand_dims(y, 1), jnp.squeeze(x[:, :1], 1), jnp.transpose(y),
           jnp.broadcast_to(x[:, :1], (8, 4)), x[:, 1:3], jnp.concatenate([x, x], 1),
           jnp.concatenate([y, y], 0), jnp.pad(x, ((0, 0), (1, 1))), jnp.flip(y, 1),
@@ -157,7 +157,7 @@ def shape_ops(jax, jnp):
 
 @case
 def jaxpr_shape_ops(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   return [_jaxpr(jax, lambda a: a[None].reshape(8, 4).T[:, 2:], x),
           _jaxpr(jax, lambda a: a[2:], x),
           _jaxpr(jax, lambda a: jnp.concatenate([a, a], 0), x),
@@ -166,7 +166,7 @@ def jaxpr_shape_ops(jax, jnp):
 
 @case
 def reshapes(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   return [x.reshape(2, 4, 4), x.reshape(32), x.reshape(8, 1, 4), y.reshape(8, 4, 1),
           x.reshape(4, 2, 4), _try(lambda: x.reshape(4, 8)), _try(lambda: y.reshape(32)),
           _jaxpr(jax, lambda a: a.reshape(2, 4, 4), x)]
@@ -174,7 +174,7 @@ def reshapes(jax, jnp):
 
 @case
 def error_slicing_sharded_dims(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, w = _arrays(jax)
   # (JAX indexes with a gather where the slice would not split evenly, and raises the gather's
   # error; arrax slices and raises slice's: only the class is compared)
   return [_try(lambda: x[1:], False), _try(lambda: y[:, 1:], False),
@@ -185,7 +185,7 @@ def error_slicing_sharded_dims(jax, jnp):
 # ---- dot_general -------------------------------------------------------------------------------
 @case
 def dots(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  m, x, _y, w = _arrays(jax)
   P, ns = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
   b = jax.device_put(np.ones((2, 4, 4), np.float32), ns(m, P("x", None, "y")))
   return [x @ jnp.ones((4, 3)), jnp.dot(w, x.T), jnp.einsum("ij,kj->ik", x, w), jnp.einsum("ij,ij->i", x, x),
@@ -194,14 +194,14 @@ def dots(jax, jnp):
 
 @case
 def error_dots(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, _, w = _arrays(jax)
   return [_try(lambda: x.T @ x), _try(lambda: w @ w.T), _try(lambda: x.T @ w),
           _try(lambda: jax.make_jaxpr(lambda a: a @ a.T)(x))]
 
 
 @case
 def dots_with_out_sharding(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  m, x, _y, _ = _arrays(jax)
   P = jax.sharding.PartitionSpec
   with jax.set_mesh(m):
     return [jnp.dot(x.T, x, out_sharding=P("x")), jnp.matmul(x.T, x, out_sharding=P(None, "y")),
@@ -214,7 +214,7 @@ def dots_with_out_sharding(jax, jnp):
 # ---- creation with out_sharding ----------------------------------------------------------------
 @case
 def creation_out_sharding(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  m, x, _y, _ = _arrays(jax)
   P = jax.sharding.PartitionSpec
   with jax.set_mesh(m):
     return [jnp.zeros((8, 4), out_sharding=P("x")), jnp.ones((8, 4), jnp.int32,
@@ -268,7 +268,7 @@ def reshard_types(jax, jnp):
 
 @case
 def auto_and_explicit_axes(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  m, x, y, _ = _arrays(jax)
   P = jax.sharding.PartitionSpec
   seen = []
 
@@ -296,7 +296,7 @@ def auto_and_explicit_axes(jax, jnp):
 # ---- jit -------------------------------------------------------------------------------------
 @case
 def jit_results(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, y, w = _arrays(jax)
   f = jax.jit(lambda a: (a * 2, a.sum(0), a.sum(1)))
   g = jax.jit(lambda a, b: a @ b.T)
   return [f(x), f(y), g(x, jnp.ones((3, 4))), _jaxpr(jax, f, x),
@@ -317,7 +317,7 @@ def jit_in_and_out_shardings(jax, jnp):
 # ---- transformations ---------------------------------------------------------------------------
 @case
 def grad_and_vmap(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  m, x, y, _ = _arrays(jax)
   with jax.set_mesh(m):
     g = jax.grad(lambda a: (jnp.sin(a) * a).sum())(x)
     g2 = jax.jit(jax.grad(lambda a, b: (a * b).sum(), argnums=(0, 1)))(x, y)
@@ -331,7 +331,7 @@ def grad_and_vmap(jax, jnp):
 
 @case
 def jvp_keeps_sharding(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, _, y, _ = _arrays(jax)
   p, t = jax.jvp(lambda a: jnp.sin(a) * 2, (y,), (y,))
   return [p, t, _jaxpr(jax, lambda a, b: jax.jvp(jnp.sin, (a,), (b,)), y, y)]
 
@@ -339,7 +339,7 @@ def jvp_keeps_sharding(jax, jnp):
 # ---- what JAX raises -----------------------------------------------------------------------------
 @case
 def error_gather_on_sharded_operand(jax, jnp):
-  m, x, y, w = _arrays(jax)
+  _, x, _, _ = _arrays(jax)
   return [_try(lambda: x[jnp.array([0, 3])]), x[:, jnp.array([0, 3])]]
 
 
@@ -359,10 +359,11 @@ def run_case(name, fn, a_mods, j_mods):
 def main():
   import warnings
   warnings.simplefilter("ignore")
-  import arrax
-  import arrax.numpy as anp
   import jax
   import jax.numpy as jnp
+
+  import arrax
+  import arrax.numpy as anp
   assert jax.device_count() == 8 and arrax.device_count() == 8
   results = {}
   for name, fn in CASES.items():

@@ -22,8 +22,9 @@ def test_sharding_in_types_matches_jax(name):
 def test_one_device_mesh_and_unsharded_types():
   """In the one-device process: a size-1 Explicit mesh axis stays in the type (as in JAX);
   values placed on no mesh have types without a sharding that equal the plain ones."""
-  import numpy as np
   import jax
+  import numpy as np
+
   import arrax
   import arrax.numpy as anp
   outs = []

@@ -340,12 +340,12 @@ def _gather(x, indices, *, dimension_numbers, slice_sizes, **_):
 
 
 def _scatter(x, idx, upd, *_, **__):
-  if x.sharding is None and upd.sharding is None:
-    return None
-  raise ShardingTypeError(f"sharding rule for scatter is not implemented. Please file an "
-                          "issue at https://github.com/jax-ml/jax/issues. You can work around "
-                          "this error by dropping that operation into full auto sharding mode "
-                          "via: `jax.sharding.auto_axes(fun, out_shardings=...)`")
+  if x.sharding is not None or upd.sharding is not None:
+    raise ShardingTypeError("sharding rule for scatter is not implemented. Please file an "
+                            "issue at https://github.com/jax-ml/jax/issues. You can work "
+                            "around this error by dropping that operation into full auto "
+                            "sharding mode via: `jax.sharding.auto_axes(fun, "
+                            "out_shardings=...)`")
 
 
 def _creation(*_, sharding=None, out_sharding=None, **__):
@@ -353,14 +353,16 @@ def _creation(*_, sharding=None, out_sharding=None, **__):
   return s
 
 
-_ELEMENTWISE = (
-    "abs acos acosh add and asin asinh atan atan2 atanh cbrt ceil clz complex conj "
-    "convert_element_type cos cosh digamma div eq erf erf_inv erfc exp exp2 expm1 floor ge gt "
-    "imag integer_pow is_finite le lgamma log log1p logistic lt max min mul ne neg nextafter not "
-    "or polygamma population_count pow real reduce_precision rem round rsqrt shift_left "
-    "shift_right_arithmetic shift_right_logical sign sin sinh sqrt square sub tan tanh xor "
-    "add_any igamma igammac igamma_grad_a random_gamma_grad regularized_incomplete_beta zeta "
-    "bessel_i0e bessel_i1e erf_inv copy copy_p").split()
+_ELEMENTWISE = [
+    "abs", "acos", "acosh", "add", "and", "asin", "asinh", "atan", "atan2", "atanh", "cbrt",
+    "ceil", "clz", "complex", "conj", "convert_element_type", "cos", "cosh", "digamma", "div",
+    "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor", "ge", "gt", "imag",
+    "integer_pow", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "max", "min",
+    "mul", "ne", "neg", "nextafter", "not", "or", "polygamma", "population_count", "pow", "real",
+    "reduce_precision", "rem", "round", "rsqrt", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh", "xor",
+    "add_any", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
+    "regularized_incomplete_beta", "zeta", "bessel_i0e", "bessel_i1e", "copy", "copy_p"]
 
 RULES = {name: _broadcasting(name) for name in _ELEMENTWISE}
 RULES.update({
