@@ -336,6 +336,34 @@ def jvp_keeps_sharding(jax, jnp):
   return [p, t, _jaxpr(jax, lambda a, b: jax.jvp(jnp.sin, (a,), (b,)), y, y)]
 
 
+@case
+def library_ops(jax, jnp):
+  m, x, y, _ = _arrays(jax)
+  with jax.set_mesh(m):
+    return [x.mean(1), jax.nn.softmax(x, axis=1), jax.nn.logsumexp(x, axis=1), jnp.var(y, 1),
+            jnp.clip(y, 0.5, 1.0), jnp.stack([x, x], 1), jnp.tile(x, (1, 2)),
+            jnp.roll(x, 1, axis=1), x.at[:, 0].set(1.0), x.at[:, 1:3].add(2.0),
+            x[:, :, None] * y[:, None, :], x.sum(1, keepdims=True),
+            jax.random.normal(jax.random.key(0), (8, 4)) + x]
+
+
+@case
+def control_flow_and_grads(jax, jnp):
+  m, x, y, _ = _arrays(jax)
+  with jax.set_mesh(m):
+    return [jax.lax.cond(True, lambda a: a * 2, lambda a: a + 1, x),
+            jax.lax.fori_loop(0, 3, lambda i, c: c * 2, y),
+            jax.lax.scan(lambda c, _: (c * 2, None), y, None, length=3)[0],
+            jax.lax.scan(lambda c, a: (c + a, a * 2), jnp.zeros(8), y.T)[1],
+            _try(lambda: jax.lax.scan(lambda c, a: (c + a, a), jnp.zeros(4), x)),
+            jax.grad(lambda w, a: jnp.tanh(a @ w).sum())(jnp.ones((4, 3)), x),
+            jax.jit(jax.grad(lambda w, a: jnp.tanh(a @ w).sum(), argnums=(0, 1)))(
+                jnp.ones((4, 3)), x),
+            jax.grad(jax.checkpoint(lambda a: jnp.sin(a).sum()))(x),
+            jax.grad(lambda a: jax.nn.gelu(a).sum())(x),
+            jax.vmap(lambda r: r @ jnp.ones((4,)))(x)]
+
+
 # ---- what JAX raises -----------------------------------------------------------------------------
 @case
 def error_gather_on_sharded_operand(jax, jnp):

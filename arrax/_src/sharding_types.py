@@ -267,6 +267,29 @@ def _dot_general(lhs, rhs, *, dimension_numbers, out_sharding=None, **_):
   return lbs + lfree + rfree
 
 
+def _stack(*avals, axis):
+  spec = list(_concatenate(*avals, dimension=None))
+  spec.insert(axis, None)
+  return tuple(spec)
+
+
+def _unstack(x, *, axis):
+  spec = list(_spec(x))
+  if spec[axis] is not None:
+    raise ShardingTypeError(f"unstack operand cannot be sharded on the unstacking axis {axis}. "
+                            f"Got operand type={x.str_short(True)}")
+  del spec[axis]
+  return [tuple(spec)] * x.shape[axis]
+
+
+def _tile(x, *, reps):
+  for i, (r, s) in enumerate(zip(reps, _spec(x))):
+    if r != 1 and s is not None:
+      raise ShardingTypeError(f"Operand cannot be sharded on dimension {i} when the tiling is "
+                              f"non-trivial. Got input type: {x} with reps: {reps}")
+  return _spec(x)
+
+
 def _concatenate(*avals, dimension):
   given = [a.sharding for a in avals if a.sharding is not None]
   if any(s != given[0] for s in given[1:]) or len(given) != len(avals):
@@ -339,13 +362,40 @@ def _gather(x, indices, *, dimension_numbers, slice_sizes, **_):
       f"collectives on inputs). Got operand={x!r}, indices={indices!r}")
 
 
-def _scatter(x, idx, upd, *_, **__):
-  if x.sharding is not None or upd.sharding is not None:
-    raise ShardingTypeError("sharding rule for scatter is not implemented. Please file an "
-                            "issue at https://github.com/jax-ml/jax/issues. You can work "
-                            "around this error by dropping that operation into full auto "
-                            "sharding mode via: `jax.sharding.auto_axes(fun, "
-                            "out_shardings=...)`")
+def _scatter(x, indices, updates, *_, dimension_numbers, **__):
+  dn = dimension_numbers
+  xs, ids, us = list(_spec(x)), _spec(indices), _spec(updates)
+  windows = list(dn.update_window_dims)
+  query_dims = [d for d in range(updates.ndim) if d not in windows]
+  u_batch = [query_dims[i] for i in dn.scatter_indices_batching_dims]
+  x_windows = [i for i in range(x.ndim)
+               if i not in dn.inserted_window_dims and i not in dn.operand_batching_dims]
+
+  def resolvable(*specs):
+    named = {s for s in specs if s is not None}
+    return len(named) <= 1
+
+  # (JAX's conditions: batch axes agree; window axes are whole and agree, or are unsplit;
+  # inserted axes, the other query axes and the index vector are unsplit)
+  ok = (all(resolvable(xs[o], ids[i], us[u]) for o, i, u in
+            zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, u_batch))
+        and all((updates.shape[u] == x.shape[o] and us[u] == xs[o])
+                or (us[u] is None and xs[o] is None) for u, o in zip(windows, x_windows))
+        and all(xs[i] is None for i in dn.inserted_window_dims)
+        and all(s is None for k, s in enumerate(us) if k not in u_batch and k not in windows)
+        and all(s is None for k, s in enumerate(ids[:-1])
+                if k not in dn.scatter_indices_batching_dims)
+        and ids[-1] is None)
+  if not ok:
+    raise ShardingTypeError(
+        "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the "
+        "scatter update as out sharding could not be resolved unambiguously (or would require "
+        f"collectives on inputs). Got operand={x!r}, indices={indices!r}, updates={updates!r}")
+  for o, i, u in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, u_batch):
+    xs[o] = xs[o] or ids[i] or us[u]
+  for u, o in zip(windows, x_windows):
+    xs[o] = xs[o] or us[u]
+  return tuple(xs)
 
 
 def _creation(*_, sharding=None, out_sharding=None, **__):
@@ -368,7 +418,9 @@ RULES = {name: _broadcasting(name) for name in _ELEMENTWISE}
 RULES.update({
     "convert_element_type": _convert, "stop_gradient": _operand,
     "sharding_constraint": _operand, "device_put": lambda *avals, **_: [_spec(a) for a in avals],
-    "name": _operand, "layout_constraint": _operand, "optimization_barrier": None, "rev": _operand,
+    "name": _operand, "layout_constraint": _operand, "stack": _stack, "unstack": _unstack,
+    "tile": _tile, "fft": _operand, "top_k": lambda x, **_: [_spec(x)] * 2,
+    "optimization_barrier": lambda *avals, **_: [_spec(a) for a in avals], "rev": _operand,
     "bitcast_convert_type": _operand, "select_n": _select_n, "clamp": _clamp,
     "reduce_sum": _reduce, "reduce_max": _reduce, "reduce_min": _reduce, "reduce_prod": _reduce,
     "reduce_and": _reduce, "reduce_or": _reduce, "reduce_xor": _reduce, "argmax": _reduce,
@@ -383,7 +435,6 @@ RULES.update({
     "scatter-mul": _scatter, "scatter-min": _scatter, "scatter-max": _scatter,
     "scatter-sub": _scatter, "iota": _creation, "empty": _creation,
 })
-del RULES["optimization_barrier"]
 
 
 # Primitives whose abstract evaluation gives their results' types itself (callbacks return the
@@ -392,7 +443,9 @@ _TYPED_ELSEWHERE = frozenset(["reshard", "pure_callback", "io_callback", "ffi_ca
 
 
 def _holds_jaxpr(params):
-  return any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) for v in params.values())
+  jaxprs = (core.Jaxpr, core.ClosedJaxpr)
+  return any(isinstance(v, jaxprs) or (type(v) is tuple and v and isinstance(v[0], jaxprs))
+             for v in params.values())
 
 
 def _as_sharding(mesh, spec):
@@ -414,10 +467,10 @@ def _type_outputs(prim, avals, params, out):
     given = None
   if not sharded and (given is None or prim.name not in RULES):
     return out
-  if prim.name in _TYPED_ELSEWHERE or _holds_jaxpr(params) or (
-      prim.multiple_results and not out):
-    return out   # (typed by its own rule or the jaxprs it holds; or no results to type)
   rule = RULES.get(prim.name)
+  if rule is None and (prim.name in _TYPED_ELSEWHERE or _holds_jaxpr(params) or (
+      prim.multiple_results and not out)):
+    return out   # (typed by its own rule or the jaxprs it holds; or no results to type)
   if rule is None:
     raise ShardingTypeError(
         f"sharding rule for {prim.name} is not implemented. Please file an issue at "
