@@ -314,6 +314,17 @@ def jit_in_and_out_shardings(jax, jnp):
   return [out, h(v), jax.jit(lambda a: a * 3)(out)]
 
 
+@case
+def eval_shape_and_structs(jax, jnp):
+  m, x, _, _ = _arrays(jax)
+  P, ns = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  s = jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=ns(m, P("x")))
+  o1 = jax.eval_shape(lambda a: a * 2, x)
+  o2 = jax.eval_shape(lambda a: a.sum(1), s)
+  return [repr(o1), repr(o2.sharding), _jaxpr(jax, lambda a: a.sum(1), s),
+          str(jax.jit(lambda a: a * 2).trace(s).jaxpr)]
+
+
 # ---- transformations ---------------------------------------------------------------------------
 @case
 def grad_and_vmap(jax, jnp):
