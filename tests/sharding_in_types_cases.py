@@ -129,6 +129,28 @@ def jaxpr_elementwise_and_reductions(jax, jnp):
           _jaxpr(jax, lambda a: jnp.argmax(a, 1), x)]
 
 
+@case
+def dtypes_and_scalars(jax, jnp):
+  m, x, y, _ = _arrays(jax)
+  b = x.astype(jnp.bfloat16)
+  i = y.astype(jnp.int8)
+  c = jax.lax.complex(x, x)
+  return [b * 2, jnp.exp(b), i + 1, i.sum(1), (x > 1) & (y < 3), jnp.abs(c), c * 1j,
+          x * np.float32(2), x + jnp.float32(1), jnp.where(True, x, 0.0), jnp.zeros((0, 4)) + 1]
+
+
+@case
+def x64_types(jax, jnp):
+  m = _mesh(jax)
+  P, ns = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  jax.config.update("jax_enable_x64", True)
+  try:
+    v = jax.device_put(np.arange(32.0).reshape(8, 4), ns(m, P("x", "y")))
+    return [v, v.sum(0), v.astype(jnp.int64) * 2, _jaxpr(jax, lambda a: jnp.cos(a).sum(1), v)]
+  finally:
+    jax.config.update("jax_enable_x64", False)
+
+
 # ---- reductions --------------------------------------------------------------------------------
 @case
 def reductions(jax, jnp):
