@@ -131,7 +131,7 @@ def jaxpr_elementwise_and_reductions(jax, jnp):
 
 @case
 def dtypes_and_scalars(jax, jnp):
-  m, x, y, _ = _arrays(jax)
+  _, x, y, _ = _arrays(jax)
   b = x.astype(jnp.bfloat16)
   i = y.astype(jnp.int8)
   c = jax.lax.complex(x, x)
