@@ -229,6 +229,7 @@ def dots_with_out_sharding(jax, jnp):
     return [jnp.dot(x.T, x, out_sharding=P("x")), jnp.matmul(x.T, x, out_sharding=P(None, "y")),
             jax.lax.dot_general(x, x, (((0,), (0,)), ((), ())), out_sharding=P("y")),
             jnp.einsum("ij,ik->jk", x, x, out_sharding=P("x")),
+            jnp.einsum("ij,ik,kl->jl", x, x, jnp.ones((4, 2)), out_sharding=P("y")),
             _jaxpr(jax, lambda a: jnp.dot(a.T, a, out_sharding=P("x")), x),
             _try(lambda: jnp.dot(x.T, x, out_sharding=P("x", "x")))]
 

@@ -28,6 +28,7 @@ from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedShardi
                                        use_abstract_mesh)
 from arrax._src.sharding_types import reshard_p
 from arrax._src.tracing import trace_to_jaxpr
+from arrax._src.numpy import util as numpy_util
 from arrax._src.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 
@@ -513,3 +514,6 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
         return _strip_axes(out, dropped)
     return wrapped
   return wrap if f is None else wrap(f)
+
+
+numpy_util.auto_axes_hook[:] = [auto_axes]

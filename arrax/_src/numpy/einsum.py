@@ -91,8 +91,11 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
   util.check_arraylike("einsum", *arrays)
   arrays = [util.ensure_arraylike("einsum", x) for x in arrays]
   if out_sharding is not None and len(contractions) > 1:
-    raise NotImplementedError("jnp.einsum: out_sharding with more than one contraction is not "
-                              "supported by arrax (JAX runs those under auto_axes).")
+    # (as JAX: the contractions run with the mesh axes Auto, the result is then resharded)
+    def contract(arrs):
+      return _einsum_jit(arrs, contractions, precision, preferred_element_type, _dot_general,
+                         None)
+    return util.auto_axes_hook[0](contract, out_sharding=out_sharding)(arrays)
   return _einsum_jit(arrays, contractions, precision, preferred_element_type, _dot_general,
                      out_sharding)
 

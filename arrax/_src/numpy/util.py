@@ -17,6 +17,11 @@ from arrax._src.lax import shape_ops
 from arrax._src.sharding_types import broadcast_shardings
 
 
+
+# `jax.sharding.auto_axes` (set by `_src/spmd.py`, a higher layer), for the jnp functions that
+# run part of their work with the mesh axes Auto, as JAX's do.
+auto_axes_hook: list = []
+
 def inline_jit(fun=None, **kwargs):
   """jit that inlines into an enclosing trace (JAX's `@jit(inline=True)` on jnp functions)."""
   if fun is None:
