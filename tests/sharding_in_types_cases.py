@@ -400,9 +400,14 @@ def control_flow_and_grads(jax, jnp):
 
 # ---- what JAX raises -----------------------------------------------------------------------------
 @case
-def error_gather_on_sharded_operand(jax, jnp):
-  _, x, _, _ = _arrays(jax)
-  return [_try(lambda: x[jnp.array([0, 3])]), x[:, jnp.array([0, 3])]]
+def gather_and_scatter_on_sharded_operands(jax, jnp):
+  m, x, _, _ = _arrays(jax)
+  P = jax.sharding.PartitionSpec
+  idx = jnp.array([0, 3])
+  with jax.set_mesh(m):
+    return [_try(lambda: x[idx]), x[:, idx], x.at[idx].get(out_sharding=P("y")),
+            _try(lambda: x.at[idx].set(0.0)), x.at[idx].set(0.0, out_sharding=P("x")),
+            x.at[:, idx].add(1.0)]
 
 
 def run_case(name, fn, a_mods, j_mods):

@@ -26,7 +26,7 @@ from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import broadcasting
 from arrax._src.lax import elementwise as lax, shape_ops, slicing
-from arrax._src.lax.utils import asarray_operand, scalar_literal
+from arrax._src.lax.utils import _out_sharding, asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
 from arrax._src.numpy import creation, lax_numpy, ufuncs, util
 
@@ -903,8 +903,13 @@ def _as_update_values(x_dtype, y):
 def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices, mode,
                     normalize_indices, out_sharding=None):
   """`x[idx] op= y` without mutation: one scatter of the broadcast updates."""
-  if out_sharding is not None:
-    raise NotImplementedError("arrax does not support out_sharding in .at[] updates")
+  if out_sharding is not None:   # (as JAX: updated with the mesh axes Auto, then resharded)
+    def update(u, v):
+      return _scatter_update(u, idx, v, scatter_op, indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode,
+                             normalize_indices=normalize_indices)
+    return util.auto_axes_hook[0](update, out_sharding=_out_sharding(out_sharding, "scatter"))(
+        x, y)
   x = creation.asarray(x) if not _is_array(x) else x
   aval = core.get_aval(x)
   if any(isinstance(i, Slice) for i in _as_tuple(idx)):
@@ -975,11 +980,14 @@ class _IndexUpdateRef:
   def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
           out_sharding=None, wrap_negative_indices=True):
     """`x[idx]`, with out-of-bounds handling chosen by `mode` and `fill_value`."""
-    if out_sharding is not None:
-      raise NotImplementedError("arrax does not support out_sharding in .at[].get()")
-    return _rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
-                           unique_indices=unique_indices, mode=mode, fill_value=fill_value,
-                           normalize_indices=wrap_negative_indices)
+    def take(arr):
+      return _rewriting_take(arr, self.index, indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                             normalize_indices=wrap_negative_indices)
+    if out_sharding is not None:   # (as JAX: indexed with the mesh axes Auto, then resharded)
+      out_sharding = _out_sharding(out_sharding, "take")
+      return util.auto_axes_hook[0](take, out_sharding=out_sharding)(self.array)
+    return take(self.array)
 
   def _update(self, values, op, indices_are_sorted, unique_indices, mode, out_sharding,
               wrap_negative_indices, x=None):
