@@ -499,9 +499,14 @@ def test_at_repr_and_types():
   assert type(x.at[0]).mul is type(x.at[0]).multiply
 
 
-def test_at_out_sharding_is_not_supported():
-  with pytest.raises(NotImplementedError):
-    anp.arange(3.0).at[0].set(1.0, out_sharding=object())
+def test_at_out_sharding_needs_a_mesh():
+  """A PartitionSpec out_sharding without a mesh set raises JAX's ValueError (shardings in
+  types: tests/test_sharding_in_types.py)."""
+  for np_, P in ((anp, arrax.P), (jnp, jax.P)):
+    with pytest.raises(ValueError, match="not under a mesh context"):
+      np_.arange(3.0).at[0].set(1.0, out_sharding=P("x"))
+    with pytest.raises(ValueError, match="not under a mesh context"):
+      np_.arange(3.0).at[0].get(out_sharding=P("x"))
 
 
 # ---- take ----------------------------------------------------------------------------------------

@@ -13,9 +13,6 @@ from tests.multidevice import cached_case_results, run_script, xfail_params
 _XFAIL = {
     "sharded_result_keeps_sharding": "eager ops and jit gather a multi-device array on one "
                                      "device (JAX keeps and propagates the NamedSharding)",
-    "error_explicit_axes_incompatible_shardings": "arrax does not type-check shardings over "
-                                                  "Explicit mesh axes (JAX raises "
-                                                  "ShardingTypeError); it computes the value",
 }
 
 
@@ -84,7 +81,7 @@ import sys
 import numpy as np
 import arrax, arrax.numpy as jnp
 P, NS = arrax.P, arrax.NamedSharding
-m = arrax.make_mesh((2, 2), ("x", "y"))
+m = arrax.make_mesh((2, 2), ("x", "y"), axis_types=(arrax.sharding.AxisType.Auto,) * 2)
 a = arrax.device_put(np.arange(16.0).reshape(4, 4), NS(m, P("x")))
 f = arrax.jit(lambda u: u * 2, in_shardings=NS(m, P("x", "y")), out_shardings=NS(m, P(None, "y")))
 b = f(np.arange(16.0).reshape(4, 4)) + arrax.jit(lambda u: u, out_shardings=NS(m, P(None, "y")))(a)

@@ -209,6 +209,7 @@ def _check_ct(ct, primal_aval):
   aval = core.get_aval(ct)
   expected = primal_aval.update(dtype=ad.tangent_dtype(primal_aval.dtype), weak_type=False)
   if (aval.shape != expected.shape or aval.vma != expected.vma
+      or getattr(aval, "sharding", None) != getattr(expected, "sharding", None)
       or not (aval.dtype == expected.dtype or expected.dtype == dtypes.float0)):
     raise ValueError(
         f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "

@@ -30,15 +30,18 @@ class ShapeDtypeStruct:
 
   @property
   def aval(self):
-    return core.ShapedArray(self.shape, self.dtype, self.weak_type)
+    # (a NamedSharding over Explicit mesh axes is part of the type)
+    return core.ShapedArray(self.shape, self.dtype, self.weak_type, sharding=self.sharding)
 
   def __repr__(self):
+    sh = "" if self.sharding is None else f", sharding={self.sharding}"
     wt = ", weak_type=True" if self.weak_type else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{wt})"
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sh}{wt})"
 
   def __eq__(self, other):
     return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+            and self.dtype == other.dtype and self.weak_type == other.weak_type
+            and self.sharding == other.sharding)
 
   def __hash__(self):
     return hash((self.shape, self.dtype, self.weak_type))
@@ -103,7 +106,8 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 def eval_shape(fun, *args, **kwargs):
   """The shapes and dtypes `fun` would return, as ShapeDtypeStructs, without computing anything."""
   jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
-  out = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+  out = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                                                   sharding=getattr(a, "sharding", None))
                                   for a in jaxpr.out_avals])
   # Typed PRNG keys (pytree nodes over their key data) are one struct of their key dtype.
   is_key = lambda x: isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType)
@@ -173,7 +177,9 @@ def _put_named(v, sharding):
     bufs = [device_put_value(p, d, dtype=dtype, committed=True)._buf
             for p, d in zip(pieces, devices)]
     buf = _jax.ArrayImpl(aval, xla, bufs, committed=True, _skip_checks=True)
-  return ShardedArray(buf, aval, sharding)
+  # (over Explicit mesh axes the array's type carries the sharding)
+  return ShardedArray(buf, core.ShapedArray(host.shape, dtype, weak_type, sharding=sharding),
+                      sharding)
 
 
 def device_get(x):

@@ -72,26 +72,46 @@ def shape_size(shape):
   return n if getattr(type(n), "_symbolic_dim", False) else int(n)
 
 
-class ManualAxisType:
-  """The manual-axis part of a type (JAX's `aval.mat`) inside a shard_map with check_vma=True:
-  the mesh axes a value varies over (`varying`), and those over which it is an unreduced
-  (summands not yet added) or reduced (summed, to be cast back) value; disjoint from `varying`."""
-  __slots__ = ("varying", "unreduced", "reduced")
+_interned_mats: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
-  def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-    varying, unreduced, reduced = frozenset(varying), frozenset(unreduced), frozenset(reduced)
-    if varying & unreduced:
+
+class ManualAxisType:
+  """How a value inside shard_map relates to the manual mesh axes: the axes along which it
+  varies, and those along which it is an unreduced or reduced partial sum (disjoint from the
+  varying ones). Instances are interned, so equal ones are the same object. (An aval's `mat`.)"""
+  __slots__ = ("varying", "unreduced", "reduced", "__weakref__")  # noqa: RUF023
+
+  def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+    if frozenset(varying) & frozenset(unreduced):   # (the message shows them as given)
       raise ValueError("varying and unreduced cannot have common mesh axes. Got "
                        f"varying={varying} and unreduced={unreduced}")
-    if varying & reduced:
+    if frozenset(varying) & frozenset(reduced):
       raise ValueError("varying and reduced cannot have common mesh axes. Got "
                        f"varying={varying} and reduced={reduced}")
-    self.varying, self.unreduced, self.reduced = varying, unreduced, reduced
+    key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
+    obj = _interned_mats.get(key)
+    if obj is None:
+      obj = object.__new__(cls)
+      for name, v in zip(cls.__slots__, key):
+        object.__setattr__(obj, name, v)
+      _interned_mats[key] = obj
+    return obj
 
-  empty = property(lambda self: not (self.varying or self.unreduced or self.reduced))
-  vur = property(lambda self: self.varying | self.unreduced | self.reduced)
+  def __setattr__(self, name, value):
+    raise AttributeError(f"ManualAxisType is immutable: cannot set {name}")
+
+  def __repr__(self):
+    return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+            f"reduced={self.reduced})")
+
+  def __getnewargs_ex__(self):
+    return (), {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
+
+  def __reduce__(self):
+    return (_make_manual_axis_type, (self.varying, self.unreduced, self.reduced))
 
   def update(self, **kwargs):
+    """A copy with the given fields (varying, unreduced, reduced) replaced."""
     fields = {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
     fields.update(kwargs)
     return ManualAxisType(**fields)
@@ -100,20 +120,24 @@ class ManualAxisType:
     """The type of a cotangent: unreduced and reduced swapped."""
     return self.update(unreduced=self.reduced, reduced=self.unreduced)
 
-  def __eq__(self, other):
-    return (type(other) is ManualAxisType and self.varying == other.varying
-            and self.unreduced == other.unreduced and self.reduced == other.reduced)
+  @property
+  def empty(self):
+    return self is _EMPTY_MAT
 
-  def __hash__(self):
-    return hash((self.varying, self.unreduced, self.reduced))
+  def invarying(self, mesh) -> frozenset:
+    """The manual axes of `mesh` along which the value is the same everywhere."""
+    return frozenset(mesh.manual_axes) - self.vur
 
-  def __repr__(self):
-    return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
-            f"reduced={self.reduced})")
+  @property
+  def vur(self) -> frozenset:
+    return self.varying | self.unreduced | self.reduced
 
 
-class ShardingTypeError(Exception):
-  """A type error about how values are laid out over mesh axes (JAX's core.ShardingTypeError)."""
+def _make_manual_axis_type(varying, unreduced, reduced):
+  return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
+
+
+_EMPTY_MAT = ManualAxisType()
 
 
 NO_UR = (frozenset(), frozenset())   # (unreduced, reduced) of a value that is neither
@@ -144,20 +168,43 @@ def _vma_str(vma, ur=NO_UR):
   return "{" + ", ".join(parts) + "}" if parts else ""
 
 
+_NO_SHARDING_GIVEN = object()
+
+
+class ShardingTypeError(Exception):
+  """Types that do not fit together over mesh axes (JAX's `core.ShardingTypeError`): operands
+  sharded incompatibly over Explicit mesh axes, a result whose sharding is ambiguous, or
+  unreduced/reduced manual axes an operation cannot take."""
+
+
+def _shape_sharding_str(shape, spec):
+  out = []
+  for d, p in zip(shape, spec):
+    if p is None:
+      out.append(str(d))
+    elif isinstance(p, tuple):
+      out.append(f"{d}@({','.join(p)})")
+    else:
+      out.append(f"{d}@{p}")
+  return ",".join(out)
+
+
 class ShapedArray(AbstractValue):
   """The abstract value of an array: shape, dtype, whether its dtype is weak and, inside a
   shard_map body with check_vma=True, the mesh axes it varies over (`vma`, part of the type
   as in JAX: avals with different vma are different) and those it is unreduced or reduced
-  over (`ur`, likewise)."""
-  __slots__ = ("shape", "dtype", "weak_type", "vma", "ur", "_hash")
+  over (`ur`, likewise).
+
+  `sharding` is None unless some array axis is split over Explicit mesh axes: then a
+  NamedSharding over the abstract mesh whose spec has one entry per axis (printed
+  `f32[8@x,4]`), part of the type as well. (JAX gives a NamedSharding over an empty abstract
+  mesh for the unsharded case, which means the same.)"""
+  __slots__ = ("shape", "dtype", "weak_type", "vma", "ur", "sharding", "_hash")
   array_abstraction_level = 1
-  # arrax's avals carry no sharding yet: `jax.typeof(x).sharding` is None (JAX gives a
-  # NamedSharding over an empty abstract mesh, which means the same: nothing requested).
-  sharding = None
 
   def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
                manual_axis_type=None, memory_space=None, ur=NO_UR):
-    del sharding, memory_space   # JAX's keywords; arrax's avals hold neither yet
+    del memory_space   # JAX's keyword; arrax's avals do not hold it
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
@@ -168,6 +215,7 @@ class ShapedArray(AbstractValue):
     # (unreduced, reduced): the manual axes over which the value is an unreduced or a reduced
     # partial sum (shard_map with check_vma=True; JAX's aval.mat.unreduced/.reduced)
     self.ur = ur if ur[0] or ur[1] else NO_UR
+    self.sharding = None if sharding is None else _canon_sharding[0](sharding, self.shape)
     self._hash = None
 
   ndim = property(lambda self: len(self.shape))
@@ -177,14 +225,17 @@ class ShapedArray(AbstractValue):
   manual_axis_type = mat
 
   def update(self, shape=None, dtype=None, weak_type=None, *, vma=None, manual_axis_type=None,
-             ur=None):
+             ur=None, sharding=_NO_SHARDING_GIVEN):
     if manual_axis_type is not None:
       vma = manual_axis_type.varying
       ur = (manual_axis_type.unreduced, manual_axis_type.reduced)
+    if sharding is _NO_SHARDING_GIVEN:   # (kept only while the shape is)
+      sharding = self.sharding if shape is None or tuple(shape) == self.shape else None
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
                        self.weak_type if weak_type is None else weak_type,
-                       vma=self.vma if vma is None else vma, ur=self.ur if ur is None else ur)
+                       vma=self.vma if vma is None else vma, ur=self.ur if ur is None else ur,
+                       sharding=sharding)
 
   def update_manual_axis_type(self, mat):
     return self.update(manual_axis_type=mat)
@@ -199,30 +250,69 @@ class ShapedArray(AbstractValue):
 
   def strip_weak_type(self):
     return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False,
-                                                       vma=self.vma, ur=self.ur)
+                                                       vma=self.vma, ur=self.ur,
+                                                       sharding=self.sharding)
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
             and self.dtype == other.dtype and self.weak_type == other.weak_type
-            and self.vma == other.vma and self.ur == other.ur)
+            and self.vma == other.vma and self.ur == other.ur
+            and self.sharding == other.sharding)
 
   def __hash__(self):
     if self._hash is None:
-      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma, self.ur))
+      self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma, self.ur,
+                         self.sharding))
     return self._hash
 
-  def str_short(self, short_dtypes=False):
+  def str_short(self, short_dtypes=False, mesh_axis_types=False):
     if short_dtypes:
       name = dtypes.short_dtype_name(self.dtype)
     else:   # float0 is a NumPy void dtype; JAX prints its own name
       name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
-    return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma, self.ur)}"
+    if self.sharding is None:
+      dims = ','.join(str(d) for d in self.shape)
+    else:
+      dims = _shape_sharding_str(self.shape, self.sharding.spec)
+    extra = ""
+    if mesh_axis_types and self.sharding is not None:
+      by_type: dict = {}
+      mesh = self.sharding.mesh
+      for n, t in zip(mesh.axis_names, mesh.axis_types):
+        by_type.setdefault(t, []).append(n)
+      extra = f"({ {t: tuple(v) for t, v in by_type.items()} })"
+    return f"{name}[{dims}]{_vma_str(self.vma, self.ur)}{extra}"
 
   def __str__(self):
     return ("~" if self.weak_type else "") + self.str_short()
 
   def __repr__(self):
     return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+
+
+# ---- shardings in types (Explicit mesh axes) ---------------------------------------------------
+# Set by `_src/sharding_types.py`: [canon(sharding, shape) -> aval sharding or None] (keeps
+# only Explicit mesh axes, one spec entry per axis; None when nothing is split).
+_canon_sharding: list = [lambda sharding, shape: None]
+
+
+class _ShardingTyping:
+  # True once a value's type carries a sharding (or an Explicit mesh is set): abstract
+  # evaluation then also applies the primitives' sharding rules (`hook`). Until then no
+  # operation does any sharding work.
+  on = False
+  hook = None   # (prim, in_avals, params, out) -> out, set by `_src/sharding_types.py`
+
+
+sharding_typing = _ShardingTyping()
+
+
+def abstract_eval_typed(prim, avals, params):
+  """`prim.abstract_eval` plus, once shardings are in types, its sharding rule."""
+  out = prim.abstract_eval(*avals, **params)
+  if sharding_typing.on:
+    out = sharding_typing.hook(prim, avals, params, out)
+  return out
 
 
 # ---- varying manual axes (shard_map's check_vma) -----------------------------------------------
@@ -981,7 +1071,7 @@ def check_jaxpr(jaxpr: Jaxpr):
     for v in eqn.invars:
       use(v, eqn.primitive.name)
     in_avals = [v.aval for v in eqn.invars]
-    out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+    out = abstract_eval_typed(eqn.primitive, in_avals, eqn.params)
     outs = out if eqn.primitive.multiple_results else [out]
     for v, aval in zip(eqn.outvars, outs):
       # (varying manual axes are given when staging, not by the rules: not compared here)

@@ -57,6 +57,25 @@ class Executable:
     return wrap_tokens(outs) if self.token_outs else outs
 
 
+class _TypedExecutable(Executable):
+  """An eager executable with results whose types carry shardings (Explicit mesh axes): they
+  are laid out over their mesh as their types say."""
+  __slots__ = ()
+
+  def execute(self, bufs):
+    outs = Executable.execute(self, bufs)
+    place = _typed_placement[0]
+    return [place(o) if type(o) is Array and o.aval.sharding is not None else o for o in outs]
+
+
+# How an Array whose type carries a sharding is laid out over its mesh (set by `_src/spmd.py`).
+_typed_placement: list = [lambda x: x]
+
+
+def register_typed_placement(fn):
+  _typed_placement[0] = fn
+
+
 def _physical(aval):
   return core.TOKEN_BUFFER_AVAL if aval is core.abstract_token else aval
 
@@ -173,6 +192,8 @@ def to_buffer(x, device):
   if type(x) is core.Token:
     return x._buf._buf, core.abstract_token
   if isinstance(x, Array):   # a multi-device array, gathered on one device
+    if x.aval.sharding is not None and _typed_eager:
+      raise _TypedOperand()   # (its type carries a sharding: run over its mesh)
     return x._buf, x.aval
   elif type(getattr(x, "aval", None)) is core.AbstractRef:
     raise _RefOperand()
@@ -194,6 +215,19 @@ def _arg_device(args):
     if type(a) is Array and a._committed:
       return a.device
   return backend.default_device()
+
+
+class _TypedOperand(Exception):
+  """An operand whose type carries a sharding (Explicit mesh axes)."""
+
+
+# How a primitive with such operands runs eagerly (set by `_src/spmd.py`): one SPMD program
+# over their mesh, `fn(prim, args, params) -> result`.
+_typed_eager: list = []
+
+
+def register_typed_eager(fn):
+  _typed_eager[:] = [fn]
 
 
 class _RefOperand(Exception):
@@ -220,6 +254,8 @@ def apply_primitive(prim, args, params):
       avals.append(aval)
   except _RefOperand:
     return _ref_eager[0](prim, args, params)
+  except _TypedOperand:
+    return _typed_eager[0](prim, args, params)
   # (the trace flags too: allow_f16_reductions changes what a rule accepts, ...)
   key = (prim, tuple(params.items()), tuple(avals), device, trace_state())
   exe = _prim_cache.get(key)
@@ -259,7 +295,7 @@ core.register_eager_impl(apply_primitive)
 
 
 def _compile_primitive(prim, avals, params, device):
-  out = prim.abstract_eval(*avals, **params)
+  out = core.abstract_eval_typed(prim, avals, params)
   out_avals = list(out) if prim.multiple_results else [out]
   invars = [core.Var(a) for a in avals]
   outvars = [core.Var(a) for a in out_avals]
@@ -268,8 +304,10 @@ def _compile_primitive(prim, avals, params, device):
   # One primitive compiles in milliseconds, faster than the persistent cache's key and lookup;
   # a control-flow primitive's program (a jaxpr parameter) may be big enough to be worth them.
   persistent = any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) for v in params.values())
-  return Executable(compile_module(module, device, prim.name, persistent), avals, out_avals,
-                    device, name=f"jit({prim.name})")
+  cls = (_TypedExecutable if core.sharding_typing.on and
+         any(getattr(a, "sharding", None) is not None for a in out_avals) else Executable)
+  return cls(compile_module(module, device, prim.name, persistent), avals, out_avals,
+             device, name=f"jit({prim.name})")
 
 
 def special_value(outs):

@@ -1088,6 +1088,13 @@ class JitWrapped(Wrapped):
         self._cache[key] = entry
         return entry
       closed = lowered
+    if core.sharding_typing.on and _typed_runner and any(
+        getattr(a, "sharding", None) is not None
+        for a in itertools.chain(closed.in_avals, closed.out_avals)):
+      # Shardings in types (Explicit mesh axes): one SPMD program over their mesh.
+      entry = _CacheEntry(None, out_tree, closed, _typed_runner[0](self._name, closed))
+      self._cache[key] = entry
+      return entry
     pruned, p_names, p_donated, kept = _prune_unused(closed, names, donated,
                                                      self._keep_unused)
     try:
@@ -1295,6 +1302,15 @@ def register_ref_discharge(fn):
 
 # jaxpr holding multi-device equations (set by `_src/shard_map.py`, a higher layer).
 _multi_device_runner = None
+
+
+# `(name, closed jaxpr) -> runner(leaves)` for a program whose types carry shardings (set by
+# `_src/spmd.py`).
+_typed_runner: list = []
+
+
+def register_typed_runner(fn):
+  _typed_runner[:] = [fn]
 
 
 def register_multi_device_runner(fn):

@@ -13,12 +13,12 @@ import dataclasses
 import enum
 import functools
 import math
-import weakref
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend
+from arrax._src import backend, core
+from arrax._src.core import ManualAxisType  # noqa: F401  (exported by jax.sharding)
 
 
 class AxisType(enum.Enum):
@@ -469,75 +469,6 @@ def make_single_device_sharding(device, *, memory_kind=None):
   return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
-_interned_mats: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-class ManualAxisType:
-  """How a value inside shard_map relates to the manual mesh axes: the axes along which it
-  varies, and those along which it is an unreduced or reduced partial sum (disjoint from the
-  varying ones). Instances are interned, so equal ones are the same object. (arrax's avals do
-  not carry it yet: it is a value for programs that build or inspect one.)"""
-  __slots__ = ("varying", "unreduced", "reduced", "__weakref__")  # noqa: RUF023
-
-  def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-    if varying & unreduced:
-      raise ValueError("varying and unreduced cannot have common mesh axes. Got "
-                       f"varying={varying} and unreduced={unreduced}")
-    if varying & reduced:
-      raise ValueError("varying and reduced cannot have common mesh axes. Got "
-                       f"varying={varying} and reduced={reduced}")
-    key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
-    obj = _interned_mats.get(key)
-    if obj is None:
-      obj = object.__new__(cls)
-      for name, v in zip(cls.__slots__, key):
-        object.__setattr__(obj, name, v)
-      _interned_mats[key] = obj
-    return obj
-
-  def __setattr__(self, name, value):
-    raise AttributeError(f"ManualAxisType is immutable: cannot set {name}")
-
-  def __repr__(self):
-    return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
-            f"reduced={self.reduced})")
-
-  def __getnewargs_ex__(self):
-    return (), {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
-
-  def __reduce__(self):
-    return (_make_manual_axis_type, (self.varying, self.unreduced, self.reduced))
-
-  def update(self, **kwargs):
-    """A copy with the given fields (varying, unreduced, reduced) replaced."""
-    fields = {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
-    fields.update(kwargs)
-    return ManualAxisType(**fields)
-
-  def to_ct_mat(self):
-    """The type of a cotangent: unreduced and reduced swapped."""
-    return self.update(unreduced=self.reduced, reduced=self.unreduced)
-
-  @property
-  def empty(self):
-    return self is _EMPTY_MAT
-
-  def invarying(self, mesh) -> frozenset:
-    """The manual axes of `mesh` along which the value is the same everywhere."""
-    return frozenset(mesh.manual_axes) - self.vur
-
-  @property
-  def vur(self) -> frozenset:
-    return self.varying | self.unreduced | self.reduced
-
-
-def _make_manual_axis_type(varying, unreduced, reduced):
-  return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
-
-
-_EMPTY_MAT = ManualAxisType()
-
-
 class NamedSharding(Sharding):
   """An array laid out over `mesh` as `spec` says (axis i split over the mesh axes spec[i])."""
 
@@ -647,7 +578,14 @@ class NamedSharding(Sharding):
     return hash(self._key())
 
   def __repr__(self):
+    if isinstance(self.mesh, AbstractMesh) and self._memory_kind is None:   # (a type's)
+      return f"NamedSharding(mesh={self.mesh}, spec={self.spec})"
     return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self.memory_kind})"
+
+  def update(self, **kwargs):
+    """A copy with `mesh`, `spec` or `memory_kind` replaced."""
+    return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
+                         memory_kind=kwargs.get("memory_kind", self._memory_kind))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -763,3 +701,99 @@ class Shard:
 
 def _index_key(index):
   return tuple((i.start, i.stop, i.step) for i in index)
+
+
+# ---- shardings in types (Explicit mesh axes) ----------------------------------------------------
+_concrete_meshes: dict = {}   # abstract mesh -> the last Mesh seen with it
+
+
+@functools.lru_cache(maxsize=256)
+def _abstract_of(mesh):
+  abstract = mesh.abstract_mesh
+  _concrete_meshes[abstract] = mesh
+  return abstract
+
+
+def concrete_mesh(abstract):
+  """The Mesh whose devices a value typed over the abstract mesh `abstract` lives on: the
+  context's (set_mesh) if it fits, else the last one seen with that abstract mesh."""
+  mesh = _mesh_context.mesh
+  if mesh is not None and not mesh.empty and _abstract_of(mesh) == abstract:
+    return mesh
+  found = _concrete_meshes.get(abstract)
+  if found is None:   # (the same devices with other axis types: auto_axes, explicit_axes)
+    shape = (abstract.axis_sizes, abstract.axis_names)
+    if (mesh is not None and not mesh.empty and
+        (mesh.axis_sizes, mesh.axis_names) == shape):
+      return mesh
+    found = next((m for a, m in reversed(_concrete_meshes.items())
+                  if (a.axis_sizes, a.axis_names) == shape), None)
+  if found is None:
+    raise ValueError(f"No concrete mesh with the devices of {abstract} is known: use "
+                     "jax.set_mesh(mesh).")
+  return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_sharding(mesh, partitions, shape):
+  names = mesh._name_to_type
+  parts = []
+  for p in partitions:
+    kept = tuple(n for n in _names(p) if names.get(n) is AxisType.Explicit)
+    parts.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+  if all(p is None for p in parts):
+    return None
+  sizes = mesh.shape
+  for dim, (p, n) in enumerate(zip(parts, shape)):
+    k = math.prod(sizes[a] for a in _names(p))
+    if type(n) is int and n % k:
+      raise ValueError(f"Sharding spec {_names(p)} implies that array axis {dim} is partitioned "
+                       f"{k} times, but does not evenly divide the dimension size {n}. Got "
+                       f"shape: {shape} and sharding {NamedSharding(mesh, PartitionSpec(*parts))}")
+  core.sharding_typing.on = True
+  return NamedSharding(mesh, PartitionSpec(*parts))
+
+
+def type_sharding(sharding, shape):
+  """The sharding a type of `shape` laid out as `sharding` (a NamedSharding over a Mesh or an
+  AbstractMesh) carries: over the abstract mesh, one spec entry per axis, only Explicit mesh
+  axes kept; None when no axis is split over an Explicit mesh axis (JAX's `get_sharding`)."""
+  if not isinstance(sharding, NamedSharding):
+    return None
+  mesh = sharding.mesh
+  if isinstance(mesh, Mesh):
+    if mesh.empty or AxisType.Explicit not in mesh.axis_types:
+      return None
+    mesh = _abstract_of(mesh)
+  elif AxisType.Explicit not in mesh.axis_types:
+    return None
+  parts = sharding.spec.partitions
+  if len(parts) > len(shape):
+    raise ValueError(f"Length of sharding.spec must be equal to aval's ndim. Got sharding.spec "
+                     f"{sharding.spec}, aval.ndim {len(shape)} and sharding {sharding}")
+  parts = parts + (None,) * (len(shape) - len(parts))
+  return _type_sharding(mesh, parts, tuple(shape))
+
+
+core._canon_sharding[0] = type_sharding
+
+
+def out_sharding_of(s, name="out_sharding"):
+  """A user's `out_sharding=` (None, a PartitionSpec over the context's abstract mesh or a
+  NamedSharding) as the NamedSharding a primitive's `sharding` parameter holds."""
+  if s is None:
+    return None
+  if isinstance(s, PartitionSpec):
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+      raise ValueError(
+          "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
+          "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
+          f"{s}")
+    s = NamedSharding(mesh, s)
+  if not isinstance(s, NamedSharding):
+    raise TypeError(f"{name} must be a PartitionSpec or NamedSharding, got {s!r}")
+  if isinstance(s.mesh, Mesh):
+    s = NamedSharding(_abstract_of(s.mesh), s.spec)
+  core.sharding_typing.on = True
+  return s

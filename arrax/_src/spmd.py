@@ -21,9 +21,14 @@ from jaxlib.mlir import ir
 from arrax._src import backend as xb, batching, compiler, core, dispatch, jit as jit_mod, mlir, pmap
 from arrax._src.api import _abstractify, _put_named, device_put as api_device_put
 from arrax._src.array import ShardedArray
-from arrax._src.sharding_impls import (NamedSharding, PartitionSpec, SingleDeviceSharding,
-                                       _named_xla_sharding, get_mesh)
+from arrax._src.config import trace_state
+from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding,
+                                       PartitionSpec, SingleDeviceSharding, _named_xla_sharding,
+                                       concrete_mesh, get_abstract_mesh, get_mesh, type_sharding,
+                                       use_abstract_mesh)
+from arrax._src.sharding_types import reshard_p
 from arrax._src.tracing import trace_to_jaxpr
+from arrax._src.numpy import util as numpy_util
 from arrax._src.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 
@@ -90,15 +95,18 @@ class _Executable:
                                                     options)
     self.mesh = mesh
     self.in_shardings = in_shardings
-    self.out_avals = closed.out_avals
+    # (results of out_shardings over Explicit mesh axes have those shardings in their types)
+    self.out_avals = [a if s is None or not isinstance(a, core.ShapedArray) else
+                      core.intern_aval(a.update(sharding=s)) for a, s in
+                      zip(closed.out_avals, out_specified)]
     self.out_tree = out_tree
     chosen = self.loaded.get_output_shardings()
     if chosen is None:   # (a one-device mesh: nothing is partitioned)
       chosen = [xc.HloSharding.replicate()] * len(out_specified)
     self.out_shardings = [s if s is not None else _named_from_hlo(mesh, c, a.ndim)
                           for s, c, a in zip(out_specified, chosen, closed.out_avals)]
-    self.handlers = [_jax.array_result_handler(a, s._xla_sharding(a.ndim), True,
-                                               _skip_checks=True)
+    self.handlers = [_jax.array_result_handler(core.ShapedArray(a.shape, a.dtype, a.weak_type),
+                                               s._xla_sharding(a.ndim), True, _skip_checks=True)
                      for a, s in zip(self.out_avals, self.out_shardings)]
 
   def run(self, leaves):
@@ -207,6 +215,10 @@ class ShardedJit:
             f"jit sharding: {s!r},\narg sharding: {x.sharding!r} for arg type: "
             f"{x.aval.str_short() if hasattr(x.aval, 'str_short') else x.aval}")
     avals = [_abstractify(x) for x in leaves]
+    if core.sharding_typing.on or any(s is not None for s in arg_shardings):
+      # (arguments placed over Explicit mesh axes have those shardings in their types)
+      avals = [a if s is None or not isinstance(a, core.ShapedArray) else
+               a.update(sharding=type_sharding(s, a.shape)) for a, s in zip(avals, arg_shardings)]
     key = (in_tree, tuple(avals), tuple(arg_shardings), get_mesh(),
            tuple(x._named if type(x) is ShardedArray else None for x in leaves))
     exe = self._cache.get(key)
@@ -255,61 +267,253 @@ class ShardedJit:
 jit_mod.register_sharded_jit(ShardedJit)
 
 
+# ---- shardings in types: eager results, jit over typed arguments ------------------------------
+def _mesh_spec(aval):
+  spec = aval.sharding.spec.partitions if aval.sharding is not None else (None,) * aval.ndim
+  return PartitionSpec(*spec)
+
+
+def _place(x, aval):
+  """`x` laid out over the devices of its type's mesh as `aval` (sharded) says, typed `aval`."""
+  named = NamedSharding(concrete_mesh(aval.sharding.mesh), _mesh_spec(aval))
+  placed = x if type(x) is ShardedArray and x._named == named else _put_named(x, named)
+  return placed if placed.aval == aval else ShardedArray(placed._gbuf, aval, named)
+
+
+def _place_typed(arr):
+  """An eager result whose type carries a sharding, laid out over its mesh as the type says."""
+  return _place(arr, arr.aval)
+
+
+dispatch.register_typed_placement(_place_typed)
+
+
+_typed_eager_cache: dict = core.register_cache({})
+
+
+def _typed_eager(prim, args, params):
+  """Run one primitive eagerly on operands whose types carry shardings: one SPMD program over
+  their mesh (cached per primitive, params, operand types and mesh), results laid out as their
+  types say, as JAX's eager operations are."""
+  leaves, avals = [], []
+  for a in args:
+    if isinstance(a, core.Literal):
+      a = np.asarray(a.val, a.aval.dtype)
+      avals.append(core.get_aval(args[len(leaves)]))
+    else:
+      avals.append(core.get_aval(a))
+    leaves.append(a)
+  if any(not isinstance(a, core.ShapedArray) for a in avals):
+    raise NotImplementedError(f"{prim.name}: eager operands of this kind over a mesh")
+  abstract = next(a.sharding.mesh for a in avals if a.sharding is not None)
+  mesh = concrete_mesh(abstract)
+  key = (prim, tuple(params.items()), tuple(avals), mesh, trace_state())
+  run = _typed_eager_cache.get(key)
+  if run is None:
+    out = core.abstract_eval_typed(prim, avals, params)
+    out_avals = list(out) if prim.multiple_results else [out]
+    invars = [core.Var(a) for a in avals]
+    outvars = [core.Var(a) for a in out_avals]
+    jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
+    closed = core.ClosedJaxpr(jaxpr, [])
+    ins = [NamedSharding(mesh, _mesh_spec(a)) for a in avals]
+    outs = [NamedSharding(mesh, _mesh_spec(a)) for a in out_avals]
+    run = _typed_eager_cache[key] = _Executable(prim.name, closed, mesh, ins, outs, None)
+  results = run.run(leaves)
+  return results if prim.multiple_results else results[0]
+
+
+dispatch.register_typed_eager(_typed_eager)
+
+
+def _typed_runner(name, closed):
+  """Run a jitted program whose types carry shardings as one SPMD program over their mesh: the
+  arguments laid out as their types say, each result as its type says."""
+  exes = {}
+  avals = list(closed.in_avals) + list(closed.out_avals)
+  abstract = next(a.sharding.mesh for a in avals if getattr(a, "sharding", None) is not None)
+
+  def run(leaves):
+    mesh = concrete_mesh(abstract)
+    exe = exes.get(mesh)
+    if exe is None:
+      ins = [NamedSharding(mesh, _mesh_spec(a)) for a in closed.in_avals]
+      outs = [NamedSharding(mesh, _mesh_spec(a)) for a in closed.out_avals]
+      exe = exes[mesh] = _Executable(name, closed, mesh, ins, outs, None)
+    return exe.run(leaves)
+  return run
+
+
+jit_mod.register_typed_runner(_typed_runner)
+
+
 # ---- reshard, auto_axes, explicit_axes -----------------------------------------------------------
 def _resolve(s):
   if isinstance(s, PartitionSpec):
     mesh = get_mesh()
     if mesh.empty:
+      abstract = get_abstract_mesh()
+      if not abstract.empty:   # (inside auto_axes/explicit_axes: the context's types)
+        return NamedSharding(abstract, s)
       raise ValueError(
           "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
           "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
           f"{s}")
+    abstract = get_abstract_mesh()
+    if abstract != mesh.abstract_mesh:   # (inside auto_axes/explicit_axes)
+      return NamedSharding(abstract, s)
     return NamedSharding(mesh, s)
   if not isinstance(s, (NamedSharding, SingleDeviceSharding)):
     raise TypeError(f"reshard out_shardings must be Shardings or PartitionSpecs, got {s!r}")
   return s
 
 
+def _reshard_one(x, s):
+  shape = np.shape(x)
+  if isinstance(s, SingleDeviceSharding):
+    if isinstance(x, core.Tracer) or core.trace_ctx.trace is not core.eval_trace:
+      return x
+    return api_device_put(x, s)
+  if isinstance(s.mesh, Mesh):
+    s.check_compatible(shape, "reshard args")
+  ts = type_sharding(s, shape)
+  if isinstance(x, core.Tracer) or core.trace_ctx.trace is not core.eval_trace:
+    aval = core.get_aval(x)
+    if ts is None and getattr(aval, "sharding", None) is None and not _explicit(s.mesh):
+      return x   # (no Explicit mesh axes: a placement only, nothing to type)
+    return reshard_p.bind(x, dst_sharding=ts)
+  if isinstance(s.mesh, AbstractMesh):   # (a type change inside auto_axes/explicit_axes)
+    if ts is None and type(x) is ShardedArray:
+      return ShardedArray(x._gbuf, x.aval.update(sharding=None), x._named)
+    if ts is None:
+      return x
+    aval = core.get_aval(x)
+    return _place(x, core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding=ts))
+  if ts is not None or _explicit(s.mesh):   # (JAX's reshard names every axis of the result)
+    spec = s.spec.partitions
+    s = NamedSharding(s.mesh, PartitionSpec(*spec, *(None,) * (len(shape) - len(spec))),
+                      memory_kind=s._memory_kind)
+  return x if type(x) is ShardedArray and x._named == s else _put_named(x, s)
+
+
+def _explicit(mesh):
+  return AxisType.Explicit in getattr(mesh, "axis_types", ())
+
+
 def reshard(xs, out_shardings):
   """Lay the arrays `xs` out as `out_shardings` (a tree prefix: NamedShardings, or
-  PartitionSpecs over the mesh set by set_mesh) say. Values never change: under a
-  transformation the arrays pass through unchanged."""
+  PartitionSpecs over the mesh set by set_mesh) say. Values never change. Over Explicit mesh
+  axes the shardings are part of the types: traced, `reshard` is a primitive changing them."""
   leaves, tree = tree_flatten(xs)
   targets = batching.flatten_axes("reshard out_shardings", tree, out_shardings)
   targets = [_resolve(s) for s in targets]
-  out = []
-  for x, s in zip(leaves, targets):
-    if isinstance(x, core.Tracer) or core.trace_ctx.trace is not core.eval_trace:
-      out.append(x)
-    elif isinstance(s, SingleDeviceSharding):
-      out.append(api_device_put(x, s))
-    else:
-      s.check_compatible(np.shape(x), "reshard args")
-      out.append(x if type(x) is ShardedArray and x._named == s else _put_named(x, s))
-  return tree_unflatten(tree, out)
+  return tree_unflatten(tree, [_reshard_one(x, s) for x, s in zip(leaves, targets)])
+
+
+def _with_axis_types(mesh, axes, axis_type):
+  types = dict(zip(mesh.axis_names, mesh.axis_types))
+  for a in axes:
+    types[a] = axis_type
+  return AbstractMesh(mesh.axis_sizes, mesh.axis_names,
+                      tuple(types[n] for n in mesh.axis_names),
+                      abstract_device=mesh.abstract_device)
+
+
+def _context_mesh(name, shardings):
+  cur = get_abstract_mesh()
+  given = None
+  for s in tree_flatten(shardings)[0]:
+    if isinstance(s, NamedSharding):
+      m = s.mesh.abstract_mesh
+      if given is not None and given != m:
+        raise ValueError(f"Shardings passed to {name} should have the same mesh. Got one mesh "
+                         f"{given} and another {s.mesh}")
+      given = m
+  if given is not None and not cur.empty and given != cur:
+    raise ValueError(f"Context mesh {cur} must match the mesh passed to shardings {given}. "
+                     "Recommended approach is to use `jax.set_mesh` context manager.")
+  return cur if not cur.empty else given
+
+
+def _axes_tuple(axes, mesh):
+  if axes is None:
+    return mesh.axis_names
+  return axes if isinstance(axes, tuple) else (axes,)
+
+
+def _strip_axes(tree, axes):
+  """`tree`'s arrays with the mesh axes `axes` removed from their types."""
+  def one(x):
+    aval = core.get_aval(x)
+    s = getattr(aval, "sharding", None)
+    if s is None:
+      return x
+    parts = []
+    for p in s.spec.partitions:
+      kept = tuple(n for n in (() if p is None else p if isinstance(p, tuple) else (p,))
+                   if n not in axes)
+      parts.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    return _reshard_one(x, NamedSharding(s.mesh, PartitionSpec(*parts)))
+  leaves, tree_def = tree_flatten(tree)
+  return tree_unflatten(tree_def, [one(x) for x in leaves])
 
 
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
-  """Run `f` with the mesh axes `axes` treated as Auto (arrax's shardings never constrain
-  values, so `f` runs as is) and lay its results out as `out_sharding` says."""
+  """Run `f` with the mesh axes `axes` (default: all) Auto: inside, the arguments' types no
+  longer name them (the compiler chooses that part of the layout); the results are then
+  resharded to `out_sharding` (required: here or as a keyword of the call)."""
   def wrap(g):
     @functools.wraps(g)
     def wrapped(*args, **kwargs):
-      out = g(*args, **kwargs)
-      return out if out_sharding is None else reshard(out, out_sharding)
+      if out_sharding is None:
+        if "out_sharding" not in kwargs:
+          raise TypeError("Missing required keyword argument: 'out_sharding'")
+        target = kwargs.pop("out_sharding")
+      else:
+        target = out_sharding
+      mesh = _context_mesh("auto_axes", target)
+      if mesh is None:
+        return g(*args, **kwargs)
+      names = _axes_tuple(axes, mesh)
+      if all(t is not AxisType.Explicit for n, t in zip(mesh.axis_names, mesh.axis_types)
+             if n in names):
+        return g(*args, **kwargs)
+      with use_abstract_mesh(_with_axis_types(mesh, names, AxisType.Auto)):
+        out = g(*_strip_axes(args, names), **kwargs)
+      with use_abstract_mesh(mesh):
+        return reshard(out, target)
     return wrapped
   return wrap if f is None else wrap(f)
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
-  """Run `f` with the mesh axes `axes` treated as Explicit, its arguments laid out as
-  `in_sharding` says first."""
+  """Run `f` with the mesh axes `axes` (default: all) Explicit: its arguments are resharded to
+  `in_sharding` (required: here or as a keyword of the call) and typed by it inside; the
+  results' types then drop those axes again."""
   def wrap(g):
     @functools.wraps(g)
     def wrapped(*args, **kwargs):
-      if in_sharding is not None:
-        args = reshard(args, in_sharding if isinstance(in_sharding, tuple) and
-                       len(args) != 1 else (in_sharding,) if len(args) == 1 else in_sharding)
-      return g(*args, **kwargs)
+      if in_sharding is None:
+        if "in_sharding" not in kwargs:
+          raise TypeError("Missing required keyword argument: 'in_sharding'")
+        target = kwargs.pop("in_sharding")
+      else:
+        target = in_sharding
+      mesh = get_abstract_mesh()
+      if mesh.empty:
+        raise ValueError("Context mesh cannot be empty. Please use `jax.set_mesh` API to enter "
+                         "into a mesh context when using `explicit_axes` API.")
+      names = _axes_tuple(axes, mesh)
+      inner = _with_axis_types(mesh, names, AxisType.Explicit)
+      with use_abstract_mesh(inner):
+        args = reshard(args, target)
+        out = g(*args, **kwargs)
+      dropped = tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types)
+                      if t is not AxisType.Explicit)
+      with use_abstract_mesh(mesh):
+        return _strip_axes(out, dropped)
     return wrapped
   return wrap if f is None else wrap(f)
+
+
+numpy_util.auto_axes_hook[:] = [auto_axes]

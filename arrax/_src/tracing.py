@@ -90,7 +90,10 @@ class JaxprTrace(core.Trace):
       folded = prim.const_fold(*invars, **params)
       if folded is not None:
         return JitTracer(self, folded.aval, folded)
-    out = prim.abstract_eval(*[v.aval for v in invars], **params)
+    in_avals = [v.aval for v in invars]
+    out = prim.abstract_eval(*in_avals, **params)
+    if core.sharding_typing.on:   # (shardings in types: the primitive's sharding rule)
+      out = core.sharding_typing.hook(prim, in_avals, params, out)
     out_avals = out if prim.multiple_results else [out]
     if vma_hook is not None:
       out_avals = core.vma_hooks["type"](prim, [v.aval for v in invars], params, out_avals)

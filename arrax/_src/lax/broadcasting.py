@@ -19,7 +19,7 @@ from arrax._src.config import config
 from arrax._src.core import ShapedArray
 from arrax._src.lax import utils
 from arrax._src.lax.utils import (_asarray, _aval, _axes, _canonicalize_shape, _check_shapelike,
-                                  _fixed, _index_tuple, _is_array, _no_sharding, _number_check,
+                                  _fixed, _index_tuple, _is_array, _number_check,
                                   _out_type, _prim, _reduced_shape, _reducer_batch, _reduction,
                                   _staging, _zero, asarray_operand, scalar_literal)
 
@@ -105,30 +105,30 @@ broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
   """Broadcast `operand` to `shape`; operand axis i becomes result axis broadcast_dimensions[i]."""
-  _no_sharding("broadcast_in_dim", out_sharding)
+  sharding = utils._out_sharding(out_sharding)
   shape = _canonicalize_shape(shape)
   dims = _index_tuple(broadcast_dimensions)
   if not isinstance(broadcast_dimensions, int):
     dims = tuple(broadcast_dimensions)   # NumPy integers are kept (and print) as in JAX
   operand = asarray_operand(operand)
   aval = _aval(operand)
-  if aval.ndim == len(shape) and not dims and _is_array(operand):
+  if aval.ndim == len(shape) and not dims and _is_array(operand) and sharding is None:
     return operand
   if (_staging(operand) and _is_array(operand) and aval.shape == shape
-      and dims == tuple(range(len(shape)))):
+      and dims == tuple(range(len(shape))) and sharding is None):
     return operand   # an identity broadcast is forwarded while staging, as JAX does
-  return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
+  return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
+                                 sharding=sharding)
 
 
 def broadcast(operand, sizes, *, out_sharding=None):
   """Add leading axes of the given `sizes` to `operand`."""
-  _no_sharding("broadcast", out_sharding)
   sizes = _canonicalize_shape(sizes)
-  if not sizes:
+  if not sizes and out_sharding is None:
     return _asarray(operand)
   shape = _aval(operand).shape
   dims = tuple(range(len(sizes), len(sizes) + len(shape)))
-  return broadcast_in_dim(operand, sizes + shape, dims)
+  return broadcast_in_dim(operand, sizes + shape, dims, out_sharding=out_sharding)
 
 
 def broadcast_to_rank(x, rank):
@@ -199,7 +199,7 @@ ad.deflinear(reshape_p, _reshape_transpose)
 
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   """Reshape `operand` to `new_sizes`, first transposing its axes by `dimensions` if given."""
-  _no_sharding("reshape", out_sharding)
+  sharding = utils._out_sharding(out_sharding)
   new_sizes = _canonicalize_shape(new_sizes)
   operand = asarray_operand(operand)
   shape = _aval(operand).shape
@@ -208,10 +208,10 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   else:
     dims = _index_tuple(dimensions)
     same_dims = dims == tuple(range(len(shape)))
-  if shape and shape == new_sizes and same_dims and _is_array(operand):
+  if shape and shape == new_sizes and same_dims and _is_array(operand) and sharding is None:
     return operand
   return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=None if same_dims else dims,
-                        sharding=None)
+                        sharding=sharding)
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
@@ -323,10 +323,10 @@ iota_p.def_batch(_iota_batch)
 
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
   """An array of `shape` whose values count 0, 1, ... along axis `dimension`."""
-  _no_sharding("broadcasted_iota", out_sharding)
   dtype = dtypes.check_user_dtype(dtype, "broadcasted_iota")
   return iota_p.bind(dtype=dtype, shape=_canonicalize_shape(shape),
-                     dimension=operator.index(dimension), sharding=None)
+                     dimension=operator.index(dimension),
+                     sharding=utils._out_sharding(out_sharding))
 
 
 def iota(dtype, size):
@@ -387,9 +387,8 @@ reduce_sum_p = _reduction("reduce_sum", _number_check, _reduced_shape, _fixed(hl
 
 def reduce_sum(operand, axes, *, out_sharding=None):
   """Sum of `operand` over `axes` (no upcasting of narrow dtypes)."""
-  if out_sharding is not None:
-    raise NotImplementedError("reduce_sum: out_sharding is not supported")
-  return reduce_sum_p.bind(asarray_operand(operand), axes=_axes(axes), out_sharding=None)
+  return reduce_sum_p.bind(asarray_operand(operand), axes=_axes(axes),
+                           out_sharding=utils._out_sharding(out_sharding))
 
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding):

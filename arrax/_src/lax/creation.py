@@ -17,7 +17,7 @@ from arrax._src.array import Array
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.lax import broadcasting
 from arrax._src.lax import elementwise as lax
-from arrax._src.lax.utils import _canonicalize_shape, _no_sharding
+from arrax._src.lax.utils import _canonicalize_shape, _out_sharding
 
 __all__ = ["broadcast_like", "broadcast_shapes", "dtype", "empty", "full", "full_like",
            "shape_as_value"]
@@ -143,7 +143,6 @@ def shape_as_value(shape):
 # ---- full / full_like -------------------------------------------------------------------------
 def full(shape, fill_value, dtype=None, *, sharding=None):
   """An array of `shape` whose elements are all the scalar `fill_value` (cast to `dtype`)."""
-  _no_sharding("full", sharding)
   shape = _canonicalize_shape(shape)
   if np.shape(fill_value):
     raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
@@ -155,18 +154,18 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     weak_type = False
     fill_dtype = dtypes.check_user_dtype(dtype, "full")
   fill = lax._convert_element_type(fill_value, fill_dtype, weak_type)
-  return broadcasting.broadcast(fill, shape)
+  return broadcasting.broadcast(fill, shape, out_sharding=sharding)
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
   """An array with the shape and dtype of `x` (unless given) filled with `fill_value`."""
-  _no_sharding("full_like", sharding)
   aval = getattr(x, "aval", None)
   x_shape = aval.shape if aval is not None else np.shape(x)
   fill_shape = x_shape if shape is None else _canonicalize_shape(shape)
   weak_type = dtype is None and _is_weakly_typed(x)
   dt = _dtype(x if dtype is None else dtype)
-  out = full(fill_shape, lax._convert_element_type(fill_value, dt, weak_type))
+  out = full(fill_shape, lax._convert_element_type(fill_value, dt, weak_type),
+             sharding=sharding)
   vma = getattr(aval, "vma", None)
   if vma and core.vma_state.axes is not None:   # (varies where `x` does, as JAX's)
     out = core.vma_hooks["cast"](out, vma)
@@ -197,7 +196,6 @@ empty_p.def_batch(lambda args, dims, **params: (empty_p.bind(**params), None))
 
 def empty(shape, dtype, *, out_sharding=None):
   """An array of `shape` and `dtype` whose contents are unspecified (zeros in arrax)."""
-  _no_sharding("lax.empty", out_sharding)
   _empty_aval(shape, dtype)   # (checked here: eager calls are cached by their params)
-  return empty_p.bind(shape=shape, dtype=dtype, out_sharding=None)
+  return empty_p.bind(shape=shape, dtype=dtype, out_sharding=_out_sharding(out_sharding))
 

@@ -24,6 +24,7 @@ from arrax._src.core import ShapedArray
 from arrax._src.lax import elementwise as lax_api
 from arrax._src.lax import shape_ops, utils
 from arrax._src.lax.utils import asarray_operand
+from arrax._src.sharding_impls import NamedSharding, PartitionSpec
 
 __all__ = ["DotAlgorithm", "DotAlgorithmPreset", "Precision", "batch_matmul", "dot",
            "dot_general"]
@@ -422,6 +423,20 @@ def _ranges_like(*xs):
     start += len(x)
 
 
+def _transpose_sharding(x_aval, ct, y, unsorted):
+  """The out_sharding of a transposed dot_general: the primal operand's type sharding with its
+  axes in the order the dot produces them (unsplit when it has none), as JAX's; None when no
+  type is sharded."""
+  xs = getattr(x_aval, "sharding", None)
+  if xs is not None:
+    return NamedSharding(xs.mesh, PartitionSpec(*(xs.spec[i] for i in unsorted)))
+  for v in (ct, y):
+    s = getattr(core.get_aval(v), "sharding", None) if not isinstance(v, ad.Zero) else None
+    if s is not None:
+      return NamedSharding(s.mesh, PartitionSpec(*[None] * x_aval.ndim))
+  return None
+
+
 def _dot_transpose_lhs(ct, x_aval, y, *, dimension_numbers, precision,
                        preferred_element_type, swap_ans=False):
   (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
@@ -433,9 +448,11 @@ def _dot_transpose_lhs(ct, x_aval, y, *, dimension_numbers, precision,
     ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
   dims = ((ans_y, y_kept), (ans_batch, y_batch))
   x_contract_sorted_by_y = list(np.take(x_contract, np.argsort(y_contract)))
-  out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
+  unsorted = list(x_batch) + x_kept + x_contract_sorted_by_y
+  out_axes = np.argsort(unsorted)
   out = dot_general(ct, y, dims, precision=precision,
-                    preferred_element_type=preferred_element_type)
+                    preferred_element_type=preferred_element_type,
+                    out_sharding=_transpose_sharding(x_aval, ct, y, unsorted))
   x_bar = shape_ops.transpose(out, tuple(out_axes))
   if core.get_aval(x_bar).dtype != x_aval.dtype:
     x_bar = lax_api._convert_element_type(x_bar, x_aval.dtype, x_aval.weak_type)
@@ -470,8 +487,7 @@ def _index_tuple(xs):
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
         out_sharding=None):
   """Contract `lhs` with `rhs`: a vector/matrix product unless `dimension_numbers` is given."""
-  if out_sharding is not None:
-    raise NotImplementedError("dot: explicit output shardings are not supported by arrax.")
+  out_sharding = utils._out_sharding(out_sharding)
   lhs, rhs = asarray_operand(lhs), asarray_operand(rhs)
   lshape, rshape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
   if dimension_numbers is None:
@@ -486,7 +502,8 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
     preferred_element_type = dtypes.check_user_dtype(preferred_element_type, "dot")
   return dot_general_p.bind(lhs, rhs, dimension_numbers=dnums,
                             precision=canonicalize_precision(precision),
-                            preferred_element_type=preferred_element_type, out_sharding=None)
+                            preferred_element_type=preferred_element_type,
+                            out_sharding=out_sharding)
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,

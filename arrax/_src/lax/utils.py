@@ -10,6 +10,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import core, dtypes, mlir
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import Literal, ShapedArray, Tracer
+from arrax._src.sharding_impls import out_sharding_of
 from arrax._src.tracing import JaxprTrace
 
 # Dtype classes used in primitive signatures.
@@ -200,6 +201,12 @@ def _check_shapelike(fun, arg, obj):
                       f"element types {tuple(type(e).__name__ for e in obj)}.") from None
   if any(d < 0 for d in obj):
     raise TypeError(f"{fun} {arg} must contain only nonnegative integers, got {tuple(obj)}.")
+
+
+def _out_sharding(sharding, name="out_sharding"):
+  """A user's out_sharding (None, a PartitionSpec over the context mesh or a NamedSharding)
+  as the NamedSharding over an abstract mesh a primitive's `sharding` parameter holds."""
+  return None if sharding is None else out_sharding_of(sharding, name)
 
 
 def _no_sharding(name, sharding):

@@ -57,11 +57,11 @@ def _astype(self, dtype, copy=False, device=None):
   return lnp.astype(self, dtype)
 
 
-def _reshape(self, *args, order="C", **kwargs):
+def _reshape(self, *args, order="C", out_sharding=None, **kwargs):
   shape = kwargs.pop("shape", None)
   if shape is None:
     shape = args[0] if len(args) == 1 else args
-  return lnp.reshape(self, shape, order=order)
+  return lnp.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def _transpose(self, *args):

@@ -12,6 +12,7 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as ew
 from arrax._src.lax import elementwise as lax, shape_ops
+from arrax._src.lax.utils import _out_sharding
 from arrax._src.numpy import ufuncs as uf
 from arrax._src.numpy import util
 
@@ -28,8 +29,31 @@ def _leaves_of_nested(obj):
     yield obj
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002
+def _choose_sharding(device, out_sharding, name):
+  """The out_sharding of a creation function as a primitive parameter (None if not given)."""
+  if device is not None and out_sharding is not None:
+    raise ValueError(f"Only one of `device` or `out_sharding` can be set. Got device={device} "
+                     f"and out_sharding={out_sharding}")
+  return _out_sharding(out_sharding)
+
+
+def _resharded(x, sharding):
+  """`x` converted to the type sharding `sharding` (as JAX's jnp.array, by the sharding
+  parameter of convert_element_type)."""
+  if sharding is None:
+    return x
+  aval = core.get_aval(x)
+  return ew.convert_element_type_p.bind(lax.asarray_operand(x), new_dtype=aval.dtype,
+                                        weak_type=aval.weak_type, sharding=sharding)
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # noqa: A002
+          out_sharding=None):
   """Create an array from an array, scalar, or (nested) list/tuple, as numpy.array does."""
+  sharding = _choose_sharding(device, out_sharding, "jnp.array")
+  if (not copy and isinstance(object, np.ndarray) and (dtype is None or dtype == object.dtype)
+      and ndmin <= object.ndim and device is None):
+    sharding = None   # (JAX puts a NumPy array as it is here: out_sharding is not applied)
   if order is not None and order not in ("K", "C", "A"):
     raise NotImplementedError("Only implemented for order='K'")
   if dtype is not None:
@@ -83,7 +107,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
   nd = util.ndim_of(out)
   if ndmin > nd:
     out = shape_ops.expand_dims(out, tuple(range(ndmin - nd)))
-  return out
+  return _resharded(out, sharding)
 
 
 def _python_scalar_array(x, dtype):
@@ -122,9 +146,10 @@ def _stack_nested(obj, dtype):
   return x
 
 
-def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
   """Convert the input to an arrax Array (no copy of an existing Array)."""
-  return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
+  return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
+               out_sharding=out_sharding)
 
 
 def _canonical_shape(shape, name):
@@ -160,8 +185,9 @@ def _fill_scalar(fill_value, dtype, weak_type):
   return lax._convert_element_type(lax.asarray_operand(fill_value), dtype, weak_type)
 
 
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
   """An array of `shape` filled with `fill_value`."""
+  sharding = _choose_sharding(device, out_sharding, "jnp.full")
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full")
   util.check_arraylike("full", fill_value)
@@ -171,25 +197,25 @@ def full(shape, fill_value, dtype=None, *, device=None):
       dt, weak = dtypes.dtype_and_weak_type(fill_value)
     else:
       dt, weak = dtype, False
-    return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shape)
-  return util._broadcast_to(asarray(fill_value, dtype=dtype), shape)
+    return _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shape, sharding)
+  return _resharded(util._broadcast_to(asarray(fill_value, dtype=dtype), shape), sharding)
 
 
-def zeros(shape, dtype=None, *, device=None):
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
   """An array of zeros (float32 by default)."""
   dt = dtypes.check_user_dtype(dtype if dtype is not None else float, "zeros")
-  return full(shape, 0, dt)
+  return full(shape, 0, dt, device=device, out_sharding=out_sharding)
 
 
-def ones(shape, dtype=None, *, device=None):
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
   """An array of ones (float32 by default)."""
   dt = dtypes.check_user_dtype(dtype if dtype is not None else float, "ones")
-  return full(shape, 1, dt)
+  return full(shape, 1, dt, device=device, out_sharding=out_sharding)
 
 
-def empty(shape, dtype=None, *, device=None):
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
   """Like zeros (XLA arrays are always initialized)."""
-  return zeros(shape, dtype)
+  return zeros(shape, dtype, device=device, out_sharding=out_sharding)
 
 
 def _like_prototype(name, a):
@@ -201,7 +227,7 @@ def _like_prototype(name, a):
   return a
 
 
-def _like(name, a, fill_value, dtype, shape):
+def _like(name, a, fill_value, dtype, shape, sharding=None):
   """`fill_value` (a scalar) in an array shaped and typed like `a` unless told otherwise."""
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, name)
@@ -215,23 +241,24 @@ def _like(name, a, fill_value, dtype, shape):
   shp = aval.shape if shape is None else shape
   if dt == dtypes.float0:   # float0 holds no values: a host array, as JAX gives
     return np.zeros(shp, dtypes.float0)
-  out = _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shp)
+  out = _broadcast_scalar(_fill_scalar(fill_value, dt, weak), shp, sharding)
   if aval.vma and core.vma_state.axes is not None:   # (varies where `a` does, as JAX's)
     out = core.vma_hooks["cast"](out, aval.vma)
   return out
 
 
-def _broadcast_scalar(x, shape):
+def _broadcast_scalar(x, shape, sharding=None):
   """The scalar `x` broadcast to `shape`; for shape () no equation, as in JAX (a literal)."""
   if shape:
-    return shape_ops.broadcast_in_dim(x, shape, ())
+    return shape_ops.broadcast_in_dim(x, shape, (), out_sharding=sharding)
   if isinstance(x, core.Literal):
     return device_put_value(x.val, dtype=x.aval.dtype, weak_type=x.aval.weak_type)
   return x
 
 
-def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
   """An array like `a` (shape and dtype) filled with `fill_value`."""
+  sharding = _choose_sharding(device, out_sharding, "jnp.full_like")
   if hasattr(a, "dtype") and hasattr(a, "shape"):
     util.check_arraylike("full_like", 0, fill_value)
   else:
@@ -240,22 +267,24 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     if m is not None:
       a = m()
   if _is_scalar(fill_value):
-    return _like("full_like", a, fill_value, dtype, shape)
+    return _like("full_like", a, fill_value, dtype, shape, sharding)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full_like")
   shp = core.get_aval(a).shape if shape is None else _canonical_shape(shape, "full_like")
   dt = dtypes.result_type(a) if dtype is None else dtype
-  return util._broadcast_to(asarray(fill_value, dtype=dt), shp)
+  return _resharded(util._broadcast_to(asarray(fill_value, dtype=dt), shp), sharding)
 
 
-def zeros_like(a, dtype=None, shape=None, *, device=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
   """Zeros shaped and typed like `a`."""
-  return _like("zeros_like", _like_prototype("zeros_like", a), 0, dtype, shape)
+  return _like("zeros_like", _like_prototype("zeros_like", a), 0, dtype, shape,
+               _choose_sharding(device, out_sharding, "jnp.zeros_like"))
 
 
-def ones_like(a, dtype=None, shape=None, *, device=None):
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
   """Ones shaped and typed like `a`."""
-  return _like("ones_like", _like_prototype("ones_like", a), 1, dtype, shape)
+  return _like("ones_like", _like_prototype("ones_like", a), 1, dtype, shape,
+               _choose_sharding(device, out_sharding, "jnp.ones_like"))
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
@@ -270,8 +299,9 @@ def _arange_concrete(v):
   return v
 
 
-def arange(start, stop=None, step=None, dtype=None, *, device=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
   """Evenly spaced values in [start, stop), as numpy.arange (computed as JAX does, on iota)."""
+  sharding = _choose_sharding(device, out_sharding, "jnp.arange")
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "arange")
   for i, v in enumerate((start, stop, step)):
@@ -301,14 +331,14 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     size = builtins.max(0, int(np.ceil((c_stop - c_start) / _arange_concrete(step))))
     out = lax.add(lax.convert_element_type(start, working),
                   lax.mul(lax.convert_element_type(step, working),
-                          shape_ops.broadcasted_iota(working, (size,), 0)))
+                          shape_ops.broadcasted_iota(working, (size,), 0, out_sharding=sharding)))
     return _committed(lax.convert_element_type(out, dtype))
   if c_start == 0:
     size = builtins.max(0, int(np.ceil(c_stop)))
-    return _committed(shape_ops.broadcasted_iota(dtype, (size,), 0))
+    return _committed(shape_ops.broadcasted_iota(dtype, (size,), 0, out_sharding=sharding))
   size = builtins.max(0, int(np.ceil(c_stop - c_start)))
   return _committed(lax.add(lax.convert_element_type(start, dtype),
-                            shape_ops.broadcasted_iota(dtype, (size,), 0)))
+                            shape_ops.broadcasted_iota(dtype, (size,), 0, out_sharding=sharding)))
 
 
 def _committed(x):

@@ -25,6 +25,7 @@ from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import reductions as lax_reductions
 from arrax._src.lax import shape_ops
+from arrax._src.lax import utils as lax_utils
 from arrax._src.numpy import lax_numpy, util
 
 
@@ -79,8 +80,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
   """
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
-  if out_sharding is not None:
-    raise NotImplementedError("jnp.einsum: out_sharding is not supported by arrax.")
+  out_sharding = lax_utils._out_sharding(out_sharding)
   args = tuple(_unwrap(x) for x in (subscripts, *operands))
   # opt_einsum parses the subscripts (both call forms) and orders the contractions; with
   # einsum_call=True it hands back the operands and one tuple per contraction step.
@@ -90,7 +90,14 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
                        for inds, removed, spec, *_ in steps)
   util.check_arraylike("einsum", *arrays)
   arrays = [util.ensure_arraylike("einsum", x) for x in arrays]
-  return _einsum_jit(arrays, contractions, precision, preferred_element_type, _dot_general)
+  if out_sharding is not None and len(contractions) > 1:
+    # (as JAX: the contractions run with the mesh axes Auto, the result is then resharded)
+    def contract(arrs):
+      return _einsum_jit(arrs, contractions, precision, preferred_element_type, _dot_general,
+                         None)
+    return util.auto_axes_hook[0](contract, out_sharding=out_sharding)(arrays)
+  return _einsum_jit(arrays, contractions, precision, preferred_element_type, _dot_general,
+                     out_sharding)
 
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):
@@ -182,7 +189,7 @@ def _contract_one(x, names, contracted, result_names, pet):
 
 
 def _contract_two(lhs, rhs, lhs_names, rhs_names, contracted, result_names, precision, pet,
-                  dot_general):
+                  dot_general, out_sharding=None):
   lhs, lhs_names = _squeeze_unmatched_ones(lhs, lhs_names, core.get_aval(rhs).shape, rhs_names)
   rhs, rhs_names = _squeeze_unmatched_ones(rhs, rhs_names, core.get_aval(lhs).shape, lhs_names)
   lcount, rcount = collections.Counter(lhs_names), collections.Counter(rhs_names)
@@ -212,15 +219,22 @@ def _contract_two(lhs, rhs, lhs_names, rhs_names, contracted, result_names, prec
   # opt_einsum tends to order labels as (rhs, lhs); dotting in that order first can spare the
   # final transpose.
   names = batch + rhs_rest + lhs_rest
+  extra = {} if out_sharding is None else {"out_sharding": out_sharding}
   if names == result_names:
     return dot_general(rhs, lhs, ((rhs_cont, lhs_cont), (rhs_batch, lhs_batch)), precision,
-                       preferred_element_type=pet), names
+                       preferred_element_type=pet, **extra), names
   names = batch + lhs_rest + rhs_rest
+  if out_sharding is not None and names != result_names:   # (as the result's axes come out)
+    spec = tuple(out_sharding.spec.partitions) + (None,) * (
+        len(result_names) - len(out_sharding.spec))
+    extra = {"out_sharding": out_sharding.update(
+        spec=type(out_sharding.spec)(*(spec[result_names.index(n)] for n in names)))}
   return dot_general(lhs, rhs, ((lhs_cont, rhs_cont), (lhs_batch, rhs_batch)), precision,
-                     preferred_element_type=pet), names
+                     preferred_element_type=pet, **extra), names
 
 
-def _einsum(operands, contractions, precision, preferred_element_type, dot_general):
+def _einsum(operands, contractions, precision, preferred_element_type, dot_general,
+            out_sharding=None):
   if preferred_element_type is None:
     pet, weak = dtypes.result_type(*operands, return_weak_type_flag=True)
   else:
@@ -236,7 +250,7 @@ def _einsum(operands, contractions, precision, preferred_element_type, dot_gener
     elif len(positions) == 2:
       lhs, rhs = (operands.pop(p) for p in positions)
       x, names = _contract_two(lhs, rhs, *input_names, contracted, result_names, precision,
-                               pet, dot_general)
+                               pet, dot_general, out_sharding)
     else:
       raise NotImplementedError(
           "jnp.einsum contracts at most two operands per step; a path step naming "
@@ -247,4 +261,4 @@ def _einsum(operands, contractions, precision, preferred_element_type, dot_gener
   return lax_ew._convert_element_type(operands[0], pet, weak)
 
 
-_einsum_jit = jit(_einsum, static_argnums=(1, 2, 3, 4), inline=True)
+_einsum_jit = jit(_einsum, static_argnums=(1, 2, 3, 4, 5), inline=True)

@@ -26,7 +26,7 @@ from arrax._src.jit import jit
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import broadcasting
 from arrax._src.lax import elementwise as lax, shape_ops, slicing
-from arrax._src.lax.utils import asarray_operand, scalar_literal
+from arrax._src.lax.utils import _out_sharding, asarray_operand, scalar_literal
 from arrax._src.lax.slicing import GatherScatterMode
 from arrax._src.numpy import creation, lax_numpy, ufuncs, util
 
@@ -360,6 +360,7 @@ class _GatherPlan(NamedTuple):
   reversed_dims: tuple        # dims of the gather's output to reverse (negative steps)
   newaxis_dims: tuple         # dims of the result added by None
   scalar_bool_dims: tuple     # axes inserted into arr for scalar boolean indices
+  out_axes: tuple = ()        # per dim of arr[idx]: the axis of arr it slices (else None)
 
 
 def _to_index_operand(i):
@@ -385,16 +386,29 @@ def _normalize(i, n):
   return lax.select(neg, lax.add(i, lax._const(i, n)), i)
 
 
-def _broadcast_to(x, shape):
+def _broadcast_to(x, shape, out_sharding=None):
   """Broadcast `x` to `shape` by adding leading axes and stretching size-1 axes."""
   xshape, shape = _shape(x), tuple(shape)
-  if xshape == shape:
+  if xshape == shape and out_sharding is None:
     return x
   lead = len(shape) - len(xshape)
   if lead < 0 or not all(d in (1, s) for d, s in zip(xshape, shape[lead:])):
     raise ValueError(f"values of shape {xshape} cannot be broadcast to the indexed shape "
                      f"{shape}")
-  return shape_ops.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+  return shape_ops.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))),
+                                    out_sharding=out_sharding)
+
+
+def _slice_sharding(aval, plan):
+  """The type sharding of the updates of `x.at[idx]` (its sliced axes split as x's are), as
+  JAX's indexer gives them; None when x's type names none."""
+  s = getattr(aval, "sharding", None)
+  if s is None or plan.scalar_bool_dims:
+    return None
+  spec = tuple(None if a is None else s.spec[a] for a in plan.out_axes)
+  if all(p is None for p in spec):
+    return None
+  return s.update(spec=type(s.spec)(*spec))
 
 
 def _broadcast_arrays(xs):
@@ -450,7 +464,7 @@ def _gather_plan(entries, shape, normalize) -> _GatherPlan:
   dt = _index_dtype(shape)
   window_dims, collapsed, index_map = [], [], []
   pieces, batch_shape = [], []   # index arrays, with the batch dim where each one starts
-  out_shape, newaxis_dims, reversed_dims = [], [], []
+  out_shape, newaxis_dims, reversed_dims, out_axes = [], [], [], []
   slice_sizes = [1] * len(shape)
   for pos, e in enumerate(entries):
     if advanced and pos == (advanced[0] if adjacent else 0):
@@ -461,9 +475,11 @@ def _gather_plan(entries, shape, normalize) -> _GatherPlan:
       index_map += adv_axes
       collapsed += adv_axes
       out_shape += bshape
+      out_axes += [None] * len(bshape)
     if e.kind == _Kind.NONE:
       newaxis_dims.append(len(out_shape))
       out_shape.append(1)
+      out_axes.append(None)
       continue
     if pos in advanced:
       continue
@@ -479,6 +495,7 @@ def _gather_plan(entries, shape, normalize) -> _GatherPlan:
     count = len(range(start, stop, step))
     out_dim = len(out_shape) - len(newaxis_dims)   # in the gather's output (no None dims)
     out_shape.append(count)
+    out_axes.append(axis)
     if step == 1:   # a window of the gather, offset by the start unless it is the whole axis
       if count != shape[axis]:
         pieces.append((scalar_literal(start, dt), len(batch_shape)))
@@ -509,7 +526,8 @@ def _gather_plan(entries, shape, normalize) -> _GatherPlan:
                                          collapsed_slice_dims=tuple(sorted(collapsed)),
                                          start_index_map=tuple(index_map))
   return _GatherPlan(tuple(out_shape), tuple(slice_sizes), indices, dnums, not advanced,
-                     tuple(reversed_dims), tuple(newaxis_dims), tuple(scalar_bool_dims))
+                     tuple(reversed_dims), tuple(newaxis_dims), tuple(scalar_bool_dims),
+                     tuple(out_axes))
 
 
 def _zeros(like, shape):
@@ -885,8 +903,13 @@ def _as_update_values(x_dtype, y):
 def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices, mode,
                     normalize_indices, out_sharding=None):
   """`x[idx] op= y` without mutation: one scatter of the broadcast updates."""
-  if out_sharding is not None:
-    raise NotImplementedError("arrax does not support out_sharding in .at[] updates")
+  if out_sharding is not None:   # (as JAX: updated with the mesh axes Auto, then resharded)
+    def update(u, v):
+      return _scatter_update(u, idx, v, scatter_op, indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode,
+                             normalize_indices=normalize_indices)
+    return util.auto_axes_hook[0](update, out_sharding=_out_sharding(out_sharding, "scatter"))(
+        x, y)
   x = creation.asarray(x) if not _is_array(x) else x
   aval = core.get_aval(x)
   if any(isinstance(i, Slice) for i in _as_tuple(idx)):
@@ -904,7 +927,7 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted, unique_indices
   if 0 in plan.out_shape:
     return x
   x, y = util.promote_dtypes(x, y)
-  y = _broadcast_to(y, plan.out_shape)
+  y = _broadcast_to(y, plan.out_shape, _slice_sharding(aval, plan))
   if plan.newaxis_dims:
     y = shape_ops.squeeze(y, plan.newaxis_dims)
   if plan.reversed_dims:
@@ -957,11 +980,14 @@ class _IndexUpdateRef:
   def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
           out_sharding=None, wrap_negative_indices=True):
     """`x[idx]`, with out-of-bounds handling chosen by `mode` and `fill_value`."""
-    if out_sharding is not None:
-      raise NotImplementedError("arrax does not support out_sharding in .at[].get()")
-    return _rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
-                           unique_indices=unique_indices, mode=mode, fill_value=fill_value,
-                           normalize_indices=wrap_negative_indices)
+    def take(arr):
+      return _rewriting_take(arr, self.index, indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                             normalize_indices=wrap_negative_indices)
+    if out_sharding is not None:   # (as JAX: indexed with the mesh axes Auto, then resharded)
+      out_sharding = _out_sharding(out_sharding, "take")
+      return util.auto_axes_hook[0](take, out_sharding=out_sharding)(self.array)
+    return take(self.array)
 
   def _update(self, values, op, indices_are_sorted, unique_indices, mode, out_sharding,
               wrap_negative_indices, x=None):

@@ -71,27 +71,27 @@ def _canonical_newshape(a_shape, newshape):
   return newshape
 
 
-def reshape(a, shape=None, order="C", *, copy=None):
+def reshape(a, shape=None, order="C", *, copy=None, out_sharding=None):
   """Give `a` a new shape with the same number of elements (-1 infers one axis)."""
   check_arraylike("reshape", a)
   a = _asarray(a)
   new = _canonical_newshape(shape_of(a), shape)
   if order == "C":
-    return shape_ops.reshape(a, new)
+    return shape_ops.reshape(a, new, out_sharding=out_sharding)
   if order == "F":
     # Column-major: reverse the axes, reshape to the reversed shape, reverse back.
     nd = ndim(a)
-    out = shape_ops.reshape(a, new[::-1], tuple(range(nd))[::-1])
+    out = shape_ops.reshape(a, new[::-1], tuple(range(nd))[::-1], out_sharding=out_sharding)
     return shape_ops.transpose(out, tuple(range(len(new)))[::-1])
   if order == "A":
     raise NotImplementedError("np.reshape order=A is not implemented.")
   raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
-def ravel(a, order="C"):
+def ravel(a, order="C", *, out_sharding=None):
   """Flatten to 1-D."""
   check_arraylike("ravel", a)
-  return reshape(a, (size(a),))
+  return reshape(a, (size(a),), out_sharding=out_sharding)
 
 
 def transpose(a, axes=None):
@@ -195,11 +195,11 @@ def _index_tuple(x):
     return tuple(map(operator.index, x))
 
 
-def broadcast_to(array, shape):
+def broadcast_to(array, shape, *, out_sharding=None):
   """Broadcast `array` to `shape` (NumPy rules)."""
   check_arraylike("broadcast_to", array)
   arr = array if isinstance(array, core.Literal) else _asarray(array)
-  return util._broadcast_to(arr, shape)
+  return util._broadcast_to(arr, shape, out_sharding=out_sharding)
 
 
 def broadcast_arrays(*args):
@@ -319,8 +319,8 @@ def _dot_dtypes(a, b, preferred_element_type, name):
   return a, b, pet, weak
 
 
-@inline_jit(static_argnames=("precision", "preferred_element_type"))
-def dot(a, b, *, precision=None, preferred_element_type=None):
+@inline_jit(static_argnames=("precision", "preferred_element_type", "out_sharding"))
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Dot product: matrix product for 2-D, sum over last/second-to-last axes in general."""
   check_arraylike("dot", a, b)
   a, b = lax.asarray_operand(a), lax.asarray_operand(b)
@@ -331,12 +331,12 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
   else:
     contract = ((a_nd - 1,), (0,) if b_nd == 1 else (b_nd - 2,))
   out = lax_dot.dot_general(a, b, (contract, ((), ())), precision=precision,
-                            preferred_element_type=pet)
+                            preferred_element_type=pet, out_sharding=out_sharding)
   return lax._convert_element_type(out, pet, weak)
 
 
-@inline_jit(static_argnames=("precision", "preferred_element_type"))
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+@inline_jit(static_argnames=("precision", "preferred_element_type", "out_sharding"))
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """Matrix product with NumPy's broadcasting of batch dimensions."""
   check_arraylike("matmul", a, b)
   a, b = lax.asarray_operand(a), lax.asarray_operand(b)
@@ -386,7 +386,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     b = shape_ops.squeeze(b, tuple(b_squeeze))
   contract = ((ndim(a) - 1,), (ndim(b) - 1 - b_mat,))
   out = lax_dot.dot_general(a, b, (contract, (tuple(a_bdims), tuple(b_bdims))),
-                            precision=precision, preferred_element_type=pet)
+                            precision=precision, preferred_element_type=pet,
+                            out_sharding=out_sharding)
   if perm != tuple(range(len(perm))):
     out = shape_ops.transpose(out, perm)
   if both_squeeze:
@@ -427,7 +428,8 @@ def outer(a, b, out=None):
   return op(expand_dims(a, 1), expand_dims(b, 0))
 
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
   """Sum products over the given axes."""
   a, b = util.ensure_arraylike("tensordot", a, b)
   a, b, pet, weak = _dot_dtypes(a, b, preferred_element_type, "tensordot")
@@ -452,7 +454,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
                     "lists/tuples of ints.")
   out = lax_dot.dot_general(a, b, ((ca, cb), ((), ())), precision=precision,
-                            preferred_element_type=pet)
+                            preferred_element_type=pet, out_sharding=out_sharding)
   return lax._convert_element_type(out, pet, weak)
 
 

@@ -14,7 +14,13 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax import shape_ops
+from arrax._src.sharding_types import broadcast_shardings
 
+
+
+# `jax.sharding.auto_axes` (set by `_src/spmd.py`, a higher layer), for the jnp functions that
+# run part of their work with the mesh axes Auto, as JAX's do.
+auto_axes_hook: list = []
 
 def inline_jit(fun=None, **kwargs):
   """jit that inlines into an enclosing trace (JAX's `@jit(inline=True)` on jnp functions)."""
@@ -231,20 +237,22 @@ def _broadcast_symbolic(shapes):
   return tuple(out)
 
 
-def _broadcast_to(arr, shape):
+def _broadcast_to(arr, shape, out_sharding=None):
   """broadcast_to for an operand (an Array, tracer or Literal): NumPy's rules, one
   broadcast_in_dim (none if the shape already agrees)."""
   if isinstance(shape, int):
     shape = (shape,)
   shape = tuple(d if mlir.is_symbolic(d) else static_dim(d, shape) for d in shape)
   s = shape_of(arr)
-  if s == shape:
+  if s == shape and (out_sharding is None or
+                    getattr(core.get_aval(arr), "sharding", None) == out_sharding):
     return arr
   nlead = len(shape) - len(s)
   if nlead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[nlead:])):
     raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
   # One broadcast_in_dim, size-1 axes expanding in place (as JAX's lax.broadcast_to emits).
-  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
+  return shape_ops.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))),
+                                    out_sharding=out_sharding)
 
 
 def _broadcast_all(*args):
@@ -253,7 +261,10 @@ def _broadcast_all(*args):
   if all(s == shapes[0] for s in shapes[1:]):
     return list(args)
   result = broadcast_shapes(*shapes)
-  return [_broadcast_to(a, result) for a in args]
+  sharding = None
+  if core.sharding_typing.on:   # (shardings in types: the broadcast's, as JAX's)
+    sharding = broadcast_shardings([core.get_aval(a) for a in args])
+  return [_broadcast_to(a, result, out_sharding=sharding) for a in args]
 
 
 @jit

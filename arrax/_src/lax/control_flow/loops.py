@@ -617,8 +617,20 @@ class _ScanPlan:
   __slots__ = ("jaxpr", "consts", "promote", "move_to_const", "ys_fwd", "out_tree")
 
 
+def _x_aval(a):
+  """The aval of one slice of the scanned-over `a` (its type's sharding without axis 0, which
+  must not be split, as in JAX)."""
+  s = getattr(a, "sharding", None)
+  if s is None:
+    return a.update(shape=a.shape[1:])
+  if s.spec[0] is not None:
+    raise ValueError(f"0th dimension of all xs should be replicated. Got {s.spec}")
+  return a.update(shape=a.shape[1:],
+                  sharding=s.update(spec=type(s.spec)(*s.spec.partitions[1:])))
+
+
 def _scan_plan(f, in_tree, init_tree, init_avals, xs_avals):
-  x_avals = tuple(a.update(shape=a.shape[1:]) for a in xs_avals)
+  x_avals = tuple(_x_aval(a) for a in xs_avals)
   traced, carry_tree, carry_avals = _trace_scan(f, in_tree, init_avals + x_avals)
   if carry_tree.num_leaves != len(init_avals):
     common.check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_avals)
