@@ -252,7 +252,7 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".interpreters.partial_eval", ".flatten_util", ".lib", ".version",
           ".experimental.checkify", ".experimental.hijax", ".experimental.layout",
           ".experimental.ode", ".experimental.mesh_utils", ".experimental.jet",
-          ".experimental.pjit", ".experimental.serialize_executable", ".experimental.sparse",
+          ".experimental.pjit", ".experimental.serialize_executable", ".experimental.sparse", ".experimental.sparse.linalg",
           ".experimental.pallas", ".experimental.pallas.tpu",
           ".experimental.rnn", ".experimental.custom_partitioning", ".experimental.topologies",
           ".experimental.key_reuse", ".extend.core.primitives",

@@ -6,7 +6,7 @@ from arrax._src.sparse import bcoo as bcoo
 from arrax._src.sparse import bcsr as bcsr
 from arrax._src.sparse import coo as coo
 from arrax._src.sparse import csr as csr
-from arrax._src.sparse import linalg as linalg
+from arrax.experimental.sparse import linalg as linalg
 from arrax._src.sparse import random as random
 from arrax._src.sparse import transform as transform
 from arrax._src.sparse import util as util
