@@ -31,7 +31,11 @@ def _run(lib, slow=False):
     traces.append(1)
     return (x * n).sum()
 
-  gj, hj = lib.jit(g), lib.jit(h, static_argnums=1)
+  def k(x, tag):
+    traces.append(1)
+    return x * len(str(tag))
+
+  gj, hj, kj = lib.jit(g), lib.jit(h, static_argnums=1), lib.jit(k, static_argnums=1)
   a3 = lib.numpy.asarray(np.arange(3, dtype=np.float32))
   a4 = lib.numpy.asarray(np.arange(4, dtype=np.float32))
   i3 = lib.numpy.asarray(np.arange(3, dtype=np.int32))
@@ -56,8 +60,21 @@ def _run(lib, slow=False):
   call(gj, np.arange(3, dtype=np.float32), a3)          # a NumPy argument
   for n in (1, 1, 1.0, True, 1):                       # static values of different types
     call(hj, a3, n)
+  for tag in ("ab", "ab", "abc", None, None, 2.5, 2.5, b"ab", 7, 7.0):   # a lone static value
+    call(kj, a3, tag)
   with lib.disable_jit():
     call(gj, a3, a3)
+  for name in ("jax_disable_jit", "jax_debug_nans"):   # call flags set globally, not in a context
+    lib.config.update(name, True)
+    try:
+      call(gj, a3, a3)
+      if name == "jax_debug_nans":
+        try:
+          call(gj, a3 * np.nan, a3)
+        except FloatingPointError:
+          log.append("FloatingPointError")
+    finally:
+      lib.config.update(name, False)
   call(gj, a3, a3)
   gj.clear_cache()
   call(gj, a3, a3)

@@ -309,6 +309,20 @@ def _refresh_trace_state(name=None):
 _refresh_trace_state()
 config._listeners.append(_refresh_trace_state)
 
+# The flags a jitted call checks on every call; `plain_calls[0]` is True while none of them is
+# set and no config context is open in any thread, so the call path reads one value for all.
+_CALL_FLAGS = ("jax_disable_jit", "jax_no_execution", "jax_debug_nans", "jax_debug_infs")
+plain_calls = [True]
+
+
+def _refresh_plain_calls(name=None):
+  plain_calls[0] = not _open_contexts[0] and not any(
+      config._flags[n].global_value for n in _CALL_FLAGS if n in config._flags)
+
+
+_refresh_plain_calls()
+config._listeners.append(_refresh_plain_calls)
+
 
 def trace_state() -> tuple:
   """The values of the flags that change what tracing records (jit caches key on them), in

@@ -26,6 +26,7 @@ from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir, moni
 from arrax._src.array import Array, device_put_value
 from arrax._src.layout import Format, Layout
 from arrax._src.sharding_impls import SingleDeviceSharding
+from arrax._src import config as config_mod
 from arrax._src.config import config, trace_state, trace_state_change
 from arrax._src.tracing import closed_with_host_consts, stage_literal, trace_to_jaxpr
 from arrax._src.tree_util import registry as _registry, tree_flatten, tree_leaves, tree_unflatten
@@ -36,11 +37,13 @@ _flatten = _registry.flatten
 
 logger = logging.getLogger("arrax")
 _disable_jit = config.flag("jax_disable_jit")
+_plain_calls = config_mod.plain_calls
 _no_execution = dispatch.no_execution
 _debug_nans = dispatch.debug_nans
 _debug_infs = dispatch.debug_infs
 _eval_trace = core.eval_trace
 _default_device = backend.default_device
+_resolved_default = backend._default_device   # (filled by default_device(); [] until then)
 
 
 # ---- the jit primitive ------------------------------------------------------------------------
@@ -396,6 +399,8 @@ def _arg_aval(x):
 
 
 _PY_SCALARS = frozenset((int, float, bool, complex))
+# Static arguments that cannot change while they are the same object.
+_IMMUTABLE_STATICS = frozenset((int, float, bool, complex, str, bytes, type(None)))
 _scalar_avals: dict = {}   # (type, value, x64) -> the aval of a Python scalar argument
 
 
@@ -840,6 +845,8 @@ class JitWrapped(Wrapped):
       options += (self._donate_argnums, self._donate_argnames)
     self._cache, self._trace_cache = _shared_caches(fun, options)
     self._plans = {}   # number of positional arguments -> _static_plan
+    # (the last lone static argument of an immutable builtin type, and its cache-key tuple)
+    self._static_memo = None
 
   def _donation(self, args, kwargs):
     """One flag per flat dynamic argument of the call `(args, kwargs)`: donated or not (None:
@@ -937,7 +944,8 @@ class JitWrapped(Wrapped):
     # The hot path of every training loop and of every eager jnp operation: keep it flat
     # (RUNTIME.md section 2). Each flag is read once; Python scalars' avals and device copies
     # come from caches; key avals are interned so that outputs fed back compare by identity.
-    if _disable_jit.value:
+    plain = _plain_calls[0]   # (no call flag set, no config context open: nothing to read)
+    if not plain and _disable_jit.value:
       return self._fun(*args, **kwargs)
     if not self._has_static:
       dyn_args, dyn_kwargs, statics = args, kwargs, ()
@@ -945,7 +953,16 @@ class JitWrapped(Wrapped):
       dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
     else:   # (static positions by the number of arguments; the static values hashed once)
       static_pos, dyn_pos = self._plans.get(len(args)) or self._static_plan(len(args))
-      statics = tuple([_HashableStatic(args[i], i) for i in static_pos])
+      if len(static_pos) == 1:   # (the common case: one static int, string, ... as last time)
+        v = args[static_pos[0]]
+        memo = self._static_memo
+        if memo is not None and memo[0] is v:
+          statics = memo[1]
+        else:
+          statics = (_HashableStatic(v, static_pos[0]),)
+          self._static_memo = (v, statics) if type(v) in _IMMUTABLE_STATICS else None
+      else:
+        statics = tuple([_HashableStatic(args[i], i) for i in static_pos])
       dyn_args, dyn_kwargs = tuple([args[i] for i in dyn_pos]), kwargs
     for x in dyn_args:
       if type(x) is not Array and type(x) not in _PY_SCALARS:
@@ -962,7 +979,7 @@ class JitWrapped(Wrapped):
     state = trace_state()   # (a new tuple while a config context is open: no fast match)
     x64 = state[0]
     avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
-    default = _default_device()
+    default = _resolved_default[0] if plain and _resolved_default else _default_device()
     device = self._device
     if device is None:
       for x in leaves:   # the first committed array's device, else the default one
@@ -994,7 +1011,7 @@ class JitWrapped(Wrapped):
         return entry.out_tree.unflatten(entry.runner(leaves))
       return entry.out_tree.unflatten(
           core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
-    if _no_execution.value:
+    if not plain and _no_execution.value:
       dispatch.raise_no_execution(exe.name)
     used = leaves if exe.kept is None else [leaves[i] for i in exe.kept]
     if entry.donated is not None:
@@ -1009,7 +1026,7 @@ class JitWrapped(Wrapped):
     committed = device is not default   # results stay on a device asked for
     if entry.single and not entry.special:
       out = Array(raw[0], exe.out_avals[0], committed)
-      if _debug_nans.value or _debug_infs.value:
+      if not plain and (_debug_nans.value or _debug_infs.value):
         _check_special(self._name, [out], lambda: self._fun(*args, **kwargs))
       return out
     outs = list(map(Array, raw, exe.out_avals, itertools.repeat(committed)))
@@ -1017,7 +1034,7 @@ class JitWrapped(Wrapped):
       outs[i] = np.zeros(shape, dtypes.float0)
     if exe.token_outs:
       outs = dispatch.wrap_tokens(outs)
-    if _debug_nans.value or _debug_infs.value:
+    if not plain and (_debug_nans.value or _debug_infs.value):
       _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
     if entry.single:
       return outs[0]
