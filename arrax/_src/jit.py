@@ -38,6 +38,7 @@ _flatten = _registry.flatten
 logger = logging.getLogger("arrax")
 _disable_jit = config.flag("jax_disable_jit")
 _plain_calls = config_mod.plain_calls
+_trace_state = config_mod._trace_state   # (what trace_state() is while no context is open)
 _no_execution = dispatch.no_execution
 _debug_nans = dispatch.debug_nans
 _debug_infs = dispatch.debug_infs
@@ -976,7 +977,8 @@ class JitWrapped(Wrapped):
         in_tree = _array_trees.get(len(dyn_args)) or _array_tree(len(dyn_args))
     if core.trace_ctx.trace is not _eval_trace:
       return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
-    state = trace_state()   # (a new tuple while a config context is open: no fast match)
+    # (a new tuple while a config context is open: no fast match)
+    state = _trace_state[0] if plain else trace_state()
     x64 = state[0]
     avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
     default = _resolved_default[0] if plain and _resolved_default else _default_device()
