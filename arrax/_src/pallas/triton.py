@@ -49,9 +49,8 @@ def load(ref, *, mask=None, other=None, cache_modifier: str | None = None,
   return out
 
 
-def store(ref, val, *, mask=None, eviction_policy: str | None = None) -> None:
-  """`ref[...] = val` where `mask` is True (elsewhere the ref keeps its values); `val` must
-  have the ref's shape and dtype."""
+def _check_value(ref, val):
+  """`val` as an array of the ref's shape and dtype (else JAX's ValueError)."""
   val = creation.asarray(val)
   shape, dtype = tuple(ref.shape), np.dtype(ref.dtype)
   if tuple(val.shape) != shape:
@@ -60,6 +59,13 @@ def store(ref, val, *, mask=None, eviction_policy: str | None = None) -> None:
   if np.dtype(val.dtype) != dtype:
     raise ValueError(f"Invalid dtype for `swap`. Ref dtype: {dtype}. Value dtype: "
                      f"{np.dtype(val.dtype)}. ")
+  return val
+
+
+def store(ref, val, *, mask=None, eviction_policy: str | None = None) -> None:
+  """`ref[...] = val` where `mask` is True (elsewhere the ref keeps its values); `val` must
+  have the ref's shape and dtype."""
+  val = _check_value(ref, val)
   if mask is not None:
     val = lax_numpy.where(mask, val, ref[...])
   ref[...] = val
@@ -87,14 +93,14 @@ def _atomic_rmw(ref, idx, val, mask, op: AtomicOpType):
     raise ValueError(f"`atomic_{op.value}` does not support f16.")
   if dtype in _NO_ATOMICS:
     raise ValueError(f"`atomic_{op.value}` does not support {dtype}.")
+  view = _view(ref, idx)
+  val = _check_value(view, val)
   if mask is not None:
-    raise NotImplementedError("masked atomics are not supported in interpret mode")
+    raise NotImplementedError()
   if op not in _MONOIDS:
     raise NotImplementedError(str(op))
-  view = _view(ref, idx)
   old = view[...]
-  new = _MONOIDS[op](old, val)
-  view[...] = lax_numpy.broadcast_to(new, old.shape).astype(dtype)
+  view[...] = _MONOIDS[op](old, val)
   return old
 
 
