@@ -376,3 +376,45 @@ def test_tpu_info_and_interpret_mode():
     at.set_tpu_interpret_mode(None)
   with pytest.raises(Exception):
     double(arrax, x)
+
+
+def _tpu_stmt(top, what, x, interpret=True):
+  """A copy kernel that also runs one TPU-only statement."""
+  pl = top.experimental.pallas
+  pltpu = top.experimental.pallas.tpu
+
+  def kernel(x_ref, o_ref):
+    v = x_ref[...]
+    if what == "touch":
+      pltpu.touch(x_ref)
+    elif what == "trace_value":
+      pltpu.trace_value("v", v[0, 0])
+    elif what == "matmul_pop":
+      v = pltpu.matmul_pop(0, x.shape, x.dtype, 0)
+    elif what == "constraint":
+      v = pltpu.with_memory_space_constraint(v, pltpu.VMEM) * 2
+    elif what == "pipeline":
+      def body(i_ref, o_blk):
+        o_blk[...] = i_ref[...] + 1
+      spec = pl.BlockSpec((1, x.shape[1]), lambda i: (i, 0))
+      pltpu.emit_pipeline(body, grid=(x.shape[0],), in_specs=[spec], out_specs=[spec])(
+          x_ref, o_ref)
+      return
+    o_ref[...] = v
+
+  return _call(top, kernel, (x.shape, x.dtype), x, interpret=interpret)
+
+
+def test_tpu_only_statements():
+  x = rand((2, 4), np.float32, seed=14)
+  check_all([
+      ("touch", lambda: err(_tpu_stmt, "touch", x, match="add_dependency")),
+      ("trace_value", lambda: err(_tpu_stmt, "trace_value", x, match="trace_value")),
+      ("matmul_pop", lambda: err(_tpu_stmt, "matmul_pop", x, match="matmul_pop")),
+      ("constraint", lambda: ok(_tpu_stmt, "constraint", x, "tpu")),
+      ("pipeline", lambda: err(_tpu_stmt, "pipeline", x, match="Unsupported TPU device")),
+      ("pipeline_grid", lambda: err(
+          lambda top: top.experimental.pallas.tpu.emit_pipeline(lambda: None, grid=(0, 2)),
+          match="strictly positive")),
+  ])
+  assert issubclass(arrax.experimental.pallas.tpu.LoweringException, Exception)

@@ -253,7 +253,7 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.checkify", ".experimental.hijax", ".experimental.layout",
           ".experimental.ode", ".experimental.mesh_utils", ".experimental.jet",
           ".experimental.pjit", ".experimental.serialize_executable", ".experimental.sparse",
-          ".experimental.pallas", ".experimental.pallas.tpu",
+          ".experimental.pallas", ".experimental.pallas.tpu", ".experimental.pallas.triton",
           ".experimental.rnn", ".experimental.custom_partitioning", ".experimental.topologies",
           ".experimental.key_reuse", ".extend.core.primitives",
           ".experimental.colocated_python",

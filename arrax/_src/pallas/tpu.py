@@ -424,3 +424,107 @@ def force_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
 
 def reset_tpu_interpret_mode_state():
   """Clear the state TPU interpret mode keeps between calls (arrax keeps none)."""
+
+
+def stateful_bits(*args, **kwargs):
+  """Random bits from the core's PRNG state (seeded by `prng_seed`; TPU only)."""
+  _no_cpu_rule("prng_random_bits")
+
+
+def stateful_uniform(*args, **kwargs):
+  """Uniform samples from the core's PRNG state (TPU only)."""
+  _no_cpu_rule("prng_random_bits")
+
+
+def stateful_normal(*args, **kwargs):
+  """Normal samples from the core's PRNG state (TPU only)."""
+  _no_cpu_rule("prng_random_bits")
+
+
+def stateful_bernoulli(*args, **kwargs):
+  """Bernoulli samples from the core's PRNG state (TPU only)."""
+  _no_cpu_rule("prng_random_bits")
+
+
+def matmul_push_rhs(rhs, staging_register: int, mxu_index: int, *, transpose: bool = False):
+  """Load a right-hand side into an MXU staging register (TPU only)."""
+  _no_cpu_rule("matmul_push_rhs")
+
+
+def matmul_acc_lhs(acc_addr: int, lhs, mxu_index: int, load_staged_rhs: int | None = None):
+  """Multiply `lhs` into an MXU accumulator (TPU only)."""
+  _no_cpu_rule("matmul_acc_lhs")
+
+
+def matmul_pop(acc_addr: int, shape, dtype, mxu_index: int):
+  """Read an MXU accumulator out (TPU only)."""
+  _no_cpu_rule("matmul_pop")
+
+
+def trace_value(label: str, value) -> None:
+  """Record a scalar in the TPU's trace (TPU only)."""
+  _no_cpu_rule("trace_value")
+
+
+def touch(ref) -> None:
+  """A fake read and write of `ref` for ordering (interpret mode has no discharge rule for
+  it, as in JAX)."""
+  raise NotImplementedError("No state discharge rule implemented for primitive: "
+                            "add_dependency")
+
+
+def with_memory_space_constraint(x, memory_space):
+  """`x`, constrained to live in `memory_space` (interpret mode: `x` itself)."""
+  return x
+
+
+def core_barrier(sem, *, core_axis_name: str):
+  """Synchronize the cores along `core_axis_name` (needs a multi-core TPU)."""
+  raise NotImplementedError("core_barrier needs a TPU: interpret mode runs one core")
+
+
+def _remote_copy(*args, **kwargs):
+  raise NotImplementedError("remote DMAs between devices need a TPU; arrax's interpret mode "
+                            "runs local copies only")
+
+
+def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                           device_id_type=primitives.DeviceIdType.MESH):
+  """A copy from `src_ref` to `dst_ref` on device `device_id` (TPU only)."""
+  _remote_copy()
+
+
+def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                      device_id_type=primitives.DeviceIdType.MESH):
+  """Start a copy to another device (TPU only)."""
+  _remote_copy()
+
+
+class LoweringException(Exception):
+  """An error lowering a kernel to Mosaic."""
+
+
+def _check_pipeline_grid(grid):
+  if any(g <= 0 for g in grid if isinstance(g, int)):
+    raise ValueError(f"All elements in the grid must be strictly positive, but got {grid=}")
+
+
+def _tpu_only_pipeline(*args, **kwargs):
+  # (JAX's pipeline asks for the TPU's tiling, which fails on CPU)
+  get_tpu_info()
+
+
+def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling: Tiling | None = None,
+                  core_axis=None, core_axis_name=None, dimension_semantics=None,
+                  trace_scopes: bool = True, no_pipelining: bool = False,
+                  _explicit_indices: bool = False):
+  """A function that runs `body` over `grid` on blocks of its ref arguments, overlapping the
+  copies (needs a TPU: calling it raises on CPU, as in JAX)."""
+  _check_pipeline_grid(grid)
+  return _tpu_only_pipeline
+
+
+def emit_pipeline_with_allocations(body, *, grid, in_specs=(), out_specs=()):
+  """`emit_pipeline` plus a function making its buffers (both TPU only)."""
+  _check_pipeline_grid(grid)
+  return _tpu_only_pipeline, _tpu_only_pipeline

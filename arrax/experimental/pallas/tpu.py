@@ -17,7 +17,16 @@ from arrax._src.pallas.tpu import (
     prng_seed as prng_seed, reset_tpu_interpret_mode_state as reset_tpu_interpret_mode_state,
     roll as roll, set_tpu_interpret_mode as set_tpu_interpret_mode,
     stochastic_round as stochastic_round, store as store,
-    unpack_elementwise as unpack_elementwise)
+    unpack_elementwise as unpack_elementwise, LoweringException as LoweringException,
+    async_remote_copy as async_remote_copy, core_barrier as core_barrier,
+    emit_pipeline as emit_pipeline,
+    emit_pipeline_with_allocations as emit_pipeline_with_allocations,
+    make_async_remote_copy as make_async_remote_copy, matmul_acc_lhs as matmul_acc_lhs,
+    matmul_pop as matmul_pop, matmul_push_rhs as matmul_push_rhs,
+    stateful_bernoulli as stateful_bernoulli, stateful_bits as stateful_bits,
+    stateful_normal as stateful_normal, stateful_uniform as stateful_uniform,
+    touch as touch, trace_value as trace_value,
+    with_memory_space_constraint as with_memory_space_constraint)
 
 CMEM = MemorySpace.CMEM
 SMEM = MemorySpace.SMEM
