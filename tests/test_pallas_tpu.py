@@ -2,6 +2,8 @@
 JAX 0.10.2 (`interpret=True` or `pltpu.InterpretParams()`): masked loads and stores, atomics,
 roll/bitcast/einshape, interpret-mode settings, hardware enums, and the errors of operations
 that need a GPU or TPU."""
+import dataclasses
+
 import jax
 import jax.experimental.pallas  # noqa: F401
 import jax.experimental.pallas.tpu  # noqa: F401
@@ -209,7 +211,7 @@ def test_triton_misc():
   jp, ap = jax.experimental.pallas.triton, arrax.experimental.pallas.triton
   assert repr(ap.CompilerParams(num_warps=4)) == repr(jp.CompilerParams(num_warps=4))
   assert ap.CompilerParams() == ap.CompilerParams(None, None)
-  with pytest.raises(Exception):
+  with pytest.raises(dataclasses.FrozenInstanceError):
     ap.CompilerParams().num_warps = 2
 
 
@@ -374,7 +376,7 @@ def test_tpu_info_and_interpret_mode():
     np.testing.assert_array_equal(double(arrax, x), x * 2)
   finally:
     at.set_tpu_interpret_mode(None)
-  with pytest.raises(Exception):
+  with pytest.raises(ValueError, match="Only interpret mode"):
     double(arrax, x)
 
 
