@@ -420,3 +420,32 @@ def test_tpu_only_statements():
           match="strictly positive")),
   ])
   assert issubclass(arrax.experimental.pallas.tpu.LoweringException, Exception)
+
+
+def _first_core(top, x):
+  """vmap over a named "core" axis, writing x + 1 into a ref on core 0 only."""
+  pltpu = top.experimental.pallas.tpu
+
+  def per_core(v):
+    out = top.new_ref(v * 0)
+
+    @pltpu.run_on_first_core("c")
+    def _():
+      out[...] = v + 1
+    return out[...]
+
+  return top.vmap(per_core, axis_name="c")(x)
+
+
+@pytest.mark.xfail(strict=True, reason="arrax: pl.when (cond) writing a ref under vmap fails "
+                   "('AbstractRef' has no 'vma'); JAX runs it")
+def test_run_on_first_core_two_cores():
+  ok(_first_core, np.arange(2.0, dtype=np.float32))
+
+
+def test_run_on_first_core():
+  check_all([
+      ("one_core", lambda: ok(_first_core, np.arange(1.0, dtype=np.float32))),
+      ("unbound", lambda: err(lambda top: top.experimental.pallas.tpu.run_on_first_core("c"),
+                              match="unbound axis name")),
+  ])

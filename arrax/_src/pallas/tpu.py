@@ -18,10 +18,10 @@ import numpy as np
 
 from arrax._src import backend, dtypes, tree_util
 from arrax._src.core import AbstractRef, ShapedArray
-from arrax._src.lax import elementwise as lax
+from arrax._src.lax import elementwise as lax, parallel
 from arrax._src.numpy import assembly, lax_numpy
 from arrax._src.pallas import core as pallas_core
-from arrax._src.pallas import primitives, triton
+from arrax._src.pallas import helpers, primitives, triton
 
 
 class GridDimensionSemantics(enum.Enum):
@@ -528,3 +528,17 @@ def emit_pipeline_with_allocations(body, *, grid, in_specs=(), out_specs=()):
   """`emit_pipeline` plus a function making its buffers (both TPU only)."""
   _check_pipeline_grid(grid)
   return _tpu_only_pipeline, _tpu_only_pipeline
+
+
+def run_on_first_core(core_axis_name: str):
+  """A decorator running the decorated function (at once) only on core 0 of
+  `core_axis_name`."""
+  if parallel.axis_size(core_axis_name) == 1:
+    return lambda f: f()
+
+  def run(f):
+    @helpers.when(parallel.axis_index(core_axis_name) == 0)
+    def _():
+      f()
+
+  return run

@@ -25,7 +25,7 @@ from arrax._src.pallas.tpu import (
     matmul_pop as matmul_pop, matmul_push_rhs as matmul_push_rhs,
     stateful_bernoulli as stateful_bernoulli, stateful_bits as stateful_bits,
     stateful_normal as stateful_normal, stateful_uniform as stateful_uniform,
-    touch as touch, trace_value as trace_value,
+    run_on_first_core as run_on_first_core, touch as touch, trace_value as trace_value,
     with_memory_space_constraint as with_memory_space_constraint)
 
 CMEM = MemorySpace.CMEM
