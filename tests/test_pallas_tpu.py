@@ -101,6 +101,8 @@ def test_triton_masked_load_store(dtype):
       ("load_row_mask", lambda: ok(_masked_load, x, m[:, :1], 2, False)),
       ("store", lambda: ok(_masked_store, x, m, jit=True)),
       ("store_row_mask", lambda: ok(_masked_store, x, m[:1])),
+      ("load_vmap", lambda: ok(lambda top, x, m: top.vmap(
+          lambda a, b: _masked_load(top, a, b, 0, False))(x, m), x[None], m[None])),
   ])
 
 
@@ -263,7 +265,7 @@ def test_tpu_vector_ops():
   x3 = rand((2, 4, 6), np.float32, seed=9)
   check_all([
       ("roll", lambda: ok(_tpu_op, "roll", x, shift=3, axis=1)),
-      ("roll_tpu_params", lambda: ok(_tpu_op, "roll", x, "tpu", shift=1, axis=0)),
+      ("roll_tpu_params", lambda: ok(_tpu_op, "roll", x, "tpu", shift=1, axis=0, jit=True)),
       ("roll_stride", lambda: ok(_tpu_op, "roll", x, shift=1, axis=0, stride=1,
                                     stride_axis=1)),
       ("roll_stride3", lambda: ok(_tpu_op, "roll", x3, shift=2, axis=2, stride=3,
