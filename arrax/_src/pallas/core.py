@@ -130,6 +130,9 @@ class Squeezed:
 
 squeezed = Squeezed()
 
+# the InterpretParams of `pltpu.set_tpu_interpret_mode`/`force_tpu_interpret_mode` (or None)
+tpu_interpret_mode: list = [None]
+
 
 @dataclasses.dataclass(frozen=True)
 class Blocked:

@@ -1,0 +1,453 @@
+"""jax.experimental.pallas.triton and the newer parts of pallas.tpu in interpret mode, against
+JAX 0.10.2 (`interpret=True` or `pltpu.InterpretParams()`): masked loads and stores, atomics,
+roll/bitcast/einshape, interpret-mode settings, hardware enums, and the errors of operations
+that need a GPU or TPU."""
+import dataclasses
+
+import jax
+import jax.experimental.pallas  # noqa: F401
+import jax.experimental.pallas.tpu  # noqa: F401
+import jax.experimental.pallas.triton  # noqa: F401
+import numpy as np
+import pytest
+from oracle import call_with, check, check_all, rand
+
+import arrax
+import arrax.experimental.pallas  # noqa: F401
+import arrax.experimental.pallas.tpu  # noqa: F401
+import arrax.experimental.pallas.triton  # noqa: F401
+
+TOP = call_with("top")
+
+
+def ok(fn, *args, **kw):
+  """`check` of a case JAX runs (so that both raising cannot pass it)."""
+  out = check(fn, *args, build=TOP, **kw)
+  assert out is not None, "JAX raised"
+  return out
+
+
+def err(fn, *args, match, **kw):
+  """`check` of a case where JAX raises an error matching `match` (arrax: the same class)."""
+  with pytest.raises(Exception, match=match):
+    fn(jax, *args, **kw)
+  assert check(fn, *args, build=TOP, **kw) is None
+
+
+def _libs(top):
+  return top.experimental.pallas, top.experimental.pallas.triton, top.experimental.pallas.tpu
+
+
+def _call(top, kernel, out, *args, interpret=True):
+  """pallas_call(kernel) on whole-array blocks; `out` is a (shape, dtype) pair or a list."""
+  pl = top.experimental.pallas
+  sds = ([top.ShapeDtypeStruct(*o) for o in out] if isinstance(out, list)
+         else top.ShapeDtypeStruct(*out))
+  if interpret == "tpu":
+    interpret = top.experimental.pallas.tpu.InterpretParams()
+  return pl.pallas_call(kernel, out_shape=sds, interpret=interpret)(*args)
+
+
+# ---- pallas.triton ---------------------------------------------------------------------------
+def _masked_load(top, x, m, other, view):
+  _, plt, _ = _libs(top)
+
+  def kernel(x_ref, m_ref, o_ref):
+    if view:
+      o_ref[...] = plt.load(x_ref.at[1:5], mask=m_ref[1:5], other=other)
+    else:
+      o_ref[...] = plt.load(x_ref, mask=m_ref[...], other=other)
+
+  shape = (4,) + x.shape[1:] if view else x.shape
+  return _call(top, kernel, (shape, x.dtype), x, m)
+
+
+def _masked_store(top, x, m):
+  _, plt, _ = _libs(top)
+
+  def kernel(x_ref, m_ref, o_ref):
+    o_ref[...] = top.numpy.zeros_like(o_ref)
+    plt.store(o_ref, x_ref[...], mask=m_ref[...])
+
+  return _call(top, kernel, (x.shape, x.dtype), x, m)
+
+
+def _store_bad(top, x, val):
+  _, plt, _ = _libs(top)
+
+  def kernel(x_ref, o_ref):
+    plt.store(o_ref, x_ref[...].astype(np.int32) if val == "int" else val)
+
+  return _call(top, kernel, (x.shape, x.dtype), x)
+
+
+def _load_bad_mask(top, x):
+  _, plt, _ = _libs(top)
+
+  def kernel(x_ref, o_ref):
+    o_ref[...] = plt.load(x_ref, mask=x_ref[...][:2] > 0, other=0)
+
+  return _call(top, kernel, (x.shape, x.dtype), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_triton_masked_load_store(dtype):
+  x = rand((6, 3), dtype, seed=1)
+  m = rand((6, 3), np.bool_, seed=2)
+  check_all([
+      ("load_other", lambda: ok(_masked_load, x, m, -1, False)),
+      ("load_no_other", lambda: ok(_masked_load, x, m, None, False)),
+      ("load_view", lambda: ok(_masked_load, x, m, 5, True)),
+      ("load_row_mask", lambda: ok(_masked_load, x, m[:, :1], 2, False)),
+      ("store", lambda: ok(_masked_store, x, m, jit=True)),
+      ("store_row_mask", lambda: ok(_masked_store, x, m[:1])),
+      ("load_vmap", lambda: ok(lambda top, x, m: top.vmap(
+          lambda a, b: _masked_load(top, a, b, 0, False))(x, m), x[None], m[None])),
+  ])
+
+
+def test_triton_load_store_errors():
+  x = rand((4,), np.float32, seed=3)
+  check_all([
+      ("store_scalar", lambda: err(_store_bad, x, 1.0, match="Invalid shape for `swap`")),
+      ("store_dtype", lambda: err(_store_bad, x, "int", match="Invalid dtype for `swap`")),
+      ("load_mask_shape", lambda: err(_load_bad_mask, x, match="Cannot broadcast mask")),
+  ])
+
+
+def _atomic(top, name, x, idx, val, out_shape):
+  """`name` on o_ref (a copy of x) at the slice `idx` = (start, size), with `val` a scalar
+  or, for "ones", an array of ones made in the kernel. (JAX 0.10.2 fails on integer
+  indices, so only slices are compared.)"""
+  _, plt, _ = _libs(top)
+  pl = top.experimental.pallas
+
+  def kernel(x_ref, o_ref, p_ref):
+    v = top.numpy.ones(out_shape, x.dtype) if isinstance(val, str) else val
+    o_ref[...] = x_ref[...]
+    p_ref[...] = getattr(plt, name)(o_ref, pl.ds(*idx), v)
+
+  return _call(top, kernel, [(x.shape, x.dtype), (out_shape, x.dtype)], x)
+
+
+def _atomic_masked(top, x):
+  _, plt, _ = _libs(top)
+  pl = top.experimental.pallas
+
+  def kernel(x_ref, o_ref, p_ref):
+    o_ref[...] = x_ref[...]
+    p_ref[...] = plt.atomic_add(o_ref, pl.ds(0, 2), x_ref[:2], mask=x_ref[:2] > 0)
+
+  return _call(top, kernel, [(x.shape, x.dtype), ((2,), x.dtype)], x)
+
+
+def _cas(top, x, cmp, val):
+  _, plt, _ = _libs(top)
+
+  def kernel(x_ref, o_ref, p_ref):
+    o_ref[...] = x_ref[...]
+    p_ref[...] = plt.atomic_cas(o_ref, cmp, val)
+
+  return _call(top, kernel, [((), x.dtype), ((), x.dtype)], x)
+
+
+def test_triton_atomics():
+  xf = rand((8,), np.float32, seed=4)
+  xi = np.arange(8, dtype=np.int32) - 3
+  xh = rand((8,), np.float16, seed=5)
+  x8 = np.arange(8, dtype=np.int8)
+  cases = []
+  for name in ["atomic_add", "atomic_max", "atomic_min"]:
+    cases += [
+        (name + "_f32", lambda n=name: ok(_atomic, n, xf, (1, 3), "ones", (3,))),
+        (name + "_i32", lambda n=name: ok(_atomic, n, xi, (2, 4), "ones", (4,))),
+        (name + "_scalar_val", lambda n=name: err(_atomic, n, xi, (2, 4), 1, (4,),
+                                                  match="Invalid shape")),
+    ]
+  for name in ["atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"]:
+    cases.append((name, lambda n=name: err(_atomic, n, xi, (0, 2), "ones", (2,),
+                                           match="AtomicOpType")))
+  cases += [
+      ("add_f16", lambda: ok(_atomic, "atomic_add", xh, (0, 2), "ones", (2,))),
+      ("max_f16", lambda: err(_atomic, "atomic_max", xh, (0, 2), "ones", (2,),
+                              match="does not support f16")),
+      ("add_i8", lambda: err(_atomic, "atomic_add", x8, (0, 2), "ones", (2,),
+                             match="does not support int8")),
+      ("masked", lambda: err(_atomic_masked, xf, match=None)),   # (NotImplementedError())
+      ("cas_hit", lambda: ok(_cas, np.int32(2), 2, 7)),
+      ("cas_miss", lambda: ok(_cas, np.int32(3), 2, 7)),
+      ("cas_f32", lambda: ok(_cas, np.float32(1.5), 1.5, -1.0)),
+      ("cas_dtypes", lambda: err(_cas, np.int32(3), 2, 7.0, match="identical dtypes")),
+  ]
+  check_all(cases)
+
+
+def _gpu_only(top, what, x):
+  _, plt, _ = _libs(top)
+
+  def kernel(x_ref, o_ref):
+    v = x_ref[...]
+    if what == "tanh":
+      v = plt.approx_tanh(v)
+    elif what == "barrier":
+      plt.debug_barrier()
+    elif what == "contiguous":
+      v = plt.max_contiguous(v, 4)
+    elif what == "dot":
+      v = plt.dot(v, v.T)[:, :1] + v
+    o_ref[...] = v
+
+  return _call(top, kernel, (x.shape, x.dtype), x)
+
+
+def test_triton_misc():
+  x = rand((4, 4), np.float32, seed=6)
+  check_all([
+      ("approx_tanh", lambda: err(_gpu_only, "tanh", x, match="elementwise_inline_asm")),
+      ("approx_tanh_int", lambda: err(_gpu_only, "tanh", np.arange(16).reshape(4, 4),
+                                      match="does not accept")),
+      ("debug_barrier", lambda: err(_gpu_only, "barrier", x, match="debug_barrier")),
+      ("max_contiguous", lambda: ok(_gpu_only, "contiguous", np.arange(4.0, dtype=np.float32))),
+      ("dot", lambda: ok(_gpu_only, "dot", x, tol=1e-5)),
+  ])
+  jp, ap = jax.experimental.pallas.triton, arrax.experimental.pallas.triton
+  assert repr(ap.CompilerParams(num_warps=4)) == repr(jp.CompilerParams(num_warps=4))
+  assert ap.CompilerParams() == ap.CompilerParams(None, None)
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    ap.CompilerParams().num_warps = 2
+
+
+# ---- pallas.tpu --------------------------------------------------------------------------------
+def _tpu_op(top, what, x, interpret=True, **kw):
+  _, _, pltpu = _libs(top)
+
+  def kernel(x_ref, o_ref):
+    v = x_ref[...]
+    if what == "roll":
+      v = pltpu.roll(v, **kw)
+    elif what == "bitcast":
+      v = pltpu.bitcast(v, **kw)
+    elif what == "einshape":
+      v = pltpu.einshape(kw.pop("eq"), v, **kw)
+    elif what == "load":
+      v = pltpu.load(x_ref, mask=v > 0)
+    elif what == "store":
+      o_ref[...] = top.numpy.zeros_like(o_ref)
+      pltpu.store(o_ref, v, mask=v > 0)
+      return
+    else:
+      v = getattr(pltpu, what)(v, **kw)
+    o_ref[...] = v
+
+  shape_dtype = jax.eval_shape(lambda v: _eval_tpu(what, v, dict(kw)), x)
+  return _call(top, kernel, (shape_dtype.shape, shape_dtype.dtype), x, interpret=interpret)
+
+
+def _eval_tpu(what, v, kw):
+  """The result shape/dtype of an op (JAX's, evaluated outside a kernel)."""
+  pltpu = jax.experimental.pallas.tpu
+  if what in ("load", "store", "roll"):
+    return v
+  if what == "bitcast":
+    src, dst = v.dtype.itemsize, np.dtype(kw["ty"]).itemsize
+    shape = list(v.shape)
+    if v.ndim >= 2:
+      shape[-2] = shape[-2] * src // dst
+    return jax.ShapeDtypeStruct(tuple(shape), kw["ty"])
+  if what == "einshape":
+    return pltpu.einshape(kw.pop("eq"), v, **kw)
+  return v
+
+
+def test_tpu_vector_ops():
+  x = rand((4, 8), np.float32, seed=7)
+  xi = rand((4, 8), np.int8, seed=8)
+  x3 = rand((2, 4, 6), np.float32, seed=9)
+  check_all([
+      ("roll", lambda: ok(_tpu_op, "roll", x, shift=3, axis=1)),
+      ("roll_tpu_params", lambda: ok(_tpu_op, "roll", x, "tpu", shift=1, axis=0, jit=True)),
+      ("roll_stride", lambda: ok(_tpu_op, "roll", x, shift=1, axis=0, stride=1,
+                                    stride_axis=1)),
+      ("roll_stride3", lambda: ok(_tpu_op, "roll", x3, shift=2, axis=2, stride=3,
+                                     stride_axis=0)),
+      ("roll_negative", lambda: err(_tpu_op, "roll", x, shift=-1, axis=1,
+          match="shift must be non-negative")),
+      ("roll_axis", lambda: err(_tpu_op, "roll", x, shift=1, axis=2,
+          match="axis is out of range")),
+      ("roll_stride_only", lambda: err(_tpu_op, "roll", x, shift=1, axis=0, stride=1,
+          match="must be both specified")),
+      ("roll_same_axis", lambda: err(_tpu_op, "roll", x, shift=1, axis=0, stride=1,
+                                     stride_axis=0, match="axis and stride_axis are different")),
+      ("bitcast_same", lambda: ok(_tpu_op, "bitcast", x, ty=np.int32)),
+      ("bitcast_narrow", lambda: ok(_tpu_op, "bitcast", x, ty=np.int16)),
+      ("bitcast_wide", lambda: ok(_tpu_op, "bitcast", xi, ty=np.float32)),
+      ("bitcast_bf16", lambda: ok(_tpu_op, "bitcast", x3, ty=arrax.numpy.bfloat16)),
+      ("bitcast_1d", lambda: err(_tpu_op, "bitcast", x[0], ty=np.int32,
+          match="bitcast 1D")),
+      ("bitcast_unpackable", lambda: err(_tpu_op, "bitcast", xi[:3], ty=np.int32,
+          match="perfectly packed")),
+      ("load_mask", lambda: ok(_tpu_op, "load", x)),
+      ("store_mask", lambda: ok(_tpu_op, "store", x, "tpu")),
+  ])
+
+
+def test_einshape():
+  x = rand((4, 6), np.float32, seed=10)
+  x3 = rand((2, 3, 4), np.int32, seed=11)
+  check_all([
+      ("transpose", lambda: ok(_tpu_op, "einshape", x, eq="ab->ba")),
+      ("split", lambda: ok(_tpu_op, "einshape", x, eq="a(bc)->abc", b=2)),
+      ("split_transpose", lambda: ok(_tpu_op, "einshape", x, eq="a(bc)->cab", c=3)),
+      ("merge", lambda: ok(_tpu_op, "einshape", x3, eq="abc->(ab)c")),
+      ("merge_transpose", lambda: ok(_tpu_op, "einshape", x3, eq="abc->c(ba)")),
+      ("regroup", lambda: ok(_tpu_op, "einshape", x, eq="(ab)c->a(bc)", a=2)),
+  ])
+
+
+def test_tpu_only_ops_raise():
+  x = rand((2, 4), np.float32, seed=12)
+  u = np.full((2, 4), 0x3F804000, np.uint32)
+
+  def prng(top, what, interpret=True):
+    _, _, pltpu = _libs(top)
+
+    def kernel(o_ref):
+      pltpu.prng_seed(0)
+      o_ref[...] = (pltpu.prng_random_bits((2, 4)) if what == "bits"
+                    else pltpu.stateful_uniform((2, 4)))
+    return _call(top, kernel, ((2, 4), np.int32 if what == "bits" else np.float32),
+                 interpret=interpret)
+
+  def rounding(top, x):
+    def kernel(x_ref, o_ref):
+      bits = top.numpy.zeros(x.shape, np.uint32)
+      o_ref[...] = top.experimental.pallas.tpu.stochastic_round(
+          x_ref[...], bits, target_dtype=top.numpy.bfloat16)
+    return _call(top, kernel, (x.shape, top.numpy.bfloat16), x)
+
+  check_all([
+      ("prng_bits", lambda: err(prng, "bits", match="prng_seed")),
+      ("stateful_uniform", lambda: err(prng, "uniform", match="prng_seed")),
+      ("stochastic_round", lambda: err(rounding, x, match="stochastic_round")),
+      ("pack", lambda: err(
+          lambda top, v: top.experimental.pallas.tpu.pack_elementwise(
+              [v, v], packed_dtype=top.numpy.bfloat16), x, match="pack_elementwise")),
+      ("unpack", lambda: err(
+          lambda top, v: top.experimental.pallas.tpu.unpack_elementwise(
+              v, index=0, packed_dtype=top.numpy.bfloat16, unpacked_dtype=np.float32), u,
+          match="unpack_elementwise")),
+  ])
+
+
+def test_tpu_info_and_interpret_mode():
+  jt, at = jax.experimental.pallas.tpu, arrax.experimental.pallas.tpu
+  assert at.is_tpu_device() is jt.is_tpu_device() is False
+  with pytest.raises(ValueError) as je:
+    jt.get_tpu_info()
+  with pytest.raises(ValueError) as ae:
+    at.get_tpu_info()
+  assert str(ae.value) == str(je.value)
+  for name in ["ChipVersion", "CoreType", "Tiling", "BufferType"]:
+    assert ([(m.name, m.value) for m in getattr(at, name)]
+            == [(m.name, m.value) for m in getattr(jt, name)]), name
+  assert at.Tiling.COMPACT.shape == jt.Tiling.COMPACT.shape
+  assert at.Tiling.SPARSE_CORE.shape == jt.Tiling.SPARSE_CORE.shape
+  assert [b.is_input for b in at.BufferType] == [b.is_input for b in jt.BufferType]
+  assert [b.is_output for b in at.BufferType] == [b.is_output for b in jt.BufferType]
+  assert repr(at.CoreType.TC) == repr(jt.CoreType.TC) and str(at.CoreType.TC) == "tc"
+  assert repr(at.InterpretParams()) == repr(jt.InterpretParams())
+  assert (repr(at.InterpretParams(uninitialized_memory="zero", random_seed=3))
+          == repr(jt.InterpretParams(uninitialized_memory="zero", random_seed=3)))
+  with pytest.raises(TypeError):
+    at.InterpretParams(False)
+  assert at.reset_tpu_interpret_mode_state() is None
+
+  x = rand((2, 4), np.float32, seed=13)
+
+  def double(top, x):
+    def kernel(x_ref, o_ref):
+      o_ref[...] = x_ref[...] * 2
+    return _call(top, kernel, (x.shape, x.dtype), x, interpret=False)
+
+  err(double, x, match="Only interpret mode")
+  with at.force_tpu_interpret_mode(), jt.force_tpu_interpret_mode():
+    ok(double, x)
+  err(double, x, match="Only interpret mode")
+  at.set_tpu_interpret_mode(at.InterpretParams())
+  try:
+    np.testing.assert_array_equal(double(arrax, x), x * 2)
+  finally:
+    at.set_tpu_interpret_mode(None)
+  with pytest.raises(ValueError, match="Only interpret mode"):
+    double(arrax, x)
+
+
+def _tpu_stmt(top, what, x, interpret=True):
+  """A copy kernel that also runs one TPU-only statement."""
+  pl = top.experimental.pallas
+  pltpu = top.experimental.pallas.tpu
+
+  def kernel(x_ref, o_ref):
+    v = x_ref[...]
+    if what == "touch":
+      pltpu.touch(x_ref)
+    elif what == "trace_value":
+      pltpu.trace_value("v", v[0, 0])
+    elif what == "matmul_pop":
+      v = pltpu.matmul_pop(0, x.shape, x.dtype, 0)
+    elif what == "constraint":
+      v = pltpu.with_memory_space_constraint(v, pltpu.VMEM) * 2
+    elif what == "pipeline":
+      def body(i_ref, o_blk):
+        o_blk[...] = i_ref[...] + 1
+      spec = pl.BlockSpec((1, x.shape[1]), lambda i: (i, 0))
+      pltpu.emit_pipeline(body, grid=(x.shape[0],), in_specs=[spec], out_specs=[spec])(
+          x_ref, o_ref)
+      return
+    o_ref[...] = v
+
+  return _call(top, kernel, (x.shape, x.dtype), x, interpret=interpret)
+
+
+def test_tpu_only_statements():
+  x = rand((2, 4), np.float32, seed=14)
+  check_all([
+      ("touch", lambda: err(_tpu_stmt, "touch", x, match="add_dependency")),
+      ("trace_value", lambda: err(_tpu_stmt, "trace_value", x, match="trace_value")),
+      ("matmul_pop", lambda: err(_tpu_stmt, "matmul_pop", x, match="matmul_pop")),
+      ("constraint", lambda: ok(_tpu_stmt, "constraint", x, "tpu")),
+      ("pipeline", lambda: err(_tpu_stmt, "pipeline", x, match="Unsupported TPU device")),
+      ("pipeline_grid", lambda: err(
+          lambda top: top.experimental.pallas.tpu.emit_pipeline(lambda: None, grid=(0, 2)),
+          match="strictly positive")),
+  ])
+  assert issubclass(arrax.experimental.pallas.tpu.LoweringException, Exception)
+
+
+def _first_core(top, x):
+  """vmap over a named "core" axis, writing x + 1 into a ref on core 0 only."""
+  pltpu = top.experimental.pallas.tpu
+
+  def per_core(v):
+    out = top.new_ref(v * 0)
+
+    @pltpu.run_on_first_core("c")
+    def _():
+      out[...] = v + 1
+    return out[...]
+
+  return top.vmap(per_core, axis_name="c")(x)
+
+
+@pytest.mark.xfail(strict=True, reason="arrax: pl.when (cond) writing a ref under vmap fails "
+                   "('AbstractRef' has no 'vma'); JAX runs it")
+def test_run_on_first_core_two_cores():
+  ok(_first_core, np.arange(2.0, dtype=np.float32))
+
+
+def test_run_on_first_core():
+  check_all([
+      ("one_core", lambda: ok(_first_core, np.arange(1.0, dtype=np.float32))),
+      ("unbound", lambda: err(lambda top: top.experimental.pallas.tpu.run_on_first_core("c"),
+                              match="unbound axis name")),
+  ])
