@@ -678,10 +678,36 @@ def lu(x):
   return tuple(lu_p.bind(asarray_operand(x)))
 
 
+lu_pivots_to_permutation_p = core.Primitive("lu_pivots_to_permutation")
+
+
+@lu_pivots_to_permutation_p.def_abstract_eval
+def _lu_pivots_to_permutation_abstract_eval(aval, *, permutation_size):
+  if aval.dtype != np.int32:
+    raise TypeError(f"lu_pivots_to_permutation does not accept dtype {aval.dtype.name} at "
+                    "position 0. Accepted dtypes at position 0 are subtypes of int32.")
+  if aval.ndim < 1:
+    raise TypeError("Input 0 to lu_pivots_to_permutation must have rank at least 1, but got "
+                    f"shape={aval.shape}")
+  if not permutation_size >= aval.shape[-1]:
+    raise ValueError(f"Output permutation size {permutation_size} has to exceed the trailing "
+                     f"dimension of the pivots. Got pivots size {aval.shape[-1]}")
+  return ShapedArray((*aval.shape[:-1], permutation_size), np.int32)
+
+
+@lu_pivots_to_permutation_p.def_lowering
+def _lu_pivots_to_permutation_lower(ctx, pivots, *, permutation_size):
+  return _lower_fun(ctx, lambda p: [_pivots_to_permutation(p, permutation_size)],
+                    ctx.avals_in, [pivots])
+
+
+lu_pivots_to_permutation_p.def_batch(_batch_to_front(lu_pivots_to_permutation_p))
+
+
 def lu_pivots_to_permutation(pivots, permutation_size):
   """The permutation made by applying the row swaps `pivots` to range(permutation_size)."""
-  pivots = asarray_operand(pivots)
-  return _pivots_to_permutation(pivots, int(permutation_size))
+  return lu_pivots_to_permutation_p.bind(asarray_operand(pivots),
+                                         permutation_size=permutation_size)
 
 
 # ---- solving with an LU factorization ------------------------------------------------------------
