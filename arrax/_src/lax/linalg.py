@@ -599,10 +599,16 @@ def _pivots_to_permutation(pivots, m):
   def body(i, perm):
     i = _astype(i, np.int32)
     p = shape_ops.dynamic_index_in_dim(pivots, i, axis, keepdims=True)
+    # As JAX's indexing: a negative pivot counts from the end; the swap reads the clamped
+    # position and drops the write to an out-of-range one.
+    p = lax.select(lax.lt(p, _full(_shape(p), 0, np.int32)),
+                   lax.add(p, _full(_shape(p), m, np.int32)), p)
+    p_read = lax.clamp(_full(_shape(p), 0, np.int32), p, _full(_shape(p), m - 1, np.int32))
+    bcast_p = lambda q: shape_ops.broadcast_in_dim(q, shape, tuple(range(len(shape))))  # noqa
     at_i = lax.eq(iota, shape_ops.broadcast_in_dim(i, shape, ()))
-    at_p = lax.eq(iota, shape_ops.broadcast_in_dim(p, shape, tuple(range(len(shape)))))
+    at_p = lax.eq(iota, bcast_p(p))
     v_i = reductions.reduce_sum(lax.select(at_i, perm, zeros), (axis,))
-    v_p = reductions.reduce_sum(lax.select(at_p, perm, zeros), (axis,))
+    v_p = reductions.reduce_sum(lax.select(lax.eq(iota, bcast_p(p_read)), perm, zeros), (axis,))
     bcast = lambda v: shape_ops.broadcast_in_dim(v, shape, tuple(range(axis)))  # noqa: E731
     return lax.select(at_i, bcast(v_p), lax.select(at_p, bcast(v_i), perm))
 
@@ -706,6 +712,11 @@ lu_pivots_to_permutation_p.def_batch(_batch_to_front(lu_pivots_to_permutation_p)
 
 def lu_pivots_to_permutation(pivots, permutation_size):
   """The permutation made by applying the row swaps `pivots` to range(permutation_size)."""
+  if isinstance(permutation_size, core.Tracer):
+    raise TypeError("As of JAX v0.7, parameters to jaxpr equations must have __hash__ and "
+                    "__eq__ methods. In a call to primitive lu_pivots_to_permutation, the value "
+                    "of parameter permutation_size was not hashable: "
+                    f"{permutation_size}")
   return lu_pivots_to_permutation_p.bind(asarray_operand(pivots),
                                          permutation_size=permutation_size)
 

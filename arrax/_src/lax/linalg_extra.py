@@ -100,7 +100,7 @@ def tridiagonal(a, *, lower=True):
   LAPACK's packing, with their scalar factors in taus. Only the `lower` (or upper) triangle of
   a is read.
   """
-  return tuple(tridiagonal_p.bind(asarray_operand(a), lower=lower))
+  return tridiagonal_p.bind(asarray_operand(a), lower=lower)
 
 
 # ---- tridiagonal_solve (gtsv) -------------------------------------------------------------------
