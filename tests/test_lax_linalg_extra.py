@@ -236,6 +236,24 @@ def test_lu_pivots_to_permutation():
   ])
 
 
+# ---- qdwh ------------------------------------------------------------------------------------------
+def test_qdwh():
+  x = rand((5, 3), F32)
+  check_all([
+      _case("qdwh", x, tol=1e-4),
+      _case("qdwh", rand((4, 4), C64), tol=1e-4),
+      _case("qdwh", rand((6, 4), F32), max_iterations=2, tol=1e-4),
+      _case("qdwh", rand((6, 4), F32), dynamic_shape=(5, 3), tol=1e-4),
+      _case("qdwh", rand((3, 3), F32), eps=1e-3, is_hermitian=True, tol=1e-4),
+      _raise_case("qdwh", rand((3, 5), F32)),
+      _raise_case("qdwh", rand((3,), F32)),
+  ])
+
+
+def test_qdwh_x64(x64):
+  check_all([_case("qdwh", rand((5, 4), F64), tol=1e-9)])
+
+
 # ---- ad_checkpoint -----------------------------------------------------------------------------------
 _PRELUDE = """
 from importlib import import_module

@@ -12,3 +12,4 @@ from arrax._src.lax.linalg_extra import (  # noqa: F401
     symmetric_product_p as symmetric_product_p, tridiagonal as tridiagonal,
     tridiagonal_p as tridiagonal_p, tridiagonal_solve as tridiagonal_solve,
     tridiagonal_solve_p as tridiagonal_solve_p)
+from arrax._src.lax.qdwh import qdwh as qdwh  # noqa: F401
