@@ -236,6 +236,26 @@ def test_lu_pivots_to_permutation():
   ])
 
 
+# ---- rules JAX lacks too -----------------------------------------------------------------------------
+def test_missing_rules_raise_like_jax():
+  r, eye = np.eye(3, dtype=F32) * 2, np.eye(3, dtype=F32)
+  ones = np.ones(3, F32)
+  cases = {
+      "vmap cholesky_update": lambda top: top.vmap(top.lax.linalg.cholesky_update,
+                                                   in_axes=(None, 0))(r, np.ones((2, 3), F32)),
+      "grad symmetric_product": lambda top: top.grad(
+          lambda a: top.lax.linalg.symmetric_product(a, eye).sum())(r),
+      "grad ormqr": lambda top: top.grad(lambda a: top.lax.linalg.ormqr(a, ones, eye).sum())(r),
+      "grad tridiagonal": lambda top: top.grad(
+          lambda a: top.lax.linalg.tridiagonal(a)[1].sum())(r),
+      "grad cholesky_update": lambda top: top.grad(
+          lambda a: top.lax.linalg.cholesky_update(a, ones).sum())(r),
+  }
+  check_all([(label, functools.partial(check_raises, functools.partial(f, arrax),
+                                       functools.partial(f, jax), match=("rule for",)))
+             for label, f in cases.items()])
+
+
 # ---- qdwh ------------------------------------------------------------------------------------------
 def test_qdwh():
   x = rand((5, 3), F32)
