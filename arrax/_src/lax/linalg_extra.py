@@ -355,6 +355,14 @@ def _cholesky_update_lower(ctx, r, w):
   return _la._lower_fun(ctx, lambda r, w: [_cholesky_update_impl(r, w)], ctx.avals_in, [r, w])
 
 
+def _cholesky_update_batch(args, dims):
+  # JAX has no batching rule for it either (a single [n, n] factor only).
+  raise NotImplementedError("Batching rule for 'cholesky_update' not implemented")
+
+
+cholesky_update_p.def_batch(_cholesky_update_batch)
+
+
 def cholesky_update(r_matrix, w_vector):
   """The upper Cholesky factor of rᵀ r + w wᵀ, from the upper factor r [n, n] and w [n]."""
   return cholesky_update_p.bind(asarray_operand(r_matrix), asarray_operand(w_vector))
