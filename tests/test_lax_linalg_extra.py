@@ -61,6 +61,9 @@ def test_tridiagonal():
       _raise_case("tridiagonal", np.zeros((3, 4), F32)),
       _raise_case("tridiagonal", np.zeros((3,), F32)),
       _raise_case("tridiagonal", np.zeros((3, 3), np.int32)),
+      ("jaxpr", lambda: check_jaxpr((functools.partial(ala.tridiagonal, lower=False),
+                                     functools.partial(jla.tridiagonal, lower=False)),
+                                    _hermitian((2, 3, 3), C64))),
       ("vmap", lambda: check_vmap(lambda top: top.lax.linalg.tridiagonal,
                                   _hermitian((2, 3, 3), F32), tol=linalg_tol(F32))),
   ])
@@ -87,6 +90,12 @@ def test_tridiagonal_solve():
   check_all(_solve_cases(F32) + _solve_cases(C64) + [
       _case("tridiagonal_solve", dl, d, du, b, jit=True),
       _case("tridiagonal_solve", *singular, np.ones((3, 1), F32)),
+      _case("tridiagonal_solve", *singular, np.ones((3, 1), F32), perturb_singular=True),
+      _case("tridiagonal_solve", *_diags((2, 4), C64), rand((2, 4, 2), C64),
+            perturb_singular=True),
+      ("jvp/vjp perturbed", lambda: check_jvp_vjp(
+          lambda lax, *a: lax.linalg.tridiagonal_solve(*a, perturb_singular=True),
+          *_diags((4,), F32), b, tol=1e-4)),
       _raise_case("tridiagonal_solve", dl, d, du[:3], b),
       _raise_case("tridiagonal_solve", dl, d, du, rand((3, 2), F32)),
       _raise_case("tridiagonal_solve", dl, d, du, rand((4,), F32)),

@@ -121,10 +121,12 @@ def _tridiagonal_solve_abstract_eval(dl, d, du, b, *, perturb_singular):
 
 @tridiagonal_solve_p.def_lowering
 def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
-  if perturb_singular:
-    raise NotImplementedError("tridiagonal_solve with perturb_singular=True is not "
-                              "implemented in arrax (jaxlib's kernel for it is not used).")
   b_aval = ctx.avals_in[3]
+  if perturb_singular:
+    # jaxlib's kernel of LAPACK's gttrf + gttrs with tiny pivots perturbed (no info output).
+    _la._ensure_lapack()
+    return _la._lapack_call("tridiagonal_solve_perturbed_ffi", [dl, d, du, b], ctx.avals_in,
+                            [b_aval])
   batch = b_aval.shape[:-2]
   *_, x, info = _la._lapack_call(
       _la._lapack_target("gtsv", b_aval.dtype), [dl, d, du, b], ctx.avals_in,
@@ -214,7 +216,8 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
   """Solve the tridiagonal systems A x = b, A given by its diagonals dl, d, du [..., m].
 
   dl[..., i] = A[i, i-1] (dl[..., 0] unused), d the main diagonal, du[..., i] = A[i, i+1]
-  (du[..., m-1] unused); b has shape [..., m, k]. A singular system gives NaNs.
+  (du[..., m-1] unused); b has shape [..., m, k]. A singular system gives NaNs, unless
+  `perturb_singular`: then tiny pivots are perturbed and the result stays finite.
   """
   return tridiagonal_solve_p.bind(asarray_operand(dl), asarray_operand(d), asarray_operand(du),
                                   asarray_operand(b), perturb_singular=perturb_singular)
