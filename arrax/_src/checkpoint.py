@@ -22,6 +22,7 @@ import collections.abc
 import dataclasses
 import functools
 import types
+import typing
 
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
@@ -38,10 +39,47 @@ from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_broadcast
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "remat_p",
-           "name_p"]
+           "name_p", "Offloadable", "Recompute", "Saveable"]
 
 
 # ---- policies -----------------------------------------------------------------------------------
+class RecomputeType:
+  """The type of `Recompute`: a policy's answer that a value is recomputed."""
+
+
+Recompute = RecomputeType()
+
+
+class SaveableType:
+  """The type of `Saveable`: a policy's answer that a value is saved."""
+
+
+Saveable = SaveableType()
+
+
+class Offloadable(typing.NamedTuple):
+  """A policy's answer that a value is saved, moved from memory kind `src` to `dst` meanwhile
+  (arrax has one memory kind on CPU: the value is simply saved)."""
+  src: str
+  dst: str
+
+
+def _policy_case(case):
+  """A policy's answer as a bool (saved or not); JAX's TypeError for anything else."""
+  if isinstance(case, bool):
+    return case
+  if isinstance(case, (SaveableType, Offloadable)):
+    return True
+  if isinstance(case, RecomputeType):
+    return False
+  msg = ("Value returned by a remat policy should be a bool or `ad_checkpoint.Recompute`, "
+         "`ad_checkpoint.Saveable` or `ad_checkpoint.Offloadable(...)`. "
+         f"Got {case} of type {type(case)}.")
+  if case is Offloadable:
+    msg += "Did you return `Offloadable` instead of an instantiated `Offloadable(...)`?"
+  raise TypeError(msg)
+
+
 def everything_saveable(*_, **__) -> bool:
   """Save every intermediate (as if not checkpointing at all)."""
   return True
@@ -366,7 +404,7 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
   twin: dict = {}   # known outputs of split calls -> their recomputed staged values
 
   def saveable(eqn):
-    return bool(policy(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params))
+    return _policy_case(policy(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params))
 
   def add_known(eqn):
     known_eqns.append(eqn)

@@ -599,10 +599,16 @@ def _pivots_to_permutation(pivots, m):
   def body(i, perm):
     i = _astype(i, np.int32)
     p = shape_ops.dynamic_index_in_dim(pivots, i, axis, keepdims=True)
+    # As JAX's indexing: a negative pivot counts from the end; the swap reads the clamped
+    # position and drops the write to an out-of-range one.
+    p = lax.select(lax.lt(p, _full(_shape(p), 0, np.int32)),
+                   lax.add(p, _full(_shape(p), m, np.int32)), p)
+    p_read = lax.clamp(_full(_shape(p), 0, np.int32), p, _full(_shape(p), m - 1, np.int32))
+    bcast_p = lambda q: shape_ops.broadcast_in_dim(q, shape, tuple(range(len(shape))))  # noqa
     at_i = lax.eq(iota, shape_ops.broadcast_in_dim(i, shape, ()))
-    at_p = lax.eq(iota, shape_ops.broadcast_in_dim(p, shape, tuple(range(len(shape)))))
+    at_p = lax.eq(iota, bcast_p(p))
     v_i = reductions.reduce_sum(lax.select(at_i, perm, zeros), (axis,))
-    v_p = reductions.reduce_sum(lax.select(at_p, perm, zeros), (axis,))
+    v_p = reductions.reduce_sum(lax.select(lax.eq(iota, bcast_p(p_read)), perm, zeros), (axis,))
     bcast = lambda v: shape_ops.broadcast_in_dim(v, shape, tuple(range(axis)))  # noqa: E731
     return lax.select(at_i, bcast(v_p), lax.select(at_p, bcast(v_i), perm))
 
@@ -678,10 +684,41 @@ def lu(x):
   return tuple(lu_p.bind(asarray_operand(x)))
 
 
+lu_pivots_to_permutation_p = core.Primitive("lu_pivots_to_permutation")
+
+
+@lu_pivots_to_permutation_p.def_abstract_eval
+def _lu_pivots_to_permutation_abstract_eval(aval, *, permutation_size):
+  if aval.dtype != np.int32:
+    raise TypeError(f"lu_pivots_to_permutation does not accept dtype {aval.dtype.name} at "
+                    "position 0. Accepted dtypes at position 0 are subtypes of int32.")
+  if aval.ndim < 1:
+    raise TypeError("Input 0 to lu_pivots_to_permutation must have rank at least 1, but got "
+                    f"shape={aval.shape}")
+  if not permutation_size >= aval.shape[-1]:
+    raise ValueError(f"Output permutation size {permutation_size} has to exceed the trailing "
+                     f"dimension of the pivots. Got pivots size {aval.shape[-1]}")
+  return ShapedArray((*aval.shape[:-1], permutation_size), np.int32)
+
+
+@lu_pivots_to_permutation_p.def_lowering
+def _lu_pivots_to_permutation_lower(ctx, pivots, *, permutation_size):
+  return _lower_fun(ctx, lambda p: [_pivots_to_permutation(p, permutation_size)],
+                    ctx.avals_in, [pivots])
+
+
+lu_pivots_to_permutation_p.def_batch(_batch_to_front(lu_pivots_to_permutation_p))
+
+
 def lu_pivots_to_permutation(pivots, permutation_size):
   """The permutation made by applying the row swaps `pivots` to range(permutation_size)."""
-  pivots = asarray_operand(pivots)
-  return _pivots_to_permutation(pivots, int(permutation_size))
+  if isinstance(permutation_size, core.Tracer):
+    raise TypeError("As of JAX v0.7, parameters to jaxpr equations must have __hash__ and "
+                    "__eq__ methods. In a call to primitive lu_pivots_to_permutation, the value "
+                    "of parameter permutation_size was not hashable: "
+                    f"{permutation_size}")
+  return lu_pivots_to_permutation_p.bind(asarray_operand(pivots),
+                                         permutation_size=permutation_size)
 
 
 # ---- solving with an LU factorization ------------------------------------------------------------

@@ -2,8 +2,7 @@
 
 JAX names missing here: call_p and closed_call_p (arrax has no call primitives), the typed-key
 primitives random_seed_p, random_split_p, random_fold_in_p and random_bits_p (arrax key arrays
-wrap uint32 key data, whose operations are ordinary primitives), tridiagonal_p and
-tridiagonal_solve_p (arrax.lax.linalg has no tridiagonal or tridiagonal_solve)."""
+wrap uint32 key data, whose operations are ordinary primitives)."""
 from arrax._src.ad import (
     stop_gradient_p as stop_gradient_p,
 )
@@ -139,6 +138,10 @@ from arrax._src.lax.linalg import (
 from arrax._src.lax.linalg_schur import (
     hessenberg_p as hessenberg_p,
     schur_p as schur_p,
+)
+from arrax._src.lax.linalg_extra import (
+    tridiagonal_p as tridiagonal_p,
+    tridiagonal_solve_p as tridiagonal_solve_p,
 )
 from arrax._src.lax.parallel import (
     all_gather_p as all_gather_p,
