@@ -28,7 +28,7 @@ from arrax._src.lax import reductions
 from arrax._src.tracing import JaxprTrace, trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["HiType", "VJPHiPrimitive", "register_hitype", "instantiate_zeros",
+__all__ = ["HiPrimitive", "HiType", "VJPHiPrimitive", "register_hitype", "instantiate_zeros",
            "is_undefined_primal", "aval_method", "aval_property", "AbstractValue",
            "ShapedArray", "Zero"]
 
@@ -46,6 +46,51 @@ def is_undefined_primal(x) -> bool:
 def register_hitype(val_cls, typeof_fn) -> None:
   """Make `typeof_fn(value)` the abstract value of instances of `val_cls`."""
   core.pytype_aval_mappings[val_cls] = typeof_fn
+
+
+class HiPrimitive(core.Primitive):
+  """A primitive defined by a subclass's methods: `abstract_eval(*avals, **params)` returns
+  `(out_aval, effects)`, `to_lojax(*args, **params)` computes it with ordinary operations
+  (eagerly, and traced when a jit lowers it), `jvp(primals, tangents, **params)` and
+  `transpose(ct, *args, **params)` its autodiff rules. A batching rule is registered as for any
+  primitive (`def_batch`)."""
+
+  def __init__(self, name):
+    super().__init__(name)
+    cls = type(self)
+    # the subclass's methods fill the primitive's rule slots
+    self.abstract_eval = self._abstract_eval_slot
+    self.jvp = lambda primals, tangents, **params: cls.jvp(self, primals, tangents, **params)
+    self.transpose = lambda *args, **params: cls.transpose(self, *args, **params)
+    self.impl = lambda *args, **params: cls.to_lojax(self, *args, **params)
+    self.lowering = self._lowering_slot
+
+  def _abstract_eval_slot(self, *avals, **params):
+    out, _effects = type(self).abstract_eval(self, *avals, **params)
+    return list(out) if self.multiple_results else out
+
+  def _lowering_slot(self, ctx, *args, **params):
+    fn = lambda *xs: type(self).to_lojax(self, *xs, **params)
+    outs = _lower_traced(ctx, self, fn, args, multiple=self.multiple_results)
+    return outs
+
+  def is_high(self, *avals, **params) -> bool:
+    return True
+
+  def is_effectful(self, params) -> bool:
+    return False
+
+  def abstract_eval(self, *arg_avals, **params):
+    raise AssertionError("must override")
+
+  def to_lojax(self, *args, **params):
+    raise AssertionError(f"must override for {self}")
+
+  def jvp(self, primals, tangents, **params):
+    raise AssertionError("must override")
+
+  def transpose(self, *args, **params):
+    raise AssertionError("must override")
 
 
 class HiType(AbstractValue):
@@ -275,13 +320,14 @@ def _lo_avals(aval):
   return list(aval.lo_ty()) if isinstance(aval, HiType) else [aval]
 
 
-def _call_hi_primitive_lowering(ctx, *args, _prim):
-  # Hi-typed operands and results are carried as their lo values (HiType.lo_ty/raise_val/
-  # lower_val), so hi values can flow between hi primitives inside a jit.
+def _lower_traced(ctx, prim, fn, args, multiple=True):
+  # Lower `fn` (ordinary operations) traced at the equation's types; hi-typed operands and
+  # results are carried as their lo values (HiType.lo_ty/raise_val/lower_val), so hi values can
+  # flow between hi primitives inside a jit.
   avals_in, avals_out = ctx.avals_in, ctx.avals_out
   for a in [*avals_in, *avals_out]:
     if isinstance(a, core.AbstractRef) or (not isinstance(a, HiType) and getattr(a, "is_high", False)):
-      raise NotImplementedError(f"{_prim}: arrax does not lower operands of type {a}")
+      raise NotImplementedError(f"{prim}: arrax does not lower operands of type {a}")
   sizes = [len(_lo_avals(a)) for a in avals_in]
 
   def lo_fun(*lo):
@@ -289,7 +335,8 @@ def _call_hi_primitive_lowering(ctx, *args, _prim):
     for a, n in zip(avals_in, sizes):
       hi.append(a.raise_val(*lo[i:i + n]) if isinstance(a, HiType) else lo[i])
       i += n
-    outs = _expand_flat(*hi, _prim=_prim)
+    outs = fn(*hi)
+    outs = list(outs) if multiple else [outs]
     return [v for a, o in zip(avals_out, outs)
             for v in (a.lower_val(o) if isinstance(a, HiType) else [o])]
 
@@ -302,6 +349,10 @@ def _call_hi_primitive_lowering(ctx, *args, _prim):
   outs = iter(mlir.jaxpr_subcomp(ctx.module_context, jaxpr, consts, flat_args))
   return [_LoVals(next(outs) for _ in _lo_avals(a)) if isinstance(a, HiType) else next(outs)
           for a in avals_out]
+
+
+def _call_hi_primitive_lowering(ctx, *args, _prim):
+  return _lower_traced(ctx, _prim, lambda *xs: _expand_flat(*xs, _prim=_prim), args)
 
 
 call_hi_primitive_p.def_lowering(_call_hi_primitive_lowering)

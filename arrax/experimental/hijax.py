@@ -1,7 +1,8 @@
 """arrax.experimental.hijax (`jax.experimental.hijax`): operations and value types defined in
 terms of arrax's own operations (see arrax/_src/hijax.py for what is supported)."""
 from arrax._src.core import AbstractRef as AbstractRef
-from arrax._src.hijax import (AbstractValue as AbstractValue, HiType as HiType,
+from arrax._src.hijax import (AbstractValue as AbstractValue, HiPrimitive as HiPrimitive,
+                              HiType as HiType,
                               ShapedArray as ShapedArray, VJPHiPrimitive as VJPHiPrimitive,
                               Zero as Zero, aval_method as aval_method,
                               aval_property as aval_property,
