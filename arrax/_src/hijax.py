@@ -17,9 +17,12 @@ boundary (only array-typed primitives are staged).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from arrax._src import ad, core, mlir
+from arrax._src import ad, core, jit, mlir
+from arrax._src.state import primitives as _state_primitives
 from arrax._src.ad import Zero, instantiate, is_undefined, tangent_aval
 from arrax._src.batching import vmap
 from arrax._src.core import AbstractValue, ShapedArray, aval_method, aval_property
@@ -48,6 +51,116 @@ def register_hitype(val_cls, typeof_fn) -> None:
   core.pytype_aval_mappings[val_cls] = typeof_fn
 
 
+class QuasiDynamicData:
+  """The base of the type state of a mutable hi value (what may change as it is mutated)."""
+
+
+class MutableQuasiDynamicData:
+  """A mutable hi value's type state while tracing: `init_val` and the current `cur_val`."""
+
+  def __init__(self, val):
+    self.init_val = val
+    self.cur_val = val
+
+  def update(self, val):
+    self.cur_val = val
+
+  def __repr__(self):
+    return f"MutableQuasiDynamicData(init_val={self.init_val}, cur_val={self.cur_val})"
+
+
+class AvalQDD:
+  """A mutable hi type (`aval`) with one value of its type state (`qdd`): what a hi primitive's
+  `abstract_eval` returns for a new mutable value."""
+  __slots__ = ("aval", "qdd")
+  is_high = True
+  has_qdd = True
+
+  def __init__(self, aval, qdd):
+    object.__setattr__(self, "aval", aval)
+    object.__setattr__(self, "qdd", qdd)
+
+  def __setattr__(self, name, value):
+    raise AttributeError(f"cannot assign to field '{name}'")
+
+  def __eq__(self, other):
+    return type(other) is AvalQDD and (self.aval, self.qdd) == (other.aval, other.qdd)
+
+  def __hash__(self):
+    return hash((self.aval, self.qdd))
+
+  def __repr__(self):
+    return f"AvalQDD(aval={self.aval!r}, qdd={self.qdd!r})"
+
+  is_writer = property(lambda self: self.aval.is_writer)
+
+  def lo_ty(self):
+    return self.aval.lo_ty_qdd(self.qdd)
+
+  def read_loval(self, val):
+    return self.aval.read_loval(self.qdd, val)
+
+  def new_from_loval(self, *lovals):
+    return self.aval.new_from_loval(self.qdd, *lovals)
+
+  def to_tangent_aval(self):
+    return AvalQDD(self.aval.to_tangent_aval(), self.qdd and self.qdd.to_tangent_qdd())
+
+
+class AvalMutableQDD(AbstractValue):
+  """A mutable hi type with its changing type state (`mutable_qdd`): the type of a mutable hi
+  value while tracing, as hi primitives' `abstract_eval` receive it."""
+  is_high = True
+  has_qdd = True
+
+  def __init__(self, aval, mutable_qdd):
+    self.aval = aval
+    self.mutable_qdd = mutable_qdd
+
+  def __eq__(self, other):
+    return (type(other) is AvalMutableQDD and self.aval == other.aval
+            and self.mutable_qdd is other.mutable_qdd)
+
+  def __hash__(self):
+    return hash((self.aval, id(self.mutable_qdd)))
+
+  def __repr__(self):
+    return f"AvalMutableQDD(aval={self.aval!r}, mutable_qdd={self.mutable_qdd!r})"
+
+  def __getattr__(self, name):
+    if name in ("aval", "mutable_qdd"):
+      raise AttributeError(name)
+    return getattr(self.aval, name)
+
+  def str_short(self, short_dtypes=False, **kw):
+    return self.aval.str_short(short_dtypes, **kw)
+
+  def to_tangent_aval(self):
+    return self.aval.to_tangent_aval()
+
+
+class _LoweringHi(threading.local):
+  on = False
+
+
+_lowering_hi = _LoweringHi()
+
+
+def cur_qdd(x):
+  """The current type state (quasi-dynamic data) of the mutable hi value `x`."""
+  while isinstance(x, core.Tracer):
+    aval = x.aval
+    if isinstance(aval, AvalMutableQDD):
+      return aval.mutable_qdd.cur_val
+    inner = getattr(x, "primal", None)
+    if inner is None:
+      inner = getattr(x, "val", None)
+    if inner is None:
+      raise TypeError(f"cur_qdd: no type state for {x}")
+    x = inner
+  return x.cur_qdd()
+
+
 class HiPrimitive(core.Primitive):
   """A primitive defined by a subclass's methods: `abstract_eval(*avals, **params)` returns
   `(out_aval, effects)`, `to_lojax(*args, **params)` computes it with ordinary operations
@@ -55,19 +168,32 @@ class HiPrimitive(core.Primitive):
   `transpose(ct, *args, **params)` its autodiff rules. A batching rule is registered as for any
   primitive (`def_batch`)."""
 
+  # (staged equations of hi primitives are lowered by running `to_lojax` on the whole jaxpr
+  # before it is compiled, as refs are discharged: mutable hi values flow between them)
+  ref_primitive = True
+
   def __init__(self, name):
     super().__init__(name)
     cls = type(self)
     # the subclass's methods fill the primitive's rule slots
-    self.abstract_eval = self._abstract_eval_slot
-    self.jvp = lambda primals, tangents, **params: cls.jvp(self, primals, tangents, **params)
-    self.transpose = lambda *args, **params: cls.transpose(self, *args, **params)
-    self.impl = lambda *args, **params: cls.to_lojax(self, *args, **params)
-    self.lowering = self._lowering_slot
+    self.def_abstract_eval(self._abstract_eval_slot)
+    self.def_jvp(lambda primals, tangents, **params: cls.jvp(self, primals, tangents, **params))
+    self.def_transpose(lambda *args, **params: cls.transpose(self, *args, **params))
+    self.def_impl(lambda *args, **params: cls.to_lojax(self, *args, **params))
+    self.def_lowering(self._lowering_slot)
+
+  def bind(self, *args, **params):
+    if _lowering_hi.on:
+      return type(self).to_lojax(self, *args, **params)
+    return super().bind(*args, **params)
 
   def _abstract_eval_slot(self, *avals, **params):
     out, _effects = type(self).abstract_eval(self, *avals, **params)
-    return list(out) if self.multiple_results else out
+    # a new mutable hi value: its type state is tracked (and updated by later operations)
+    # in the aval of its tracer
+    fix = lambda a: (AvalMutableQDD(a.aval, MutableQuasiDynamicData(a.qdd))
+                     if isinstance(a, AvalQDD) else a)
+    return [fix(a) for a in out] if self.multiple_results else fix(out)
 
   def _lowering_slot(self, ctx, *args, **params):
     fn = lambda *xs: type(self).to_lojax(self, *xs, **params)
@@ -136,6 +262,86 @@ class HiType(AbstractValue):
 
   def leading_axis_spec(self):
     raise AssertionError("must override")
+
+
+class MutableHiType(AbstractValue):
+  """The base of the abstract values of mutable user-defined types, whose type state (QDD, read
+  with `cur_qdd`) may change as they are mutated. Subclasses define equality and hashing,
+  `lo_ty_qdd(state)` (the type as arrays), `new_from_loval` / `read_loval` /
+  `update_from_loval` (the value as arrays and back), and `to_tangent_aval`."""
+  is_high = True
+  has_qdd = True
+  is_writer = False
+  type_state = aval_method(cur_qdd)
+
+  def __hash__(self):
+    raise AssertionError("must override")
+
+  def __eq__(self, other):
+    raise AssertionError("must override")
+
+  def lo_ty_qdd(self, state, /):
+    raise AssertionError("must override")
+
+  def lo_ty(self):
+    raise AssertionError("mutable hitypes should use lo_ty_qdd instead")
+
+  def new_from_loval(self, state, /, *vals):
+    raise AssertionError("must override")
+
+  def read_loval(self, state, val, /):
+    raise AssertionError("must override")
+
+  def read_loval_in(self, state, val, /):
+    return self.read_loval(state, val)
+
+  def update_from_loval(self, state, val, /, *lo_vals):
+    raise AssertionError("must override")
+
+  def to_tangent_aval(self):
+    raise AssertionError("must override")
+
+  def to_ct_aval(self):
+    return self.to_tangent_aval()
+
+
+class MappingSpec:
+  """The base of how a hi type is mapped over an axis (vmap, scan)."""
+
+
+class HiPspec:
+  """The base of a hi type's partition spec (shard_map): `to_lo` gives its arrays' specs."""
+
+  def to_lo(self):
+    raise AssertionError("must override")
+
+  def to_tangent_spec(self):
+    raise AssertionError("must override")
+
+  def to_ct_spec(self):
+    raise AssertionError("must override")
+
+
+class EffectTypeSet:
+  """A set of effect classes (`add_type`; `contains(effect)`)."""
+
+  def __init__(self):
+    self._types = set()
+
+  def add_type(self, effect_type):
+    self._types.add(effect_type)
+
+  def contains(self, eff) -> bool:
+    return any(isinstance(eff, t) for t in self._types)
+
+  def filter_in(self, effs):
+    return [e for e in effs if self.contains(e)]
+
+  def filter_not_in(self, effs):
+    return [e for e in effs if not self.contains(e)]
+
+
+control_flow_allowed_effects = EffectTypeSet()
 
 
 def _is_aval(x) -> bool:
@@ -436,3 +642,39 @@ def _call_hi_primitive_batch(axis_data, args, dims, *, _prim):
 
 call_hi_primitive_p.def_batch_axis(_call_hi_primitive_batch)
 call_hi_primitive_p.def_pp_params(lambda p: {"_prim": p["_prim"]})
+
+
+# ---- jit: a jaxpr holding hi primitives is lowered by running their `to_lojax` ----------------
+def _lower_hi_jaxpr(closed):
+  jaxpr = closed.jaxpr
+  for v in jaxpr.invars:
+    if getattr(v.aval, "has_qdd", False):
+      raise NotImplementedError("arrax does not pass mutable hi values (of type "
+                                f"{v.aval.str_short()}) into a jit")
+
+  def run(*args):
+    prev, _lowering_hi.on = _lowering_hi.on, True
+    try:
+      return core.eval_jaxpr(jaxpr, closed.consts, *args)
+    finally:
+      _lowering_hi.on = prev
+  new, consts = trace_to_jaxpr(run, list(closed.in_avals))
+  return core.ClosedJaxpr(new, consts)
+
+
+def _has_hi_eqn(jaxpr) -> bool:
+  return any(isinstance(e.primitive, HiPrimitive) for e in jaxpr.eqns)
+
+
+_state_discharge = _state_primitives._jit_discharge
+
+
+def _jit_discharge(name, closed):
+  if _has_hi_eqn(closed.jaxpr):
+    closed = _lower_hi_jaxpr(closed)
+    if not core.jaxpr_uses_refs(closed.jaxpr):
+      return closed, None
+  return _state_discharge(name, closed)
+
+
+jit.register_ref_discharge(_jit_discharge)
