@@ -645,36 +645,124 @@ call_hi_primitive_p.def_pp_params(lambda p: {"_prim": p["_prim"]})
 
 
 # ---- jit: a jaxpr holding hi primitives is lowered by running their `to_lojax` ----------------
-def _lower_hi_jaxpr(closed):
-  jaxpr = closed.jaxpr
-  for v in jaxpr.invars:
-    if getattr(v.aval, "has_qdd", False):
-      raise NotImplementedError("arrax does not pass mutable hi values (of type "
-                                f"{v.aval.str_short()}) into a jit")
+class _HiArgAval(AvalQDD):
+  """A mutable hi argument's type with its type state at the call: a jit cache key."""
+  __slots__ = ()
 
-  def run(*args):
+
+def _hi_arg_aval(aval, x):
+  return _HiArgAval(aval, cur_qdd(x))
+
+
+def _hi_trace_aval(a):
+  return AvalMutableQDD(a.aval, MutableQuasiDynamicData(a.qdd)) if type(a) is _HiArgAval else a
+
+
+jit._hi_arg_avals[:] = [_hi_arg_aval, _hi_trace_aval]
+
+
+def _lower_hi_jaxpr(closed):
+  """The jaxpr with hi primitives run as their `to_lojax`; a mutable hi input is taken as its
+  lo values (at its type state on entry) and also returned as them (at its final state)."""
+  jaxpr = closed.jaxpr
+  hi_in = [isinstance(v.aval, AvalMutableQDD) for v in jaxpr.invars]
+  lo_avals, sizes = [], []
+  for v, hi in zip(jaxpr.invars, hi_in):
+    ts = list(v.aval.aval.lo_ty_qdd(v.aval.mutable_qdd.init_val)) if hi else [v.aval]
+    lo_avals += ts
+    sizes.append(len(ts))
+
+  def run(*lo):
     prev, _lowering_hi.on = _lowering_hi.on, True
     try:
-      return core.eval_jaxpr(jaxpr, closed.consts, *args)
+      args, his, i = [], [], 0
+      for v, hi, n in zip(jaxpr.invars, hi_in, sizes):
+        if hi:
+          val = v.aval.aval.new_from_loval(v.aval.mutable_qdd.init_val, *lo[i:i + n])
+          his.append((v.aval, val))
+          args.append(val)
+        else:
+          args.append(lo[i])
+        i += n
+      outs = list(_eval_lowering(jaxpr, closed.consts, args))
+      for a, val in his:
+        outs += list(a.aval.read_loval(a.mutable_qdd.cur_val, val))
+      return outs
     finally:
       _lowering_hi.on = prev
-  new, consts = trace_to_jaxpr(run, list(closed.in_avals))
-  return core.ClosedJaxpr(new, consts)
+  new, consts = trace_to_jaxpr(run, lo_avals)
+  return core.ClosedJaxpr(new, consts), hi_in, sizes
 
 
 def _has_hi_eqn(jaxpr) -> bool:
-  return any(isinstance(e.primitive, HiPrimitive) for e in jaxpr.eqns)
+  jaxpr = jaxpr.jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else jaxpr
+  return any(isinstance(e.primitive, HiPrimitive)
+             or any(_has_hi_eqn(j) for j in core.jaxprs_in_params(e.params))
+             for e in jaxpr.eqns)
+
+
+def _eval_lowering(jaxpr, consts, args):
+  """Run `jaxpr` (hi primitives as their `to_lojax`), inlining the jits holding hi primitives
+  so hi values flow into them."""
+  env = {}
+
+  def read(v):
+    return v if type(v) is core.Literal else env[v]
+
+  def write(v, val):
+    if not isinstance(v, core.DropVar):
+      env[v] = val
+  for v, val in zip(jaxpr.constvars, consts):
+    write(v, val)
+  for v, val in zip(jaxpr.invars, args):
+    write(v, val)
+  for eqn in jaxpr.eqns:
+    ins = [read(v) for v in eqn.invars]
+    if eqn.primitive is jit.jit_p and _has_hi_eqn(eqn.params["jaxpr"]):
+      inner = eqn.params["jaxpr"]
+      outs = _eval_lowering(inner.jaxpr, inner.consts, ins)
+    elif not isinstance(eqn.primitive, HiPrimitive) and any(
+        _has_hi_eqn(j) for j in core.jaxprs_in_params(eqn.params)):
+      raise NotImplementedError(f"arrax does not lower hi primitives inside {eqn.primitive}")
+    else:
+      outs = eqn.primitive.bind(*ins, **eqn.params)
+      outs = outs if eqn.primitive.multiple_results else [outs]
+    for v, val in zip(eqn.outvars, outs):
+      write(v, val)
+  return [v.val if type(v) is core.Literal else env[v] for v in jaxpr.outvars]
 
 
 _state_discharge = _state_primitives._jit_discharge
 
 
 def _jit_discharge(name, closed):
-  if _has_hi_eqn(closed.jaxpr):
-    closed = _lower_hi_jaxpr(closed)
-    if not core.jaxpr_uses_refs(closed.jaxpr):
-      return closed, None
-  return _state_discharge(name, closed)
+  if not _has_hi_eqn(closed.jaxpr):
+    return _state_discharge(name, closed)
+  lowered, hi_in, sizes = _lower_hi_jaxpr(closed)
+  if not any(hi_in):
+    if core.jaxpr_uses_refs(lowered.jaxpr):
+      return _state_discharge(name, lowered)
+    return lowered, None
+  hi_avals = [v.aval for v, hi in zip(closed.jaxpr.invars, hi_in) if hi]
+  n_out = len(closed.jaxpr.outvars)
+
+  def runner(args):
+    # mutable hi arguments go in as their lo values and are updated from the lo values out
+    lo, his = [], []
+    for x, v, hi in zip(args, closed.jaxpr.invars, hi_in):
+      if hi:
+        lo += list(v.aval.aval.read_loval(v.aval.mutable_qdd.init_val, x))
+        his.append(x)
+      else:
+        lo.append(x)
+    outs = jit.jit_p.impl(*lo, jaxpr=lowered, name=name)
+    rest = outs[n_out:]
+    for a, x in zip(hi_avals, his):
+      k = len(a.aval.lo_ty_qdd(a.mutable_qdd.cur_val))
+      a.aval.update_from_loval(a.mutable_qdd.cur_val, x, *rest[:k])
+      rest = rest[k:]
+    return outs[:n_out]
+  return lowered, runner
 
 
 jit.register_ref_discharge(_jit_discharge)

@@ -384,15 +384,23 @@ class _HashableStatic:
     return repr(self.val)
 
 
+# (set by `_src/hijax.py`) for a mutable hi argument: (aval, value) -> its aval with its current
+# type state (a cache key), and that -> the aval its tracer gets (whose state the trace updates)
+_hi_arg_avals: list = []
+
+
 def _arg_aval(x):
   if type(x) is Array:
     return x.aval
   try:
-    return core.get_aval(x)
+    aval = core.get_aval(x)
   except TypeError:
     raise TypeError(
         f"Argument '{x}' of type {type(x)} is not a valid JAX type. Pass arrays or Python "
         "scalars, or mark the argument static with static_argnums/static_argnames.") from None
+  if _hi_arg_avals and getattr(aval, "has_qdd", False):
+    return _hi_arg_avals[0](aval, x)
+  return aval
 
 
 _PY_SCALARS = frozenset((int, float, bool, complex))
@@ -1048,8 +1056,9 @@ class JitWrapped(Wrapped):
     hit = self._trace_cache.get(key)
     if hit is not None:
       return hit
+    in_avals = [_hi_arg_avals[1](a) for a in avals] if _hi_arg_avals else list(avals)
     jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                                 list(avals))
+                                                 in_avals)
     closed, outer = closed_with_host_consts(jaxpr, consts)
     result = (closed, outer, out_tree, names)
     if not outer:
