@@ -137,6 +137,56 @@ def _lib(top):
   def get(b):
     return get_p.bind(b, avals=cur_qdd(b).avals)
 
+  # ---- an immutable pair type (as flax's hijax variables), made and read by VJPHiPrimitives
+  class PairTy(hjx.HiType):
+    def __init__(self, a, b):
+      self.a, self.b = a, b
+
+    def __hash__(self):
+      return hash((self.a, self.b))
+
+    def __eq__(self, o):
+      return isinstance(o, PairTy) and (self.a, self.b) == (o.a, o.b)
+
+    def str_short(self, short_dtypes=False, **_):
+      return f"Pair({self.a.str_short()},{self.b.str_short()})"
+
+    def lo_ty(self):
+      return [self.a, self.b]
+
+    def lower_val(self, p):
+      return [p.a, p.b]
+
+    def raise_val(self, a, b):
+      return Pair(a, b)
+
+  class Pair:
+    def __init__(self, a, b):
+      self.a, self.b = a, b
+  hjx.register_hitype(Pair, lambda p: PairTy(top.typeof(p.a), top.typeof(p.b)))
+
+  class First(hjx.VJPHiPrimitive):
+    def __init__(self, ty):
+      self.in_avals, self.out_aval, self.params = (ty,), ty.a, {}
+      super().__init__()
+
+    def expand(self, p):
+      return p.a
+
+  class MakePair(hjx.VJPHiPrimitive):
+    def __init__(self, a, b):
+      self.in_avals, self.out_aval, self.params = (a, b), PairTy(a, b), {}
+      super().__init__()
+
+    def expand(self, a, b):
+      return Pair(a, b)
+
+  def first(p):
+    return First(top.typeof(p))(p)
+
+  def mk(a, b):
+    return MakePair(top.typeof(a), top.typeof(b))(a, b)
+
   return types.SimpleNamespace(**locals())
 
 
@@ -257,6 +307,24 @@ def test_mutable_box_into_jit():
   for u, v in zip(a[:-1], j[:-1]):
     assert u.dtype == v.dtype and u.shape == v.shape
     np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-6)
+
+
+def test_hi_values_across_jit():
+  x = rand((3,), seed=5)
+  pair = lambda top, L, x: L.Pair(top.numpy.asarray(x), top.numpy.asarray(x) * 2)
+  check_all([
+      ("in", lambda: _check(lambda top, L: lambda x: top.jit(lambda p: L.first(p) + 1)(
+          pair(top, L, x)), x)),
+      ("out", lambda: _check(lambda top, L: lambda x: L.first(
+          top.jit(lambda x: L.mk(x.astype("int32"), x))(x)), x)),
+      ("in and out", lambda: _check(lambda top, L: lambda x: L.first(top.jit(
+          lambda p: L.mk(L.first(p) * 3, L.first(p)))(pair(top, L, x))), x)),
+      ("inside", lambda: _check(lambda top, L: lambda x: L.first(L.mk(x, x)) - 1, x,
+                                jit=True)),
+  ])
+  texts = [str(top.make_jaxpr(lambda p, L=_lib(top): L.first(p) + 1)(pair(top, _lib(top), x)))
+           for top in (jax, arrax)]
+  assert texts[0] == texts[1] and "a:Pair(float32[3],float32[3])" in texts[1]
 
 
 def test_names():

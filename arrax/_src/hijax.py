@@ -427,6 +427,8 @@ class VJPHiPrimitive:
     return None
 
   def __call__(self, *args):
+    if _lowering_hi.on:
+      return self.expand(*args)
     trace = core.current_trace()
     if type(trace) is JaxprTrace:
       return self.staging(trace, None, *args)
@@ -658,40 +660,60 @@ def _hi_trace_aval(a):
   return AvalMutableQDD(a.aval, MutableQuasiDynamicData(a.qdd)) if type(a) is _HiArgAval else a
 
 
-jit._hi_arg_avals[:] = [_hi_arg_aval, _hi_trace_aval]
+
+
+def _is_hi(aval) -> bool:
+  return isinstance(aval, (HiType, AvalMutableQDD))
+
+
+def _lo_of(aval, at_end=False):
+  """The lo types of a jaxpr input/output of type `aval` (a mutable one at its type state on
+  entry, or at the end)."""
+  if isinstance(aval, AvalMutableQDD):
+    mq = aval.mutable_qdd
+    return list(aval.aval.lo_ty_qdd(mq.cur_val if at_end else mq.init_val))
+  return list(aval.lo_ty()) if isinstance(aval, HiType) else [aval]
 
 
 def _lower_hi_jaxpr(closed):
-  """The jaxpr with hi primitives run as their `to_lojax`; a mutable hi input is taken as its
-  lo values (at its type state on entry) and also returned as them (at its final state)."""
+  """The jaxpr with hi primitives run as their `to_lojax` (and `VJPHiPrimitive`s as their
+  `expand`), over lo values: a hi input is taken as its lo values (a mutable one at its type
+  state on entry) and a hi output given as them; a mutable hi input's lo values at its final
+  type state are returned after the outputs."""
   jaxpr = closed.jaxpr
-  hi_in = [isinstance(v.aval, AvalMutableQDD) for v in jaxpr.invars]
-  lo_avals, sizes = [], []
-  for v, hi in zip(jaxpr.invars, hi_in):
-    ts = list(v.aval.aval.lo_ty_qdd(v.aval.mutable_qdd.init_val)) if hi else [v.aval]
-    lo_avals += ts
-    sizes.append(len(ts))
+  in_avals = [v.aval for v in jaxpr.invars]
+  sizes = [len(_lo_of(a)) for a in in_avals]
 
   def run(*lo):
     prev, _lowering_hi.on = _lowering_hi.on, True
     try:
       args, his, i = [], [], 0
-      for v, hi, n in zip(jaxpr.invars, hi_in, sizes):
-        if hi:
-          val = v.aval.aval.new_from_loval(v.aval.mutable_qdd.init_val, *lo[i:i + n])
-          his.append((v.aval, val))
-          args.append(val)
+      for a, n in zip(in_avals, sizes):
+        if isinstance(a, AvalMutableQDD):
+          val = a.aval.new_from_loval(a.mutable_qdd.init_val, *lo[i:i + n])
+          his.append((a, val))
+        elif isinstance(a, HiType):
+          val = a.raise_val(*lo[i:i + n])
         else:
-          args.append(lo[i])
+          val = lo[i]
+        args.append(val)
         i += n
-      outs = list(_eval_lowering(jaxpr, closed.consts, args))
+      outs = []
+      for v, o in zip(jaxpr.outvars, _eval_lowering(jaxpr, closed.consts, args)):
+        outs += list(v.aval.lower_val(o)) if isinstance(v.aval, HiType) else [o]
       for a, val in his:
         outs += list(a.aval.read_loval(a.mutable_qdd.cur_val, val))
       return outs
     finally:
       _lowering_hi.on = prev
-  new, consts = trace_to_jaxpr(run, lo_avals)
-  return core.ClosedJaxpr(new, consts), hi_in, sizes
+  new, consts = trace_to_jaxpr(run, [t for a in in_avals for t in _lo_of(a)])
+  return core.ClosedJaxpr(new, consts)
+
+
+def _hi_boundary(closed) -> bool:
+  jaxpr = closed.jaxpr
+  return (any(_is_hi(v.aval) for v in jaxpr.invars)
+          or any(_is_hi(v.aval) for v in jaxpr.outvars))
 
 
 def _has_hi_eqn(jaxpr) -> bool:
@@ -718,7 +740,10 @@ def _eval_lowering(jaxpr, consts, args):
     write(v, val)
   for eqn in jaxpr.eqns:
     ins = [read(v) for v in eqn.invars]
-    if eqn.primitive is jit.jit_p and _has_hi_eqn(eqn.params["jaxpr"]):
+    if eqn.primitive is call_hi_primitive_p:
+      outs = _expand_flat(*ins, **eqn.params)
+    elif eqn.primitive is jit.jit_p and (_has_hi_eqn(eqn.params["jaxpr"])
+                                         or _hi_boundary(eqn.params["jaxpr"])):
       inner = eqn.params["jaxpr"]
       outs = _eval_lowering(inner.jaxpr, inner.consts, ins)
     elif not isinstance(eqn.primitive, HiPrimitive) and any(
@@ -736,33 +761,40 @@ _state_discharge = _state_primitives._jit_discharge
 
 
 def _jit_discharge(name, closed):
-  if not _has_hi_eqn(closed.jaxpr):
+  if not (_hi_boundary(closed) or _has_hi_eqn(closed.jaxpr)):
     return _state_discharge(name, closed)
-  lowered, hi_in, sizes = _lower_hi_jaxpr(closed)
-  if not any(hi_in):
+  lowered = _lower_hi_jaxpr(closed)
+  if not _hi_boundary(closed):
     if core.jaxpr_uses_refs(lowered.jaxpr):
       return _state_discharge(name, lowered)
     return lowered, None
-  hi_avals = [v.aval for v, hi in zip(closed.jaxpr.invars, hi_in) if hi]
-  n_out = len(closed.jaxpr.outvars)
+  if core.jaxpr_uses_refs(lowered.jaxpr):
+    raise NotImplementedError("arrax does not pass hi values into or out of a jit that also "
+                              "uses refs")
+  in_avals = [v.aval for v in closed.jaxpr.invars]
+  out_avals = [v.aval for v in closed.jaxpr.outvars]
 
   def runner(args):
-    # mutable hi arguments go in as their lo values and are updated from the lo values out
-    lo, his = [], []
-    for x, v, hi in zip(args, closed.jaxpr.invars, hi_in):
-      if hi:
-        lo += list(v.aval.aval.read_loval(v.aval.mutable_qdd.init_val, x))
-        his.append(x)
+    # hi arguments go in as their lo values (a mutable one is updated from the lo values
+    # returned after the outputs); hi results are raised from theirs
+    lo = []
+    for x, a in zip(args, in_avals):
+      if isinstance(a, AvalMutableQDD):
+        lo += list(a.aval.read_loval(a.mutable_qdd.init_val, x))
+      elif isinstance(a, HiType):
+        lo += list(a.lower_val(x))
       else:
         lo.append(x)
-    outs = jit.jit_p.impl(*lo, jaxpr=lowered, name=name)
-    rest = outs[n_out:]
-    for a, x in zip(hi_avals, his):
-      k = len(a.aval.lo_ty_qdd(a.mutable_qdd.cur_val))
-      a.aval.update_from_loval(a.mutable_qdd.cur_val, x, *rest[:k])
-      rest = rest[k:]
-    return outs[:n_out]
+    outs = iter(jit.jit_p.impl(*lo, jaxpr=lowered, name=name))
+    take = lambda k: [next(outs) for _ in range(k)]
+    results = [a.raise_val(*take(len(a.lo_ty()))) if isinstance(a, HiType) else next(outs)
+               for a in out_avals]
+    for x, a in zip(args, in_avals):
+      if isinstance(a, AvalMutableQDD):
+        a.aval.update_from_loval(a.mutable_qdd.cur_val, x, *take(len(_lo_of(a, True))))
+    return results
   return lowered, runner
 
 
 jit.register_ref_discharge(_jit_discharge)
+jit._hi_hooks[:] = [_hi_arg_aval, _hi_trace_aval, _hi_boundary]
