@@ -350,3 +350,25 @@ def test_names():
     assert isinstance(r.at[1:3], ahjx.TransformedRef)
     return r[...]
   arrax.make_jaxpr(view)(np.ones(4, np.float32))
+
+
+def test_primal_tangent_dtype_and_earray():
+  out = {}
+  for top in (jax, arrax):
+    ex = importlib.import_module(top.__name__ + ".experimental")
+    dt = ex.primal_tangent_dtype(top.numpy.float32, top.numpy.bfloat16)
+    named = ex.primal_tangent_dtype("int8", np.float32, name="x")
+    aval = top.core.ShapedArray((3,), dt)
+    e = ex.EArray(aval, top.numpy.arange(3.0))
+    out[top.__name__] = [
+        repr(dt), str(dt), dt.primal_dtype, dt.tangent_dtype, dt.name, repr(named),
+        named.primal_dtype, top.numpy.issubdtype(dt, top.dtypes.extended),
+        dt == ex.primal_tangent_dtype(np.float32, "bfloat16"), dt == named,
+        hash(dt) == hash(ex.primal_tangent_dtype(np.float32, "bfloat16")),
+        str(aval), repr(e), e.shape, str(e.dtype), e.ndim, e.size, len(e),
+        str(top.typeof(e)), repr(e.copy())]
+    with pytest.raises(TypeError):
+      len(ex.EArray(top.core.ShapedArray((), dt), top.numpy.float32(1)))
+    with pytest.raises(AttributeError):
+      dt.name = "y"
+  assert out["arrax"] == out["jax"]
