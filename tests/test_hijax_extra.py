@@ -160,6 +160,13 @@ def _lib(top):
     def raise_val(self, a, b):
       return Pair(a, b)
 
+    # (a tracer of this type answers indexing and `+` with these, as flax's variables do)
+    def _getitem(self, tracer, idx):
+      return first(tracer)[idx]
+
+    def _add(self, tracer, other):
+      return first(tracer) + other
+
   class Pair:
     def __init__(self, a, b):
       self.a, self.b = a, b
@@ -321,6 +328,12 @@ def test_hi_values_across_jit():
           lambda p: L.mk(L.first(p) * 3, L.first(p)))(pair(top, L, x))), x)),
       ("inside", lambda: _check(lambda top, L: lambda x: L.first(L.mk(x, x)) - 1, x,
                                 jit=True)),
+  ])
+  check_all([
+      ("aval operators", lambda: _check(lambda top, L: lambda x: top.jit(
+          lambda p: (p[1:], p + 1.0))(pair(top, L, x)), x)),
+      ("aval attributes", lambda: _check(lambda top, L: lambda x: top.jit(
+          lambda p: L.first(p) + len(str(p.b)))(pair(top, L, x)), x)),
   ])
   texts = [str(top.make_jaxpr(lambda p, L=_lib(top): L.first(p) + 1)(pair(top, _lib(top), x)))
            for top in (jax, arrax)]
