@@ -226,6 +226,12 @@ def test_hi_primitive():
       ("grad multiple results", lambda: _check(
           lambda top, L: top.grad(lambda x: sum(o.sum() for o in L.split_p.bind(x))), x,
           jit=True)),
+      ("in cond", lambda: _check(lambda top, L: top.grad(lambda x: top.lax.cond(
+          x.sum() > 0, lambda x: sin(L)(x), lambda x: x, x).sum()), x, jit=True)),
+      ("in scan", lambda: _check(lambda top, L: lambda x: top.lax.scan(
+          lambda c, _: (sin(L)(c), None), x, None, length=2)[0], x, jit=True)),
+      ("grad in fori_loop", lambda: _check(lambda top, L: top.grad(lambda x: top.lax.fori_loop(
+          0, 2, lambda i, c: sin(L)(c), x).sum()), x, jit=True)),
       ("vmap: no batching rule", lambda: _check(lambda top, L: top.vmap(sin(L)), x)),
       ("no to_lojax", lambda: _check(lambda top, L: L.bare_p.bind, x)),
       ("no jvp", lambda: _check(lambda top, L: top.grad(lambda x: L.bare_p.bind(x).sum()), x)),

@@ -723,6 +723,10 @@ def _has_hi_eqn(jaxpr) -> bool:
              for e in jaxpr.eqns)
 
 
+def _eqn_avals(eqn):
+  return [v.aval for v in [*eqn.invars, *eqn.outvars] if type(v) is not core.Literal]
+
+
 def _eval_lowering(jaxpr, consts, args):
   """Run `jaxpr` (hi primitives as their `to_lojax`), inlining the jits holding hi primitives
   so hi values flow into them."""
@@ -747,8 +751,9 @@ def _eval_lowering(jaxpr, consts, args):
       inner = eqn.params["jaxpr"]
       outs = _eval_lowering(inner.jaxpr, inner.consts, ins)
     elif not isinstance(eqn.primitive, HiPrimitive) and any(
-        _has_hi_eqn(j) for j in core.jaxprs_in_params(eqn.params)):
-      raise NotImplementedError(f"arrax does not lower hi primitives inside {eqn.primitive}")
+        _has_hi_eqn(j) for j in core.jaxprs_in_params(eqn.params)) and any(
+            _is_hi(a) for a in _eqn_avals(eqn)):
+      raise NotImplementedError(f"arrax does not pass hi values into {eqn.primitive}")
     else:
       outs = eqn.primitive.bind(*ins, **eqn.params)
       outs = outs if eqn.primitive.multiple_results else [outs]
