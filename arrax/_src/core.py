@@ -34,6 +34,10 @@ class AbstractValue:
   """The base of abstract values (ShapedArray, AbstractToken), as `jax.core.AbstractValue`."""
   __slots__ = ()
 
+  def lo_ty(self):
+    """The types of the arrays standing for a value of this type (hijax): itself."""
+    return [self]
+
 
 class aval_property(NamedTuple):
   """A class attribute of an abstract value that a tracer of that type answers as a property:
@@ -200,6 +204,12 @@ class ShapedArray(AbstractValue):
   `f32[8@x,4]`), part of the type as well. (JAX gives a NamedSharding over an empty abstract
   mesh for the unsharded case, which means the same.)"""
   __slots__ = ("shape", "dtype", "weak_type", "vma", "ur", "sharding", "_hash")
+
+  def lower_val(self, val):   # (hijax: an array stands for itself)
+    return [val]
+
+  def raise_val(self, val):
+    return val
   array_abstraction_level = 1
 
   def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=frozenset(),
@@ -869,11 +879,20 @@ class Tracer:
         return lambda *args, **kwargs: method(self, *args, **kwargs)
     if name != "aval" and not name.startswith("__"):
       # (an attribute its type declares as an aval_property / aval_method)
-      attr = getattr(type(getattr(self, "aval", None)), name, None)
+      aval = getattr(self, "aval", None)
+      attr = getattr(type(aval), name, None)
       if type(attr) is aval_property:
         return attr.fget(self)
       if type(attr) is aval_method:
         return types.MethodType(attr.fun, self)
+      if getattr(aval, "is_high", False):   # (a hi type's attributes, as in JAX)
+        attr = getattr(aval, name, None)
+        if type(attr) is aval_property:
+          return attr.fget(self)
+        if type(attr) is aval_method:
+          return types.MethodType(attr.fun, self)
+        if attr is not None:
+          return attr
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
   def __setitem__(self, idx, value):

@@ -369,3 +369,54 @@ def short_dtype_name(dtype):
   name = dtype.name
   return (name.replace("float", "f").replace("uint", "u").replace("int", "i")
           .replace("complex", "c"))
+
+
+# ---- primal/tangent dtypes (jax.experimental.primal_tangent_dtype) -----------------------------
+class primal_tangent_dtype_scalar(extended):
+  """The scalar class of primal/tangent dtypes (never instantiated)."""
+
+
+primal_tangent_dtype_scalar.__module__ = "jax.dtypes"
+
+
+class PrimalTangentDType(ExtendedDType):
+  """An extended dtype stored as `primal_dtype` whose tangents have `tangent_dtype`."""
+  __slots__ = ("primal_dtype", "tangent_dtype", "name")
+  type = primal_tangent_dtype_scalar
+
+  def __init__(self, primal_dtype, tangent_dtype, name):
+    object.__setattr__(self, "primal_dtype", primal_dtype)
+    object.__setattr__(self, "tangent_dtype", tangent_dtype)
+    object.__setattr__(self, "name", name)
+
+  def __setattr__(self, name, value):
+    raise AttributeError(f"cannot assign to field '{name}'")
+
+  def __eq__(self, other):
+    return (type(other) is PrimalTangentDType and (self.primal_dtype, self.tangent_dtype,
+                                                   self.name)
+            == (other.primal_dtype, other.tangent_dtype, other.name))
+
+  def __hash__(self):
+    return hash((self.primal_dtype, self.tangent_dtype, self.name))
+
+  def __repr__(self):
+    return self.name
+
+  __str__ = __repr__
+
+
+def _short_dtype_name(dt) -> str:
+  if isinstance(dt, ExtendedDType):
+    return str(dt)
+  return (dt.name.replace("float", "f").replace("uint", "u").replace("int", "i")
+          .replace("complex", "c"))
+
+
+def primal_tangent_dtype(primal_dtype, tangent_dtype, name=None) -> ExtendedDType:
+  """A dtype whose values are stored as `primal_dtype` and whose tangents are `tangent_dtype`
+  (named `PrimalTangentDType{f32/bf16}` unless `name` is given)."""
+  primal_dtype, tangent_dtype = np.dtype(primal_dtype), np.dtype(tangent_dtype)
+  name = name or (f"PrimalTangentDType{{{_short_dtype_name(primal_dtype)}"
+                  f"/{_short_dtype_name(tangent_dtype)}}}")
+  return PrimalTangentDType(primal_dtype, tangent_dtype, name)

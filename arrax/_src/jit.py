@@ -66,7 +66,7 @@ _jaxpr_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.Weak
 
 def _jit_impl(*args, jaxpr, name, donated_invars=None):
   device = dispatch._arg_device(args)
-  if _ref_discharge and core.jaxpr_uses_refs(jaxpr.jaxpr):
+  if _needs_discharge(jaxpr):
     lowered, runner = _ref_discharge[0](name, jaxpr)
     if runner is not None:
       return runner(list(args))
@@ -388,15 +388,30 @@ class _HashableStatic:
     return repr(self.val)
 
 
+# (set by `_src/hijax.py`) for a mutable hi argument: (aval, value) -> its aval with its current
+# type state (a cache key), and that -> the aval its tracer gets (whose state the trace updates);
+# then closed jaxpr -> whether it holds hi values or primitives (run like refs: by the
+# `_ref_discharge` hook)
+_hi_hooks: list = []
+
+
+def _needs_discharge(closed) -> bool:
+  return bool(_ref_discharge) and (core.jaxpr_uses_refs(closed.jaxpr)
+                                   or bool(_hi_hooks) and _hi_hooks[2](closed))
+
+
 def _arg_aval(x):
   if type(x) is Array:
     return x.aval
   try:
-    return core.get_aval(x)
+    aval = core.get_aval(x)
   except TypeError:
     raise TypeError(
         f"Argument '{x}' of type {type(x)} is not a valid JAX type. Pass arrays or Python "
         "scalars, or mark the argument static with static_argnums/static_argnames.") from None
+  if _hi_hooks and getattr(aval, "has_qdd", False):
+    return _hi_hooks[0](aval, x)
+  return aval
 
 
 _PY_SCALARS = frozenset((int, float, bool, complex))
@@ -1067,8 +1082,9 @@ class JitWrapped(Wrapped):
     hit = self._trace_cache.get(key)
     if hit is not None:
       return hit
+    in_avals = [_hi_hooks[1](a) for a in avals] if _hi_hooks else list(avals)
     jaxpr, consts, out_tree, names = self._trace(args, kwargs, dyn_args, dyn_kwargs, in_tree,
-                                                 list(avals))
+                                                 in_avals)
     closed, outer = closed_with_host_consts(jaxpr, consts)
     result = (closed, outer, out_tree, names)
     if not outer:
@@ -1098,9 +1114,10 @@ class JitWrapped(Wrapped):
       logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
                      time.perf_counter() - start)
     donated = self._donation(args, kwargs)
-    if _ref_discharge and core.jaxpr_uses_refs(closed.jaxpr):
+    if _needs_discharge(closed):
       # Mutable refs: their operations become pure ones (state discharge); refs passed in or
-      # closed over are read before and written after the call by the runner.
+      # closed over are read before and written after the call by the runner. (Hi values and
+      # primitives likewise: see _src/hijax.py.)
       lowered, runner = _ref_discharge[0](self._name, closed)
       if runner is not None:
         entry = _CacheEntry(None, out_tree, closed, runner)

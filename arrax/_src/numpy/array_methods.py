@@ -167,7 +167,24 @@ def _install(cls):
   cls.__hash__ = Array.__hash__ if cls is Array else core.Tracer.__hash__
 
 
+def _defer_to_hi_aval(cls, dunders):
+  """A tracer of a hi type (hijax) whose aval defines `_add`, `_getitem`, ... answers those
+  operators with them (as JAX's tracers defer to their aval)."""
+  for dunder in dunders:
+    def method(self, *args, _fn=getattr(cls, dunder), _hook="_" + dunder[2:-2]):
+      aval = self.aval
+      if type(aval) is not core.ShapedArray and getattr(aval, "is_high", False):
+        rule = getattr(aval, _hook, None)
+        if rule is not None:
+          return rule(self, *args)
+      return _fn(self, *args)
+    setattr(cls, dunder, method)
+
+
 _tracer_hash = core.Tracer.__hash__
 _install(Array)
 _install(core.Tracer)
 core.Tracer.__hash__ = _tracer_hash
+_defer_to_hi_aval(core.Tracer, [f"__{n}__" for n in _OPERATORS] + [
+    f"__r{n}__" for n in _OPERATORS] + [f"__{n}__" for n in _COMPARISONS] + [
+        "__neg__", "__pos__", "__abs__", "__invert__", "__getitem__"])
