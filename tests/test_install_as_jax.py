@@ -123,10 +123,10 @@ def test_install_after_real_jax_raises():
 
 
 def test_missing_jax_module_does_not_fall_back_to_real_jax():
-  # jax.experimental.pallas exists in the installed jax but not in arrax.
-  proc = run(["-m", "arrax"], code="import jax.experimental.pallas")
+  # jax.experimental.jax2tf exists in the installed jax but not in arrax (it needs TensorFlow).
+  proc = run(["-m", "arrax"], code="import jax.experimental.jax2tf")
   assert proc.returncode == 1
-  assert "No module named 'jax.experimental.pallas'" in proc.stderr
+  assert "No module named 'jax.experimental.jax2tf'" in proc.stderr
   assert "arrax, standing in for jax" in proc.stderr
 
 
