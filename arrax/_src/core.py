@@ -108,9 +108,6 @@ class ManualAxisType:
     return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
             f"reduced={self.reduced})")
 
-  def __getnewargs_ex__(self):
-    return (), {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced}
-
   def __reduce__(self):
     return (_make_manual_axis_type, (self.varying, self.unreduced, self.reduced))
 
@@ -880,19 +877,14 @@ class Tracer:
     if name != "aval" and not name.startswith("__"):
       # (an attribute its type declares as an aval_property / aval_method)
       aval = getattr(self, "aval", None)
-      attr = getattr(type(aval), name, None)
+      high = getattr(aval, "is_high", False)   # (a hi type's own attributes too, as in JAX)
+      attr = getattr(aval if high else type(aval), name, None)
       if type(attr) is aval_property:
         return attr.fget(self)
       if type(attr) is aval_method:
         return types.MethodType(attr.fun, self)
-      if getattr(aval, "is_high", False):   # (a hi type's attributes, as in JAX)
-        attr = getattr(aval, name, None)
-        if type(attr) is aval_property:
-          return attr.fget(self)
-        if type(attr) is aval_method:
-          return types.MethodType(attr.fun, self)
-        if attr is not None:
-          return attr
+      if high and attr is not None:
+        return attr
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
   def __setitem__(self, idx, value):

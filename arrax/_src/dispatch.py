@@ -294,13 +294,20 @@ def raise_if_deleted(args):
 core.register_eager_impl(apply_primitive)
 
 
-def _compile_primitive(prim, avals, params, device):
+def primitive_jaxpr(prim, avals, params) -> core.ClosedJaxpr:
+  """The one-equation program applying `prim` to arguments of types `avals`."""
   out = core.abstract_eval_typed(prim, avals, params)
   out_avals = list(out) if prim.multiple_results else [out]
   invars = [core.Var(a) for a in avals]
   outvars = [core.Var(a) for a in out_avals]
   jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
-  module = mlir.lower_jaxpr_to_module(prim.name, core.ClosedJaxpr(jaxpr, []))
+  return core.ClosedJaxpr(jaxpr, [])
+
+
+def _compile_primitive(prim, avals, params, device):
+  closed = primitive_jaxpr(prim, avals, params)
+  out_avals = closed.out_avals
+  module = mlir.lower_jaxpr_to_module(prim.name, closed)
   # One primitive compiles in milliseconds, faster than the persistent cache's key and lookup;
   # a control-flow primitive's program (a jaxpr parameter) may be big enough to be worth them.
   persistent = any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) for v in params.values())

@@ -566,7 +566,7 @@ class Traced(_StageInfo):
     jitted = self._jitted
     closed, names, results = self._closed, self._arg_names, _result_names(self.out_tree)
     keep_unused = jitted._keep_unused
-    if _ref_discharge and core.jaxpr_uses_refs(closed.jaxpr):
+    if _needs_discharge(closed):
       closed, runner = _ref_discharge[0](jitted._name, closed)
       if runner is not None:   # (refs in and out: the discharged program's own signature)
         names = results = None
@@ -667,11 +667,15 @@ class Compiled(_StageInfo):
     s = SingleDeviceSharding(self._exe.device)
     return [s if kept is None or i in kept else None for i in range(len(avals))]
 
+  def _formats(self, avals, kept):
+    # (row-major: arrax's layouts are XLA's defaults; an unused argument has neither)
+    return [Format(None, None) if s is None else Format(Layout(range(a.ndim - 1, -1, -1), ()), s)
+            for a, s in zip(avals, self._shardings(avals, kept))]
+
   @property
   def input_shardings(self):
     """The sharding of each argument ((args, kwargs) as a pytree; None for unused ones)."""
-    avals = self._closed.in_avals
-    return tree_unflatten(self.in_tree, self._shardings(avals, self._exe.kept))
+    return tree_unflatten(self.in_tree, self._shardings(self._closed.in_avals, self._exe.kept))
 
   @property
   def output_shardings(self):
@@ -679,18 +683,12 @@ class Compiled(_StageInfo):
 
   @property
   def input_formats(self):
-    """Each argument's layout and sharding (row-major: arrax's layouts are XLA's defaults)."""
-    return tree_unflatten(self.in_tree, [
-        Format(None, None) if s is None else Format(Layout(range(a.ndim - 1, -1, -1), ()), s)
-        for a, s in zip(self._closed.in_avals, self._shardings(self._closed.in_avals,
-                                                               self._exe.kept))])
+    """Each argument's layout and sharding."""
+    return tree_unflatten(self.in_tree, self._formats(self._closed.in_avals, self._exe.kept))
 
   @property
   def output_formats(self):
-    avals = self._closed.out_avals
-    return tree_unflatten(self.out_tree, [
-        Format(Layout(range(a.ndim - 1, -1, -1), ()), s)
-        for a, s in zip(avals, self._shardings(avals, None))])
+    return tree_unflatten(self.out_tree, self._formats(self._closed.out_avals, None))
 
   def as_text(self):
     """The optimized HLO (after XLA's fusion and other passes)."""

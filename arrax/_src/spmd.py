@@ -288,6 +288,13 @@ def _place_typed(arr):
 dispatch.register_typed_placement(_place_typed)
 
 
+def _typed_executable(name, closed, mesh):
+  """`closed` compiled over `mesh`, each argument and result laid out as its type says."""
+  return _Executable(name, closed, mesh, [NamedSharding(mesh, _mesh_spec(a)) for a in
+                                          closed.in_avals],
+                     [NamedSharding(mesh, _mesh_spec(a)) for a in closed.out_avals], None)
+
+
 _typed_eager_cache: dict = core.register_cache({})
 
 
@@ -295,14 +302,8 @@ def _typed_eager(prim, args, params):
   """Run one primitive eagerly on operands whose types carry shardings: one SPMD program over
   their mesh (cached per primitive, params, operand types and mesh), results laid out as their
   types say, as JAX's eager operations are."""
-  leaves, avals = [], []
-  for a in args:
-    if isinstance(a, core.Literal):
-      a = np.asarray(a.val, a.aval.dtype)
-      avals.append(core.get_aval(args[len(leaves)]))
-    else:
-      avals.append(core.get_aval(a))
-    leaves.append(a)
+  avals = [core.get_aval(a) for a in args]
+  leaves = [np.asarray(a.val, a.aval.dtype) if isinstance(a, core.Literal) else a for a in args]
   if any(not isinstance(a, core.ShapedArray) for a in avals):
     raise NotImplementedError(f"{prim.name}: eager operands of this kind over a mesh")
   abstract = next(a.sharding.mesh for a in avals if a.sharding is not None)
@@ -310,15 +311,8 @@ def _typed_eager(prim, args, params):
   key = (prim, tuple(params.items()), tuple(avals), mesh, trace_state())
   run = _typed_eager_cache.get(key)
   if run is None:
-    out = core.abstract_eval_typed(prim, avals, params)
-    out_avals = list(out) if prim.multiple_results else [out]
-    invars = [core.Var(a) for a in avals]
-    outvars = [core.Var(a) for a in out_avals]
-    jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
-    closed = core.ClosedJaxpr(jaxpr, [])
-    ins = [NamedSharding(mesh, _mesh_spec(a)) for a in avals]
-    outs = [NamedSharding(mesh, _mesh_spec(a)) for a in out_avals]
-    run = _typed_eager_cache[key] = _Executable(prim.name, closed, mesh, ins, outs, None)
+    run = _typed_eager_cache[key] = _typed_executable(
+        prim.name, dispatch.primitive_jaxpr(prim, avals, params), mesh)
   results = run.run(leaves)
   return results if prim.multiple_results else results[0]
 
@@ -337,9 +331,7 @@ def _typed_runner(name, closed):
     mesh = concrete_mesh(abstract)
     exe = exes.get(mesh)
     if exe is None:
-      ins = [NamedSharding(mesh, _mesh_spec(a)) for a in closed.in_avals]
-      outs = [NamedSharding(mesh, _mesh_spec(a)) for a in closed.out_avals]
-      exe = exes[mesh] = _Executable(name, closed, mesh, ins, outs, None)
+      exe = exes[mesh] = _typed_executable(name, closed, mesh)
     return exe.run(leaves)
   return run
 

@@ -96,7 +96,7 @@ class JaxprTrace(core.Trace):
       out = core.sharding_typing.hook(prim, in_avals, params, out)
     out_avals = out if prim.multiple_results else [out]
     if vma_hook is not None:
-      out_avals = core.vma_hooks["type"](prim, [v.aval for v in invars], params, out_avals)
+      out_avals = core.vma_hooks["type"](prim, in_avals, params, out_avals)
     outvars = [Var(a) for a in out_avals]
     ns = _trace_ctx.name_stack
     self.eqns.append(JaxprEqn(invars, outvars, prim, params,
