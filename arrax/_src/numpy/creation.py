@@ -29,7 +29,7 @@ def _leaves_of_nested(obj):
     yield obj
 
 
-def _choose_sharding(device, out_sharding, name):
+def _choose_sharding(device, out_sharding):
   """The out_sharding of a creation function as a primitive parameter (None if not given)."""
   if device is not None and out_sharding is not None:
     raise ValueError(f"Only one of `device` or `out_sharding` can be set. Got device={device} "
@@ -50,7 +50,7 @@ def _resharded(x, sharding):
 def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # noqa: A002
           out_sharding=None):
   """Create an array from an array, scalar, or (nested) list/tuple, as numpy.array does."""
-  sharding = _choose_sharding(device, out_sharding, "jnp.array")
+  sharding = _choose_sharding(device, out_sharding)
   if (not copy and isinstance(object, np.ndarray) and (dtype is None or dtype == object.dtype)
       and ndmin <= object.ndim and device is None):
     sharding = None   # (JAX puts a NumPy array as it is here: out_sharding is not applied)
@@ -187,7 +187,7 @@ def _fill_scalar(fill_value, dtype, weak_type):
 
 def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
   """An array of `shape` filled with `fill_value`."""
-  sharding = _choose_sharding(device, out_sharding, "jnp.full")
+  sharding = _choose_sharding(device, out_sharding)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full")
   util.check_arraylike("full", fill_value)
@@ -258,7 +258,7 @@ def _broadcast_scalar(x, shape, sharding=None):
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
   """An array like `a` (shape and dtype) filled with `fill_value`."""
-  sharding = _choose_sharding(device, out_sharding, "jnp.full_like")
+  sharding = _choose_sharding(device, out_sharding)
   if hasattr(a, "dtype") and hasattr(a, "shape"):
     util.check_arraylike("full_like", 0, fill_value)
   else:
@@ -278,13 +278,13 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_shardin
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
   """Zeros shaped and typed like `a`."""
   return _like("zeros_like", _like_prototype("zeros_like", a), 0, dtype, shape,
-               _choose_sharding(device, out_sharding, "jnp.zeros_like"))
+               _choose_sharding(device, out_sharding))
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
   """Ones shaped and typed like `a`."""
   return _like("ones_like", _like_prototype("ones_like", a), 1, dtype, shape,
-               _choose_sharding(device, out_sharding, "jnp.ones_like"))
+               _choose_sharding(device, out_sharding))
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
@@ -301,7 +301,7 @@ def _arange_concrete(v):
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
   """Evenly spaced values in [start, stop), as numpy.arange (computed as JAX does, on iota)."""
-  sharding = _choose_sharding(device, out_sharding, "jnp.arange")
+  sharding = _choose_sharding(device, out_sharding)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "arange")
   for i, v in enumerate((start, stop, step)):
