@@ -172,10 +172,9 @@ def colocated_python_class(cls):
         return state["obj"]
 
       for name in dir(cls):
-        if not inspect.isfunction(getattr(cls, name)):
-          continue
         member = getattr(cls, name)
-        if name in ("__init__", "__del__", "__reduce__", "__reduce_ex__"):
+        if (not inspect.isfunction(member)
+            or name in ("__init__", "__del__", "__reduce__", "__reduce_ex__")):
           continue
         method = functools.wraps(member)(
             lambda *a, _name=name, **k: getattr(instance(), _name)(*a, **k))

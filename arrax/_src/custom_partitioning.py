@@ -17,8 +17,9 @@ from __future__ import annotations
 import functools
 import inspect
 
-from arrax._src import core, mlir
+from arrax._src import core
 from arrax._src.errors import UnexpectedTracerError
+from arrax._src.lax.control_flow import common
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
@@ -237,7 +238,7 @@ def _cp_impl(*args, call, **_):
 
 def _cp_lowering(ctx, *args, call, **_):
   # The body inline; XLA's partitioner sees ordinary operations (see the module docstring).
-  return mlir.jaxpr_subcomp(ctx.module_context, call.jaxpr, [], list(args))
+  return common.lower_closed(ctx.module_context, call, args)
 
 
 def _cp_batch(*args, **params):

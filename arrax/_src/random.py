@@ -87,7 +87,7 @@ def _check_prng_key(name, key, *, allow_batched=False):
   if not allow_batched and data.ndim != 1:
     raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                      f"{np.shape(key)} != (). Use jax.vmap for batching.")
-  if typed and name not in _NON_CONSUMING:   # (key-reuse checking, jax_debug_key_reuse)
+  if typed and prng._debug_key_reuse.value and name not in _NON_CONSUMING:   # (key reuse)
     prng.consume(key, "random_split" if name == "split" else "jit-compiled function")
   return data, typed
 

@@ -55,11 +55,6 @@ def _check_args(name, avals, ranks, kinds, batched=True):
   return cores, avals[0].shape[:nbatch[0]]
 
 
-def _real_dtype(dtype):
-  return np.dtype(np.float32 if dtype == np.complex64 else
-                  np.float64 if dtype == np.complex128 else dtype)
-
-
 # ---- tridiagonal: Householder reduction of a Hermitian matrix (sytrd / hetrd) ------------------
 tridiagonal_p = core.Primitive("tridiagonal")
 tridiagonal_p.multiple_results = True
@@ -71,7 +66,7 @@ def _tridiagonal_abstract_eval(aval, *, lower):
   if shape[0] != shape[1] or shape[1] == 0:
     raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape {shape}.")
   n = shape[0]
-  real = _real_dtype(aval.dtype)
+  real = _la._real_dtype(aval.dtype)
   return [ShapedArray(aval.shape, aval.dtype), ShapedArray((*batch, n), real),
           ShapedArray((*batch, n - 1), real), ShapedArray((*batch, n - 1), aval.dtype)]
 
