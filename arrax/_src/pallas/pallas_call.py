@@ -467,6 +467,18 @@ def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src):
   return closed
 
 
+def _flat_specs(specs, tree, n, specs_name, values_name):
+  """The block specs `specs` flattened along `tree` (`n` leaves); `no_block_spec` for each leaf
+  when none are given."""
+  if specs is no_block_spec:
+    return [no_block_spec] * n
+  flat, specs_tree = tree_util.tree_flatten(specs)
+  if specs_tree != tree:
+    raise ValueError(pallas_core.pytreedef_mismatch_err_msg(
+        specs_name, specs_tree, values_name, tree))
+  return flat
+
+
 def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block_spec,
                 out_specs=no_block_spec, scratch_shapes=(), input_output_aliases={},
                 debug=False, interpret=False, name=None, compiler_params=None,
@@ -520,20 +532,10 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     in_paths = all_paths[n_idx:]
     out_paths = [f"outputs{tree_util.keystr(p)}" for p, _ in
                  tree_util.tree_flatten_with_path(out_shape)[0]]
-    if grid_spec.in_specs is not no_block_spec:
-      flat_in_specs, in_specs_tree = tree_util.tree_flatten(grid_spec.in_specs)
-      if in_specs_tree != in_tree:
-        raise ValueError(pallas_core.pytreedef_mismatch_err_msg(
-            "`in_specs`", in_specs_tree, "`inputs`", in_tree))
-    else:
-      flat_in_specs = [no_block_spec] * len(flat_args)
-    if grid_spec.out_specs is not no_block_spec:
-      flat_out_specs, out_specs_tree = tree_util.tree_flatten(grid_spec.out_specs)
-      if out_specs_tree != out_tree:
-        raise ValueError(pallas_core.pytreedef_mismatch_err_msg(
-            "`out_specs`", out_specs_tree, "`out_shape`", out_tree))
-    else:
-      flat_out_specs = [no_block_spec] * len(flat_out_avals)
+    flat_in_specs = _flat_specs(grid_spec.in_specs, in_tree, len(flat_args),
+                                "`in_specs`", "`inputs`")
+    flat_out_specs = _flat_specs(grid_spec.out_specs, out_tree, len(flat_out_avals),
+                                 "`out_specs`", "`out_shape`")
     bms = tuple(pallas_core.block_mapping(s, o, a, static_grid, index_avals,
                                           scalar_tree if n_prefetch else None)
                 for s, o, a in zip(list(flat_in_specs) + list(flat_out_specs),
