@@ -64,11 +64,8 @@ class MemorySpace(_NamedEnum):
   SEMAPHORE = "semaphore_mem"
   HBM = "hbm"
 
-  def from_type(self, ty):
-    return pallas_core.MemoryRef(ty, memory_space=self)
-
-  def __call__(self, shape, dtype):
-    return self.from_type(ShapedArray(tuple(shape), dtypes.canonicalize_dtype(dtype)))
+  from_type = pallas_core.MemorySpace.from_type
+  __call__ = pallas_core.MemorySpace.__call__
 
 
 @dataclasses.dataclass(frozen=True, init=False)
