@@ -72,13 +72,17 @@ def _pallas_call_pp_params(params):
 
 # ---- the kernel with program ids as inputs ---------------------------------------------------
 def _uses_pids(jaxpr) -> bool:
+  """Whether `jaxpr` (open or closed) or a jaxpr inside it reads program ids or grid sizes."""
   for eqn in jaxpr.eqns:
     if eqn.primitive in (primitives.program_id_p, primitives.num_programs_p):
       return True
-    for j in core.jaxprs_in_params(eqn.params):
-      if _uses_pids(j.jaxpr if isinstance(j, core.ClosedJaxpr) else j):
-        return True
+    if any(map(_uses_pids, core.jaxprs_in_params(eqn.params))):
+      return True
   return False
+
+
+# the primitives whose inner jaxprs `_eval_with_pids` passes the program ids into
+_PID_CARRIERS = (jit.jit_p, conditionals.cond_p, while_p, primitives.run_scoped_p, loops.scan_p)
 
 
 def _eval_with_pids(jaxpr, consts, args, pids):
@@ -97,13 +101,12 @@ def _eval_with_pids(jaxpr, consts, args, pids):
   n = len(pids)
   for eqn in jaxpr.eqns:
     prim, ins, params = eqn.primitive, [read(v) for v in eqn.invars], eqn.params
-    nested = any(_uses_pids(j.jaxpr if isinstance(j, core.ClosedJaxpr) else j)
-                 for j in core.jaxprs_in_params(params))
     if prim is primitives.program_id_p:
       outs = [pids[params["axis"]]]
     elif prim is primitives.num_programs_p:
       outs = [pids[n // 2 + params["axis"]]]
-    elif not nested:
+    elif prim not in _PID_CARRIERS or not any(map(_uses_pids,
+                                                  core.jaxprs_in_params(params))):
       ans = prim.bind(*ins, **params)
       outs = ans if prim.multiple_results else [ans]
     elif prim is jit.jit_p:
@@ -124,12 +127,9 @@ def _eval_with_pids(jaxpr, consts, args, pids):
       jx, consts = tracing.trace_to_jaxpr(
           lambda *refs: _eval_with_pids(inner, ins, refs, pids), [v.aval for v in inner.invars])
       outs = prim.bind(*consts, **dict(params, jaxpr=jx))
-    elif prim is loops.scan_p:
+    else:   # scan
       outs = prim.bind(*pids, *ins, **dict(params, jaxpr=_with_pids(params["jaxpr"], n),
                                            num_consts=params["num_consts"] + n))
-    else:
-      ans = prim.bind(*ins, **params)
-      outs = ans if prim.multiple_results else [ans]
     for v, o in zip(eqn.outvars, outs):
       if not isinstance(v, core.DropVar):
         env[v] = o
