@@ -565,7 +565,3 @@ class semaphore_dtype(dtypes.extended):
 
 class semaphore(semaphore_dtype):
   """A Pallas semaphore (TPU/GPU kernels only)."""
-
-
-def tree_flatten(x):
-  return tree_util.tree_flatten(x)

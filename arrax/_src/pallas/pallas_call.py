@@ -72,13 +72,17 @@ def _pallas_call_pp_params(params):
 
 # ---- the kernel with program ids as inputs ---------------------------------------------------
 def _uses_pids(jaxpr) -> bool:
+  """Whether `jaxpr` (open or closed) or a jaxpr inside it reads program ids or grid sizes."""
   for eqn in jaxpr.eqns:
     if eqn.primitive in (primitives.program_id_p, primitives.num_programs_p):
       return True
-    for j in core.jaxprs_in_params(eqn.params):
-      if _uses_pids(j.jaxpr if isinstance(j, core.ClosedJaxpr) else j):
-        return True
+    if any(map(_uses_pids, core.jaxprs_in_params(eqn.params))):
+      return True
   return False
+
+
+# the primitives whose inner jaxprs `_eval_with_pids` passes the program ids into
+_PID_CARRIERS = (jit.jit_p, conditionals.cond_p, while_p, primitives.run_scoped_p, loops.scan_p)
 
 
 def _eval_with_pids(jaxpr, consts, args, pids):
@@ -97,13 +101,12 @@ def _eval_with_pids(jaxpr, consts, args, pids):
   n = len(pids)
   for eqn in jaxpr.eqns:
     prim, ins, params = eqn.primitive, [read(v) for v in eqn.invars], eqn.params
-    nested = any(_uses_pids(j.jaxpr if isinstance(j, core.ClosedJaxpr) else j)
-                 for j in core.jaxprs_in_params(params))
     if prim is primitives.program_id_p:
       outs = [pids[params["axis"]]]
     elif prim is primitives.num_programs_p:
       outs = [pids[n // 2 + params["axis"]]]
-    elif not nested:
+    elif prim not in _PID_CARRIERS or not any(map(_uses_pids,
+                                                  core.jaxprs_in_params(params))):
       ans = prim.bind(*ins, **params)
       outs = ans if prim.multiple_results else [ans]
     elif prim is jit.jit_p:
@@ -124,12 +127,9 @@ def _eval_with_pids(jaxpr, consts, args, pids):
       jx, consts = tracing.trace_to_jaxpr(
           lambda *refs: _eval_with_pids(inner, ins, refs, pids), [v.aval for v in inner.invars])
       outs = prim.bind(*consts, **dict(params, jaxpr=jx))
-    elif prim is loops.scan_p:
+    else:   # scan
       outs = prim.bind(*pids, *ins, **dict(params, jaxpr=_with_pids(params["jaxpr"], n),
                                            num_consts=params["num_consts"] + n))
-    else:
-      ans = prim.bind(*ins, **params)
-      outs = ans if prim.multiple_results else [ans]
     for v, o in zip(eqn.outvars, outs):
       if not isinstance(v, core.DropVar):
         env[v] = o
@@ -467,6 +467,18 @@ def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src):
   return closed
 
 
+def _flat_specs(specs, tree, n, specs_name, values_name):
+  """The block specs `specs` flattened along `tree` (`n` leaves); `no_block_spec` for each leaf
+  when none are given."""
+  if specs is no_block_spec:
+    return [no_block_spec] * n
+  flat, specs_tree = tree_util.tree_flatten(specs)
+  if specs_tree != tree:
+    raise ValueError(pallas_core.pytreedef_mismatch_err_msg(
+        specs_name, specs_tree, values_name, tree))
+  return flat
+
+
 def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block_spec,
                 out_specs=no_block_spec, scratch_shapes=(), input_output_aliases={},
                 debug=False, interpret=False, name=None, compiler_params=None,
@@ -520,20 +532,10 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     in_paths = all_paths[n_idx:]
     out_paths = [f"outputs{tree_util.keystr(p)}" for p, _ in
                  tree_util.tree_flatten_with_path(out_shape)[0]]
-    if grid_spec.in_specs is not no_block_spec:
-      flat_in_specs, in_specs_tree = tree_util.tree_flatten(grid_spec.in_specs)
-      if in_specs_tree != in_tree:
-        raise ValueError(pallas_core.pytreedef_mismatch_err_msg(
-            "`in_specs`", in_specs_tree, "`inputs`", in_tree))
-    else:
-      flat_in_specs = [no_block_spec] * len(flat_args)
-    if grid_spec.out_specs is not no_block_spec:
-      flat_out_specs, out_specs_tree = tree_util.tree_flatten(grid_spec.out_specs)
-      if out_specs_tree != out_tree:
-        raise ValueError(pallas_core.pytreedef_mismatch_err_msg(
-            "`out_specs`", out_specs_tree, "`out_shape`", out_tree))
-    else:
-      flat_out_specs = [no_block_spec] * len(flat_out_avals)
+    flat_in_specs = _flat_specs(grid_spec.in_specs, in_tree, len(flat_args),
+                                "`in_specs`", "`inputs`")
+    flat_out_specs = _flat_specs(grid_spec.out_specs, out_tree, len(flat_out_avals),
+                                 "`out_specs`", "`out_shape`")
     bms = tuple(pallas_core.block_mapping(s, o, a, static_grid, index_avals,
                                           scalar_tree if n_prefetch else None)
                 for s, o, a in zip(list(flat_in_specs) + list(flat_out_specs),

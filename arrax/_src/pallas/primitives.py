@@ -17,24 +17,25 @@ from arrax._src.pallas import core as pallas_core
 from arrax._src.state import primitives as state
 
 # ---- program_id ------------------------------------------------------------------------------
-program_id_p = core.Primitive("program_id")
+def _grid_query_p(name):
+  """A primitive of no operands giving an int32 scalar about grid axis `axis` (program_id,
+  num_programs)."""
+  p = core.Primitive(name)
+  p.def_abstract_eval(lambda *, axis: ShapedArray((), np.dtype(np.int32)))
+
+  def lowering(ctx, *, axis):
+    # pallas_call's interpreter replaces these by the grid indices and sizes before lowering;
+    # one left here was used outside a kernel
+    raise NotImplementedError(f"MLIR translation rule for primitive '{name}' not found for "
+                              "platform cpu")
+
+  p.def_lowering(lowering)
+  p.def_batch(lambda args, dims, *, axis: (p.bind(axis=axis), None))
+  ad.defjvp_zero(p)
+  return p
 
 
-@program_id_p.def_abstract_eval
-def _program_id_abstract_eval(*, axis):
-  return ShapedArray((), np.dtype(np.int32))
-
-
-@program_id_p.def_lowering
-def _program_id_lowering(ctx, *, axis):
-  # pallas_call's interpreter replaces program ids by the grid indices before lowering; one
-  # left here was used outside a kernel
-  raise NotImplementedError("MLIR translation rule for primitive 'program_id' not found for "
-                            "platform cpu")
-
-
-program_id_p.def_batch(lambda args, dims, *, axis: (program_id_p.bind(axis=axis), None))
-ad.defjvp_zero(program_id_p)
+program_id_p = _grid_query_p("program_id")
 
 
 def program_id(axis: int):
@@ -43,22 +44,7 @@ def program_id(axis: int):
   return program_id_p.bind(axis=axis)
 
 
-num_programs_p = core.Primitive("num_programs")
-
-
-@num_programs_p.def_abstract_eval
-def _num_programs_abstract_eval(*, axis):
-  return ShapedArray((), np.dtype(np.int32))
-
-
-@num_programs_p.def_lowering
-def _num_programs_lowering(ctx, *, axis):
-  raise NotImplementedError("MLIR translation rule for primitive 'num_programs' not found for "
-                            "platform cpu")
-
-
-num_programs_p.def_batch(lambda args, dims, *, axis: (num_programs_p.bind(axis=axis), None))
-ad.defjvp_zero(num_programs_p)
+num_programs_p = _grid_query_p("num_programs")
 
 
 def num_programs(axis: int):

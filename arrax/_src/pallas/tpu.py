@@ -45,7 +45,17 @@ class SideEffectType(enum.Enum):
   SIDE_EFFECTING = "side_effecting"
 
 
-class MemorySpace(enum.Enum):
+class _NamedEnum(enum.Enum):
+  """An enum printed by value (str) and by name (repr)."""
+
+  def __str__(self) -> str:
+    return self.value
+
+  def __repr__(self) -> str:
+    return self.name
+
+
+class MemorySpace(_NamedEnum):
   """TPU memory spaces; calling one with (shape, dtype) gives a MemoryRef."""
   VMEM = "vmem"
   VMEM_SHARED = "vmem_shared"
@@ -54,17 +64,8 @@ class MemorySpace(enum.Enum):
   SEMAPHORE = "semaphore_mem"
   HBM = "hbm"
 
-  def __str__(self) -> str:
-    return self.value
-
-  def __repr__(self) -> str:
-    return self.name
-
-  def from_type(self, ty):
-    return pallas_core.MemoryRef(ty, memory_space=self)
-
-  def __call__(self, shape, dtype):
-    return self.from_type(ShapedArray(tuple(shape), dtypes.canonicalize_dtype(dtype)))
+  from_type = pallas_core.MemorySpace.from_type
+  __call__ = pallas_core.MemorySpace.__call__
 
 
 @dataclasses.dataclass(frozen=True, init=False)
@@ -321,17 +322,11 @@ def unpack_elementwise(x, *, index, packed_dtype, unpacked_dtype):
 
 
 # ---- hardware information and interpret mode -----------------------------------------------------
-class CoreType(enum.Enum):
+class CoreType(_NamedEnum):
   """The kind of core a kernel runs on: TensorCore or a SparseCore subcore."""
   TC = "tc"
   SC_SCALAR_SUBCORE = "sc_scalar_subcore"
   SC_VECTOR_SUBCORE = "sc_vector_subcore"
-
-  def __str__(self) -> str:
-    return self.value
-
-  def __repr__(self) -> str:
-    return self.name
 
 
 class ChipVersion(enum.Enum):
