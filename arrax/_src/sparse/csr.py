@@ -129,23 +129,24 @@ class _CompressedBase(JAXSparse):
     obj.__dict__.update(**aux_data)
     return obj
 
+  @classmethod
+  def _empty(cls, shape, *, dtype=None, index_dtype="int32"):
+    shape = tuple(shape)
+    if len(shape) != 2:
+      raise ValueError(f"{cls.__name__} must have ndim=2; got shape={shape}")
+    return cls((creation.zeros(0, dtype), creation.zeros(0, index_dtype),
+                creation.zeros(shape[cls._ptr_dim] + 1, index_dtype)), shape=shape)
+
 
 @register_pytree_node_class
 class CSR(_CompressedBase):
   """A 2-d CSR sparse matrix: `CSR((data, indices, indptr), shape=...)`."""
+  _ptr_dim = 0  # the dimension `indptr` compresses
 
   @classmethod
   def fromdense(cls, mat, *, nse=None, index_dtype=np.int32):
     """The CSR matrix of the dense `mat`."""
     return csr_fromdense(mat, nse=nse, index_dtype=index_dtype)
-
-  @classmethod
-  def _empty(cls, shape, *, dtype=None, index_dtype="int32"):
-    shape = tuple(shape)
-    if len(shape) != 2:
-      raise ValueError(f"CSR must have ndim=2; got shape={shape}")
-    return cls((creation.zeros(0, dtype), creation.zeros(0, index_dtype),
-                creation.zeros(shape[0] + 1, index_dtype)), shape=shape)
 
   @classmethod
   def _eye(cls, N, M, k, *, dtype=None, index_dtype="int32"):
@@ -176,6 +177,7 @@ class CSR(_CompressedBase):
 @register_pytree_node_class
 class CSC(_CompressedBase):
   """A 2-d CSC sparse matrix: `CSC((data, indices, indptr), shape=...)` (column pointers)."""
+  _ptr_dim = 1
 
   @classmethod
   def fromdense(cls, mat, *, nse=None, index_dtype=np.int32):
@@ -183,14 +185,6 @@ class CSC(_CompressedBase):
     if nse is None:
       nse = (mat != 0).sum()
     return csr_fromdense(mat.T, nse=nse, index_dtype=index_dtype).T
-
-  @classmethod
-  def _empty(cls, shape, *, dtype=None, index_dtype="int32"):
-    shape = tuple(shape)
-    if len(shape) != 2:
-      raise ValueError(f"CSC must have ndim=2; got shape={shape}")
-    return cls((creation.zeros(0, dtype), creation.zeros(0, index_dtype),
-                creation.zeros(shape[1] + 1, index_dtype)), shape=shape)
 
   @classmethod
   def _eye(cls, N, M, k, *, dtype=None, index_dtype="int32"):
