@@ -4,17 +4,15 @@
 row of each element from `indptr` by a scatter and a cumulative sum)."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from arrax._src import ad, core
+from arrax._src import ad
 from arrax._src.numpy import creation, reductions
 from arrax._src.numpy import util as np_util
 from arrax._src.sparse import coo
 from arrax._src.sparse._base import JAXSparse
 from arrax._src.sparse.bcsr import _csr_rows
-from arrax._src.sparse.util import sparse_primitive
+from arrax._src.sparse.util import sparse_primitive, zero_tangent
 from arrax._src.tree_util import register_pytree_node_class
 
 
@@ -47,10 +45,9 @@ csr_fromdense_p = sparse_primitive("csr_fromdense", _fromdense_impl, multiple_re
 def _fromdense_jvp(primals, tangents, *, nse, index_dtype):
   (mat,), (mat_dot,) = primals, tangents
   data, indices, indptr = csr_fromdense_p.bind(mat, nse=nse, index_dtype=index_dtype)
-  zero = lambda x: ad.Zero(ad.tangent_aval(core.get_aval(x)))
-  data_dot = (zero(data) if type(mat_dot) is ad.Zero
+  data_dot = (zero_tangent(data) if type(mat_dot) is ad.Zero
               else mat_dot[_rows(indices, indptr), indices])
-  return [data, indices, indptr], [data_dot, zero(indices), zero(indptr)]
+  return [data, indices, indptr], [data_dot, zero_tangent(indices), zero_tangent(indptr)]
 
 
 @csr_fromdense_p.def_transpose
@@ -78,9 +75,7 @@ def csr_todense(mat):
 def csr_fromdense(mat, *, nse=None, index_dtype=np.int32):
   """The CSR matrix of the dense 2-d `mat` (`nse` stored elements; default: its nonzeros)."""
   mat = creation.asarray(mat)
-  if nse is None:
-    nse = (mat != 0).sum()
-  nse = core.concrete_or_error(operator.index, nse, "coo_fromdense nse argument")
+  nse = coo._fromdense_nse(mat, nse)
   data, indices, indptr = csr_fromdense_p.bind(mat, nse=nse, index_dtype=np.dtype(index_dtype))
   return CSR((data, indices, indptr), shape=mat.shape)
 
