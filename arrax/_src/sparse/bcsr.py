@@ -17,7 +17,7 @@ from arrax._src import ad, core
 from arrax._src.numpy import creation, lax_numpy, reductions
 from arrax._src.sparse import bcoo
 from arrax._src.sparse._base import JAXSparse
-from arrax._src.sparse.util import SparseInfo, nfold_vmap, sparse_primitive
+from arrax._src.sparse.util import SparseInfo, nfold_vmap, sparse_primitive, zero_tangent
 from arrax._src.tree_util import register_pytree_node_class
 
 
@@ -101,10 +101,9 @@ def _fromdense_jvp(primals, tangents, *, nse, n_batch, n_dense, index_dtype):
   (mat,), (mat_dot,) = primals, tangents
   data, indices, indptr = bcsr_fromdense_p.bind(mat, nse=nse, n_batch=n_batch,
                                                 n_dense=n_dense, index_dtype=index_dtype)
-  zero = lambda x: ad.Zero(ad.tangent_aval(core.get_aval(x)))
-  data_dot = zero(data) if type(mat_dot) is ad.Zero else bcsr_extract_p.bind(indices, indptr,
-                                                                              mat_dot)
-  return [data, indices, indptr], [data_dot, zero(indices), zero(indptr)]
+  data_dot = (zero_tangent(data) if type(mat_dot) is ad.Zero
+              else bcsr_extract_p.bind(indices, indptr, mat_dot))
+  return [data, indices, indptr], [data_dot, zero_tangent(indices), zero_tangent(indptr)]
 
 
 @bcsr_fromdense_p.def_transpose

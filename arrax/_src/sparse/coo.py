@@ -12,7 +12,7 @@ from arrax._src import ad, core, dtypes
 from arrax._src.numpy import creation, lax_numpy, searching
 from arrax._src.numpy import util as np_util
 from arrax._src.sparse._base import JAXSparse
-from arrax._src.sparse.util import sparse_primitive
+from arrax._src.sparse.util import sparse_primitive, zero_tangent
 from arrax._src.tree_util import register_pytree_node_class
 
 
@@ -49,9 +49,8 @@ def _extract(row, col, mat):
 def _fromdense_jvp(primals, tangents, *, nse, index_dtype):
   (mat,), (mat_dot,) = primals, tangents
   data, row, col = coo_fromdense_p.bind(mat, nse=nse, index_dtype=index_dtype)
-  zero = lambda x: ad.Zero(ad.tangent_aval(core.get_aval(x)))
-  data_dot = zero(data) if type(mat_dot) is ad.Zero else _extract(row, col, mat_dot)
-  return [data, row, col], [data_dot, zero(row), zero(col)]
+  data_dot = zero_tangent(data) if type(mat_dot) is ad.Zero else _extract(row, col, mat_dot)
+  return [data, row, col], [data_dot, zero_tangent(row), zero_tangent(col)]
 
 
 @coo_fromdense_p.def_transpose
@@ -80,12 +79,17 @@ def coo_todense(mat):
   return coo_todense_p.bind(mat.data, mat.row, mat.col, spinfo=mat._info)
 
 
+def _fromdense_nse(mat, nse):
+  """The concrete `nse` of a `*_fromdense` call (default: the nonzeros of `mat`)."""
+  if nse is None:
+    nse = (mat != 0).sum()
+  return core.concrete_or_error(operator.index, nse, "coo_fromdense nse argument")
+
+
 def coo_fromdense(mat, *, nse=None, index_dtype=np.int32):
   """The COO matrix of the dense 2-d `mat` (`nse` stored elements; default: its nonzeros)."""
   mat = creation.asarray(mat)
-  if nse is None:
-    nse = (mat != 0).sum()
-  nse = core.concrete_or_error(operator.index, nse, "coo_fromdense nse argument")
+  nse = _fromdense_nse(mat, nse)
   data, row, col = coo_fromdense_p.bind(mat, nse=nse, index_dtype=np.dtype(index_dtype))
   return COO((data, row, col), shape=mat.shape, rows_sorted=True)
 

@@ -4,17 +4,15 @@
 row of each element from `indptr` by a scatter and a cumulative sum)."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from arrax._src import ad, core
+from arrax._src import ad
 from arrax._src.numpy import creation, reductions
 from arrax._src.numpy import util as np_util
 from arrax._src.sparse import coo
 from arrax._src.sparse._base import JAXSparse
 from arrax._src.sparse.bcsr import _csr_rows
-from arrax._src.sparse.util import sparse_primitive
+from arrax._src.sparse.util import sparse_primitive, zero_tangent
 from arrax._src.tree_util import register_pytree_node_class
 
 
@@ -47,10 +45,9 @@ csr_fromdense_p = sparse_primitive("csr_fromdense", _fromdense_impl, multiple_re
 def _fromdense_jvp(primals, tangents, *, nse, index_dtype):
   (mat,), (mat_dot,) = primals, tangents
   data, indices, indptr = csr_fromdense_p.bind(mat, nse=nse, index_dtype=index_dtype)
-  zero = lambda x: ad.Zero(ad.tangent_aval(core.get_aval(x)))
-  data_dot = (zero(data) if type(mat_dot) is ad.Zero
+  data_dot = (zero_tangent(data) if type(mat_dot) is ad.Zero
               else mat_dot[_rows(indices, indptr), indices])
-  return [data, indices, indptr], [data_dot, zero(indices), zero(indptr)]
+  return [data, indices, indptr], [data_dot, zero_tangent(indices), zero_tangent(indptr)]
 
 
 @csr_fromdense_p.def_transpose
@@ -78,9 +75,7 @@ def csr_todense(mat):
 def csr_fromdense(mat, *, nse=None, index_dtype=np.int32):
   """The CSR matrix of the dense 2-d `mat` (`nse` stored elements; default: its nonzeros)."""
   mat = creation.asarray(mat)
-  if nse is None:
-    nse = (mat != 0).sum()
-  nse = core.concrete_or_error(operator.index, nse, "coo_fromdense nse argument")
+  nse = coo._fromdense_nse(mat, nse)
   data, indices, indptr = csr_fromdense_p.bind(mat, nse=nse, index_dtype=np.dtype(index_dtype))
   return CSR((data, indices, indptr), shape=mat.shape)
 
@@ -129,23 +124,24 @@ class _CompressedBase(JAXSparse):
     obj.__dict__.update(**aux_data)
     return obj
 
+  @classmethod
+  def _empty(cls, shape, *, dtype=None, index_dtype="int32"):
+    shape = tuple(shape)
+    if len(shape) != 2:
+      raise ValueError(f"{cls.__name__} must have ndim=2; got shape={shape}")
+    return cls((creation.zeros(0, dtype), creation.zeros(0, index_dtype),
+                creation.zeros(shape[cls._ptr_dim] + 1, index_dtype)), shape=shape)
+
 
 @register_pytree_node_class
 class CSR(_CompressedBase):
   """A 2-d CSR sparse matrix: `CSR((data, indices, indptr), shape=...)`."""
+  _ptr_dim = 0  # the dimension `indptr` compresses
 
   @classmethod
   def fromdense(cls, mat, *, nse=None, index_dtype=np.int32):
     """The CSR matrix of the dense `mat`."""
     return csr_fromdense(mat, nse=nse, index_dtype=index_dtype)
-
-  @classmethod
-  def _empty(cls, shape, *, dtype=None, index_dtype="int32"):
-    shape = tuple(shape)
-    if len(shape) != 2:
-      raise ValueError(f"CSR must have ndim=2; got shape={shape}")
-    return cls((creation.zeros(0, dtype), creation.zeros(0, index_dtype),
-                creation.zeros(shape[0] + 1, index_dtype)), shape=shape)
 
   @classmethod
   def _eye(cls, N, M, k, *, dtype=None, index_dtype="int32"):
@@ -176,6 +172,7 @@ class CSR(_CompressedBase):
 @register_pytree_node_class
 class CSC(_CompressedBase):
   """A 2-d CSC sparse matrix: `CSC((data, indices, indptr), shape=...)` (column pointers)."""
+  _ptr_dim = 1
 
   @classmethod
   def fromdense(cls, mat, *, nse=None, index_dtype=np.int32):
@@ -183,14 +180,6 @@ class CSC(_CompressedBase):
     if nse is None:
       nse = (mat != 0).sum()
     return csr_fromdense(mat.T, nse=nse, index_dtype=index_dtype).T
-
-  @classmethod
-  def _empty(cls, shape, *, dtype=None, index_dtype="int32"):
-    shape = tuple(shape)
-    if len(shape) != 2:
-      raise ValueError(f"CSC must have ndim=2; got shape={shape}")
-    return cls((creation.zeros(0, dtype), creation.zeros(0, index_dtype),
-                creation.zeros(shape[1] + 1, index_dtype)), shape=shape)
 
   @classmethod
   def _eye(cls, N, M, k, *, dtype=None, index_dtype="int32"):

@@ -100,10 +100,9 @@ def eval_sparse(jaxpr, consts, args):
       if rule is None:
         _unimplemented(prim)
       out = rule(*invals, **eqn.params)
-      outs = out if prim.multiple_results else [out]
     else:
       out = prim.bind(*invals, **eqn.params)
-      outs = out if prim.multiple_results else [out]
+    outs = out if prim.multiple_results else [out]
     for v, o in zip(eqn.outvars, outs):
       if not isinstance(v, core.DropVar):
         env[v] = o

@@ -90,6 +90,11 @@ def _freeze(params):
     return None
 
 
+def zero_tangent(x):
+  """The symbolic zero tangent of the primal value `x`."""
+  return ad.Zero(ad.tangent_aval(core.get_aval(x)))
+
+
 def sparse_primitive(name, impl, *, multiple_results=False, linear=()):
   """A primitive computing `impl(*operands, **params)` with rules derived from it (see the
   module docstring). `linear`: the operand positions `impl` is jointly multilinear in (None:
