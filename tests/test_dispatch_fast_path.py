@@ -18,9 +18,10 @@ def _describe(out):
   return (np.asarray(out).tolist(), str(out.dtype), getattr(out, "weak_type", None))
 
 
-def _run(lib, slow=False):
+def _run(lib, slow=0):
   """Calls a jitted function with a sequence of signatures; returns per call (result, traces
-  so far). `slow`: forget the last signature before each call (the plain cache lookup)."""
+  so far). `slow` 1: forget the recorded plain call before each call (the last-signature
+  shortcut); 2: forget the last signature too (the plain cache lookup)."""
   traces = []
 
   def g(x, y):
@@ -43,7 +44,9 @@ def _run(lib, slow=False):
 
   def call(fn, *args):
     if slow and lib is arrax:
-      fn._cache.last = None
+      fn._cache.fast = None
+      if slow == 2:
+        fn._cache.last = None
     out = fn(*args)
     log.append((_describe(out), len(traces)))
     return out
@@ -58,6 +61,11 @@ def _run(lib, slow=False):
   call(gj, i3, 2)
   call(gj, i3, 2.5)
   call(gj, np.arange(3, dtype=np.float32), a3)          # a NumPy argument
+  call(gj, a3, i3)                                     # the same shapes, another dtype
+  call(gj, a3, a3)
+  call(gj, a3, a3[:3])                                 # an equal aval, another object
+  call(gj, lib.device_put(a3, lib.devices()[0]), a3)   # a committed argument
+  call(gj, a3, a3)
   for n in (1, 1, 1.0, True, 1):                       # static values of different types
     call(hj, a3, n)
   for tag in ("ab", "ab", "abc", None, None, 2.5, 2.5, b"ab", 7, 7.0):   # a lone static value
@@ -89,7 +97,7 @@ def _jax_log():
   return _run(jax)
 
 
-@pytest.mark.parametrize("slow", [False, True], ids=["last-signature", "cache-lookup"])
+@pytest.mark.parametrize("slow", [0, 1, 2], ids=["plain-call", "last-signature", "cache-lookup"])
 def test_call_path_matches_jax(slow):
   got, want = _run(arrax, slow=slow), _jax_log()
   assert len(got) == len(want)
@@ -130,3 +138,33 @@ def test_debug_nans_set_globally_is_checked_on_the_call_path():
   finally:
     arrax.config.update("jax_debug_nans", False)
   assert np.isnan(gj(a * np.nan, a)).all()
+
+
+def test_plain_call_shortcut_keeps_commitment_errors_and_cache_clears():
+  gj = arrax.jit(lambda x, y: (x + y, x * y))
+  a = arrax.numpy.arange(3.0)
+  gj(a, a)
+  s, p = gj(a, a)   # (taken by the recorded plain call)
+  assert gj._cache.fast is not None and not s._committed and not p._committed
+  c = arrax.device_put(a, arrax.devices()[0])
+  s, p = gj(c, a)
+  assert s._committed and p._committed   # committed in, committed out (as in JAX)
+  gj.clear_cache()
+  assert gj._cache.fast is None
+  gj(a, a)
+  assert gj._cache.compiles == 2
+  b = arrax.numpy.arange(3.0)
+  b.delete()
+  with pytest.raises(RuntimeError, match="deleted"):
+    gj(b, a)
+  np.testing.assert_array_equal(gj(a, a)[1], [0, 1, 4])
+
+
+def test_committed_arguments_give_committed_results_as_in_jax():
+  for lib in (jax, arrax):
+    a = lib.numpy.arange(3.0)
+    c = lib.device_put(a, lib.devices()[0])   # committed to the default device
+    f = lib.jit(lambda x, y: x + y)
+    got = [f(c, a), f(a, a), c + 1, a + 1, lib.lax.add(c, a), lib.lax.add(a, a),
+           lib.numpy.sin(c)]
+    assert [x._committed for x in got] == [True, False, True, False, True, False, True], lib

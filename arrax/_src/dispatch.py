@@ -48,11 +48,14 @@ class Executable:
                      for a in out_avals]
     self.token_outs = any(a is core.abstract_token for a in out_avals)
 
-  def execute(self, bufs):
+  def execute(self, bufs, committed=None):
+    """Run on `bufs`; the results are committed to the device if `committed` (None: if it is
+    not the default one)."""
     if no_execution.value:
       raise_no_execution(self.name)
     outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
-    committed = self.device is not backend.default_device()
+    if committed is None:
+      committed = self.device is not backend.default_device()
     outs = [Array(b, a, committed) for b, a in zip(outs, self.out_avals)]
     return wrap_tokens(outs) if self.token_outs else outs
 
@@ -62,8 +65,8 @@ class _TypedExecutable(Executable):
   are laid out over their mesh as their types say."""
   __slots__ = ()
 
-  def execute(self, bufs):
-    outs = Executable.execute(self, bufs)
+  def execute(self, bufs, committed=None):
+    outs = Executable.execute(self, bufs, committed)
     place = _typed_placement[0]
     return [place(o) if type(o) is Array and o.aval.sharding is not None else o for o in outs]
 
@@ -211,10 +214,12 @@ _prim_cache: collections.OrderedDict = core.register_cache(collections.OrderedDi
 
 
 def _arg_device(args):
+  """The device of the first committed array among `args` and True (results stay there, as in
+  JAX), else the default device and False."""
   for a in args:
     if type(a) is Array and a._committed:
-      return a.device
-  return backend.default_device()
+      return a.device, True
+  return backend.default_device(), False
 
 
 class _TypedOperand(Exception):
@@ -245,7 +250,7 @@ def register_ref_eager(fn):
 
 def apply_primitive(prim, args, params):
   """Run one primitive eagerly through a cached one-primitive executable."""
-  device = _arg_device(args)
+  device, committed = _arg_device(args)
   bufs, avals = [], []
   try:
     for a in args:
@@ -275,7 +280,7 @@ def apply_primitive(prim, args, params):
     except KeyError:     # evicted by another thread since the lookup
       pass
   try:
-    outs = exe.execute(bufs)
+    outs = exe.execute(bufs, committed)
   except _jax.JaxRuntimeError:
     raise_if_deleted(args)
     raise

@@ -65,7 +65,7 @@ _jaxpr_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.Weak
 
 
 def _jit_impl(*args, jaxpr, name, donated_invars=None):
-  device = dispatch._arg_device(args)
+  device, committed = dispatch._arg_device(args)
   if _needs_discharge(jaxpr):
     lowered, runner = _ref_discharge[0](name, jaxpr)
     if runner is not None:
@@ -81,7 +81,7 @@ def _jit_impl(*args, jaxpr, name, donated_invars=None):
                               jaxpr.out_avals, device, name=f"jit({name})")
     per_jaxpr[(device, donated_invars)] = exe
   bufs = _donatable_buffers(args, donated_invars, device)
-  outs = _execute(exe, bufs, args)
+  outs = _execute(exe, bufs, args, committed)
   if dispatch.debug_nans.value or dispatch.debug_infs.value:
     _check_special(name, outs, lambda: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
   return outs
@@ -162,9 +162,9 @@ def _donatable_buffers(args, donated, device):
   return bufs
 
 
-def _execute(exe, bufs, args):
+def _execute(exe, bufs, args, committed=None):
   try:
-    return exe.execute(bufs)
+    return exe.execute(bufs, committed)
   except _jax.JaxRuntimeError:
     dispatch.raise_if_deleted(args)
     raise
@@ -742,7 +742,7 @@ class _ExecutableCache(dict):
   """One jit function's compiled executables by signature (weakly referable); `compiles`
   counts every compilation (evicted ones too), for the recompilation warning; `lock` makes
   threads that miss on the same function at once trace and compile it once."""
-  __slots__ = ("__weakref__", "compiles", "last", "lock")
+  __slots__ = ("__weakref__", "compiles", "last", "fast", "lock")
 
   def __init__(self):
     super().__init__()
@@ -751,22 +751,39 @@ class _ExecutableCache(dict):
     # The last call's (in_tree, avals, statics, trace state, device, entry): a call with the
     # same signature (a loop) finds its entry by comparing these, without hashing its avals.
     self.last = None
+    # The last plain call's _FastCall, when it took only uncommitted arrays positionally.
+    self.fast = None
 
   def clear(self):
-    self.last = None
+    self.last = self.fast = None
     super().clear()
 
   def pop(self, *args):
-    self.last = None
+    self.last = self.fast = None
     return super().pop(*args)
 
   def __delitem__(self, key):
-    self.last = None
+    self.last = self.fast = None
     super().__delitem__(key)
 
   def popitem(self):
-    self.last = None
+    self.last = self.fast = None
     return super().popitem()
+
+
+class _FastCall:
+  """What a repeat of a plain call needs when its arguments are uncommitted arrays of the same
+  avals (by identity: avals are interned): the trace state, the default device and the
+  executable. `Jitted.__call__` checks it before anything else."""
+  __slots__ = ("n", "avals", "state", "device", "exe", "entry")
+
+  def __init__(self, avals, state, device, entry):
+    self.n = len(avals)
+    self.avals = avals
+    self.state = state
+    self.device = device
+    self.exe = entry.exe
+    self.entry = entry
 
 
 class RecompileWarning(UserWarning):
@@ -959,6 +976,26 @@ class JitWrapped(Wrapped):
     # (RUNTIME.md section 2). Each flag is read once; Python scalars' avals and device copies
     # come from caches; key avals are interned so that outputs fed back compare by identity.
     plain = _plain_calls[0]   # (no call flag set, no config context open: nothing to read)
+    fast = self._cache.fast
+    if (fast is not None and plain and not kwargs and len(args) == fast.n
+        and core.trace_ctx.trace is _eval_trace and _trace_state[0] is fast.state
+        and self._device is None and _resolved_default and _resolved_default[0] is fast.device):
+      bufs = []
+      for x, a in zip(args, fast.avals):
+        if type(x) is not Array or x.aval is not a or x._committed:
+          break
+        bufs.append(x._buf)
+      else:   # the same signature as the call that recorded `fast`: run it
+        exe = fast.exe
+        try:
+          raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
+        except _jax.JaxRuntimeError:
+          dispatch.raise_if_deleted(args)
+          raise
+        if fast.entry.single:
+          return Array(raw[0], exe.out_avals[0], False)
+        return fast.entry.out_tree.unflatten(
+            list(map(Array, raw, exe.out_avals, itertools.repeat(False))))
     if not plain and _disable_jit.value:
       return self._fun(*args, **kwargs)
     if not self._has_static:
@@ -996,10 +1033,12 @@ class JitWrapped(Wrapped):
     avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
     default = _resolved_default[0] if plain and _resolved_default else _default_device()
     device = self._device
+    committed = device is not None   # results stay on a device asked for, as arguments do
     if device is None:
       for x in leaves:   # the first committed array's device, else the default one
         if type(x) is Array and x._committed:
           device = x.device
+          committed = True
           break
       else:
         device = default
@@ -1038,7 +1077,12 @@ class JitWrapped(Wrapped):
     except _jax.JaxRuntimeError:
       dispatch.raise_if_deleted(leaves)
       raise
-    committed = device is not default   # results stay on a device asked for
+    if (plain and not committed and leaves is args and entry.donated is None
+        and exe.kept is None and not entry.special
+        and (fast is None or fast.entry is not entry or fast.state is not state)
+        and _resolved_default and default is _resolved_default[0]
+        and all(type(x) is Array for x in args)):
+      self._cache.fast = _FastCall(cache.last[1], state, device, entry)
     if entry.single and not entry.special:
       out = Array(raw[0], exe.out_avals[0], committed)
       if not plain and (_debug_nans.value or _debug_infs.value):
