@@ -186,8 +186,6 @@ def to_buffer(x, device):
     return _python_scalar_buffer(x, device)
   if type(x) is not core.Literal and not isinstance(x, (core.Tracer, core.Token)):
     _guard_host_to_device(x, device)
-  if type(x) in _PY_SCALARS:
-    return _python_scalar_buffer(x, device)
   if isinstance(x, core.Tracer):
     core._raise_escaped(x)
   if isinstance(x, core.Literal):

@@ -751,7 +751,8 @@ class _ExecutableCache(dict):
     # The last call's (in_tree, avals, statics, trace state, device, entry): a call with the
     # same signature (a loop) finds its entry by comparing these, without hashing its avals.
     self.last = None
-    # The last plain call's _FastCall, when it took only uncommitted arrays positionally.
+    # The last plain call's _FastCall, when it took uncommitted arrays and Python scalars
+    # positionally.
     self.fast = None
 
   def clear(self):
@@ -772,9 +773,9 @@ class _ExecutableCache(dict):
 
 
 class _FastCall:
-  """What a repeat of a plain call needs when its arguments are uncommitted arrays of the same
-  avals (by identity: avals are interned): the trace state, the default device and the
-  executable. `Jitted.__call__` checks it before anything else."""
+  """What a repeat of a plain call needs when its arguments are uncommitted arrays and Python
+  scalars of the same avals (by identity: avals are interned): the trace state, the default
+  device and the executable. `Jitted.__call__` checks it before anything else."""
   __slots__ = ("n", "avals", "state", "device", "exe", "entry")
 
   def __init__(self, avals, state, device, entry):
@@ -982,9 +983,15 @@ class JitWrapped(Wrapped):
         and self._device is None and _resolved_default and _resolved_default[0] is fast.device):
       bufs = []
       for x, a in zip(args, fast.avals):
-        if type(x) is not Array or x.aval is not a or x._committed:
+        t = type(x)
+        if t is Array:
+          if x.aval is not a or x._committed:
+            break
+          bufs.append(x._buf)
+        elif t in _PY_SCALARS and _scalar_avals.get((t, x, fast.state[0])) is a:
+          bufs.append(dispatch.to_buffer(x, fast.device)[0])   # (a cached device copy)
+        else:
           break
-        bufs.append(x._buf)
       else:   # the same signature as the call that recorded `fast`: run it
         exe = fast.exe
         try:
@@ -1081,7 +1088,7 @@ class JitWrapped(Wrapped):
         and exe.kept is None and not entry.special
         and (fast is None or fast.entry is not entry or fast.state is not state)
         and _resolved_default and default is _resolved_default[0]
-        and all(type(x) is Array for x in args)):
+        and all(type(x) is Array or type(x) in _PY_SCALARS for x in args)):
       self._cache.fast = _FastCall(cache.last[1], state, device, entry)
     if entry.single and not entry.special:
       out = Array(raw[0], exe.out_avals[0], committed)
