@@ -168,3 +168,22 @@ def test_committed_arguments_give_committed_results_as_in_jax():
     got = [f(c, a), f(a, a), c + 1, a + 1, lib.lax.add(c, a), lib.lax.add(a, a),
            lib.numpy.sin(c)]
     assert [x._committed for x in got] == [True, False, True, False, True, False, True], lib
+
+
+def test_plain_call_shortcut_with_a_static_argument():
+  traces = []
+
+  def f(x, n, s):
+    traces.append(n)
+    return x * n + len(s)
+
+  fj = arrax.jit(f, static_argnums=(1, 2))
+  a = arrax.numpy.arange(3.0)
+  assert fj(a, 2, "ab").tolist() == [2, 4, 6]
+  assert fj._cache.fast is not None and fj._cache.fast.avals[1:] == [2, "ab"]
+  assert fj(a, 2, "ab").tolist() == [2, 4, 6] and traces == [2]
+  assert fj(a, 3, "ab").tolist() == [2, 5, 8] and traces == [2, 3]
+  assert fj(a, 2.0, "ab").tolist() == [2, 4, 6] and traces == [2, 3, 2.0]   # (a float: as JAX)
+  assert fj(a, 2, "ab").tolist() == [2, 4, 6] and traces == [2, 3, 2.0]
+  with pytest.raises(ValueError, match="Non-hashable static"):
+    fj(a, [2], "ab")

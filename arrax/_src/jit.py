@@ -914,6 +914,22 @@ class JitWrapped(Wrapped):
                                tuple(i for i in range(n) if i not in norm))
     return plan
 
+  def _record_fast(self, args, dyn_avals, state, device, entry):
+    """Record this plain call (positional arrays, Python scalars and static values of
+    immutable builtin types) for `__call__`'s first check."""
+    expect = list(args)   # (static positions keep their objects)
+    if self._has_static:
+      static_pos, dyn_pos = self._plans[len(args)]
+      if any(type(args[i]) not in _IMMUTABLE_STATICS for i in static_pos):
+        return
+    else:
+      dyn_pos = range(len(args))
+    for i, a in zip(dyn_pos, dyn_avals):
+      if type(args[i]) is not Array and type(args[i]) not in _PY_SCALARS:
+        return
+      expect[i] = a
+    self._cache.fast = _FastCall(expect, state, device, entry)
+
   def _split_static(self, args, kwargs):
     statics = []
     if self._static_argnums:
@@ -983,6 +999,8 @@ class JitWrapped(Wrapped):
         and self._device is None and _resolved_default and _resolved_default[0] is fast.device):
       bufs = []
       for x, a in zip(args, fast.avals):
+        if x is a:   # a static argument: the very object the recorded call had
+          continue
         t = type(x)
         if t is Array:
           if x.aval is not a or x._committed:
@@ -1084,12 +1102,11 @@ class JitWrapped(Wrapped):
     except _jax.JaxRuntimeError:
       dispatch.raise_if_deleted(leaves)
       raise
-    if (plain and not committed and leaves is args and entry.donated is None
-        and exe.kept is None and not entry.special
+    if (plain and not committed and leaves is dyn_args and not kwargs
+        and entry.donated is None and exe.kept is None and not entry.special
         and (fast is None or fast.entry is not entry or fast.state is not state)
-        and _resolved_default and default is _resolved_default[0]
-        and all(type(x) is Array or type(x) in _PY_SCALARS for x in args)):
-      self._cache.fast = _FastCall(cache.last[1], state, device, entry)
+        and _resolved_default and default is _resolved_default[0]):
+      self._record_fast(args, cache.last[1], state, device, entry)
     if entry.single and not entry.special:
       out = Array(raw[0], exe.out_avals[0], committed)
       if not plain and (_debug_nans.value or _debug_infs.value):
