@@ -147,12 +147,14 @@ def _linearize(flat, p_leaves, store, has_aux):
 
 
 # ---- reverse mode ---------------------------------------------------------------------------
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
   """Evaluate `fun` at `primals`; return (out, vjp_fn) with vjp_fn(ct) -> input cotangents.
 
   As in JAX, `vjp_fn` is a pytree whose leaves are the residuals: first the primal inputs it
   needs (in input order), then the other residuals (so it can be returned from a jit).
   """
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to vjp is deprecated")
   p_leaves, p_tree = tree_flatten(primals)
   flat, store = _flat_fun(fun, p_tree, has_aux)
   out_p, lin = _linearize(flat, p_leaves, store, has_aux)

@@ -81,8 +81,7 @@ def clear_caches():
   core.clear_caches()
 
 
-def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
-               abstracted_axes=None):
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
   """A function that returns the jaxpr of `fun` for given example arguments.
 
   Example:

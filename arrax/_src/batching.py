@@ -483,7 +483,7 @@ def _user_value(x):
   return x
 
 
-def _out_value(trace, axis_data, x, dst, leaf_path):
+def _out_value(trace, axis_data, x, dst, leaf_path, sum_match=False):
   if not (isinstance(x, Tracer) or core.valid_jaxtype(x)):
     raise TypeError(f"Output from batched function {x!r} with type {type(x)} is not a valid "
                     "JAX type")
@@ -496,6 +496,8 @@ def _out_value(trace, axis_data, x, dst, leaf_path):
       raise ValueError(f"axis {dst} is out of bounds for array of dimension {nd + 1}")
     return broadcast(val, axis_data.size, dst % (nd + 1))
   if dst is None:
+    if sum_match:   # (a batched output where out_axes says None: summed over the batch)
+      return val.sum(src)
     if axis_data.name is not None:
       raise ValueError(f"vmap has mapped output (axis_name={axis_data.name}) but out_axes is "
                        f"{dst}")
@@ -507,12 +509,15 @@ def _out_value(trace, axis_data, x, dst, leaf_path):
   return moveaxis(val, src, dst)
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match=False):
   """Vectorize `fun` over a new leading (or `in_axes`-given) axis of its arguments.
 
   `in_axes`/`out_axes` are an int, None, or pytree prefixes of the positional arguments /
   outputs; keyword arguments are mapped over axis 0. `axis_name` names the mapped axis for
   collectives (`lax.psum`, ...). `axis_size` is needed when no argument is mapped.
+  `sum_match`: a batched output whose out_axes entry is None is summed over the batch axis
+  (instead of an error).
 
   Example:
     >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(jnp.ones((5, 3)), jnp.ones(3)).shape
@@ -573,7 +578,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       def path_of(i):
         return lambda: tu.keystr(tu.tree_flatten_with_path(
             tu.tree_unflatten(out_tree, out_flat), is_leaf=_is_none)[0][i][0])
-      results = [_out_value(trace, axis_data, x, d, path_of(i))
+      results = [_out_value(trace, axis_data, x, d, path_of(i), sum_match)
                  for i, (x, d) in enumerate(zip(out_leaves, out_flat))]
     finally:
       trace.invalidate()

@@ -57,7 +57,13 @@ integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.un
 complexfloating, bool = _np.complexfloating, bool_  # noqa: A001
 finfo = _dtypes.finfo
 iinfo = _dtypes.iinfo
-issubdtype = _dtypes.issubdtype
+
+
+def issubdtype(arg1, arg2) -> bool:
+  """np.issubdtype, knowing arrax's extra dtypes (bfloat16, float8, int4, PRNG keys)."""
+  return _dtypes.issubdtype(arg1, arg2)
+
+
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 from arrax.numpy import linalg  # noqa: E402,F401

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 
 import numpy as np
 
@@ -47,9 +48,22 @@ def _resharded(x, sharding):
                                         weak_type=aval.weak_type, sharding=sharding)
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # noqa: A002
+def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None,  # noqa: A002
           out_sharding=None):
   """Create an array from an array, scalar, or (nested) list/tuple, as numpy.array does."""
+  if args:   # copy, order, ndmin given positionally: still accepted, with JAX's warning
+    if len(args) > 3:
+      raise TypeError(f"array() takes at most 5 positional arguments but {len(args) + 2} "
+                      "were given")
+    given = {"copy": copy, "order": order, "ndmin": ndmin}
+    for name, default, _ in zip(("copy", "order", "ndmin"), (True, "K", 0), args):
+      if given[name] != default:
+        raise TypeError(f"array() got multiple values for argument '{name}'")
+    given.update(zip(("copy", "order", "ndmin"), args))
+    copy, order, ndmin = given["copy"], given["order"], given["ndmin"]
+    warnings.warn("Passing the copy, order, and ndmin arguments to jnp.array positionally is "
+                  "deprecated. Use keyword arguments instead.", DeprecationWarning,
+                  stacklevel=2)
   sharding = _choose_sharding(device, out_sharding)
   if (not copy and isinstance(object, np.ndarray) and (dtype is None or dtype == object.dtype)
       and ndmin <= object.ndim and device is None):

@@ -232,7 +232,11 @@ def concatenate(arrays, axis=0, dtype=None):
   return shape_ops.concatenate(arrays, axis)
 
 
-concat = concatenate
+
+
+def concat(arrays, /, *, axis=0):
+  """Join arrays along an existing axis (the array API's name for concatenate)."""
+  return concatenate(arrays, axis)
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
@@ -520,15 +524,22 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   return shape_ops.rev(out, (axis,)) if descending else out
 
 
-@jit(static_argnames=("axis", "kind", "order", "stable", "descending"))
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-  """Indices that sort the array."""
+@jit(static_argnames=("axis", "kind", "order", "stable", "descending", "dtype"))
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+  """Indices that sort the array (of `dtype`, by default the default integer dtype)."""
   check_arraylike("argsort", a)
+  if kind is not None:
+    raise TypeError("'kind' argument to argsort is not supported. Use stable=True or "
+                    "stable=False to specify sort stability.")
+  if order is not None:
+    raise TypeError("'order' argument to argsort is not supported.")
   a = _asarray(a)
   if axis is None:
     a, axis = ravel(a), 0
   axis = canonicalize_axis(axis, ndim(a))
-  iota = shape_ops.broadcasted_iota(dtypes.default_int_dtype(), shape_of(a), axis)
+  dtype = (dtypes.default_int_dtype() if dtype is None
+           else dtypes.check_user_dtype(dtype, "argsort"))
+  iota = shape_ops.broadcasted_iota(dtype, shape_of(a), axis)
   if descending and stable:
     # Reversed first, so equal keys keep their original order once the result is reversed.
     a, iota = shape_ops.rev(a, (axis,)), shape_ops.rev(iota, (axis,))

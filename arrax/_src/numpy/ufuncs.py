@@ -223,7 +223,7 @@ def rint(x, /):
 
 
 @jit
-def trunc(x, /):
+def trunc(x):
   """Round toward zero (integers and bools unchanged)."""
   x = ensure_arraylike("trunc", x)
   dt = _dtype(x)
