@@ -187,3 +187,32 @@ def test_plain_call_shortcut_with_a_static_argument():
   assert fj(a, 2, "ab").tolist() == [2, 4, 6] and traces == [2, 3, 2.0]
   with pytest.raises(ValueError, match="Non-hashable static"):
     fj(a, [2], "ab")
+
+
+def _keywords_and_nones(lib):
+  traces = []
+
+  def f(x, w=None, *, axis=0, keep=False):
+    traces.append(axis)
+    out = x.sum(axis=axis, keepdims=keep)
+    return out if w is None else out * w
+
+  fj = lib.jit(f, static_argnames=("axis", "keep"))
+  a = lib.numpy.ones((2, 3))
+  outs = [fj(a, None, axis=1, keep=False), fj(a, None, axis=1, keep=False),
+          fj(a, None, axis=0, keep=False),   # another static
+          fj(a, None, axis=0, keep=True), fj(a, 2.0, axis=0, keep=True),   # None -> a scalar
+          fj(a, 3.0, axis=0, keep=True), fj(a, None, axis=0),   # a keyword left out
+          fj(a, axis=0, keep=True), fj(a, axis=0, keep=True)]
+  return [o.tolist() for o in outs], traces, fj
+
+
+def test_plain_call_shortcut_with_static_keywords_and_nones():
+  got, traces, fj = _keywords_and_nones(arrax)
+  assert (got, traces) == _keywords_and_nones(jax)[:2]
+  assert fj._cache.fast is not None
+  # jnp reductions take this path (static keywords, None defaults)
+  x = arrax.numpy.arange(6.0).reshape(2, 3)
+  for _ in range(2):
+    assert arrax.numpy.sum(x, axis=0).tolist() == [3, 5, 7]
+  assert arrax.numpy.sum(x).tolist() == 15 and arrax.numpy.sum(x, axis=1).tolist() == [3, 12]

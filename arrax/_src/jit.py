@@ -772,15 +772,27 @@ class _ExecutableCache(dict):
     return super().popitem()
 
 
+def _same_kwargs(kwargs, kw):
+  """Whether `kwargs` holds exactly the objects of the recorded ((name, object), ...)."""
+  if len(kwargs) != len(kw):
+    return False
+  get = kwargs.get
+  for k, v in kw:
+    if get(k, _same_kwargs) is not v:
+      return False
+  return True
+
+
 class _FastCall:
   """What a repeat of a plain call needs when its arguments are uncommitted arrays and Python
   scalars of the same avals (by identity: avals are interned): the trace state, the default
   device and the executable. `Jitted.__call__` checks it before anything else."""
-  __slots__ = ("n", "avals", "state", "device", "exe", "entry")
+  __slots__ = ("n", "avals", "kw", "state", "device", "exe", "entry")
 
-  def __init__(self, avals, state, device, entry):
+  def __init__(self, avals, kw, state, device, entry):
     self.n = len(avals)
     self.avals = avals
+    self.kw = kw   # ((name, object), ...) of the keyword arguments, matched by identity
     self.state = state
     self.device = device
     self.exe = entry.exe
@@ -914,21 +926,26 @@ class JitWrapped(Wrapped):
                                tuple(i for i in range(n) if i not in norm))
     return plan
 
-  def _record_fast(self, args, dyn_avals, state, device, entry):
-    """Record this plain call (positional arrays, Python scalars and static values of
-    immutable builtin types) for `__call__`'s first check."""
-    expect = list(args)   # (static positions keep their objects)
-    if self._has_static:
-      static_pos, dyn_pos = self._plans[len(args)]
-      if any(type(args[i]) not in _IMMUTABLE_STATICS for i in static_pos):
+  def _record_fast(self, args, kwargs, avals, state, device, entry):
+    """Record this plain call for `__call__`'s first check when its arguments are arrays and
+    Python scalars (matched by aval), static values of immutable builtin types and Nones
+    (matched by identity); keyword arguments only static or None."""
+    expect = list(args)   # (static positions and Nones keep their objects)
+    static_pos, dyn_pos = self._static_plan(len(args))
+    if any(type(args[i]) not in _IMMUTABLE_STATICS for i in static_pos):
+      return
+    it = iter(avals)
+    for i in dyn_pos:
+      x = args[i]
+      if x is not None:   # (None: an empty pytree, no leaf)
+        if type(x) is not Array and type(x) not in _PY_SCALARS:
+          return
+        expect[i] = next(it)
+    for k, v in kwargs.items():
+      if v is not None and (k not in self._static_argnames or
+                            type(v) not in _IMMUTABLE_STATICS):
         return
-    else:
-      dyn_pos = range(len(args))
-    for i, a in zip(dyn_pos, dyn_avals):
-      if type(args[i]) is not Array and type(args[i]) not in _PY_SCALARS:
-        return
-      expect[i] = a
-    self._cache.fast = _FastCall(expect, state, device, entry)
+    self._cache.fast = _FastCall(expect, tuple(kwargs.items()), state, device, entry)
 
   def _split_static(self, args, kwargs):
     statics = []
@@ -994,19 +1011,20 @@ class JitWrapped(Wrapped):
     # come from caches; key avals are interned so that outputs fed back compare by identity.
     plain = _plain_calls[0]   # (no call flag set, no config context open: nothing to read)
     fast = self._cache.fast
-    if (fast is not None and plain and not kwargs and len(args) == fast.n
+    if (fast is not None and plain and len(args) == fast.n
+        and (_same_kwargs(kwargs, fast.kw) if fast.kw else not kwargs)
         and core.trace_ctx.trace is _eval_trace and _trace_state[0] is fast.state
         and self._device is None and _resolved_default and _resolved_default[0] is fast.device):
       bufs = []
       for x, a in zip(args, fast.avals):
-        if x is a:   # a static argument: the very object the recorded call had
+        if x is a:   # a static argument (or None) that is the very object the call had
           continue
         t = type(x)
         if t is Array:
           if x.aval is not a or x._committed:
             break
           bufs.append(x._buf)
-        elif t in _PY_SCALARS and _scalar_avals.get((t, x, fast.state[0])) is a:
+        elif t in _PY_SCALARS and _scalar_avals.get((t, x, fast.state[0]), bufs) is a:
           bufs.append(dispatch.to_buffer(x, fast.device)[0])   # (a cached device copy)
         else:
           break
@@ -1102,11 +1120,10 @@ class JitWrapped(Wrapped):
     except _jax.JaxRuntimeError:
       dispatch.raise_if_deleted(leaves)
       raise
-    if (plain and not committed and leaves is dyn_args and not kwargs
-        and entry.donated is None and exe.kept is None and not entry.special
+    if (plain and not committed and entry.donated is None and exe.kept is None and not entry.special
         and (fast is None or fast.entry is not entry or fast.state is not state)
         and _resolved_default and default is _resolved_default[0]):
-      self._record_fast(args, cache.last[1], state, device, entry)
+      self._record_fast(args, kwargs, cache.last[1], state, device, entry)
     if entry.single and not entry.special:
       out = Array(raw[0], exe.out_avals[0], committed)
       if not plain and (_debug_nans.value or _debug_infs.value):
