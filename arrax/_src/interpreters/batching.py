@@ -21,3 +21,19 @@ primitive_batchers = RuleTable("batch")
 fancy_primitive_batchers = RuleTable("batch_axis")
 axis_primitive_batchers = RuleTable("batch_axis", _axis_rule)
 batch_jaxpr = _batching.batch_jaxpr
+register_vmappable = _batching.register_vmappable
+unregister_vmappable = _batching.unregister_vmappable
+is_vmappable = _batching.is_vmappable
+
+
+def defreducer(prim):
+  """Batch `prim`, a reduction over the axes in its `axes` parameter, by reducing the same
+  axes of the batched operand (shifted past the batch axis)."""
+  def rule(args, dims, *, axes, **params):
+    (x,), (d,) = args, dims
+    axes = tuple(a + (a >= d) for a in axes)
+    out_dim = d - sum(a < d for a in axes)
+    if "input_shape" in params:
+      params = dict(params, input_shape=tuple(x.shape))
+    return prim.bind(x, axes=axes, **params), out_dim
+  prim.def_batch(rule)
