@@ -491,7 +491,7 @@ class GSPMDSharding(Sharding):
 
   @property
   def is_fully_replicated(self):
-    return self._hlo_sharding.is_replicated()
+    return self._hlo_sharding.is_replicated() or self._hlo_sharding.num_devices() == 1
 
   def _to_xla_hlo_sharding(self, num_dimensions):
     return self._hlo_sharding
