@@ -439,3 +439,36 @@ def test_cloud_tpu_init_deprecated_like_jax():
       mod.cloud_tpu_init
     msgs.append(str(e.value))
   assert msgs[0] == msgs[1]
+
+
+# ---- custom_vjp with optimize_remat: remat_opt_p ----------------------------------------------
+def _remat_opt_program(lib, np_):
+  @lib.custom_vjp
+  def f(x, y):
+    return np_.sin(x) * y
+
+  def f_fwd(x, y):
+    return f(x, y), (np_.cos(x), np_.sin(x), y)
+
+  def f_bwd(res, g):
+    c, s, y = res
+    return c * g * y, s * g
+  f.defvjp(f_fwd, f_bwd, optimize_remat=True)
+  x, y = np_.array([0.3, 1.2]), np_.array([2.0, -1.0])
+  loss = lambda x, y: f(x, y).sum()  # noqa: E731
+  fwd_only = lib.make_jaxpr(lambda x: lib.vjp(lambda x: f(x, y), x)[0])(x)
+  pruned, _ = lib.interpreters.partial_eval.dce_jaxpr(fwd_only.jaxpr, [True])
+  return [lib.grad(loss, (0, 1))(x, y), lib.jit(lib.grad(lib.checkpoint(loss), (0, 1)))(x, y),
+          lib.vmap(lib.grad(loss))(np_.stack([x, y]), np_.stack([y, x])),
+          str(fwd_only), str(pruned),
+          str(lib.make_jaxpr(lambda x: lib.vjp(lambda x: f(x, y), x))(x))]
+
+
+def test_custom_vjp_optimize_remat_matches_jax():
+  ours, theirs = both(_remat_opt_program)
+  for a, e in zip(ours, theirs):
+    if isinstance(e, str):
+      assert a == e
+    else:
+      assert_same(a, e)
+  assert arrax.custom_derivatives.remat_opt_p.name == jax.custom_derivatives.remat_opt_p.name
