@@ -472,3 +472,23 @@ def test_custom_vjp_optimize_remat_matches_jax():
     else:
       assert_same(a, e)
   assert arrax.custom_derivatives.remat_opt_p.name == jax.custom_derivatives.remat_opt_p.name
+
+
+# ---- the typed-key primitives -------------------------------------------------------------------
+def _key_primitives_program(lib, np_):
+  from importlib import import_module
+  jex = import_module(lib.__name__ + ".extend")
+  import_module(lib.__name__ + ".extend.random")
+  P = jex.core.primitives
+  keys = P.random_seed_p.bind(np_.array([1, 2, 3]), impl=jex.random.threefry_prng_impl)
+  data = lib.random.key_data
+  return [data(keys), data(P.random_split_p.bind(keys, shape=(2,))),
+          data(P.random_fold_in_p.bind(keys, np_.array([5, 6, 7], np_.uint32))),
+          P.random_bits_p.bind(keys, bit_width=16, shape=(2,)),
+          lib.jit(lambda k: P.random_bits_p.bind(k, bit_width=32, shape=(3,)))(
+              lib.random.key(4)),
+          lib.vmap(lambda k: data(P.random_split_p.bind(k, shape=(2,))))(keys)]
+
+
+def test_key_primitives_match_jax():
+  assert_same(*both(_key_primitives_program))

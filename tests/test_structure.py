@@ -199,6 +199,8 @@ def write_coverage():
 
 def test_every_primitive_has_shape_rule_and_lowering():
   for name, prim in all_primitives().items():
+    if getattr(prim, "runs_inline", False):   # (its bind runs other primitives: no equations)
+      continue
     assert prim.has_rule("abstract_eval"), name
     assert prim.has_rule("lowering"), name
     assert prim.has_rule("batch") or prim.has_rule("batch_axis"), name
