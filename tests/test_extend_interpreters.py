@@ -492,3 +492,26 @@ def _key_primitives_program(lib, np_):
 
 def test_key_primitives_match_jax():
   assert_same(*both(_key_primitives_program))
+
+
+def test_pxla_deprecated_and_removed_names_match_jax():
+  for name in ("MeshAxisName", "are_hlo_shardings_equal", "is_hlo_sharding_replicated"):
+    msgs = []
+    for mod in (arrax.interpreters.pxla, jax.interpreters.pxla):
+      with pytest.warns(DeprecationWarning) as rec:
+        getattr(mod, name)
+      msgs.append(str(rec[0].message))
+    assert msgs[0] == msgs[1]
+  from jaxlib import xla_client as xc
+  pair = (xc.HloSharding.replicate(), xc.HloSharding.iota_tile([1]))
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    assert (arrax.interpreters.pxla.are_hlo_shardings_equal(*pair)
+            == jax.interpreters.pxla.are_hlo_shardings_equal(*pair))
+  for name in ("MapTracer", "Chunked", "spec_to_indices", "shard_args"):
+    msgs = []
+    for mod in (arrax.interpreters.pxla, jax.interpreters.pxla):
+      with pytest.raises(AttributeError) as e:
+        getattr(mod, name)
+      msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
