@@ -10,6 +10,6 @@ from arrax._src.custom_derivatives import (
     custom_vjp_call_p as custom_vjp_call_p,
     custom_vjp_primal_tree_values as custom_vjp_primal_tree_values,
     linear_call as linear_call,
-    remat_opt_p as remat_opt_p,
     zero_from_primal as zero_from_primal,
 )
+from arrax._src.remat_opt import remat_opt_p as remat_opt_p

@@ -29,7 +29,7 @@ from arrax._src import batching
 from arrax._src.array import device_put_value
 from arrax._src.lax import reductions
 from arrax._src.lax.elementwise import _convert_element_type
-from arrax._src.remat_opt import remat_opt_fwd, remat_opt_p  # noqa: F401
+from arrax._src.remat_opt import remat_opt_fwd
 from arrax._src.tracing import JitTracer
 from arrax._src.tracing import trace_to_jaxpr
 
