@@ -368,6 +368,7 @@ def test_sharding_protos_and_gspmd_sharding():
     assert (list(a.devices_indices_map((4, 2)).values())
             == list(j.devices_indices_map((4, 2)).values()))
     assert a.is_fully_replicated == j.is_fully_replicated and repr(a) == repr(j)
+    assert_same(arrax.device_put(anp.arange(3.0), a), jax.device_put(jnp.arange(3.0), j))
 
 
 def test_gspmd_sharding_tiles():
