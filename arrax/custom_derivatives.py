@@ -12,3 +12,4 @@ from arrax._src.custom_derivatives import (
     linear_call as linear_call,
     zero_from_primal as zero_from_primal,
 )
+from arrax._src.remat_opt import remat_opt_p as remat_opt_p

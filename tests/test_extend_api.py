@@ -33,9 +33,7 @@ def test_no_public_name_missing(name):
       assert (a.name, a.multiple_results) == (j.name, j.multiple_results), n
 
 
-# No call primitives, no typed-key primitives in arrax.
-PRIMITIVES_MISSING = {"call_p", "closed_call_p", "random_bits_p", "random_fold_in_p",
-                      "random_seed_p", "random_split_p"}
+PRIMITIVES_MISSING = set()
 
 
 def outcome(thunk):

@@ -26,6 +26,17 @@ PROGRAM = textwrap.dedent("""
     print(int(jax.lax.fori_loop(0, 5, lambda i, c: c + i, 0)))
     print(float(jax.lax.cond(True, jnp.sin, jnp.cos, 0.0)))
     import arrax.random, arrax.lax, arrax.test_util, arrax.custom_derivatives, arrax.ad_checkpoint
+    import arrax.extend.mlir.ir, arrax.extend.mlir.passmanager, arrax.extend.lowering
+    import arrax.extend.sharding, arrax.extend.xla, arrax.extend.pallas, arrax.extend.ifrt_programs
+    import arrax.interpreters.pxla, arrax.interpreters.xla, arrax.tools
+    import arrax.experimental.sparse.bcoo, arrax.experimental.colocated_python.obj_backend
+    from arrax.extend.mlir.dialects import (arith, builtin, chlo, func, math, memref, mpmd, scf,
+                                            sdy, sparse_tensor, stablehlo, vector)
+    p = arrax.extend.core.Primitive("neg_twice")
+    p.def_abstract_eval(lambda x: x)
+    arrax.interpreters.mlir.register_lowering(
+        p, lambda ctx, x: [stablehlo.negate(chlo.square(x))])
+    print(float(jax.jit(p.bind)(3.0)))
     assert not any(m == "jax" or m.startswith("jax.") for m in sys.modules), "jax was imported"
 """)
 
@@ -43,6 +54,7 @@ def test_runs_with_jax_unimportable():
   assert lines[5] == "float32"
   assert lines[6] == "10"
   assert lines[7] == "0.0"
+  assert lines[8] == "-9.0"
 
 
 COEXIST = textwrap.dedent("""

@@ -119,6 +119,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   device. A NamedSharding splits each array over its mesh as its spec says."""
   if isinstance(device, sharding_impls.SingleDeviceSharding):
     device = device._device
+  elif isinstance(device, sharding_impls.GSPMDSharding):
+    if device.num_devices != 1:
+      raise NotImplementedError("device_put to a GSPMDSharding over several devices: arrax "
+                                "lays arrays out over meshes; use a NamedSharding")
+    device = device._devices[0]
   if isinstance(device, sharding_impls.PartitionSpec):
     mesh = sharding_impls.get_mesh()
     if mesh.empty:

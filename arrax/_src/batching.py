@@ -386,7 +386,70 @@ def flatten_axes(name, treedef, axis_tree, *, kws=False):
 
 
 def _valid_axis_spec(x) -> bool:
-  return x is None or type(x) is int
+  return x is None or type(x) is int or type(x) in spec_types
+
+
+# ---- user types vmap maps over (`jax.interpreters.batching.register_vmappable`) -------------
+vmappables: dict = {}            # data type -> (spec type, axis size type)
+spec_types: set = set()          # the types of in_axes/out_axes entries besides int and None
+to_elt_handlers: dict = {}       # data type -> to_elt(cont, get_idx, x, spec) -> element
+from_elt_handlers: dict = {}     # data type -> from_elt(cont, axis_size, elt, spec) -> data
+make_iota_handlers: dict = {}    # axis size type -> make_iota(axis_size) -> int32[size]
+
+
+def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt, make_iota):
+  """Let vmap map over values of `data_type` (leaves of the argument trees): `in_axes` entries
+  for them are `spec_type` instances, `to_elt(cont, get_idx, x, spec)` gives what the
+  function sees (`cont(value, axis)` maps a part of `x` as vmap maps arrays; `get_idx()` is
+  the batched index of the example), and `from_elt(cont, axis_size, elt, spec)` rebuilds
+  the batched value from a result of that type (`cont(axis_size, value, axis)`).
+  `make_iota(axis_size)` makes the index for axis sizes of `axis_size_type`."""
+  vmappables[data_type] = (spec_type, axis_size_type)
+  spec_types.add(spec_type)
+  to_elt_handlers[data_type] = to_elt
+  from_elt_handlers[data_type] = from_elt
+  if make_iota:
+    make_iota_handlers[axis_size_type] = make_iota
+
+
+def unregister_vmappable(data_type) -> None:
+  """Forget `data_type`'s registration (JAX keeps its handlers; arrax drops them)."""
+  spec_type, axis_size_type = vmappables.pop(data_type)
+  to_elt_handlers.pop(data_type, None)
+  from_elt_handlers.pop(data_type, None)
+  if not any(s is spec_type for s, _ in vmappables.values()):
+    spec_types.discard(spec_type)
+  if not any(a is axis_size_type for _, a in vmappables.values()):
+    make_iota_handlers.pop(axis_size_type, None)
+
+
+def is_vmappable(x) -> bool:
+  return type(x) in vmappables
+
+
+def _make_iota(size):
+  handler = make_iota_handlers.get(type(size))
+  if handler is not None:
+    return handler(size)
+  return device_put_value(np.arange(int(size), dtype=np.int32))
+
+
+def _to_elt(trace, get_idx, x, spec):
+  handler = to_elt_handlers.get(type(x))
+  if handler is not None:
+    return handler(functools.partial(_to_elt, trace, get_idx), get_idx, x, spec)
+  if spec is None:
+    return x
+  x = _to_array(x)
+  return BatchTracer(trace, x, spec % _ndim(x))
+
+
+def _from_elt(trace, axis_data, x, spec, leaf_path, sum_match=False):
+  handler = from_elt_handlers.get(type(x))
+  if handler is not None:
+    cont = lambda size, elt, axis: _from_elt(trace, axis_data, elt, axis, leaf_path, sum_match)
+    return handler(cont, axis_data.size, x, spec)
+  return _out_value(trace, axis_data, x, spec, leaf_path, sum_match)
 
 
 def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
@@ -399,6 +462,8 @@ def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
                      f"**kwargs={kwargs}")
 
   def size_of(x, d):
+    if type(d) is not int:   # (a user type's spec: its size comes from the other arguments)
+      return None
     try:
       shape = core.get_aval(x).shape
     except TypeError:
@@ -528,7 +593,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
   tu = tree_util
-  if not (in_axes is None or type(in_axes) in (int, tuple)):
+  if not (in_axes is None or type(in_axes) in (int, tuple) or type(in_axes) in spec_types):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to "
                     f"the positional arguments passed to the function, but got {in_axes}.")
   if not all(_valid_axis_spec(a) for a in tu.tree_leaves(in_axes, is_leaf=_is_none)):
@@ -549,7 +614,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
                        "to the positional arguments passed to the function, but got "
                        f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
-    leaves, in_tree = tu.tree_flatten((args, kwargs))
+    user_types = is_vmappable if vmappables else None
+    leaves, in_tree = tu.tree_flatten((args, kwargs), is_leaf=user_types)
     if type(in_axes) is int and not kwargs:
       in_flat = [in_axes] * len(leaves)
     else:
@@ -557,19 +623,27 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     size = _mapped_axis_size(fun, in_tree, leaves, in_flat, axis_size)
     axis_data = AxisData(axis_name, size, spmd_axis_name)
     trace = BatchTrace(core.trace_ctx.trace, axis_data)
-    in_vals = []
-    for x, d in zip(leaves, in_flat):
-      if d is None:
-        in_vals.append(x)
-      else:
-        x = _to_array(x)
-        in_vals.append(BatchTracer(trace, x, d % _ndim(x)))
+    idx = []   # (the batched example index, made when a user type's to_elt asks for it)
+    if user_types is None:
+      in_vals = []
+      for x, d in zip(leaves, in_flat):
+        if d is None:
+          in_vals.append(x)
+        else:
+          x = _to_array(x)
+          in_vals.append(BatchTracer(trace, x, d % _ndim(x)))
+    else:
+      def get_idx():
+        if not idx:
+          idx.append(BatchTracer(trace, _make_iota(size), 0))
+        return idx[0]
+      in_vals = [_to_elt(trace, get_idx, x, d) for x, d in zip(leaves, in_flat)]
     try:
       f_args, f_kwargs = tu.tree_unflatten(in_tree, in_vals)
       with extend_axis_env(axis_name, size), core.set_current_trace(trace), \
           core.extend_name_stack(core.TRANSFORM_VMAP):
         out = fun(*f_args, **f_kwargs)
-      out_leaves, out_tree = tu.tree_flatten(out)
+      out_leaves, out_tree = tu.tree_flatten(out, is_leaf=user_types)
       if simple_out:
         out_flat = [out_axes] * len(out_leaves)
       else:
@@ -578,11 +652,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       def path_of(i):
         return lambda: tu.keystr(tu.tree_flatten_with_path(
             tu.tree_unflatten(out_tree, out_flat), is_leaf=_is_none)[0][i][0])
-      results = [_out_value(trace, axis_data, x, d, path_of(i), sum_match)
+      results = [_from_elt(trace, axis_data, x, d, path_of(i), sum_match)
                  for i, (x, d) in enumerate(zip(out_leaves, out_flat))]
     finally:
       trace.invalidate()
     del in_vals, f_args, f_kwargs, out, out_leaves
+    idx.clear()
     core.check_leaks(trace)
     return tu.tree_unflatten(out_tree, results)
 

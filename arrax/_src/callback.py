@@ -100,9 +100,19 @@ def emit_python_callback(ctx, host_fn, args, *, ordered=False):
   in program order; otherwise (pure_callback) XLA may drop or repeat it.
   """
   mctx = ctx.module_context
-  avals_in, avals_out, operands = list(ctx.avals_in), list(ctx.avals_out), list(args)
+  token = mlir.current_ordered_token(mctx) if ordered else None
+  results, token = emit_host_call(mctx, host_fn, token, args, ctx.avals_in, ctx.avals_out,
+                                  has_side_effect=ordered)
   if ordered:
-    token = mlir.current_ordered_token(mctx)
+    mctx.ordered_token = token
+  return results
+
+
+def emit_host_call(mctx, host_fn, token, operands, avals_in, avals_out, *, has_side_effect):
+  """The custom call running `host_fn(*numpy operands) -> results` on the host: (result
+  ir.Values, the token out). With a `token` (an ir.Value) the call also takes and gives it."""
+  avals_in, avals_out, operands = list(avals_in), list(avals_out), list(operands)
+  if token is not None:
     avals_in, avals_out = [core.abstract_token, *avals_in], [core.abstract_token, *avals_out]
     operands = [token, *operands]
     untokened = host_fn
@@ -113,16 +123,16 @@ def emit_python_callback(ctx, host_fn, args, *, ordered=False):
   mctx.host_callbacks.append(host_fn)
   op = hlo.CustomCallOp(
       [mlir.aval_to_ir_type(a) for a in avals_out], operands, "xla_ffi_python_cpu_callback",
-      has_side_effect=ordered,
+      has_side_effect=has_side_effect,
       operand_layouts=ir.ArrayAttr.get([_layout(a) for a in avals_in]),
       result_layouts=ir.ArrayAttr.get([_layout(a) for a in avals_out]))
   op.attributes["mhlo.backend_config"] = ir.DictAttr.get({
       "index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64),
                                   len(mctx.host_callbacks) - 1)})
   results = list(op.results)
-  if ordered:
-    mctx.ordered_token, *results = results
-  return results
+  if token is not None:
+    token, *results = results
+  return results, token
 
 
 def _result_avals(result_shape_dtypes):

@@ -14,14 +14,16 @@ method call.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import inspect
+import itertools
 import threading
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from arrax._src import backend
+from arrax._src import backend, dtypes
 from arrax._src.array import Array
 from arrax._src.sharding_impls import Mesh
 from arrax._src.tree_util import tree_flatten, tree_map
@@ -54,7 +56,16 @@ def colocated_cpu_devices(devices_or_mesh):
 
 
 # ---- functions ------------------------------------------------------------------------------
-class _Specialization(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class FunctionInfo:
+  """A user function wrapped by colocated_python, with where it was defined."""
+  fun: Any
+  fun_sourceinfo: str | None
+  fun_signature: inspect.Signature | None
+
+
+class Specialization(NamedTuple):
+  """What a colocated function was specialized with (`.specialize(...)`)."""
   in_specs_treedef: Any = None
   in_specs_leaves: tuple | None = None
   out_specs_fn: Any = None
@@ -72,7 +83,7 @@ class _Specialization(NamedTuple):
       if fields[name] is not None:
         raise ValueError(f"{what} already specified")
       fields[name] = tuple(new) if name == "devices" else new
-    return _Specialization(**fields)
+    return Specialization(**fields)
 
 
 def _spec_of(x):
@@ -102,7 +113,7 @@ def _check_specs(what, leaves, treedef, spec_leaves, spec_treedef):
                      f"{spec_treedef} with {want}, got {treedef} with {got}.")
 
 
-def _make_callable(fun, spec: _Specialization):
+def _make_callable(fun, spec: Specialization):
   lock = threading.Lock()
 
   @functools.wraps(fun)
@@ -149,27 +160,114 @@ class _SpecLike(NamedTuple):
   dtype: Any
 
 
+def is_prng_key_dtype(dtype) -> bool:
+  """Whether `dtype` is a typed PRNG key dtype (key<fry>, ...)."""
+  return dtype is not None and dtypes.issubdtype(dtype, dtypes.prng_key)
+
+
+def _sourceinfo(obj):
+  try:
+    return f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1]}"
+  except (TypeError, OSError):
+    return None
+
+
+def _signature(fun):
+  try:
+    return inspect.signature(fun)
+  except (TypeError, ValueError):
+    return None
+
+
+def make_callable(fun, fun_sourceinfo, fun_signature):
+  """The colocated callable of `fun` (defined at `fun_sourceinfo`, with `fun_signature`),
+  not specialized yet."""
+  del fun_sourceinfo, fun_signature
+  return _make_callable(fun, Specialization())
+
+
 def colocated_python(fun):
   """Wrap `fun` to run on the CPU devices colocated with its array arguments (in this
   process, for arrax); the result has `.specialize(in_specs, out_specs_fn, devices)`."""
-  return _make_callable(fun, _Specialization())
+  return make_callable(fun, _sourceinfo(fun), _signature(fun))
 
 
 # ---- classes --------------------------------------------------------------------------------
-def colocated_python_class(cls):
-  """A wrapper class of `cls` whose methods run colocated with their arrays; the wrapped
-  object is created (with the constructor arguments) on the first method call."""
+class _ResultStore:
+  """Results of colocated function calls by call id, until fetched (JAX's backend keeps the
+  outputs of synchronous executions here; arrax's calls return theirs directly)."""
+
+  def __init__(self):
+    self._lock = threading.Lock()
+    self._storage = {}
+
+  def push(self, uid: int, out) -> None:
+    with self._lock:
+      if uid in self._storage:
+        raise ValueError(f"uid {uid} already exists")
+      self._storage[uid] = out
+
+  def pop(self, uid: int):
+    with self._lock:
+      if uid not in self._storage:
+        raise ValueError(f"uid {uid} does not exist")
+      return self._storage.pop(uid)
+
+
+class _ObjectStore:
+  """The live objects of colocated classes by instance id, each created once, on first use."""
+
+  def __init__(self):
+    self._cond = threading.Condition()
+    self._storage = {}   # uid -> ("pending", None) / ("ok", obj) / ("error", exc)
+
+  def get_or_create(self, uid: int, initializer):
+    """The object of `uid`, made with `initializer()` if there is none yet (other threads
+    asking meanwhile wait for it; an initializer's exception is raised to them all)."""
+    with self._cond:
+      while uid in self._storage:
+        state, value = self._storage[uid]
+        if state == "ok":
+          return value
+        if state == "error":
+          raise value
+        self._cond.wait()
+      self._storage[uid] = ("pending", None)
+    try:
+      obj = initializer()
+    except Exception as e:
+      with self._cond:
+        self._storage[uid] = ("error", e)
+        self._cond.notify_all()
+      raise
+    with self._cond:
+      self._storage[uid] = ("ok", obj)
+      self._cond.notify_all()
+    return obj
+
+  def remove(self, uid: int) -> None:
+    with self._cond:
+      self._storage.pop(uid, None)
+
+
+SINGLETON_RESULT_STORE = _ResultStore()
+SINGLETON_OBJECT_STORE = _ObjectStore()
+_instance_ids = itertools.count()
+
+
+def wrap_class(cls, cls_sourceinfo):
+  """A wrapper class of `cls` (defined at `cls_sourceinfo`) whose methods run colocated with
+  their arrays; the wrapped object is created (with the constructor arguments) in
+  SINGLETON_OBJECT_STORE on the first method call, and dropped with the wrapper."""
+  del cls_sourceinfo
 
   class WrappedClass:
     @functools.wraps(cls.__init__)
     def __init__(self, *init_args, **init_kwargs):
-      state = {"lock": threading.Lock()}
+      uid = self._colocated_python_uid = next(_instance_ids)
 
       def instance():
-        with state["lock"]:
-          if "obj" not in state:
-            state["obj"] = cls(*init_args, **init_kwargs)
-        return state["obj"]
+        return SINGLETON_OBJECT_STORE.get_or_create(uid, lambda: cls(*init_args, **init_kwargs))
 
       for name in dir(cls):
         member = getattr(cls, name)
@@ -180,7 +278,17 @@ def colocated_python_class(cls):
             lambda *a, _name=name, **k: getattr(instance(), _name)(*a, **k))
         setattr(self, name, colocated_python(method))
 
+    def __del__(self):
+      uid = getattr(self, "_colocated_python_uid", None)
+      if uid is not None:
+        SINGLETON_OBJECT_STORE.remove(uid)
+
   WrappedClass.__name__ = cls.__name__
   WrappedClass.__doc__ = cls.__doc__
   return WrappedClass
 
+
+def colocated_python_class(cls):
+  """A wrapper class of `cls` whose methods run colocated with their arrays; the wrapped
+  object is created (with the constructor arguments) on the first method call."""
+  return wrap_class(cls, _sourceinfo(cls))

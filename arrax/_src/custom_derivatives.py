@@ -29,6 +29,7 @@ from arrax._src import batching
 from arrax._src.array import device_put_value
 from arrax._src.lax import reductions
 from arrax._src.lax.elementwise import _convert_element_type
+from arrax._src.remat_opt import remat_opt_fwd
 from arrax._src.tracing import JitTracer
 from arrax._src.tracing import trace_to_jaxpr
 
@@ -682,6 +683,8 @@ class custom_vjp(_CustomFunction):
     if core.trace_ctx.trace is core.eval_trace:
       return fun(*dyn_args)
     fwd, _, _ = _split_nondiff(self.fwd, self.nondiff_argnums, args)
+    if self.optimize_remat:
+      fwd = remat_opt_fwd(fun, fwd)
     leaves, in_tree = tree_flatten(dyn_args)
     closed, consts, out_tree = _trace_call(fun, leaves, in_tree)
     out_avals = closed.out_avals

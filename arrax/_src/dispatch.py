@@ -9,7 +9,7 @@ import time
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import backend, compilation_cache, compiler, core, mlir, monitoring
+from arrax._src import backend, compilation_cache, compiler, core, dtypes, mlir, monitoring
 from arrax._src.array import Array, device_put_value
 from arrax._src.config import check_transfer, config, trace_state, x64_enabled
 
@@ -199,7 +199,8 @@ def to_buffer(x, device):
   elif type(getattr(x, "aval", None)) is core.AbstractRef:
     raise _RefOperand()
   else:
-    arr = device_put_value(x, device)
+    handler = dtypes.canonicalize_value_handlers.registered.get(type(x))
+    arr = device_put_value(x if handler is None else handler(x), device)
   return arr._buf, arr.aval
 
 

@@ -420,3 +420,29 @@ def primal_tangent_dtype(primal_dtype, tangent_dtype, name=None) -> ExtendedDTyp
   name = name or (f"PrimalTangentDType{{{_short_dtype_name(primal_dtype)}"
                   f"/{_short_dtype_name(tangent_dtype)}}}")
   return PrimalTangentDType(primal_dtype, tangent_dtype, name)
+
+
+class _CanonicalizeValueHandlers:
+  """`jax.interpreters.xla.canonicalize_dtype_handlers`: `table[t](x)` is `x` as a NumPy array
+  of the canonical dtype (64-bit types narrowed without x64); `table[t] = fn` makes arrax
+  convert values of type `t` (exactly) with `fn` when they are passed to operations."""
+
+  def __init__(self):
+    self.registered = {}
+
+  def __getitem__(self, key):
+    return lambda x: _canonical_array(np.asarray(x))
+
+  def __setitem__(self, key, value):
+    self.registered[key] = value
+
+  def __contains__(self, key):
+    return True
+
+
+def _canonical_array(x):
+  dt = canonicalize_dtype(x.dtype) if x.dtype != float0 else x.dtype
+  return x if dt == x.dtype else x.astype(dt)
+
+
+canonicalize_value_handlers = _CanonicalizeValueHandlers()

@@ -23,10 +23,17 @@ from arrax._src import core, dtypes, source_info_util
 _ctx_local = threading.local()
 
 
-class _Context(ir.Context):
+class JaxIrContext(ir.Context):
+  """The MLIR context lowering builds modules in (`jax.extend.lowering.JaxIrContext`)."""
   # Skip ir.Context.__init__, which would load every linked dialect eagerly.
   def __init__(self, *args, **kwargs):
     super(ir.Context, self).__init__(*args, **kwargs)
+
+
+# The dialects of jaxlib's MLIR extension (StableHLO, CHLO, Shardy, func, ...), loaded into
+# every lowering context (`jax.extend.lowering.upstream_dialects`).
+upstream_dialects = ir.DialectRegistry()
+_jax_mlir_ext.register_dialects(upstream_dialects)
 
 
 def _exit_stale_ir_scopes():
@@ -60,10 +67,8 @@ atexit.register(_exit_stale_ir_scopes)
 def make_ir_context() -> ir.Context:
   ctx = getattr(_ctx_local, "ctx", None)
   if ctx is None:
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    ctx = _Context()
-    ctx.append_dialect_registry(registry)
+    ctx = JaxIrContext()
+    ctx.append_dialect_registry(upstream_dialects)
     ctx.load_all_available_dialects()
     sdy.register_dialect(ctx)
     mhlo.register_mhlo_dialect(ctx)
@@ -241,8 +246,17 @@ def broadcast_in_dim(aval_out, x: ir.Value, dims) -> ir.Value:
   return hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
 
 
+# Constants of user types: type -> handler(val, aval) -> ir.Value(s)
+# (`jax.interpreters.mlir.register_constant_handler`).
+constant_handlers: dict = {}
+
+
 def ir_constant(val, dtype=None) -> ir.Value:
   """A stablehlo.constant holding a NumPy value (or Python scalar cast to `dtype`)."""
+  if constant_handlers:
+    handler = constant_handlers.get(type(val))
+    if handler is not None:
+      return handler(val, None)
   x = np.asarray(val, dtype=dtype)
   if x.dtype == dtypes.float0:
     x = np.zeros(x.shape, np.bool_)
@@ -335,6 +349,9 @@ class ModuleContext:
     # shardings), else None; and Python objects its custom calls refer to until it is compiled.
     self.mesh = None
     self.keepalive = []
+    # Lowering rules used instead of the primitives' own ({primitive: rule}; JAX's
+    # LoweringParameters.override_lowering_rules).
+    self.override_rules = None
 
   def location(self, stack, prim_name=None, traceback=None):
     """The location of an op of `prim_name` under `stack`, as JAX writes it: named
@@ -418,8 +435,11 @@ def _lower_eqns(mctx, jaxpr, env, read):
       mctx.name_stack = stack
       rule_ctx = LoweringRuleContext(mctx, prim, [v.aval for v in eqn.invars],
                                      [v.aval for v in eqn.outvars], stack)
+      lower = prim.lowering
+      if mctx.override_rules is not None:
+        lower = mctx.override_rules.get(prim, lower)
       with loc:
-        outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
+        outs = lower(rule_ctx, *map(read, eqn.invars), **eqn.params)
       outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
       if len(outs) != len(eqn.outvars):
         raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
@@ -550,13 +570,15 @@ def donation_plan(in_avals, out_avals, donated):
 def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None,
                           result_names=None, num_partitions=1,
                           num_replicas=1, axis_env=None, donated_args=None,
-                          dim_var_sources=None, mesh=None) -> LoweredModule:
+                          dim_var_sources=None, mesh=None,
+                          override_rules=None) -> LoweredModule:
   """A StableHLO module `jit_<name>` whose public `main` computes `closed`. `donated_args`
   (one flag per argument): arguments whose buffers the computation may reuse; those it
   cannot are warned about, as JAX does.
 
   `dim_var_sources` ({name: (argument index, axis)}): the dimension variables of symbolic
-  shapes in `closed` and where main reads each one's value."""
+  shapes in `closed` and where main reads each one's value. `override_rules` ({primitive:
+  rule}): lowering rules used instead of those primitives' own."""
   aliases = donors = None
   if donated_args is not None and any(donated_args):
     aliases, donors, unusable = donation_plan(closed.in_avals, closed.out_avals, donated_args)
@@ -574,6 +596,7 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
     mctx = ModuleContext(module, name, axis_env, sorted(dim_var_sources or {}))
     mctx.dim_var_sources = dim_var_sources or {}
     mctx.mesh = mesh
+    mctx.override_rules = override_rules
     if result_names is None:
       n_out = len(closed.out_avals)
       result_names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]

@@ -659,3 +659,57 @@ def threefry_2x32_hash(keypair, count):
   if odd:
     out = shape_ops.slice_in_dim(out, 0, 2 * half - 1)
   return shape_ops.reshape(out, tuple(count.shape))
+
+
+# ---- JAX's typed-key primitives (jax.extend.core.primitives) --------------------------------
+class _KeyPrimitive(core.Primitive):
+  """One of JAX's typed-key primitives. arrax's key arrays wrap uint32 key data whose
+  operations are ordinary primitives, so `bind` runs the key operation on the current trace:
+  the values (and jit/vmap/grad of them) are JAX's; jaxprs show the threefry operations instead
+  of one `random_*` equation."""
+  runs_inline = True
+
+  def __init__(self, name, run):
+    super().__init__(name)
+    self._run = run
+
+  def bind(self, *args, **params):
+    return self._run(*args, **params)
+
+
+def _key_arg(keys, what):
+  if not isinstance(keys, PRNGKeyArray):
+    raise TypeError(f"{what} accepts a typed PRNG key array, got {type(keys).__name__}")
+  return keys._base_array
+
+
+def _bind_split(keys, *, shape):
+  data = _key_arg(keys, "random_split")
+  return PRNGKeyArray(split_data(data, tuple(operator.index(d) for d in shape)))
+
+
+def _bind_fold_in(keys, msgs):
+  data = _key_arg(keys, "random_fold_in")
+  msgs = creation.asarray(msgs, dtype=_U32)
+  shape = tuple(keys.shape)
+  if tuple(msgs.shape) != shape:
+    raise TypeError(f"random_fold_in: key shape {shape} and message shape "
+                    f"{tuple(msgs.shape)} differ")
+  if not shape:
+    return PRNGKeyArray(fold_in_data(data, msgs))
+  n = math.prod(shape)
+  out = vmap(fold_in_data)(shape_ops.reshape(data, (n, 2)), shape_ops.reshape(msgs, (n,)))
+  return PRNGKeyArray(shape_ops.reshape(out, shape + (2,)))
+
+
+def _bind_bits(keys, *, bit_width, shape):
+  if bit_width not in UINT_DTYPES:
+    raise TypeError(f"requires bit field width in {tuple(UINT_DTYPES)}")
+  return random_bits(_key_arg(keys, "random_bits"), bit_width, tuple(shape))
+
+
+random_seed_p = _KeyPrimitive("random_seed", lambda seeds, *, impl: random_seed(
+    seeds, getattr(impl, "_impl", impl)))
+random_split_p = _KeyPrimitive("random_split", _bind_split)
+random_fold_in_p = _KeyPrimitive("random_fold_in", _bind_fold_in)
+random_bits_p = _KeyPrimitive("random_bits", _bind_bits)

@@ -464,6 +464,71 @@ class SingleDeviceSharding(Sharding):
     return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
+class GSPMDSharding(Sharding):
+  """A sharding given as XLA's HloSharding (or OpSharding proto) over a list of devices: tile
+  (i0, i1, ...) of the tile assignment holds the block of rows i0, i1, ... of each dimension,
+  on the device at that position (and its replicas, when the last tile dimension replicates)."""
+
+  def __init__(self, devices, op_sharding, *, memory_kind=None):
+    self._devices = tuple(devices)
+    if isinstance(op_sharding, xc.OpSharding):
+      op_sharding = xc.HloSharding.from_proto(op_sharding)
+    self._hlo_sharding = op_sharding
+    self._memory_kind = memory_kind
+
+  @classmethod
+  def get_replicated(cls, device_assignment, *, memory_kind=None):
+    """The replicated sharding over `device_assignment`."""
+    return cls(tuple(device_assignment), xc.HloSharding.replicate(), memory_kind=memory_kind)
+
+  @property
+  def device_set(self):
+    return set(self._devices)
+
+  @property
+  def _device_assignment(self):
+    return self._devices
+
+  @property
+  def is_fully_replicated(self):
+    return self._hlo_sharding.is_replicated() or self._hlo_sharding.num_devices() == 1
+
+  def _to_xla_hlo_sharding(self, num_dimensions):
+    return self._hlo_sharding
+
+  def devices_indices_map(self, global_shape):
+    hlo, nd = self._hlo_sharding, len(global_shape)
+    if hlo.is_replicated() or hlo.is_manual():
+      return {d: (slice(None),) * nd for d in self._devices}
+    if hlo.is_maximal():
+      owner = self._devices[hlo.tile_assignment_devices()[0]]
+      return {d: (slice(None),) * nd for d in self._devices if d == owner}
+    dims = list(hlo.tile_assignment_dimensions())
+    tiles = np.asarray(hlo.tile_assignment_devices()).reshape(dims)
+    if len(dims) < nd:
+      raise ValueError(f"{self!r} does not fit an array of rank {nd}")
+    out = {}
+    for pos in np.ndindex(*dims):
+      index = []
+      for axis in range(nd):
+        size, n = global_shape[axis], dims[axis]
+        chunk = -(-size // n)
+        index.append(slice(None) if n == 1 else
+                     slice(min(pos[axis] * chunk, size), min((pos[axis] + 1) * chunk, size)))
+      out[self._devices[int(tiles[pos])]] = tuple(index)
+    return out
+
+  def __eq__(self, other):
+    return (isinstance(other, GSPMDSharding) and self._devices == other._devices and
+            self._hlo_sharding == other._hlo_sharding and self.memory_kind == other.memory_kind)
+
+  def __hash__(self):
+    return hash((self._devices, str(self._hlo_sharding)))
+
+  def __repr__(self):
+    return f"GSPMDSharding({self._hlo_sharding}, memory_kind={self.memory_kind})"
+
+
 def make_single_device_sharding(device, *, memory_kind=None):
   """A `SingleDeviceSharding` on `device`."""
   return SingleDeviceSharding(device, memory_kind=memory_kind)

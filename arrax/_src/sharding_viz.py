@@ -21,45 +21,8 @@ from jaxlib import xla_client as xc
 from jaxlib.mlir import ir
 
 from arrax._src import backend, core, mlir, spmd
-from arrax._src.sharding_impls import Mesh, NamedSharding, PartitionSpec, Sharding
+from arrax._src.sharding_impls import GSPMDSharding, Mesh, NamedSharding, PartitionSpec
 from arrax._src.tree_util import tree_map
-
-
-class GSPMDSharding(Sharding):
-  """The sharding an inspected value has inside a one-device jit (XLA's replicated layout),
-  printed as JAX prints its GSPMDSharding."""
-
-  def __init__(self, devices, hlo_sharding, *, memory_kind=None):
-    self._devices = tuple(devices)
-    self._hlo_sharding = hlo_sharding
-    self._memory_kind = memory_kind
-
-  @property
-  def device_set(self):
-    return set(self._devices)
-
-  @property
-  def _device_assignment(self):
-    return self._devices
-
-  @property
-  def is_fully_replicated(self):
-    return self._hlo_sharding.is_replicated()
-
-  def devices_indices_map(self, global_shape):
-    if not self._hlo_sharding.is_replicated():
-      raise NotImplementedError(f"devices_indices_map of {self!r}")
-    return {d: (slice(None),) * len(global_shape) for d in self._devices}
-
-  def __eq__(self, other):
-    return (isinstance(other, GSPMDSharding) and self._devices == other._devices and
-            self._hlo_sharding == other._hlo_sharding and self.memory_kind == other.memory_kind)
-
-  def __hash__(self):
-    return hash((self._devices, str(self._hlo_sharding)))
-
-  def __repr__(self):
-    return f"GSPMDSharding({self._hlo_sharding}, memory_kind={self.memory_kind})"
 
 
 # ---- the inspect_sharding primitive -------------------------------------------------------------

@@ -4,7 +4,10 @@ from arrax._src.interpreters.batching import (
     bdim_at_front as bdim_at_front,
     broadcast as broadcast,
     defbroadcasting as defbroadcasting,
+    defreducer as defreducer,
     defvectorized as defvectorized,
     fancy_primitive_batchers as fancy_primitive_batchers,
     primitive_batchers as primitive_batchers,
+    register_vmappable as register_vmappable,
+    unregister_vmappable as unregister_vmappable,
 )

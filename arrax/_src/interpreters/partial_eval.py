@@ -1,12 +1,72 @@
 """`jax.interpreters.partial_eval` compatibility: the parts of JAX's partial-evaluation module
 arrax has an equivalent for (tracing Python to jaxprs, partial evaluation of jaxprs)."""
+from typing import Any
+
+from arrax._src import call as _call
 from arrax._src import core as _core
 from arrax._src import tracing as _tracing
 from arrax._src.ad import PartialEvalTrace, partial_eval_jaxpr  # noqa: F401
+from arrax._src.interpreters.registry import RuleTable
 from arrax._src.tracing import JaxprTrace as DynamicJaxprTrace  # noqa: F401
 from arrax._src.tracing import JitTracer as DynamicJaxprTracer  # noqa: F401
+from arrax._src.tracing import JitTracer as JaxprTracer  # noqa: F401
 
 partial_eval_jaxpr_nounits = partial_eval_jaxpr
+Val = Any
+
+
+def _pe_rule(prim, rule):
+  """JAX's `rule(trace, *tracers, **params)` in arrax's `partial_eval` slot convention."""
+  return lambda trace, args, params: rule(trace, *args, **params)
+
+
+def _dce_rule(prim, rule):
+  """JAX's `rule(used_outputs, eqn) -> (used_inputs, eqn or None)` as arrax's `dce` slot."""
+  return lambda eqn, used: rule(list(used), eqn)[1]
+
+
+class _DceRules(RuleTable):
+  """`dce_rules[p]` reads arrax's own rules in JAX's convention too."""
+
+  def __getitem__(self, prim):
+    rule = super().__getitem__(prim)
+    if prim in self._set:
+      return rule
+
+    def jax_rule(used_outputs, eqn):
+      new = rule(eqn, list(used_outputs))
+      kept = set() if new is None else {id(v) for v in new.invars}
+      return [id(v) in kept for v in eqn.invars], new
+    return jax_rule
+
+
+# Partial evaluation rules of primitives, JAX's form: `rule(trace, *tracers, **params)` (the
+# tracers are arrax's: `trace.is_unknown(t)`, `trace.record(prim, args, params)` stages).
+custom_partial_eval_rules = RuleTable("partial_eval", _pe_rule)
+# Dead-code elimination rules, JAX's form: `rule(used_outputs, eqn) -> (used_inputs, new eqn
+# or None)`.
+dce_rules = _DceRules("dce", _dce_rule)
+dce_jaxpr_call_rule = _call.dce_call_rule
+dce_jaxpr_closed_call_rule = _call.dce_call_rule
+
+# JAX's rules for splitting an equation under remat's saveability policy. arrax's remat splits
+# every equation by the policy itself, so rules put here are kept and not consulted.
+partial_eval_jaxpr_custom_rules: dict = {}
+
+
+def dce_jaxpr_consts(jaxpr, used_outputs, instantiate=False):
+  """`dce_jaxpr` that also prunes the constvars: (jaxpr, used_consts, used_inputs)."""
+  n = len(jaxpr.constvars)
+  inst = (list(instantiate) if isinstance(instantiate, (list, tuple))
+          else [instantiate] * len(jaxpr.invars))
+  opened = _core.Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
+                       jaxpr.debug_info)
+  new, used = _core.dce_jaxpr(opened, used_outputs, [False] * n + inst)
+  used_consts, used_inputs = used[:n], used[n:]
+  constvars = [v for v, u in zip(jaxpr.constvars, used_consts) if u]
+  invars = new.invars[len(constvars):]
+  return (_core.Jaxpr(constvars, invars, new.outvars, new.eqns, jaxpr.debug_info),
+          used_consts, used_inputs)
 
 
 def convert_constvars_jaxpr(jaxpr):

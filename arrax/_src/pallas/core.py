@@ -38,6 +38,30 @@ class CompilerParams(Protocol):
   __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
 
+# Lowering rules for kernels whose compiler params are of a given class, by platform
+# (`jax.extend.pallas.register_lowering_rule`). JAX consults them when lowering for TPU or GPU;
+# arrax lowers for the CPU, where (as in JAX) only interpret mode runs, so they are kept only.
+_backend_lowering_rules: dict = {}
+
+
+def register_lowering_rule(params_cls, rule, platform: str):
+  """Lower pallas_calls whose `compiler_params` are a `params_cls` with `rule` on `platform`."""
+  _backend_lowering_rules[params_cls] = (rule, platform)
+
+
+def get_lowering_rule(params_cls, expected_platform: str):
+  """The rule registered for `params_cls` (None if none); ValueError if it is for another
+  platform."""
+  found = _backend_lowering_rules.get(params_cls)
+  if found is None:
+    return None
+  rule, platform = found
+  if platform != expected_platform:
+    raise ValueError(f"Compiler params for platform {platform} cannot be used for "
+                     f"{expected_platform} lowering.")
+  return rule
+
+
 @enum.unique
 class RevisitMode(enum.Enum):
   """Whether an output block may be revisited at any later iteration (ANY) or only at the

@@ -1,15 +1,15 @@
 """arrax.experimental.sparse (`jax.experimental.sparse`): the BCOO, BCSR, COO, CSR and CSC
 sparse formats, their primitives and operations, `sparsify`, and sparse-aware autodiff."""
-from arrax._src.sparse import ad as ad
-from arrax._src.sparse import api as api
-from arrax._src.sparse import bcoo as bcoo
-from arrax._src.sparse import bcsr as bcsr
-from arrax._src.sparse import coo as coo
-from arrax._src.sparse import csr as csr
+from arrax.experimental.sparse import ad as ad
+from arrax.experimental.sparse import api as api
+from arrax.experimental.sparse import bcoo as bcoo
+from arrax.experimental.sparse import bcsr as bcsr
+from arrax.experimental.sparse import coo as coo
+from arrax.experimental.sparse import csr as csr
 from arrax.experimental.sparse import linalg as linalg
-from arrax._src.sparse import random as random
-from arrax._src.sparse import transform as transform
-from arrax._src.sparse import util as util
+from arrax.experimental.sparse import random as random
+from arrax.experimental.sparse import transform as transform
+from arrax.experimental.sparse import util as util
 from arrax._src.sparse._base import JAXSparse as JAXSparse
 from arrax._src.sparse.ad import grad as grad
 from arrax._src.sparse.ad import jacfwd as jacfwd

@@ -1,10 +1,14 @@
 """arrax.extend.core.primitives (`jax.extend.core.primitives`): the primitives by name.
 
-JAX names missing here: call_p and closed_call_p (arrax has no call primitives), the typed-key
-primitives random_seed_p, random_split_p, random_fold_in_p and random_bits_p (arrax key arrays
-wrap uint32 key data, whose operations are ordinary primitives)."""
+The typed-key primitives (random_seed_p, random_split_p, random_fold_in_p, random_bits_p) run
+their key operation when bound: arrax key arrays wrap uint32 key data, whose operations are
+ordinary primitives."""
 from arrax._src.ad import (
     stop_gradient_p as stop_gradient_p,
+)
+from arrax._src.call import (
+    call_p as call_p,
+    closed_call_p as closed_call_p,
 )
 from arrax._src.checkpoint import (
     name_p as name_p,
@@ -231,6 +235,10 @@ from arrax._src.lax.windowed_reductions import (
     select_and_scatter_p as select_and_scatter_p,
 )
 from arrax._src.prng import (
+    random_bits_p as random_bits_p,
+    random_fold_in_p as random_fold_in_p,
+    random_seed_p as random_seed_p,
+    random_split_p as random_split_p,
     threefry2x32_p as threefry2x32_p,
 )
 from arrax._src.random import (
