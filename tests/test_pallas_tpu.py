@@ -451,3 +451,209 @@ def test_run_on_first_core():
       ("unbound", lambda: err(lambda top: top.experimental.pallas.tpu.run_on_first_core("c"),
                               match="unbound axis name")),
   ])
+
+
+# ---- hardware figures, meshes, semaphores --------------------------------------------------------
+def test_tpu_info_for_chip():
+  jt, at = jax.experimental.pallas.tpu, arrax.experimental.pallas.tpu
+  for jc, ac in zip(jt.ChipVersion, at.ChipVersion):
+    for cores in (1, 2):
+      try:
+        want = jt.get_tpu_info_for_chip(jc, cores)
+      except ValueError as e:
+        with pytest.raises(ValueError, match="num_tensor_cores_per_logical_device=1"):
+          at.get_tpu_info_for_chip(ac, cores)
+        assert "must have num_tensor_cores_per_logical_device=1" in str(e)
+        continue
+      got = at.get_tpu_info_for_chip(ac, cores)
+      assert isinstance(got, at.TpuInfo)
+      assert repr(got).replace("arrax", "jax") == repr(want), jc
+      assert (got.is_lite, got.is_split_chip, got.is_megacore) == (
+          want.is_lite, want.is_split_chip, want.is_megacore)
+      for d1, d2 in [("float32", "float32"), ("bfloat16", "int8"), ("int8", "uint8"),
+                     ("float8_e5m2", "float8_e4m3fn"), ("int4", "int4"), ("float32", "int32")]:
+        assert got.is_matmul_supported(d1, d2) == want.is_matmul_supported(d1, d2), (jc, d1, d2)
+      if want.generation <= 7:
+        for d in [np.float32, "bfloat16", np.int8, "int4"]:
+          assert got.get_sublane_tiling(d) == want.get_sublane_tiling(d), (jc, d)
+    assert (ac.is_lite, ac.supports_megacore, ac.num_physical_tensor_cores_per_chip) == (
+        jc.is_lite, jc.supports_megacore, jc.num_physical_tensor_cores_per_chip)
+  with pytest.raises(TypeError):
+    at.TpuInfo(generation=2)
+
+
+def test_tensorcore_mesh_and_semaphores():
+  jt, at = jax.experimental.pallas.tpu, arrax.experimental.pallas.tpu
+  jm, am = jt.create_tensorcore_mesh("x", num_cores=2), at.create_tensorcore_mesh("x", num_cores=2)
+  assert repr(am).replace("arrax", "jax") == repr(jm)
+  assert am.shape == jm.shape and am.core_type.name == jm.core_type.name
+  assert am == at.create_tensorcore_mesh("x", num_cores=2) and hash(am) == hash(
+      at.create_tensorcore_mesh("x", num_cores=2))
+  assert [d.value for d in am.dimension_semantics] == [d.value for d in jm.dimension_semantics]
+  for kw in [{}, {"devices": "dev"}]:   # (CPU devices have no TensorCores)
+    jkw = {k: jax.devices() for k in kw}
+    akw = {k: arrax.devices() for k in kw}
+    with pytest.raises(AttributeError):
+      jt.create_tensorcore_mesh("x", **jkw)
+    with pytest.raises(AttributeError):
+      at.create_tensorcore_mesh("x", **akw)
+  with pytest.raises(ValueError, match="both devices and num_cores"):
+    at.create_tensorcore_mesh("x", devices=arrax.devices(), num_cores=1)
+  assert issubclass(at.dma_semaphore, arrax.experimental.pallas.semaphore.__mro__[1])
+  assert arrax.numpy.issubdtype(at.dma_semaphore, arrax.dtypes.extended)
+  with pytest.raises(NotImplementedError, match="get_barrier_semaphore"):
+    jt.get_barrier_semaphore()
+  with pytest.raises(NotImplementedError, match="get_barrier_semaphore"):
+    at.get_barrier_semaphore()
+
+
+# ---- random: sample_block and Pallas keys -----------------------------------------------------------
+def _sampled(top, sampler, dtype, interpret=True):
+  """A (8, 16) array sampled in (4, 8) blocks from (2, 4) tiles, next to the same array
+  sampled in one call per (8, 4) block with explicit block indices."""
+  pl, pltpu = top.experimental.pallas, top.experimental.pallas.tpu
+  def kernel(o_ref):
+    key = top.random.key(3)
+    o_ref[...] = pltpu.sample_block(getattr(top.random, sampler), key, block_size=(4, 8),
+                                    tile_size=(2, 4), total_size=(8, 16), dtype=dtype)
+
+  out = pl.pallas_call(kernel, out_shape=top.ShapeDtypeStruct((8, 16), dtype), grid=(2, 2),
+                       out_specs=pl.BlockSpec((4, 8), lambda i, j: (i, j)),
+                       interpret=interpret)()
+  cols = [pltpu.sample_block(getattr(top.random, sampler), top.random.key(3), (8, 4), (2, 4),
+                             (8, 16),
+                             block_index=(0, j), dtype=dtype) for j in range(4)]
+  return out, top.numpy.concatenate(cols, axis=1)
+
+
+def test_sample_block():
+  check_all([
+      ("uniform", lambda: ok(_sampled, "uniform", np.float32)),
+      ("normal_f16", lambda: ok(lambda top: top.experimental.pallas.tpu.sample_block(
+          top.random.normal, top.random.key(2), (2, 4), (2, 2), (3, 8), block_index=(1, 1),
+          dtype=np.float16))),
+  ])
+  out, cols = _sampled(arrax, "uniform", np.float32)
+  np.testing.assert_array_equal(out, cols)   # (block-shape invariance)
+  legacy = ok(lambda top: top.experimental.pallas.tpu.sample_block(
+      top.random.bits, top.random.PRNGKey(1), (4,), (2,), (7,), block_index=(1,)))
+  assert legacy.shape == (4,)
+  err(lambda top: top.experimental.pallas.tpu.sample_block(
+      top.random.bits, top.random.key(1), (4,), (2, 2), (8,), block_index=(0,)),
+      match="must have the same length")
+
+
+def test_to_pallas_key():
+  def data(top, k):
+    return top.random.key_data(top.experimental.pallas.tpu.to_pallas_key(k))
+
+  check_all([
+      ("typed", lambda: ok(lambda top: data(top, top.random.key(5)))),
+      ("raw", lambda: ok(lambda top: data(top, top.random.PRNGKey(5)))),
+      ("batched", lambda: ok(lambda top: data(top, top.random.split(top.random.key(1), 3)))),
+      ("indexed", lambda: ok(lambda top: top.random.key_data(
+          top.experimental.pallas.tpu.to_pallas_key(top.random.split(top.random.key(1), 3))[2]))),
+      ("jit", lambda: ok(lambda top: top.random.key_data(top.jit(lambda k: k)(
+          top.experimental.pallas.tpu.to_pallas_key(top.random.key(2)))))),
+  ])
+  jk = jax.experimental.pallas.tpu.to_pallas_key(jax.random.key(0))
+  ak = arrax.experimental.pallas.tpu.to_pallas_key(arrax.random.key(0))
+  assert (str(ak.dtype), ak.shape, ak.ndim) == (str(jk.dtype), jk.shape, jk.ndim)
+  assert str(arrax.random.key_impl(ak)) == str(jax.random.key_impl(jk)) == "pallas_tpu"
+  for use in [lambda top, k: top.random.bits(k, (2,)), lambda top, k: top.random.split(k),
+              lambda top, k: top.random.uniform(k, (2,)),
+              lambda top, k: top.random.fold_in(k, 1)]:
+    with pytest.raises(NotImplementedError):
+      use(jax, jk)
+    with pytest.raises(NotImplementedError):
+      use(arrax, ak)
+
+
+# ---- BufferedRef ----------------------------------------------------------------------------------
+def _buffered_double(top, x, tiling, buffer_count=2, interpret=True):
+  """Rows of x doubled through an input and an output BufferedRef driven by hand."""
+  pl, pltpu = top.experimental.pallas, top.experimental.pallas.tpu
+  tiling = None if tiling is None else getattr(pltpu.Tiling, tiling)
+  spec = pl.BlockSpec((1, x.shape[1]), lambda i: (i, 0))
+
+  def kernel(x_hbm, o_hbm):
+    def body(bi, bo):
+      bi, bo = bi.initialize_slots(), bo.initialize_slots()
+      for i in range(x.shape[0]):
+        bi.copy_in(x_hbm, (i,))
+        bi.wait_in(x_hbm, (i,))
+        bo.current_ref[...] = bi.current_ref[...] * 2
+        bo.copy_out(o_hbm, (i,))
+        bo.wait_out(o_hbm, (i,))
+        bi = bi.advance_copy_in_slot().advance_wait_in_slot()
+        bo = bo.advance_copy_out_slot(i % 2 == 0).advance_wait_out_slot()
+    pl.run_scoped(body, pltpu.BufferedRef.input(spec, x.dtype, buffer_count, tiling=tiling),
+                  pltpu.BufferedRef.output(spec, x.dtype, buffer_count, tiling=tiling))
+
+  any_spec = pl.BlockSpec(memory_space=pl.ANY)
+  if interpret == "tpu":
+    interpret = pltpu.InterpretParams()
+  return pl.pallas_call(kernel, out_shape=top.ShapeDtypeStruct(x.shape, x.dtype),
+                        in_specs=[any_spec], out_specs=any_spec, interpret=interpret)(x)
+
+
+def test_buffered_ref_pipeline():
+  x = rand((4, 8), np.float32, seed=15)
+  check_all([
+      ("sparse_core_tiling", lambda: ok(_buffered_double, x, "SPARSE_CORE")),
+      ("single_buffer_tpu", lambda: ok(_buffered_double, x, "SPARSE_CORE", 1, "tpu")),
+      ("compact_needs_tpu", lambda: err(_buffered_double, x, None,
+                                        match="Unsupported TPU device kind")),
+  ])
+
+
+def _bref(top, kind, *args, **kw):
+  pltpu = top.experimental.pallas.tpu
+  return getattr(pltpu.BufferedRef, kind)(*args, **kw)
+
+
+def test_buffered_ref_fields():
+  specs = {}
+  for top in (jax, arrax):
+    pl, pltpu = top.experimental.pallas, top.experimental.pallas.tpu
+    specs[top] = dict(row=pl.BlockSpec((1, 8), lambda i: (i, 0)),
+                      flat=pl.BlockSpec((8,), lambda i: (i,)),
+                      vmem=pl.BlockSpec((8,), lambda i: (i,), memory_space=pltpu.VMEM),
+                      sem=pl.BlockSpec((8,), lambda i: (i,), memory_space=pltpu.SEMAPHORE))
+
+  def fields(top, kind, spec, **kw):
+    pltpu = top.experimental.pallas.tpu
+    if "source_memory_space" in kw:
+      kw["source_memory_space"] = pltpu.VMEM
+    b = _bref(top, kind, specs[top][spec], np.float32, **kw)
+    window = None if b.window_ref is None else (b.window_ref.shape, str(b.window_ref.dtype),
+                                                str(b.window_ref.memory_space))
+    sems = [None if s is None else s.shape for s in (b.sem_recvs, b.sem_sends)]
+    return (window, sems, b.is_buffered, b.use_lookahead, b.is_input, b.is_output,
+            b.is_input_output, b.has_allocated_buffer, len(top.tree.leaves(b)))
+
+  for kind, spec, kw in [("input", "row", {}), ("output", "flat", {}),
+                         ("input_output", "row", {"buffer_count": 1}),
+                         ("input", "flat", {"buffer_count": 3, "tiling": "SPARSE_CORE"}),
+                         ("input", "vmem", {"source_memory_space": 1}),
+                         ("input", "flat", {"use_lookahead": True, "grid_rank": 1})]:
+    kj, ka = dict(kw), dict(kw)
+    if "tiling" in kw:
+      kj["tiling"] = jax.experimental.pallas.tpu.Tiling.SPARSE_CORE
+      ka["tiling"] = arrax.experimental.pallas.tpu.Tiling.SPARSE_CORE
+    assert fields(arrax, kind, spec, **ka) == fields(jax, kind, spec, **kj), (kind, spec, kw)
+  for top in (jax, arrax):
+    with pytest.raises(NotImplementedError, match="Buffer count >2"):
+      _bref(top, "output", specs[top]["flat"], np.float32, buffer_count=3)
+    with pytest.raises(ValueError, match="Unsupported buffer memory space"):
+      _bref(top, "input", specs[top]["sem"], np.float32)
+    with pytest.raises(ValueError, match="grid_rank must be specified"):
+      _bref(top, "input", specs[top]["flat"], np.float32, use_lookahead=True)
+    b = _bref(top, "input", specs[top]["vmem"], np.float32,
+              source_memory_space=top.experimental.pallas.tpu.VMEM)
+    with pytest.raises(ValueError, match="buffer count is undefined"):
+      b.buffer_count
+    base = top.experimental.pallas.tpu.BufferedRefBase()
+    assert base.is_buffered is False and base.is_trivial_windowing is False
+    with pytest.raises(NotImplementedError):
+      base.spec
