@@ -254,7 +254,7 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.ode", ".experimental.mesh_utils", ".experimental.jet",
           ".experimental.pjit", ".experimental.serialize_executable", ".experimental.sparse",
           ".experimental.sparse.linalg", ".experimental.pallas", ".experimental.pallas.tpu",
-          ".experimental.pallas.triton", ".experimental.shard_alike", ".experimental.random", ".experimental.profiler",
+          ".experimental.pallas.triton", ".experimental.pallas.fuser", ".experimental.shard_alike", ".experimental.random", ".experimental.profiler",
           ".experimental.rnn", ".experimental.custom_partitioning", ".experimental.topologies",
           ".experimental.key_reuse", ".extend.core.primitives",
           ".experimental.colocated_python",
