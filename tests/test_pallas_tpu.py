@@ -7,6 +7,7 @@ import dataclasses
 import jax
 import jax.experimental.pallas  # noqa: F401
 import jax.experimental.pallas.tpu  # noqa: F401
+import jax.experimental.pallas.tpu_sc  # noqa: F401
 import jax.experimental.pallas.triton  # noqa: F401
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from oracle import call_with, check, check_all, rand
 import arrax
 import arrax.experimental.pallas  # noqa: F401
 import arrax.experimental.pallas.tpu  # noqa: F401
+import arrax.experimental.pallas.tpu_sc  # noqa: F401
 import arrax.experimental.pallas.triton  # noqa: F401
 
 TOP = call_with("top")
@@ -657,3 +659,92 @@ def test_buffered_ref_fields():
     assert base.is_buffered is False and base.is_trivial_windowing is False
     with pytest.raises(NotImplementedError):
       base.spec
+
+
+# ---- pallas.tpu_sc ---------------------------------------------------------------------------------
+def _sc_kernel(top, what, x):
+  """A kernel applying one SparseCore operation to x (f32[8])."""
+  plsc = top.experimental.pallas.tpu_sc
+  jnp = top.numpy
+
+  def kernel(x_ref, o_ref):
+    v = x_ref[...]
+    o_ref[...] = v
+    if what == "cumsum":
+      o_ref[...] = plsc.cumsum(v)
+    elif what == "bitcast":
+      o_ref[...] = plsc.bitcast(v, jnp.int32).astype(jnp.float32)
+    elif what == "ffs":
+      o_ref[...] = v + plsc.all_reduce_ffs(v > 3).astype(jnp.float32)
+    elif what == "scan_count":
+      o_ref[...] = plsc.scan_count(v.astype(jnp.int32))[0].astype(jnp.float32)
+    elif what == "barrier":
+      plsc.subcore_barrier()
+    elif what == "gather":
+      o_ref[...] = plsc.load_gather(x_ref, [jnp.arange(8)[::-1]])
+    elif what == "sort":
+      o_ref[...] = plsc.sort_key_val(-v, v)[1]
+    elif what == "scatter":
+      plsc.store_scatter(o_ref, [jnp.arange(8)[::-1]], v)
+    elif what == "fetch_add_vector":
+      plsc.fetch_and_add(o_ref, 1.0, subcore_id=0)
+    elif what == "fetch_add_f32":
+      plsc.fetch_and_add(o_ref.at[0], 1.0, subcore_id=0)
+    elif what == "unpack_f32":
+      plsc.unpack(v, format=plsc.PackFormat.INTERLEAVED)
+
+  return _call(top, kernel, ((8,), np.float32), x)
+
+
+def test_tpu_sc_operations_need_a_sparse_core():
+  x = np.arange(8, dtype=np.float32)
+  cases = [(w, lambda w=w, m=m: err(_sc_kernel, w, x, match=m)) for w, m in [
+      ("cumsum", "masked_cumsum"), ("bitcast", "bitcast"), ("ffs", "all_reduce_ffs"),
+      ("scan_count", "unique"), ("barrier", "barrier"), ("gather", "Unsupported TPU"),
+      ("sort", "Unsupported TPU"), ("scatter", "scatter"),
+      ("fetch_add_vector", "Expected a scalar ref"), ("fetch_add_f32", "Only int32 refs"),
+      ("unpack_f32", "Only unpacking of bloat16 and int16")]]
+  check_all(cases)
+  js, as_ = jax.experimental.pallas.tpu_sc, arrax.experimental.pallas.tpu_sc
+  for top, sc in [(jax, js), (arrax, as_)]:
+    with pytest.raises(ValueError, match="Unsupported TPU device kind"):
+      sc.get_sparse_core_info()
+    with pytest.raises(ValueError, match="Unsupported TPU device kind"):
+      sc.VectorSubcoreMesh(core_axis_name="c", subcore_axis_name="s", num_cores=1,
+                           num_subcores=1)
+    with pytest.raises(ValueError, match="Unsupported TPU device kind"):
+      sc.ScalarSubcoreMesh(axis_name="c")
+    idx = sc.Indices(top.numpy.arange(3), 7)
+    leaves, tree = top.tree.flatten(idx)
+    assert len(leaves) == 1 and top.tree.unflatten(tree, leaves).ignored_value == 7
+  assert [(p.name, p.value) for p in as_.PackFormat] == [(p.name, p.value) for p in js.PackFormat]
+
+
+def _parallel_loop_kernel(top, x):
+  plsc = top.experimental.pallas.tpu_sc
+
+  def kernel(x_ref, o_ref, c_ref):
+    @plsc.parallel_loop(1, 8, 2)
+    def _(i):
+      o_ref[i] = x_ref[i] * 2
+
+    def body(i, c):
+      return c[0] + x_ref[i], i
+
+    s, last = plsc.parallel_loop(0, 8, 3, carry=(x_ref[0] * 0, top.numpy.int32(0)))(body)
+    c_ref[0] = s
+    c_ref[1] = last.astype(x.dtype)
+
+  return _call(top, kernel, [((8,), x.dtype), ((2,), x.dtype)], x)
+
+
+def test_tpu_sc_parallel_loop():
+  """arrax runs parallel loops in order (JAX has no CPU rule: it raises)."""
+  x = rand((8,), np.float32, seed=16)
+  with pytest.raises(NotImplementedError):
+    _parallel_loop_kernel(jax, x)
+  o, c = _parallel_loop_kernel(arrax, x)
+  np.testing.assert_array_equal(np.asarray(o)[1::2], x[1::2] * 2)
+  np.testing.assert_allclose(np.asarray(c), [x[0] + x[3] + x[6], 6], rtol=1e-6)
+  err(lambda top: top.experimental.pallas.tpu_sc.parallel_loop(0, 4, carry=top.numpy.int32(0))(
+      lambda i, c: (c, c)), match="same structure as carry")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -331,7 +332,6 @@ class custom_fusion:  # noqa: N801
     assert self.eval_rule is not None
     assert self.pull_block_spec_rule is not None
     if kwargs:
-      import inspect
       try:
         bound = inspect.signature(self.fun).bind(*args, **kwargs)
       except TypeError as e:
