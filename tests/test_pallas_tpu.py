@@ -3,6 +3,7 @@ JAX 0.10.2 (`interpret=True` or `pltpu.InterpretParams()`): masked loads and sto
 roll/bitcast/einshape, interpret-mode settings, hardware enums, and the errors of operations
 that need a GPU or TPU."""
 import dataclasses
+import importlib
 
 import jax
 import jax.experimental.pallas  # noqa: F401
@@ -748,3 +749,23 @@ def test_tpu_sc_parallel_loop():
   np.testing.assert_allclose(np.asarray(c), [x[0] + x[3] + x[6], 6], rtol=1e-6)
   err(lambda top: top.experimental.pallas.tpu_sc.parallel_loop(0, 4, carry=top.numpy.int32(0))(
       lambda i, c: (c, c)), match="same structure as carry")
+
+
+# ---- ops.tpu kernels ---------------------------------------------------------------------------
+def _ops_matmul(top, x, y, **kw):
+  mm = importlib.import_module(top.__name__ + ".experimental.pallas.ops.tpu.matmul")
+  with top.experimental.pallas.tpu.force_tpu_interpret_mode():
+    return mm.matmul(x, y, **kw)
+
+
+def test_ops_tpu_matmul():
+  x = rand((16, 32), np.float32, seed=17)
+  y = rand((32, 8), np.float32, seed=18)
+  xi, yi = (x * 3).astype(np.int8), (y * 3).astype(np.int8)
+  check_all([
+      ("f32", lambda: ok(_ops_matmul, x, y, block_shape=(8, 8), block_k=16, tol=1e-5)),
+      ("dtypes", lambda: err(_ops_matmul, x, yi, block_shape=(8, 8), block_k=16,
+                             match="Cannot deduce output dtype")),
+  ])
+  out = _ops_matmul(arrax, xi, yi, block_shape=(16, 8), block_k=32, out_dtype=np.int32)
+  np.testing.assert_array_equal(out, xi.astype(np.int32) @ yi.astype(np.int32))
