@@ -510,6 +510,37 @@ def test_tensorcore_mesh_and_semaphores():
     at.get_barrier_semaphore()
 
 
+def _mesh_kernel(top, x, what, cores=2, interpret=True):
+  """pl.kernel over a TensorCore mesh (whole-array refs in interpret mode)."""
+  pl, pltpu = top.experimental.pallas, top.experimental.pallas.tpu
+  mesh = pltpu.create_tensorcore_mesh("core", num_cores=cores)
+  sds = top.ShapeDtypeStruct(x.shape, x.dtype)
+  if what == "scratch":
+    def body(x_ref, o_ref, s_ref):
+      s_ref[...] = x_ref[...] * 2
+      o_ref[...] = s_ref[...] + 1
+    return pl.kernel(body, out_type=sds, mesh=mesh, interpret=interpret,
+                     scratch_types=[pltpu.VMEM(x.shape, x.dtype)])(x)
+
+  def body(x_ref, o_ref, p_ref):
+    o_ref[...] = x_ref[...] - 1
+    p_ref[:2] = x_ref[:2]   # (the rest stays uninitialized: NaN)
+
+  run = pl.kernel(out_type=(sds, sds), mesh=mesh, interpret=interpret)(body)
+  return top.jit(run)(x) if what == "jit" else run(x)
+
+
+def test_kernel_on_tensorcore_mesh():
+  x = rand((4,), np.float32, seed=19)
+  check_all([
+      ("tuple_out", lambda: ok(_mesh_kernel, x, "tuple")),
+      ("jit_one_core", lambda: ok(_mesh_kernel, x, "jit", 1)),
+      ("scratch", lambda: ok(_mesh_kernel, x, "scratch")),
+      ("not_interpreted", lambda: err(_mesh_kernel, x, "tuple", interpret=False,
+                                      match="Only interpret mode")),
+  ])
+
+
 # ---- random: sample_block and Pallas keys -----------------------------------------------------------
 def _sampled(top, sampler, dtype, interpret=True):
   """A (8, 16) array sampled in (4, 8) blocks from (2, 4) tiles, next to the same array
