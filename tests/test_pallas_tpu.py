@@ -800,3 +800,51 @@ def test_ops_tpu_matmul():
   ])
   out = _ops_matmul(arrax, xi, yi, block_shape=(16, 8), block_k=32, out_dtype=np.int32)
   np.testing.assert_array_equal(out, xi.astype(np.int32) @ yi.astype(np.int32))
+
+
+def _megablox(top, name):
+  return importlib.import_module(top.__name__ + ".experimental.pallas.ops.tpu.megablox" + name)
+
+
+def _gmm_ref(lhs, rhs, sizes, first=0):
+  out = np.zeros((lhs.shape[0], rhs.shape[-1]), np.float32)
+  starts = np.concatenate([[0], np.cumsum(sizes)])
+  for g in range(rhs.shape[0]):
+    s, e = starts[g + first], starts[g + first + 1]
+    out[s:e] = lhs[s:e] @ rhs[g]
+  return out
+
+
+def test_ops_tpu_megablox():
+  lhs = rand((16, 12), np.float32, seed=20)
+  rhs = rand((3, 12, 8), np.float32, seed=21)
+  sizes = np.array([5, 0, 11], np.int32)
+
+  def gmm(top, *args, **kw):
+    return _megablox(top, ".gmm").gmm(*args, tiling=(8, 8, 8), interpret=True, **kw)
+
+  def grads(top, lhs, rhs, sizes):
+    f = lambda a, b: (_megablox(top, "").gmm(  # noqa: E731
+        a, b, sizes, np.float32, (8, 8, 8), None, None, False, True) ** 2).sum()
+    return top.grad(f, argnums=(0, 1))(lhs, rhs)
+
+  check_all([
+      ("gmm", lambda: ok(gmm, lhs, rhs, sizes, tol=1e-5)),
+      ("vjp_tgmm", lambda: ok(grads, lhs, rhs, sizes, tol=1e-4)),
+      ("lhs_rank", lambda: err(gmm, lhs[None], rhs, sizes, match="2-tensor for 'lhs'")),
+      ("sizes_dtype", lambda: err(gmm, lhs, rhs, sizes.astype(np.int16), match="32-bit")),
+      ("float16", lambda: err(gmm, lhs.astype(np.float16), rhs, sizes,
+                              match="bfloat16 or float32")),
+      ("existing_dtype", lambda: err(gmm, lhs, rhs, sizes, existing_out=lhs[:, :8],
+                                     preferred_element_type=np.dtype("bfloat16"),
+                                     match="must match preferred_element_type")),
+  ])
+  mod = _megablox(arrax, ".gmm")
+  out_t = mod.gmm(lhs, rhs.transpose(0, 2, 1), sizes, tiling=(8, 4, 8), transpose_rhs=True,
+                  interpret=True)
+  np.testing.assert_allclose(out_t, _gmm_ref(lhs, rhs, sizes), rtol=1e-5, atol=1e-5)
+  out_o = mod.gmm(lhs, rhs[1:], sizes, tiling=(8, 8, 8), interpret=True,
+                  group_offset=arrax.numpy.asarray(1, np.int32))
+  np.testing.assert_allclose(out_o, _gmm_ref(lhs, rhs[1:], sizes, 1), rtol=1e-5, atol=1e-5)
+  with pytest.raises(ValueError, match="divisible by x-dimension tile size"):
+    mod.gmm(lhs, rhs, sizes, tiling=(6, 8, 8), interpret=True)
