@@ -848,3 +848,38 @@ def test_ops_tpu_megablox():
   np.testing.assert_allclose(out_o, _gmm_ref(lhs, rhs[1:], sizes, 1), rtol=1e-5, atol=1e-5)
   with pytest.raises(ValueError, match="divisible by x-dimension tile size"):
     mod.gmm(lhs, rhs, sizes, tiling=(6, 8, 8), interpret=True)
+
+
+def _attention(top, q, k, v, ab, seg, grad=False, **kw):
+  fa = importlib.import_module(top.__name__ + ".experimental.pallas.ops.tpu.flash_attention")
+  bs = fa.BlockSizes(block_q=8, block_k_major=128, block_k=128, block_b=1,
+                     block_q_major_dkv=8, block_k_major_dkv=128, block_k_dkv=128,
+                     block_q_dkv=8, block_k_major_dq=128, block_k_dq=128, block_q_dq=8)
+  seg = None if seg is None else fa.SegmentIds(*seg)
+  with top.experimental.pallas.tpu.force_tpu_interpret_mode():
+    f = lambda q, k, v, ab: fa.flash_attention(q, k, v, ab, seg, block_sizes=bs, **kw)  # noqa
+    if grad:
+      return top.grad(lambda *a: (f(*a) ** 2).sum(), argnums=(0, 1, 2, 3))(q, k, v, ab)
+    return f(q, k, v, ab)
+
+
+def test_ops_tpu_flash_attention():
+  q = rand((1, 1, 8, 8), np.float32, seed=22)
+  k = rand((1, 1, 128, 8), np.float32, seed=23)
+  v = rand((1, 1, 128, 8), np.float32, seed=24)
+  ab = rand((1, 1, 8, 128), np.float32, seed=25)
+  seg = (np.repeat([[0, 1]], 4, 1).astype(np.int32), np.repeat([[0, 1]], 64, 1).astype(np.int32))
+  check_all([
+      ("masked", lambda: ok(_attention, q, k, v, ab, seg, causal=True, sm_scale=0.5,
+                            tol=1e-5)),
+      ("grad", lambda: ok(_attention, q, k, v, ab, None, True, sm_scale=0.5, tol=1e-5)),
+      ("shapes", lambda: err(_attention, q, k[:, :, :64], v, None, None,
+                             match="KV sequence length mismatch")),
+  ])
+  fa = importlib.import_module("arrax.experimental.pallas.ops.tpu.flash_attention")
+  ref = fa.mha_reference_no_custom_vjp(q, k, v, ab, fa.SegmentIds(*seg), causal=True,
+                                       sm_scale=0.5)
+  np.testing.assert_allclose(_attention(arrax, q, k, v, ab, seg, causal=True, sm_scale=0.5),
+                             ref, rtol=1e-5, atol=1e-6)
+  with pytest.raises(ValueError, match="should divide"):
+    fa.BlockSizes(block_q=8, block_k_major=128, block_k=96, block_b=1)
