@@ -77,6 +77,9 @@ def _check_raw_key_allowed():
 def _check_prng_key(name, key, *, allow_batched=False):
   """(uint32 key data, whether the key was typed) for a typed key or raw uint32 key data."""
   if isinstance(key, PRNGKeyArray):
+    if key.dtype.impl_name != "threefry2x32" and name not in ("key_data", "key_impl"):
+      raise NotImplementedError(f"jax.random.{name} on {key.dtype} keys: they draw from a TPU "
+                                "core's hardware PRNG, which arrax (CPU) does not have")
     data, typed = key._base_array, True
   elif _is_arraylike(key):
     prng.check_key_data(key)
@@ -276,7 +279,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
 def key_impl(keys):
   """The name of the PRNG implementation of a key array: ``'threefry2x32'``."""
   _check_prng_key("key_impl", keys, allow_batched=True)
-  return "threefry2x32"
+  return keys.dtype.impl_name if isinstance(keys, PRNGKeyArray) else "threefry2x32"
 
 
 def key_dtype(impl_spec=None):

@@ -15,7 +15,7 @@ from arrax._src.core import ShapedArray
 from arrax._src.lax import creation as lax_creation, elementwise as lax
 from arrax._src.lax.control_flow import conditionals, loops
 from arrax._src.pallas import core as pallas_core
-from arrax._src.pallas import primitives
+from arrax._src.pallas import pallas_call as pallas_call_mod, primitives
 from arrax._src.state import primitives as state
 
 empty = environment.named_call(lax_creation.empty)
@@ -136,9 +136,22 @@ def run_state(f):
 
 def kernel(body=None, out_type=(), *, mesh, scratch_types=(), compiler_params=None,
            interpret=False, cost_estimate=None, debug=False, name=None, metadata=None):
-  """A kernel run over a backend mesh (needs a TPU/GPU mesh, which arrax does not have)."""
-  raise NotImplementedError("pl.kernel needs a TPU/GPU core mesh; use pallas_call with "
-                            "interpret=True")
+  """A function of arrays running `body(*input_refs, *output_refs, *scratch_refs)` on a core
+  mesh and returning the outputs (of `out_type`). arrax runs TensorCore meshes in interpret
+  mode, the body seeing whole arrays; other meshes need a TPU/GPU."""
+  if body is None:
+    return functools.partial(kernel, out_type=out_type, mesh=mesh, scratch_types=scratch_types,
+                             compiler_params=compiler_params, interpret=interpret,
+                             cost_estimate=cost_estimate, debug=debug, name=name,
+                             metadata=metadata)
+  if str(getattr(mesh, "core_type", "")) != "tc":
+    raise NotImplementedError("pl.kernel needs a TPU/GPU core mesh; arrax runs only "
+                              "TensorCore meshes (pltpu.create_tensorcore_mesh), in interpret "
+                              "mode")
+  return pallas_call_mod.pallas_call(
+      body, out_shape=out_type, scratch_shapes=tuple(scratch_types), debug=debug,
+      interpret=interpret, name=name, compiler_params=compiler_params,
+      cost_estimate=cost_estimate, metadata=metadata)
 
 
 # ---- cost estimates ----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ copy happens at `start`, `wait` has nothing left to wait for), the compiler para
 (scalar-prefetch operands: passed whole to the kernel and to every index map as refs)."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import enum
@@ -22,6 +23,7 @@ from arrax._src.lax import elementwise as lax, parallel
 from arrax._src.numpy import assembly, lax_numpy
 from arrax._src.pallas import core as pallas_core
 from arrax._src.pallas import helpers, primitives, triton
+from arrax._src.pallas.tpu_info import Tiling, get_tpu_info
 
 
 class GridDimensionSemantics(enum.Enum):
@@ -128,6 +130,16 @@ class PrefetchScalarGridSpec(pallas_core.GridSpec):
 
 
 # ---- semaphores and DMAs -------------------------------------------------------------------------
+class dma_semaphore(pallas_core.semaphore_dtype):
+  """The dtype class of DMA semaphores."""
+
+
+def get_barrier_semaphore():
+  """The barrier semaphore of a kernel's collective (`collective_id`): needs a TPU."""
+  raise NotImplementedError("Evaluation rule for 'get_barrier_semaphore' not implemented: the "
+                            "barrier semaphore exists only in kernels compiled for a TPU")
+
+
 class SemaphoreType(enum.Enum):
   """Kinds of semaphores; `SemaphoreType.DMA` (or `.DMA(shape)`) as a scratch shape gives a
   semaphore ref (interpret mode: int16, starting at zero)."""
@@ -322,38 +334,66 @@ def unpack_elementwise(x, *, index, packed_dtype, unpacked_dtype):
 
 
 # ---- hardware information and interpret mode -----------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TensorCore:
+  """One TensorCore of a device (by index)."""
+  id: int
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class TensorCoreMesh:
+  """A mesh over the TensorCores of a device, with one named axis."""
+  devices: np.ndarray
+  axis_names: tuple
+
+  def __init__(self, devices, axis_names):
+    devices = np.copy(devices)
+    devices.setflags(write=False)
+    object.__setattr__(self, "devices", devices)
+    object.__setattr__(self, "axis_names", tuple(axis_names))
+
+  def __eq__(self, other):
+    return (isinstance(other, TensorCoreMesh) and self.axis_names == other.axis_names
+            and self.devices.shape == other.devices.shape
+            and list(self.devices.flat) == list(other.devices.flat))
+
+  def __hash__(self):
+    return hash((self.devices.shape, tuple(self.devices.flat), self.axis_names))
+
+  @property
+  def core_type(self):
+    return CoreType.TC
+
+  @property
+  def default_memory_space(self):
+    return pallas_core.MemorySpace.ANY
+
+  @property
+  def shape(self):
+    return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
+
+  @property
+  def dimension_semantics(self):
+    return [GridDimensionSemantics.PARALLEL]
+
+
+def create_tensorcore_mesh(axis_name: str, devices=None, num_cores: int | None = None):
+  """A TensorCoreMesh of `num_cores` cores (default: those of `devices[0]`, or of the
+  default device, which on CPU has no TensorCores: AttributeError, as in JAX)."""
+  if devices is not None and num_cores is not None:
+    raise ValueError("cannot specify both devices and num_cores")
+  if num_cores is None:
+    if devices is None:
+      devices = [backend.devices()[0]]
+    num_cores = devices[0].num_cores
+  return TensorCoreMesh(np.array([TensorCore(i) for i in range(num_cores)]), [axis_name])
+
+
 class CoreType(_NamedEnum):
   """The kind of core a kernel runs on: TensorCore or a SparseCore subcore."""
   TC = "tc"
   SC_SCALAR_SUBCORE = "sc_scalar_subcore"
   SC_VECTOR_SUBCORE = "sc_vector_subcore"
-
-
-class ChipVersion(enum.Enum):
-  """TPU generations."""
-  TPU_V2 = "v2"
-  TPU_V3 = "v3"
-  TPU_V4I = "v4i"
-  TPU_V4 = "v4"
-  TPU_V5E = "v5e"
-  TPU_V5P = "v5p"
-  TPU_V6E = "v6e"
-  TPU_7 = "7"
-  TPU_7X = "7x"
-  TPU_8I = "8i"
-
-  def __str__(self) -> str:
-    return self.value
-
-
-class Tiling(enum.Enum):
-  """Memory tilings: TensorCore's compact (8, 128) and SparseCore's (8,)."""
-  COMPACT = enum.auto()
-  SPARSE_CORE = enum.auto()
-
-  @property
-  def shape(self) -> tuple[int, ...]:
-    return (8, 128) if self is Tiling.COMPACT else (8,)
 
 
 class BufferType(enum.Enum):
@@ -370,16 +410,6 @@ class BufferType(enum.Enum):
   @property
   def is_output(self):
     return self in (BufferType.OUTPUT, BufferType.INPUT_OUTPUT)
-
-
-def is_tpu_device() -> bool:
-  """Whether the default device is a TPU (never, for arrax)."""
-  return False
-
-
-def get_tpu_info():
-  """Hardware information on the current TPU; raises ValueError elsewhere."""
-  raise ValueError(f"Unsupported TPU device kind: {backend.devices()[0].device_kind}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

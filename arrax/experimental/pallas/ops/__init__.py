@@ -1,0 +1,1 @@
+"""arrax.experimental.pallas.ops (`jax.experimental.pallas.ops`): kernels written in Pallas."""
