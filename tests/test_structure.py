@@ -257,7 +257,9 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.pallas.triton", ".experimental.shard_alike", ".experimental.random", ".experimental.profiler",
           ".experimental.rnn", ".experimental.custom_partitioning", ".experimental.topologies",
           ".experimental.key_reuse", ".extend.core.primitives",
-          ".experimental.colocated_python",
+          ".experimental.colocated_python", ".experimental.compute_on",
+          ".experimental.xla_metadata", ".experimental.scheduling_groups",
+          ".experimental.control_deps", ".experimental.fused",
           ".api_util", ".sharding", ".profiler", ".ffi"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
