@@ -333,3 +333,29 @@ def test_no_attributes_left_behind_and_names_unchanged():
       1 / 0
   assert acore.trace_ctx.name_stack == () and arrax.config.arrax_op_attributes == ()
   assert_same(arrax.jit(anp.sin)(x), jnp.sin(jnp.arange(3.0)))
+
+
+def test_compute_on_control_flow():
+  # Ops of cond branches and loop bodies (also the loop's own counter) get the attributes;
+  # JAX's fori_loop/scan call helper functions arrax inlines, so the texts differ there.
+  like_jax("""
+  def f(x):
+    with co.compute_on('device_host'), xm.set_xla_metadata(k="v"):
+      y = jax.lax.cond(x[0] > 0, jnp.sin, jnp.cos, x)
+      z = jax.lax.fori_loop(0, 3, lambda i, c: c * x, y)
+    return y + z
+  x = jnp.arange(4.0)
+  print(jax.jit(f)(x), jax.jit(jax.grad(lambda x: f(x).sum()))(x))
+  """)
+  x = anp.arange(4.0)
+  co, xm = arrax.experimental.compute_on, arrax.experimental.xla_metadata
+
+  def f(x):
+    with co.compute_on("device_host"), xm.set_xla_metadata(k="v"):
+      y = arrax.lax.cond(x[0] > 0, anp.sin, anp.cos, x)
+      return arrax.lax.fori_loop(0, 3, lambda i, c: c * x, y)
+  text = arrax.jit(f).lower(x).as_text()
+  attrs = '{mhlo.frontend_attributes = {_xla_compute_type = "host", k = "v"}}'
+  for op in ["stablehlo.sine", "stablehlo.cosine", "stablehlo.multiply %iterArg",
+             "stablehlo.add %iterArg"]:
+    assert re.search(re.escape(op) + r"[^\n]*" + re.escape(attrs), text), op
