@@ -12,7 +12,6 @@ import jax.experimental.fused
 import jax.experimental.scheduling_groups
 import jax.experimental.xla_metadata
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from jax._src import core as jcore
 
@@ -56,14 +55,13 @@ def test_public_names_and_signatures(name):
 
 
 # ---- compute_on (context) ---------------------------------------------------------------------
-# (no scalar literals inside the contexts: JAX also marks the broadcasts it makes for them)
 CO_PRELUDE = """
 x = jnp.arange(4.0)
 g = jax.jit(lambda t: jnp.cos(t) * t)
 def f(x):
   y = x * x
   with co.compute_on('device_host'):
-    z = jnp.sin(y) + g(y)
+    z = jnp.sin(y) * 2.0 + g(y)   # (the broadcast of 2.0 is marked too, as in JAX)
     with co.compute_on('device'):
       w = z * y
   return w - z
@@ -182,7 +180,7 @@ CO2_PRELUDE = """
 x = jnp.arange(4.0)
 @co.compute_on2(compute_type='device_host', out_memory_spaces=Space.Device)
 def h(x, y):
-  return jnp.sin(x) * y
+  return jnp.sin(x) * y + 1.0
 def nest(x):
   return co.compute_on2(lambda t: h(t, t) + t, compute_type='device_host',
                         out_memory_spaces=Space.Device)(x)

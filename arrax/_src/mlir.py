@@ -237,8 +237,12 @@ def broadcast_in_dim(aval_out, x: ir.Value, dims) -> ir.Value:
   shape is symbolic)."""
   out_t = aval_to_ir_type(aval_out)
   if any(is_symbolic(d) for d in aval_out.shape):
-    return hlo.dynamic_broadcast_in_dim(out_t, x, shape_tensor(aval_out.shape), dense_i64(dims))
-  return hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
+    out = hlo.dynamic_broadcast_in_dim(out_t, x, shape_tensor(aval_out.shape), dense_i64(dims))
+  else:
+    out = hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
+  if _rule_compute.attrs is not None:   # (under compute_on)
+    set_frontend_attributes(out.owner, _rule_compute.attrs)
+  return out
 
 
 def ir_constant(val, dtype=None) -> ir.Value:
@@ -418,14 +422,20 @@ def _lower_eqns(mctx, jaxpr, env, read):
       mctx.name_stack = stack
       rule_ctx = LoweringRuleContext(mctx, prim, [v.aval for v in eqn.invars],
                                      [v.aval for v in eqn.outvars], stack)
-      with loc:
-        outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
-      outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
       attrs = frontend_attributes(stack)
+      outer_compute = _rule_compute.attrs
+      if attrs is not None or outer_compute is not None:
+        _rule_compute.attrs = attrs and attrs[1]
+      try:
+        with loc:
+          outs = prim.lowering(rule_ctx, *map(read, eqn.invars), **eqn.params)
+      finally:
+        _rule_compute.attrs = outer_compute
+      outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
       if attrs is not None:
         for o in outs:
           if isinstance(o, ir.Value):
-            set_frontend_attributes(o.owner, attrs)
+            set_frontend_attributes(o.owner, attrs[0])
       if len(outs) != len(eqn.outvars):
         raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
                            f"{len(eqn.outvars)}")
@@ -454,13 +464,20 @@ def attribute_string(v) -> str:
   return str(v).lower() if isinstance(v, bool) else str(v)
 
 
+class _RuleCompute(threading.local):
+  attrs = None   # the compute-type attributes of the equation being lowered, if any
+
+
+# (JAX also marks the broadcasts a lowering rule makes with its equation's compute type)
+_rule_compute = _RuleCompute()
 _stack_attributes: dict = {}
 
 
 def frontend_attributes(stack):
   """The frontend attributes the OpAttributes entries of a name stack give the ops of an
-  equation (None if there are none): the innermost compute type's, then the merged metadata
-  (an op's own attributes win over them, and the compute type's over the metadata, as JAX)."""
+  equation, None if there are none, else (all of them, those of the compute type or None):
+  the innermost compute type's over the merged metadata (and an op's own attributes win over
+  both when they are set, as in JAX)."""
   hit = _stack_attributes.get(stack, _stack_attributes)
   if hit is _stack_attributes:
     compute_type, metadata = None, {}
@@ -474,9 +491,8 @@ def frontend_attributes(stack):
               metadata.pop(k, None)
             else:
               metadata[k] = attribute_string(v)
-    if compute_type is not None:
-      metadata.update(compute_type_attributes(compute_type))
-    hit = metadata or None
+    compute = None if compute_type is None else compute_type_attributes(compute_type)
+    hit = ({**metadata, **compute}, compute) if compute else (metadata, None) if metadata else None
     if len(_stack_attributes) > 10000:
       _stack_attributes.clear()
     _stack_attributes[stack] = hit
