@@ -209,6 +209,8 @@ def test_compute_on2_values():
   print(h(x, x), h(x, x), jax.jit(h)(x, 2.0), jax.jit(jax.grad(lambda x: h(x, x).sum()))(x))
   print(jax.jit(jax.vmap(h, (0, None)))(jnp.stack([x, -x]), x))
   print(jax.jit(lambda x: jax.linearize(lambda x: h(x, x), x)[1](x))(x))
+  print(jax.jit(jax.hessian(lambda x: h(x, x).sum()))(x))
+  print(jax.make_jaxpr(jax.grad(lambda x, y: h(x, y).sum(), argnums=(0, 1)))(x, x))
   """, CO2_PRELUDE)
 
 
@@ -252,6 +254,9 @@ def test_scheduling_group_values():
   print(s(x), jax.jit(s)(x, x), jax.jit(jax.grad(lambda x: s(x, x)['a'].sum()))(x))
   print(jax.jit(jax.vmap(s))(jnp.stack([x, -x])))
   print(jax.jit(lambda x: jax.jvp(lambda x: s(x)['a'], (x,), (x,)))(x))
+  two = sg.scheduling_group('g')(lambda x, y: (jnp.sin(x), y * 3.0))
+  print(jax.make_jaxpr(jax.grad(lambda x, y: two(x, y)[0].sum(), argnums=(0, 1)))(x, x))
+  print(jax.make_jaxpr(jax.linear_transpose(lambda x: two(x, x)[1], x))(x))
   """, SG_PRELUDE)
 
 

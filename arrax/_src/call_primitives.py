@@ -114,14 +114,23 @@ def def_call_rules(prim, per_output=None, new_entry=None, partial_eval=False,
 
   @prim.def_transpose
   def _transpose(cts, *args, jaxpr, **params):
+    # The transposed call returns the cotangents that are not symbolically zero (as JAX's).
     linear = tuple(ad.is_undefined(a) for a in args)
     ct_nz = tuple(type(ct) is not ad.Zero for ct in cts)
-    t_closed = core.memo([jaxpr], ("transpose", linear, ct_nz),
-                         lambda: ad.transpose_jaxpr(jaxpr, linear, ct_nz))
+
+    def build():
+      zeros = []
+      t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz, zeros=zeros)
+      if any(zeros):
+        t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nz, keep=[not z for z in zeros])
+      return t_closed, zeros
+
+    t_closed, zeros = core.memo([jaxpr], ("transpose_nonzero", linear, ct_nz), build)
     res = [a for a, lin in zip(args, linear) if not lin]
-    outs = iter(prim.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero],
-                          jaxpr=t_closed, **with_entries(params, [new_entry] * sum(linear))))
-    return [next(outs) if lin else None for lin in linear]
+    outs = iter(prim.bind(*res, *[ct for ct in cts if type(ct) is not ad.Zero], jaxpr=t_closed,
+                          **with_entries(params, [new_entry] * zeros.count(False))))
+    z_it = iter(zeros)
+    return [(None if next(z_it) else next(outs)) if lin else None for lin in linear]
 
   @prim.def_batch_axis
   def _batch(axis_data, args, dims, *, jaxpr, **params):
