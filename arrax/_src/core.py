@@ -749,25 +749,18 @@ class OpAttributes:
     return f"OpAttributes({self.kind!r}, {self.value!r})"
 
 
-class op_attributes:
+@contextlib.contextmanager
+def op_attributes(entry: OpAttributes):
   """Stage the equations of the `with` block under the OpAttributes `entry`: pushes it on the
   name stack and on the thread's `arrax_op_attributes` flag (part of jit's cache key, so a
-  jitted function is traced again under it). Re-entrant."""
-  __slots__ = ("entry", "_saved")
-
-  def __init__(self, entry: OpAttributes):
-    self.entry = entry
-    self._saved = []
-
-  def __enter__(self):
-    setting = config._override("arrax_op_attributes", config.arrax_op_attributes + (self.entry,))
-    setting.__enter__()
-    self._saved.append((trace_ctx.name_stack, setting))
-    trace_ctx.name_stack = trace_ctx.name_stack + (self.entry,)
-
-  def __exit__(self, *exc):
-    trace_ctx.name_stack, setting = self._saved.pop()
-    setting.__exit__(*exc)
+  jitted function is traced again under it)."""
+  prev = trace_ctx.name_stack
+  with config._override("arrax_op_attributes", config.arrax_op_attributes + (entry,)):
+    trace_ctx.name_stack = prev + (entry,)
+    try:
+      yield
+    finally:
+      trace_ctx.name_stack = prev
 
 
 _rendered_stacks: dict = {}

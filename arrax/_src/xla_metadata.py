@@ -7,6 +7,7 @@ lower-cased; an inner key wins, a None value removes the key)."""
 from __future__ import annotations
 
 import functools
+import threading
 
 from arrax._src import ad, batching, core, mlir, tree_util
 
@@ -38,21 +39,23 @@ class _XlaMetadataWrapper:
 
 class XlaMetadataContextManager:
   """Attaches its metadata to the ops staged in its `with` block; decorates functions too."""
-  __slots__ = ("updates", "_ctx")
 
   def __init__(self, updates):
     self.updates = updates
-    self._ctx = (core.op_attributes(core.OpAttributes("metadata", tuple(sorted(updates.items()))))
-                 if updates else None)
+    self._entry = (core.OpAttributes("metadata", tuple(sorted(updates.items())))
+                   if updates else None)
+    self._open = threading.local()   # (the contexts this thread has open, innermost last)
 
   def __enter__(self):
-    if self._ctx is not None:
-      hash(self._ctx.entry)   # (a TypeError for unhashable values, as JAX's)
-      self._ctx.__enter__()
+    if self._entry is not None:
+      hash(self._entry)   # (a TypeError for unhashable values, as JAX's)
+      ctx = core.op_attributes(self._entry)
+      ctx.__enter__()
+      self._open.__dict__.setdefault("stack", []).append(ctx)
 
   def __exit__(self, exc_type, exc_value, traceback):
-    if self._ctx is not None:
-      self._ctx.__exit__(exc_type, exc_value, traceback)
+    if self._entry is not None:
+      self._open.stack.pop().__exit__(exc_type, exc_value, traceback)
 
   def __call__(self, f):
     return _XlaMetadataWrapper(f, self)
