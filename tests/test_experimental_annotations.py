@@ -13,7 +13,6 @@ import jax.experimental.scheduling_groups
 import jax.experimental.xla_metadata
 import jax.numpy as jnp
 import pytest
-from jax._src import core as jcore
 
 import arrax
 import arrax.experimental.compute_on
@@ -28,13 +27,13 @@ from tests.oracle import assert_prints_like_jax, assert_same, run_printed
 MODULES = ["compute_on", "xla_metadata", "scheduling_groups", "control_deps", "fused"]
 
 
-def _scope(top, core):
+def _scope(top):
   ex = top.experimental
   return {"co": ex.compute_on, "xm": ex.xla_metadata, "sg": ex.scheduling_groups,
-          "cd": ex.control_deps, "fu": ex.fused, "Space": core.MemorySpace}
+          "cd": ex.control_deps, "fu": ex.fused, "Space": top.memory.Space}
 
 
-SCOPES = dict(jax_scope=_scope(jax, jcore), arrax_scope=_scope(arrax, acore))
+SCOPES = dict(jax_scope=_scope(jax), arrax_scope=_scope(arrax))
 
 
 def like_jax(code, prelude=""):
