@@ -62,10 +62,17 @@ def _cases(lib, np_):
   def grad_of_jit(x):
     return lib.grad(lambda t: lib.jit(lambda u: np_.sin(u).sum())(t))(x)
 
+  def transformed_scoped_jit(x):   # (the scope inside the jit survives vmap and grad)
+    def body(t):
+      with lib.named_scope("scp"):
+        return np_.sin(t) * t
+    g = lib.jit(body)
+    return lib.vmap(g)(x[None])[0] + lib.grad(lambda u: g(u).sum())(x)
+
   return dict(plain=plain, nested=nested, transformed=transformed, scoped=scoped,
               vmap_of_jit=vmap_of_jit, jvp=jvp, jacfwd=jacfwd, library_jits=library_jits,
               cond=cond, cond_grad=cond_grad, while_loop=while_loop, scoped_jit=scoped_jit,
-              grad_of_jit=grad_of_jit)
+              grad_of_jit=grad_of_jit, transformed_scoped_jit=transformed_scoped_jit)
 
 
 NAMES = list(_cases(jax, jnp))
@@ -184,6 +191,8 @@ _LOCATION_XFAIL = {
     "while_loop": "JAX's compiled while loop has one more named instruction (see above)",
     "vmap_of_jit": "the batched inner jit's call op: JAX locates it with one more frame (the "
                    "inner function's), arrax at the vmap call only",
+    "transformed_scoped_jit": "as vmap_of_jit: JAX adds the call site's frame to the "
+                              "transformed inner jit's ops",
 }
 
 

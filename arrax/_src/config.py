@@ -196,6 +196,9 @@ config.define("arrax_recompile_warning_threshold",
               int(os.environ.get("ARRAX_RECOMPILE_WARNING_THRESHOLD", "8")), int)
 config.define("arrax_loop_unroll_warning_threshold",
               int(os.environ.get("ARRAX_LOOP_UNROLL_WARNING_THRESHOLD", "100")), int)
+# Internal: the core.OpAttributes entries (compute_on, set_xla_metadata) in force in this
+# thread, set only by `core.op_attributes` contexts; a trace flag, so jit traces again under them.
+config.define("arrax_op_attributes", (), tuple)
 
 
 def _dtype_promotion(value):
@@ -293,7 +296,7 @@ def x64_enabled():
 
 
 _TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
-                "jax_allow_f16_reductions", "jax_softmax_custom_jvp")
+                "jax_allow_f16_reductions", "jax_softmax_custom_jvp", "arrax_op_attributes")
 _trace_state = [None]   # the current tuple, recomputed when one of those flags changes
 
 

@@ -726,6 +726,43 @@ class NameTransform:
     return f"NameTransform({self.name!r})"
 
 
+class OpAttributes:
+  """A name-stack entry that names nothing: XLA frontend attributes (`mhlo.frontend_attributes`)
+  for the ops of the equations staged under it. `kind` is "compute_type" (compute_on: the
+  innermost one wins) or "metadata" (set_xla_metadata: merged, inner keys win, a None value
+  drops a key); `value` is the compute type or a sorted tuple of (key, value) pairs. As the
+  rest of the stack, equations record it (also a trace started under it: JAX's equation
+  contexts are absolute), transformations replay it and lowering reads it
+  (`mlir.frontend_attributes`)."""
+  __slots__ = ("kind", "value")
+
+  def __init__(self, kind, value):
+    self.kind, self.value = kind, value
+
+  def __eq__(self, other):
+    return type(other) is OpAttributes and (other.kind, other.value) == (self.kind, self.value)
+
+  def __hash__(self):
+    return hash((OpAttributes, self.kind, self.value))
+
+  def __repr__(self):
+    return f"OpAttributes({self.kind!r}, {self.value!r})"
+
+
+@contextlib.contextmanager
+def op_attributes(entry: OpAttributes):
+  """Stage the equations of the `with` block under the OpAttributes `entry`: pushes it on the
+  name stack and on the thread's `arrax_op_attributes` flag (part of jit's cache key, so a
+  jitted function is traced again under it)."""
+  prev = trace_ctx.name_stack
+  with config._override("arrax_op_attributes", config.arrax_op_attributes + (entry,)):
+    trace_ctx.name_stack = prev + (entry,)
+    try:
+      yield
+    finally:
+      trace_ctx.name_stack = prev
+
+
 _rendered_stacks: dict = {}
 
 
@@ -736,6 +773,8 @@ def render_name_stack(stack) -> str:
   if hit is None:
     parts = []
     for e in reversed(stack):
+      if type(e) is OpAttributes:
+        continue
       if type(e) is NameTransform:
         if parts:
           parts[-1] = f"{e.name}({parts[-1]})"
@@ -1037,10 +1076,12 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
   for v, val in zip(jaxpr.invars, args):
     write(v, val)
   ctx = trace_ctx
-  outer_tb = ctx.user_tb
+  outer_tb, base = ctx.user_tb, ctx.name_stack
   try:
     for eqn in jaxpr.eqns:
       ctx.user_tb = eqn.traceback or outer_tb   # equations made here point at the user's line
+      # ... and are staged under its names (scopes, OpAttributes), as JAX's eval_jaxpr does
+      ctx.name_stack = base + eqn.source_info if eqn.source_info else base
       # Literals are bound as they are, keeping their dtype (a weak int32 literal read back as
       # a Python int would become int64 under x64).
       ans = eqn.primitive.bind(*[v if type(v) is Literal else env[v] for v in eqn.invars],
@@ -1051,7 +1092,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
       else:
         write(eqn.outvars[0], ans)
   finally:
-    ctx.user_tb = outer_tb
+    ctx.user_tb, ctx.name_stack = outer_tb, base
   return [read(v) for v in jaxpr.outvars]
 
 

@@ -304,8 +304,10 @@ def primitive_jaxpr(prim, avals, params) -> core.ClosedJaxpr:
   out_avals = list(out) if prim.multiple_results else [out]
   invars = [core.Var(a) for a in avals]
   outvars = [core.Var(a) for a in out_avals]
-  jaxpr = core.Jaxpr([], invars, outvars, [core.JaxprEqn(invars, outvars, prim, params)])
-  return core.ClosedJaxpr(jaxpr, [])
+  # (under compute_on / set_xla_metadata the equation carries their attributes, as in JAX;
+  # they are part of the eager cache key through the trace state)
+  eqn = core.JaxprEqn(invars, outvars, prim, params, config.arrax_op_attributes or None)
+  return core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
 
 
 def _compile_primitive(prim, avals, params, device):

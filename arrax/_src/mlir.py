@@ -242,8 +242,12 @@ def broadcast_in_dim(aval_out, x: ir.Value, dims) -> ir.Value:
   shape is symbolic)."""
   out_t = aval_to_ir_type(aval_out)
   if any(is_symbolic(d) for d in aval_out.shape):
-    return hlo.dynamic_broadcast_in_dim(out_t, x, shape_tensor(aval_out.shape), dense_i64(dims))
-  return hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
+    out = hlo.dynamic_broadcast_in_dim(out_t, x, shape_tensor(aval_out.shape), dense_i64(dims))
+  else:
+    out = hlo.broadcast_in_dim(out_t, x, dense_i64(dims))
+  if _rule_compute.attrs is not None:   # (under compute_on)
+    set_frontend_attributes(out.owner, _rule_compute.attrs)
+  return out
 
 
 # Constants of user types: type -> handler(val, aval) -> ir.Value(s)
@@ -435,12 +439,23 @@ def _lower_eqns(mctx, jaxpr, env, read):
       mctx.name_stack = stack
       rule_ctx = LoweringRuleContext(mctx, prim, [v.aval for v in eqn.invars],
                                      [v.aval for v in eqn.outvars], stack)
+      attrs = frontend_attributes(stack)
+      outer_compute = _rule_compute.attrs
+      if attrs is not None or outer_compute is not None:
+        _rule_compute.attrs = attrs and attrs[1]
       lower = prim.lowering
       if mctx.override_rules is not None:
         lower = mctx.override_rules.get(prim, lower)
-      with loc:
-        outs = lower(rule_ctx, *map(read, eqn.invars), **eqn.params)
+      try:
+        with loc:
+          outs = lower(rule_ctx, *map(read, eqn.invars), **eqn.params)
+      finally:
+        _rule_compute.attrs = outer_compute
       outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+      if attrs is not None:
+        for o in outs:
+          if isinstance(o, ir.Value):
+            set_frontend_attributes(o.owner, attrs[0])
       if len(outs) != len(eqn.outvars):
         raise RuntimeError(f"Lowering of {prim.name} gave {len(outs)} results, expected "
                            f"{len(eqn.outvars)}")
@@ -448,6 +463,74 @@ def _lower_eqns(mctx, jaxpr, env, read):
         env[v] = o
   finally:
     mctx.name_stack, mctx.traceback = base, outer_tb
+
+
+# ---- frontend attributes (compute_on, set_xla_metadata) ---------------------------------------
+_COMPUTE_TYPES = {"device_host": "host", "device": "dense", "tpu_sparsecore": "sparseoffload"}
+
+
+def compute_type_attributes(compute_type) -> dict:
+  """The frontend attributes placing ops on `compute_type` (JAX's names)."""
+  if compute_type.startswith("gpu_stream:"):
+    return {"_xla_stream_annotation": compute_type.split(":", 1)[1], "inlineable": "false"}
+  ctype = _COMPUTE_TYPES.get(compute_type)
+  if ctype is None:
+    raise ValueError(f"Invalid compute type {compute_type}. Current supported values are "
+                     "`device_host`, `device` and `tpu_sparsecore`")
+  return {"_xla_compute_type": ctype}
+
+
+def attribute_string(v) -> str:
+  return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+class _RuleCompute(threading.local):
+  attrs = None   # the compute-type attributes of the equation being lowered, if any
+
+
+# (JAX also marks the broadcasts a lowering rule makes with its equation's compute type)
+_rule_compute = _RuleCompute()
+_stack_attributes: dict = {}
+
+
+def frontend_attributes(stack):
+  """The frontend attributes the OpAttributes entries of a name stack give the ops of an
+  equation, None if there are none, else (all of them, those of the compute type or None):
+  the innermost compute type's over the merged metadata (and an op's own attributes win over
+  both when they are set, as in JAX)."""
+  hit = _stack_attributes.get(stack, _stack_attributes)
+  if hit is _stack_attributes:
+    compute_type, metadata = None, {}
+    for e in stack:
+      if type(e) is core.OpAttributes:
+        if e.kind == "compute_type":
+          compute_type = e.value
+        else:
+          for k, v in e.value:
+            if v is None:
+              metadata.pop(k, None)
+            else:
+              metadata[k] = attribute_string(v)
+    compute = None if compute_type is None else compute_type_attributes(compute_type)
+    hit = ({**metadata, **compute}, compute) if compute else (metadata, None) if metadata else None
+    if len(_stack_attributes) > 10000:
+      _stack_attributes.clear()
+    _stack_attributes[stack] = hit
+  return hit
+
+
+def set_frontend_attributes(op, attrs: dict, override=False):
+  """Add `attrs` (name -> str) to the `mhlo.frontend_attributes` of `op` (an operation; a
+  block, the owner of a function argument, is left alone). The op's own attributes win unless
+  `override`."""
+  if isinstance(op, ir.Block):
+    return
+  op = op.operation
+  merged = {k: ir.StringAttr.get(v) if isinstance(v, str) else v for k, v in attrs.items()}
+  if "mhlo.frontend_attributes" in op.attributes:
+    own = {a.name: a.attr for a in ir.DictAttr(op.attributes["mhlo.frontend_attributes"])}
+    merged = {**own, **merged} if override else {**merged, **own}
+  op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(merged)
 
 
 def lower_jaxpr_to_fun(mctx: ModuleContext, name: str, closed: core.ClosedJaxpr, *,
@@ -622,8 +705,10 @@ def _sanitize(name):
   return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
 
 
-def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args):
-  """Emit `closed` as a private function and a func.call to it (used by nested jit)."""
+def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str, args,
+                  attributes=None):
+  """Emit `closed` as a private function and a func.call to it (used by nested jit), with
+  the frontend `attributes` (name -> str) on the call if given."""
   mctx = ctx.module_context
   fn_name = mctx.fresh_func_name(name)
   ordered = core.jaxpr_has_ordered_effects(closed)
@@ -634,6 +719,8 @@ def call_subjaxpr(ctx: LoweringRuleContext, closed: core.ClosedJaxpr, name: str,
   with mctx.location(ctx.name_stack + (f"jit({name})",), None, mctx.traceback):
     call = func_d.CallOp(fn, dims + ([current_ordered_token(mctx)] if ordered else [])
                          + list(args))
+  if attributes:
+    set_frontend_attributes(call, attributes, override=True)
   results = list(call.results)
   if ordered:
     mctx.ordered_token, *results = results

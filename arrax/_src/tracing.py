@@ -51,8 +51,10 @@ class JaxprTrace(core.Trace):
     self.constvars: list[Var] = []
     self.const_vals: list = []
     self._const_ids: dict[int, Var] = {}
-    # Equations record the name stack relative to where this trace began.
-    self._ns0 = _trace_ctx.name_stack
+    # Equations record the name stack relative to where this trace began, after the
+    # OpAttributes in force then (they apply to everything staged here, as in JAX).
+    ns0 = self._ns0 = _trace_ctx.name_stack
+    self._si0 = tuple(e for e in ns0 if type(e) is core.OpAttributes) if ns0 else ()
 
   def new_arg(self, aval, debug_name=None):
     var = Var(aval)
@@ -99,8 +101,9 @@ class JaxprTrace(core.Trace):
       out_avals = core.vma_hooks["type"](prim, in_avals, params, out_avals)
     outvars = [Var(a) for a in out_avals]
     ns = _trace_ctx.name_stack
-    self.eqns.append(JaxprEqn(invars, outvars, prim, params,
-                              None if ns is self._ns0 else (ns[len(self._ns0):] or None),
+    si = (self._si0 if ns is self._ns0 else
+          self._si0 + ns[len(self._ns0):] if self._si0 else ns[len(self._ns0):])
+    self.eqns.append(JaxprEqn(invars, outvars, prim, params, si or None,
                               source_info_util.current_traceback()))
     watch = self._loop_watch
     if watch is not None and not len(self.eqns) & _SAMPLE_MASK and watch.sample():

@@ -303,8 +303,11 @@ def lower_closed(mctx, closed: ClosedJaxpr, args, scope=()):
   `scope`: names its operations' names get after the enclosing equation's ("while", "body")."""
   consts = [mlir.ir_constant(np.asarray(c, v.aval.dtype))
             for v, c in zip(closed.jaxpr.constvars, closed.consts)]
-  # (the enclosing stack is rendered first: "jvp()/while/body", not "jvp(while/body)", as JAX)
-  stack = (core.render_name_stack(mctx.name_stack),) if mctx.name_stack else ()
+  # (the enclosing stack is rendered first: "jvp()/while/body", not "jvp(while/body)", as JAX;
+  # its OpAttributes stay, so the region's ops get the enclosing equation's attributes too)
+  ns = mctx.name_stack
+  stack = ((core.render_name_stack(ns), *[e for e in ns if type(e) is core.OpAttributes])
+           if ns else ())
   return mlir.jaxpr_subcomp(mctx, closed.jaxpr, consts, list(args),
                             stack + scope if scope else None)
 
