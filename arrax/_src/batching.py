@@ -286,6 +286,17 @@ def defbroadcasting(prim):
   return prim.batch
 
 
+def no_batching_rule(name, why=None, error=NotImplementedError):
+  """The rule (for `def_batch` or `def_batch_axis`) of a primitive vmap cannot batch, as in
+  JAX: it raises `error(why)`, by default "Batching rule for '<name>' not implemented";
+  `why=""` raises the error with no message."""
+  msg = f"Batching rule for '{name}' not implemented" if why is None else why
+
+  def rule(*args, **params):
+    raise error(msg) if msg else error
+  return rule
+
+
 # ---- batching jaxprs (for primitives holding jaxprs) ------------------------------------------
 def _normalize_instantiate(out_dims_instantiate, n):
   if isinstance(out_dims_instantiate, (list, tuple)):

@@ -1051,7 +1051,5 @@ def _linear_call_transpose_rule(cts, *args, callee, transpose_thunk, num_callee_
   return [None] * (num_callee_consts + num_res) + list(cts_out)
 
 
-@linear_call_p.def_batch
-def _linear_call_batch(args, dims, **params):
-  # JAX defines no batching rule for linear_call: vmap over it raises JAX's error.
-  raise NotImplementedError("Batching rule for 'linear_call' not implemented")
+# JAX defines no batching rule for linear_call: vmap over it raises JAX's error.
+linear_call_p.def_batch(batching.no_batching_rule("linear_call"))

@@ -17,7 +17,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, mlir
+from arrax._src import batching, core, mlir
 from arrax._src.errors import UnexpectedTracerError
 from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_unflatten
@@ -100,9 +100,7 @@ def _composite_transpose(cts, *args, **params):
                    "https://docs.jax.dev/en/latest/_autosummary/jax.custom_jvp.html")
 
 
-@composite_p.def_batch
-def _composite_batch(args, dims, **params):
-  raise NotImplementedError("Batching rule for 'composite' not implemented")
+composite_p.def_batch(batching.no_batching_rule("composite"))
 
 
 def _trace(fun, in_tree, in_avals, name):
