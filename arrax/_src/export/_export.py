@@ -36,7 +36,6 @@ from arrax._src.custom_derivatives import custom_vjp
 from arrax._src.lax import linalg
 from arrax._src.export import serialization as _serialization, shape_poly
 from arrax._src.export.serialization import (DisabledSafetyCheck,
-                                             register_namedtuple_serialization,
                                              register_pytree_node_serialization)
 
 minimum_supported_calling_convention_version = 9
