@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from arrax._src import ad, batching, core, dtypes
+from arrax._src import ad, api_util, batching, core, dtypes
 from arrax._src.ad import Zero
 from arrax._src.lax import elementwise as _lax
 from arrax._src.lax import shape_ops
@@ -220,10 +220,6 @@ def _check_ct(ct, primal_aval):
   return ct
 
 
-def _argnums_tuple(argnums):
-  return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
 def _check_input_dtype(x, holomorphic, allow_int):
   dt = core.get_aval(x).dtype
   if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
@@ -266,7 +262,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   """A function returning (fun(*args), gradient of fun with respect to args[argnums])."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
-  nums = _argnums_tuple(argnums)
+  nums = api_util.ensure_index_tuple(argnums)
 
   @functools.wraps(fun, updated=())
   def value_and_grad_f(*args, **kwargs):
@@ -332,16 +328,7 @@ def _vmap(fun, **kwargs):
 
 def _argnums_partial(fun, argnums, args, kwargs):
   """(f of the dynamic args only, the dynamic args) for positions `argnums` of `args`."""
-  nums = (operator.index(argnums),) if not isinstance(argnums, (tuple, list)) else tuple(
-      operator.index(i) for i in argnums)
-  n = len(args)
-  for i in nums:
-    if not -n <= i < n:
-      raise ValueError(
-          "Positional argument indices, e.g. for `static_argnums`, must have value greater "
-          f"than or equal to -len(args) and less than len(args), but got value {i} for "
-          f"len(args) == {n}.")
-  nums = tuple(i % n for i in nums)
+  nums = api_util.inbounds(len(args), api_util.ensure_index_tuple(argnums))
 
   def f_dyn(*dyn):
     full = list(args)

@@ -27,7 +27,7 @@ import typing
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, core, dtypes, mlir
+from arrax._src import ad, api_util, core, dtypes, mlir
 from arrax._src.ad import Zero
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 from arrax._src import batching
@@ -618,9 +618,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         "https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
-  if isinstance(static_argnames, str):
-    static_argnames = (static_argnames,)
-  static_argnames = tuple(static_argnames)
+  static_argnames = api_util.ensure_str_tuple(static_argnames)
   if isinstance(prevent_cse, collections.abc.Sequence):
     prevent_cse = tuple(prevent_cse)
   if not isinstance(prevent_cse, (tuple, bool)):
