@@ -404,14 +404,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   axis_name = "_internal_pmap_axis_name" if axis_name is None else axis_name
   static_tuple = api_util.ensure_index_tuple(static_broadcasted_argnums)
   api_util.ensure_index_tuple(donate_argnums)
+  batching.check_axis_leaves("pmap in_axes", in_axes)
+  batching.check_axis_leaves("pmap out_axes", out_axes)
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
-  if not all(type(a) is int for a in tree_util.tree_leaves(in_axes)):
-    raise TypeError("pmap in_axes must be an int, None, or (nested) container with those types "
-                    f"as leaves, but got {in_axes}.")
-  if not all(type(a) is int for a in tree_util.tree_leaves(out_axes)):
-    raise TypeError("pmap out_axes must be an int, None, or (nested) container with those "
-                    f"types as leaves, but got {out_axes}.")
   name = getattr(fun, "__name__", type(fun).__name__)
   traces = {}   # (signature) -> (per-device jaxpr, out tree, out axes)
   # (signature) -> (executable, out tree): eager calls seen before
