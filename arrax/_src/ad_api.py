@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import operator
 
 import numpy as np
 
@@ -262,7 +261,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   """A function returning (fun(*args), gradient of fun with respect to args[argnums])."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
-  nums = api_util.ensure_index_tuple(argnums)
+  argnums = api_util.ensure_index(argnums)
+  nums = (argnums,) if isinstance(argnums, int) else argnums
 
   @functools.wraps(fun, updated=())
   def value_and_grad_f(*args, **kwargs):
@@ -431,6 +431,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   """Jacobian of `fun` by forward mode, one column per input element (vmapped `jvp`)."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
+  argnums = api_util.ensure_index(argnums)
 
   @functools.wraps(fun, updated=())
   def jacfun(*args, **kwargs):
@@ -525,13 +526,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
   return Partial(transposed_fun, consts)
 
 
-def _index_or_tuple(argnums):
-  """argnums as JAX accepts it: one int, or a sequence made into a tuple of ints."""
-  if isinstance(argnums, int):
-    return operator.index(argnums)
-  return tuple(operator.index(i) for i in argnums)
-
-
 def fwd_and_bwd(fun, argnums, has_aux: bool = False, jitted: bool = True):
   """`(fwd, bwd)`: `fwd(*args)` is `vjp` of `fun` in the `argnums` arguments, giving
   `(out, residuals)` (or `(out, residuals, aux)`), and `bwd(residuals, ct)` the cotangents of
@@ -539,7 +533,7 @@ def fwd_and_bwd(fun, argnums, has_aux: bool = False, jitted: bool = True):
   `bwd` compiles once for repeated forward passes."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
-  argnums = _index_or_tuple(argnums)
+  argnums = api_util.ensure_index(argnums)
 
   def fwd(*args, **kwargs):
     # As in JAX, keyword arguments are not passed on to `fun`.

@@ -98,6 +98,15 @@ def shaped_abstractify(x):
 
 
 # ---- static and donated arguments -----------------------------------------------------------
+def ensure_index(x) -> int | tuple[int, ...]:
+  """An index as an int, or a sequence of indices as a tuple (grad's `argnums`)."""
+  x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
+  try:
+    return operator.index(x)
+  except TypeError:
+    return tuple(map(operator.index, x))
+
+
 def ensure_index_tuple(x) -> tuple[int, ...]:
   """An index or a sequence of indices (static_argnums, donate_argnums, ...) as a tuple."""
   x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
