@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from arrax._src import batching, core
+from arrax._src import batching, core, tracing
 from arrax._src.errors import UnexpectedTracerError
 from arrax._src.lax.control_flow import common
 from arrax._src.tracing import trace_to_jaxpr
@@ -339,10 +339,8 @@ class custom_partitioning:
       return out_leaves
 
     jaxpr, consts = trace_to_jaxpr(flat, [core.get_aval(x) for x in leaves])
-    lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
-                        jaxpr.eqns, jaxpr.debug_info)
     out_flat = custom_partitioning_p.bind(
-        *consts, *leaves, call=core.ClosedJaxpr(lifted, []),
+        *consts, *leaves, call=core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []),
         decode_shardings=self.decode_shardings, in_tree=in_tree,
         infer_sharding_from_operands=None,
         out_tree=out_box[0], partition=self.partition,
