@@ -23,7 +23,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from arrax._src import (ad, api_util, backend as xb, batching, compiler, core, dispatch, dtypes,
-                        mlir, tree_util)
+                        mlir, tracing, tree_util)
 from arrax._src import pmap_multiprocess
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
@@ -91,11 +91,8 @@ def _pmap_batch(axis_data, args, dims, *, jaxpr, axis_name, axis_size, devices, 
 
 def _wrap_jaxpr(closed, in_avals, pre, post, axis_name, size):
   """The closed jaxpr of `post(closed(*pre(args)))` on per-device values of `in_avals`."""
-  def fun(*xs):
-    return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
   with batching.extend_axis_env(axis_name, size):
-    jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
-  return core.ClosedJaxpr(jaxpr, consts)
+    return tracing.wrap_closed(closed, in_avals, pre, post)
 
 
 # Autodiff: the JVP of a pmap is a pmap of the per-device JVP; under partial evaluation the

@@ -182,6 +182,15 @@ def trace_pytree_fun(fun, in_tree, in_avals, **kwargs):
   return jaxpr, consts, box[0]
 
 
+def wrap_closed(closed: ClosedJaxpr, in_avals, pre, post) -> ClosedJaxpr:
+  """The closed jaxpr of `post(closed(*pre(args)))` for arguments of `in_avals` (`pre` and
+  `post` map lists of values)."""
+  def fun(*xs):
+    return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
+  jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
+  return ClosedJaxpr(jaxpr, consts)
+
+
 def consts_as_inputs(jaxpr: Jaxpr) -> Jaxpr:
   """`jaxpr` closing over nothing: its constvars become its leading invars (JAX's
   convert_constvars_jaxpr)."""
