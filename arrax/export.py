@@ -8,8 +8,10 @@ from arrax._src.export._export import (
     export as export,
     maximum_supported_calling_convention_version as maximum_supported_calling_convention_version,
     minimum_supported_calling_convention_version as minimum_supported_calling_convention_version,
-    register_namedtuple_serialization as register_namedtuple_serialization,
     register_pytree_node_serialization as register_pytree_node_serialization,
+)
+from arrax._src.export.serialization import (
+    register_namedtuple_serialization as register_namedtuple_serialization,
 )
 from arrax._src.export.shape_poly import (
     SymbolicScope as SymbolicScope,

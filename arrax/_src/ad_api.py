@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import operator
 
 import numpy as np
 
-from arrax._src import ad, batching, core, dtypes
+from arrax._src import ad, api_util, batching, core, dtypes
 from arrax._src.ad import Zero
 from arrax._src.lax import elementwise as _lax
 from arrax._src.lax import shape_ops
@@ -222,10 +221,6 @@ def _check_ct(ct, primal_aval):
   return ct
 
 
-def _argnums_tuple(argnums):
-  return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
 def _check_input_dtype(x, holomorphic, allow_int):
   dt = core.get_aval(x).dtype
   if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
@@ -268,7 +263,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   """A function returning (fun(*args), gradient of fun with respect to args[argnums])."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
-  nums = _argnums_tuple(argnums)
+  argnums = api_util.ensure_index(argnums)
+  nums = (argnums,) if isinstance(argnums, int) else argnums
 
   @functools.wraps(fun, updated=())
   def value_and_grad_f(*args, **kwargs):
@@ -334,16 +330,7 @@ def _vmap(fun, **kwargs):
 
 def _argnums_partial(fun, argnums, args, kwargs):
   """(f of the dynamic args only, the dynamic args) for positions `argnums` of `args`."""
-  nums = (operator.index(argnums),) if not isinstance(argnums, (tuple, list)) else tuple(
-      operator.index(i) for i in argnums)
-  n = len(args)
-  for i in nums:
-    if not -n <= i < n:
-      raise ValueError(
-          "Positional argument indices, e.g. for `static_argnums`, must have value greater "
-          f"than or equal to -len(args) and less than len(args), but got value {i} for "
-          f"len(args) == {n}.")
-  nums = tuple(i % n for i in nums)
+  nums = api_util.inbounds(len(args), api_util.ensure_index_tuple(argnums))
 
   def f_dyn(*dyn):
     full = list(args)
@@ -446,6 +433,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   """Jacobian of `fun` by forward mode, one column per input element (vmapped `jvp`)."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
+  argnums = api_util.ensure_index(argnums)
 
   @functools.wraps(fun, updated=())
   def jacfun(*args, **kwargs):
@@ -540,13 +528,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
   return Partial(transposed_fun, consts)
 
 
-def _index_or_tuple(argnums):
-  """argnums as JAX accepts it: one int, or a sequence made into a tuple of ints."""
-  if isinstance(argnums, int):
-    return operator.index(argnums)
-  return tuple(operator.index(i) for i in argnums)
-
-
 def fwd_and_bwd(fun, argnums, has_aux: bool = False, jitted: bool = True):
   """`(fwd, bwd)`: `fwd(*args)` is `vjp` of `fun` in the `argnums` arguments, giving
   `(out, residuals)` (or `(out, residuals, aux)`), and `bwd(residuals, ct)` the cotangents of
@@ -554,7 +535,7 @@ def fwd_and_bwd(fun, argnums, has_aux: bool = False, jitted: bool = True):
   `bwd` compiles once for repeated forward passes."""
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
-  argnums = _index_or_tuple(argnums)
+  argnums = api_util.ensure_index(argnums)
 
   def fwd(*args, **kwargs):
     # As in JAX, keyword arguments are not passed on to `fun`.

@@ -8,6 +8,7 @@ from jaxlib import _jax
 
 # jaxpr_printer registers how jaxprs print with core when imported.
 from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401
+from arrax._src import api_util
 from arrax._src import sharding_impls
 from arrax._src.array import Array, ShardedArray, device_put_value
 from arrax._src.config import check_transfer, explicit_transfers, x64_enabled
@@ -55,7 +56,7 @@ def _abstractify(x):
 
 
 def _trace_flat(fun, args, kwargs, static_argnums=()):
-  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+  static_argnums = api_util.ensure_index_tuple(static_argnums)
   n = len(args)
   norm = {i + n if i < 0 else i for i in static_argnums}
   dyn = [a for i, a in enumerate(args) if i not in norm]

@@ -98,7 +98,17 @@ def shaped_abstractify(x):
 
 
 # ---- static and donated arguments -----------------------------------------------------------
-def _index_tuple(x) -> tuple[int, ...]:
+def ensure_index(x) -> int | tuple[int, ...]:
+  """An index as an int, or a sequence of indices as a tuple (grad's `argnums`)."""
+  x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
+  try:
+    return operator.index(x)
+  except TypeError:
+    return tuple(map(operator.index, x))
+
+
+def ensure_index_tuple(x) -> tuple[int, ...]:
+  """An index or a sequence of indices (static_argnums, donate_argnums, ...) as a tuple."""
   x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
   try:
     return (operator.index(x),)
@@ -106,7 +116,35 @@ def _index_tuple(x) -> tuple[int, ...]:
     return tuple(map(operator.index, x))
 
 
-def _inbounds(num_args, argnums) -> tuple[int, ...]:
+def ensure_str_tuple(x) -> tuple[str, ...]:
+  """A name or a sequence of names (static_argnames, donate_argnames) as a tuple."""
+  return (x,) if isinstance(x, str) else tuple(x)
+
+
+def validate_argnums_argnames(sig, argnums, argnames, kind):
+  """ValueError, as JAX's jit raises when it is made, unless `{kind}_argnums` (`kind` is
+  "static" or "donate") are positions and `{kind}_argnames` keyword names of `sig`."""
+  params = sig.parameters.values()
+  kinds = {p.kind for p in params}
+  if argnums and inspect.Parameter.VAR_POSITIONAL not in kinds:
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if -min(argnums) > n or max(argnums) >= n:
+      raise ValueError(f"Jitted function has {kind}_argnums={argnums}, but only accepts {n} "
+                       "positional arguments.")
+  pos_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+  if bad := pos_only & set(argnames):
+    raise ValueError(f"Jitted function has invalid argnames {bad} in {kind}_argnames. These "
+                     "are positional-only")
+  if inspect.Parameter.VAR_KEYWORD in kinds:
+    return
+  keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+  if bad := set(argnames) - keywords:
+    raise ValueError(f"Jitted function has invalid argnames {bad} in {kind}_argnames. Function "
+                     "does not take these args.")
+
+
+def inbounds(num_args, argnums) -> tuple[int, ...]:
+  """`argnums` made nonnegative; ValueError for one out of range of `num_args` arguments."""
   out = []
   for i in argnums:
     if not -num_args <= i < num_args:
@@ -158,7 +196,7 @@ def _call_with_fixed(f, dyn_argnums, fixed, *dyn_args, **kwargs):
 def argnums_partial(f, dyn_argnums, args, require_static_args_hashable=True):
   """(WrappedFun taking only the arguments at `dyn_argnums`, those arguments): the others are
   fixed to their values in `args` (and must be hashable unless told otherwise)."""
-  dyn_argnums = _inbounds(len(args), _index_tuple(dyn_argnums))
+  dyn_argnums = inbounds(len(args), ensure_index_tuple(dyn_argnums))
   fixed = []
   for i, arg in enumerate(args):
     if i in dyn_argnums:

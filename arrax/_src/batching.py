@@ -286,6 +286,17 @@ def defbroadcasting(prim):
   return prim.batch
 
 
+def no_batching_rule(name, why=None, error=NotImplementedError):
+  """The rule (for `def_batch` or `def_batch_axis`) of a primitive vmap cannot batch, as in
+  JAX: it raises `error(why)`, by default "Batching rule for '<name>' not implemented";
+  `why=""` raises the error with no message."""
+  msg = f"Batching rule for '{name}' not implemented" if why is None else why
+
+  def rule(*args, **params):
+    raise error(msg) if msg else error
+  return rule
+
+
 # ---- batching jaxprs (for primitives holding jaxprs) ------------------------------------------
 def _normalize_instantiate(out_dims_instantiate, n):
   if isinstance(out_dims_instantiate, (list, tuple)):
@@ -452,6 +463,14 @@ def _from_elt(trace, axis_data, x, spec, leaf_path, sum_match=False):
   return _out_value(trace, axis_data, x, spec, leaf_path, sum_match)
 
 
+def check_axis_leaves(name, axes):
+  """TypeError unless every leaf of the axis tree `axes` is an int or None (`name`: "vmap
+  in_axes", "pmap out_axes", ...)."""
+  if not all(_valid_axis_spec(a) for a in tree_util.tree_leaves(axes, is_leaf=_is_none)):
+    raise TypeError(f"{name} must be an int, None, or (nested) container with those types as "
+                    f"leaves, but got {axes}.")
+
+
 def _mapped_axis_size(fun, in_tree, vals, dims, axis_size):
   if not vals:
     if axis_size is not None:
@@ -596,12 +615,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   if not (in_axes is None or type(in_axes) in (int, tuple) or type(in_axes) in spec_types):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to "
                     f"the positional arguments passed to the function, but got {in_axes}.")
-  if not all(_valid_axis_spec(a) for a in tu.tree_leaves(in_axes, is_leaf=_is_none)):
-    raise TypeError("vmap in_axes must be an int, None, or (nested) container with those "
-                    f"types as leaves, but got {in_axes}.")
-  if not all(_valid_axis_spec(a) for a in tu.tree_leaves(out_axes, is_leaf=_is_none)):
-    raise TypeError("vmap out_axes must be an int, None, or (nested) container with those "
-                    f"types as leaves, but got {out_axes}.")
+  check_axis_leaves("vmap in_axes", in_axes)
+  check_axis_leaves("vmap out_axes", out_axes)
   if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
     spmd_axis_name = (spmd_axis_name,)
   simple_out = type(out_axes) is int or out_axes is None

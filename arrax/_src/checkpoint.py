@@ -27,7 +27,7 @@ import typing
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, core, dtypes, mlir
+from arrax._src import ad, api_util, core, dtypes, mlir, tracing
 from arrax._src.ad import Zero
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 from arrax._src import batching
@@ -35,7 +35,6 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit_p
 from arrax._src.lax.dot import dot_general_p
 from arrax._src.lax.elementwise import reduce_precision_p
-from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_broadcast
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "remat_p",
@@ -186,9 +185,7 @@ def _lift_consts(closed: core.ClosedJaxpr):
   jaxpr = closed.jaxpr
   if not jaxpr.constvars:
     return jaxpr, []
-  lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
-                      jaxpr.debug_info)
-  return lifted, list(closed.consts)
+  return tracing.consts_as_inputs(jaxpr), list(closed.consts)
 
 
 def _closed(jaxpr: core.Jaxpr):
@@ -618,9 +615,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         "https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
-  if isinstance(static_argnames, str):
-    static_argnames = (static_argnames,)
-  static_argnames = tuple(static_argnames)
+  static_argnames = api_util.ensure_str_tuple(static_argnames)
   if isinstance(prevent_cse, collections.abc.Sequence):
     prevent_cse = tuple(prevent_cse)
   if not isinstance(prevent_cse, (tuple, bool)):
@@ -678,22 +673,14 @@ def _static_argnums(fun, static_argnums, args):
 
 def _trace(fun, in_tree, leaves):
   """Trace `fun` (pytree in/out): (open jaxpr taking the consts first, consts, out_tree)."""
-  box = []
-
-  def flat(*xs):
-    args, kwargs = tree_unflatten(in_tree, xs)
-    out = fun(*args, **kwargs)
-    out_leaves, out_tree = tree_flatten(out)
-    box.append(out_tree)
-    return out_leaves
-
   try:
     avals = [core.get_aval(x) for x in leaves]
   except TypeError as e:
     raise TypeError(f"{e}. Arguments of a checkpointed function must be arrays (or pytrees of "
                     "them); mark other arguments with `static_argnums`.") from None
   try:
-    jaxpr, consts = trace_to_jaxpr(flat, avals)
+    jaxpr, consts, out_tree = tracing.trace_pytree_fun(
+        lambda args, kwargs: fun(*args, **kwargs), in_tree, avals)
   except ConcretizationTypeError as e:
     msg = e.args[0] if e.args else ""
     e.args = (msg + "\n\nConsider using the `static_argnums` parameter for `jax.remat` or "
@@ -701,6 +688,4 @@ def _trace(fun, in_tree, leaves):
               "`static_argnums`:\nhttps://docs.jax.dev/en/latest/_autosummary/"
               "jax.checkpoint.html\n",)
     raise
-  lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
-                      jaxpr.debug_info)
-  return lifted, list(consts), box[0]
+  return tracing.consts_as_inputs(jaxpr), list(consts), out_tree

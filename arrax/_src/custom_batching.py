@@ -12,10 +12,9 @@ import functools
 import inspect
 import operator
 
-from arrax._src import ad, batching, core
+from arrax._src import ad, batching, core, tracing
 from arrax._src.tree_util import (tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
                                   treedef_tuple)
-from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.lax.control_flow import common, loops
 
 
@@ -173,21 +172,14 @@ class custom_vmap:  # noqa: N801
       raise AttributeError(f"No batching rule defined for custom_vmap function {name} using "
                            "def_vmap.")
     leaves, in_tree = tree_flatten(args)
-    box = []
-
-    def flat(*xs):
-      out_leaves, tree = tree_flatten(self.fun(*tree_unflatten(in_tree, xs)))
-      box.append(tree)
-      return out_leaves
-
-    jaxpr, consts = trace_to_jaxpr(flat, [core.get_aval(x) for x in leaves])
-    lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
-                        jaxpr.eqns, jaxpr.debug_info)
+    jaxpr, consts, out_tree = tracing.trace_pytree_fun(self.fun, in_tree,
+                                                       [core.get_aval(x) for x in leaves])
     all_tree = treedef_tuple((tree_structure(list(consts)), in_tree))
-    outs = custom_vmap_p.bind(*consts, *leaves, call=core.ClosedJaxpr(lifted, []),
+    outs = custom_vmap_p.bind(*consts, *leaves,
+                              call=core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []),
                               rule=_ClosedRule(self.vmap_rule), in_tree=all_tree,
-                              out_tree=box[0])
-    return tree_unflatten(box[0], outs)
+                              out_tree=out_tree)
+    return tree_unflatten(out_tree, outs)
 
 
 def _resolve_kwargs(fun, name, args, kwargs):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from arrax._src import ad, core, dtypes, mlir
+from arrax._src import ad, core, dtypes, mlir, tracing
 from arrax._src.ad import Zero
 from arrax._src.errors import UnexpectedTracerError, type_mismatch_details
 from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
@@ -174,9 +174,7 @@ def _trace_call(fun, leaves, in_tree):
 
   avals = [core.get_aval(x) for x in leaves]
   jaxpr, consts = trace_to_jaxpr(flat, avals)
-  lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
-                      jaxpr.debug_info)
-  return core.ClosedJaxpr(lifted, []), list(consts), box[0]
+  return core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []), list(consts), box[0]
 
 
 def _tree_types(tree, avals):
@@ -913,15 +911,7 @@ def closure_convert(fun, *example_args):
 
 
 def _closure_convert_for_avals(fun, in_tree, avals):
-  box = []
-
-  def flat(*xs):
-    out = fun(*tree_unflatten(in_tree, xs))
-    out_leaves, out_tree = tree_flatten(out)
-    box.append(out_tree)
-    return out_leaves
-  jaxpr, consts = trace_to_jaxpr(flat, avals)
-  out_tree = box[0]
+  jaxpr, consts, out_tree = tracing.trace_pytree_fun(fun, in_tree, avals)
   hoist = [_maybe_perturbed(c) for c in consts]
   kept = [c for c, h in zip(consts, hoist) if not h]
   hoisted = [c for c, h in zip(consts, hoist) if h]
@@ -946,9 +936,7 @@ def _trace_lifted(fun, avals):
   """Trace the flat `fun` over `avals` into a ClosedJaxpr without constvars, and the values its
   leading (former const) inputs take."""
   jaxpr, consts = trace_to_jaxpr(fun, avals)
-  lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
-                      jaxpr.eqns, jaxpr.debug_info)
-  return core.ClosedJaxpr(lifted, []), list(consts)
+  return core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []), list(consts)
 
 
 def _memoize(thunk):
@@ -1054,7 +1042,5 @@ def _linear_call_transpose_rule(cts, *args, callee, transpose_thunk, num_callee_
   return [None] * (num_callee_consts + num_res) + list(cts_out)
 
 
-@linear_call_p.def_batch
-def _linear_call_batch(args, dims, **params):
-  # JAX defines no batching rule for linear_call: vmap over it raises JAX's error.
-  raise NotImplementedError("Batching rule for 'linear_call' not implemented")
+# JAX defines no batching rule for linear_call: vmap over it raises JAX's error.
+linear_call_p.def_batch(batching.no_batching_rule("linear_call"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from arrax._src import core
+from arrax._src import batching, core, tracing
 from arrax._src.errors import UnexpectedTracerError
 from arrax._src.lax.control_flow import common
 from arrax._src.tracing import trace_to_jaxpr
@@ -241,15 +241,11 @@ def _cp_lowering(ctx, *args, call, **_):
   return common.lower_closed(ctx.module_context, call, args)
 
 
-def _cp_batch(*args, **params):
-  # JAX has no batching rule for it (a partitioned custom call cannot be vmapped).
-  raise NotImplementedError("Batching rule for 'custom_partitioning' not implemented")
-
-
 custom_partitioning_p.def_abstract_eval(_cp_abstract_eval)
 custom_partitioning_p.def_impl(_cp_impl)
 custom_partitioning_p.def_lowering(_cp_lowering)
-custom_partitioning_p.def_batch(_cp_batch)
+# JAX has no batching rule for it (a partitioned custom call cannot be vmapped).
+custom_partitioning_p.def_batch(batching.no_batching_rule("custom_partitioning"))
 
 
 # ---- the decorator ---------------------------------------------------------------------------
@@ -343,10 +339,8 @@ class custom_partitioning:
       return out_leaves
 
     jaxpr, consts = trace_to_jaxpr(flat, [core.get_aval(x) for x in leaves])
-    lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
-                        jaxpr.eqns, jaxpr.debug_info)
     out_flat = custom_partitioning_p.bind(
-        *consts, *leaves, call=core.ClosedJaxpr(lifted, []),
+        *consts, *leaves, call=core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []),
         decode_shardings=self.decode_shardings, in_tree=in_tree,
         infer_sharding_from_operands=None,
         out_tree=out_box[0], partition=self.partition,

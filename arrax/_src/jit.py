@@ -12,7 +12,6 @@ import functools
 import inspect
 import itertools
 import logging
-import operator
 import threading
 import time
 import warnings
@@ -22,7 +21,7 @@ from typing import Union
 import numpy as np
 from jaxlib import _jax
 
-from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir, monitoring
+from arrax._src import ad, api_util, backend, batching, core, dispatch, dtypes, mlir, monitoring
 from arrax._src.array import Array, device_put_value
 from arrax._src.layout import Format, Layout
 from arrax._src.sharding_impls import SingleDeviceSharding
@@ -318,46 +317,19 @@ jit_p.def_batch_axis(_jit_batch)
 # ---- argument handling --------------------------------------------------------------------------
 def _normalize_argnums(argnums, sig, argnames):
   """Resolve static_argnums/static_argnames against each other using the signature."""
-  if argnums is None:
-    argnums = ()
-  elif isinstance(argnums, int):
-    argnums = (argnums,)
-  if argnames is None:
-    argnames = ()
-  elif isinstance(argnames, str):
-    argnames = (argnames,)
-  argnums, argnames = tuple(argnums), tuple(argnames)
+  argnums = () if argnums is None else api_util.ensure_index_tuple(argnums)
+  argnames = () if argnames is None else api_util.ensure_str_tuple(argnames)
   if sig is not None:
-    params = list(sig.parameters.values())
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     extra_nums = tuple(i for i, p in enumerate(positional) if p.name in argnames)
     extra_names = tuple(positional[i].name for i in argnums
                         if -len(positional) <= i < len(positional)
                         and positional[i].kind == positional[i].POSITIONAL_OR_KEYWORD)
     argnums = tuple(sorted(set(argnums) | set(extra_nums)))
     argnames = tuple(sorted(set(argnames) | set(extra_names)))
-    _validate_static(params, positional, argnums, argnames)
+    api_util.validate_argnums_argnames(sig, argnums, argnames, "static")
   return argnums, argnames
-
-
-def _validate_static(params, positional, argnums, argnames):
-  """static_argnums/static_argnames must name parameters of the function, as JAX checks."""
-  kinds = {p.kind for p in params}
-  n = len(positional)
-  if (argnums and inspect.Parameter.VAR_POSITIONAL not in kinds
-      and (-min(argnums) > n or max(argnums) >= n)):
-    raise ValueError(f"Jitted function has static_argnums={argnums}, but only accepts {n} "
-                     "positional arguments.")
-  pos_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
-  if bad := pos_only & set(argnames):
-    raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. These "
-                     "are positional-only")
-  if inspect.Parameter.VAR_KEYWORD in kinds:
-    return
-  keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-  if bad := set(argnames) - keywords:
-    raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. Function "
-                     "does not take these args.")
 
 
 class _HashableStatic:
@@ -1306,15 +1278,6 @@ class JitWrapped(Wrapped):
     return len(self._cache)
 
 
-def _index_tuple(x):
-  return (operator.index(x),) if not isinstance(x, (tuple, list)) else tuple(
-      operator.index(i) for i in x)
-
-
-def _str_tuple(x):
-  return (x,) if isinstance(x, str) else tuple(x)
-
-
 def _resolve_donation(fun, sig, argnums, argnames, static_argnames):
   """(donate_argnums, donate_argnames), each completed from the other through the signature
   and checked against it, as JAX's jit does when it is made."""
@@ -1322,37 +1285,22 @@ def _resolve_donation(fun, sig, argnums, argnames, static_argnames):
     if argnames is not None:
       raise ValueError(f"Getting the signature of function {fun} failed. Pass donate_argnums "
                        "instead of donate_argnames.")
-    return (() if argnums is None else _index_tuple(argnums)), ()
+    return (() if argnums is None else api_util.ensure_index_tuple(argnums)), ()
   if argnums is None and argnames is None:
     return (), ()
   params = list(sig.parameters.items())
   if argnums is not None and argnames is not None:
-    argnums, argnames = _index_tuple(argnums), _str_tuple(argnames)
+    argnums = api_util.ensure_index_tuple(argnums)
+    argnames = api_util.ensure_str_tuple(argnames)
   elif argnums is None:
-    argnames = _str_tuple(argnames)
+    argnames = api_util.ensure_str_tuple(argnames)
     argnums = tuple(i for i, (k, p) in enumerate(params)
                     if p.kind == p.POSITIONAL_OR_KEYWORD and k in argnames)
   else:
-    argnums = _index_tuple(argnums)
+    argnums = api_util.ensure_index_tuple(argnums)
     argnames = tuple(k for i, (k, p) in enumerate(params)
                      if p.kind == p.POSITIONAL_OR_KEYWORD and i in argnums)
-  kinds = [p.kind for _, p in params]
-  if inspect.Parameter.VAR_POSITIONAL not in kinds:
-    n_pos = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                for k in kinds)
-    if argnums and (-min(argnums) > n_pos or max(argnums) >= n_pos):
-      raise ValueError(f"Jitted function has donate_argnums={argnums}, but only accepts "
-                       f"{n_pos} positional arguments.")
-  positional_only = {k for k, p in params
-                     if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)} & set(argnames)
-  if positional_only:
-    raise ValueError(f"Jitted function has invalid argnames {positional_only} in "
-                     "donate_argnames. These are positional-only")
-  if inspect.Parameter.VAR_KEYWORD not in kinds:
-    valid = {k for k, p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    if set(argnames) - valid:
-      raise ValueError(f"Jitted function has invalid argnames {set(argnames) - valid} in "
-                       "donate_argnames. Function does not take these args.")
+  api_util.validate_argnums_argnames(sig, argnums, argnames, "donate")
   both = set(static_argnames) & set(argnames)
   if both:
     raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import operator
 import time
 import weakref
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
 
-from arrax._src import (ad, backend as xb, batching, compiler, core, dispatch, dtypes, mlir,
-                        tree_util)
+from arrax._src import (ad, api_util, backend as xb, batching, compiler, core, dispatch, dtypes,
+                        mlir, tracing, tree_util)
 from arrax._src import pmap_multiprocess
 from arrax._src.array import Array, ShardedArray
 from arrax._src.config import config, trace_state, x64_enabled
@@ -92,11 +91,8 @@ def _pmap_batch(axis_data, args, dims, *, jaxpr, axis_name, axis_size, devices, 
 
 def _wrap_jaxpr(closed, in_avals, pre, post, axis_name, size):
   """The closed jaxpr of `post(closed(*pre(args)))` on per-device values of `in_avals`."""
-  def fun(*xs):
-    return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
   with batching.extend_axis_env(axis_name, size):
-    jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
-  return core.ClosedJaxpr(jaxpr, consts)
+    return tracing.wrap_closed(closed, in_avals, pre, post)
 
 
 # Autodiff: the JVP of a pmap is a pmap of the per-device JVP; under partial evaluation the
@@ -341,13 +337,6 @@ def _pmap_impl(*args, jaxpr, axis_name, axis_size, devices, in_axes, out_axes, n
 
 
 # ---- the public function ------------------------------------------------------------------------
-def _ensure_index_tuple(x):
-  try:
-    return (operator.index(x),)
-  except TypeError:
-    return tuple(map(operator.index, x))
-
-
 def _squeeze(x, axis):
   return x if axis is None else shape_ops.squeeze(x, (axis,))
 
@@ -410,16 +399,12 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       raise ValueError("'devices' argument to pmap must be non-empty, or None.")
     devices = tuple(devices)
   axis_name = "_internal_pmap_axis_name" if axis_name is None else axis_name
-  static_tuple = _ensure_index_tuple(static_broadcasted_argnums)
-  _ensure_index_tuple(donate_argnums)
+  static_tuple = api_util.ensure_index_tuple(static_broadcasted_argnums)
+  api_util.ensure_index_tuple(donate_argnums)
+  batching.check_axis_leaves("pmap in_axes", in_axes)
+  batching.check_axis_leaves("pmap out_axes", out_axes)
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
-  if not all(type(a) is int for a in tree_util.tree_leaves(in_axes)):
-    raise TypeError("pmap in_axes must be an int, None, or (nested) container with those types "
-                    f"as leaves, but got {in_axes}.")
-  if not all(type(a) is int for a in tree_util.tree_leaves(out_axes)):
-    raise TypeError("pmap out_axes must be an int, None, or (nested) container with those "
-                    f"types as leaves, but got {out_axes}.")
   name = getattr(fun, "__name__", type(fun).__name__)
   traces = {}   # (signature) -> (per-device jaxpr, out tree, out axes)
   # (signature) -> (executable, out tree): eager calls seen before

@@ -688,14 +688,18 @@ def _sampler_args(name, key, dtype, shape, out_sharding, *params):
   return data, dtype, shape
 
 
+def _float_args(name, key, dtype, shape):
+  """(key data, dtype, shape) of a float sampler with a static shape, checked in that order."""
+  data, _ = _check_prng_key(name, key)
+  return data, _float_dtype(name, dtype), _canonicalize_shape(shape, name)
+
+
 def _simple_sampler(name, impl):
   """A sampler `name(key, shape=(), dtype=None)` whose jitted body is `impl(data, shape, dtype)`."""
   jitted = jit(impl, static_argnums=(1, 2))
 
   def sampler(key, shape=(), dtype=None, *, out_sharding=None):
-    data, _ = _check_prng_key(name, key)
-    dtype = _float_dtype(name, dtype)
-    shape = _canonicalize_shape(shape, name)
+    data, dtype, shape = _float_args(name, key, dtype, shape)
     _no_sharding(name, out_sharding)
     return jitted(data, shape, dtype)
   sampler.__name__ = sampler.__qualname__ = name
@@ -735,9 +739,7 @@ logistic.__doc__ = "Standard logistic samples."
 
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
   """Standard Gumbel samples; mode 'high'/'highest' use more bits for the far tail."""
-  data, _ = _check_prng_key("gumbel", key)
-  dtype = _float_dtype("gumbel", dtype)
-  shape = _canonicalize_shape(shape, "gumbel")
+  data, dtype, shape = _float_args("gumbel", key, dtype, shape)
   if mode is None:
     mode = "high" if config.values().get("jax_use_high_dynamic_range_gumbel") else "low"
   if mode not in ("highest", "high", "low"):
@@ -876,26 +878,18 @@ def _pareto(data, b, shape, dtype):
   return lax.exp(e / b)
 
 
-def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
-  """Maxwell samples: the norm of three standard normals."""
-  data, _ = _check_prng_key("maxwell", key)
-  dtype = _float_dtype("maxwell", dtype)
-  shape = _canonicalize_shape(shape, "maxwell")
-  _no_sharding("maxwell", out_sharding)
-  return _maxwell(data, shape, dtype)
-
-
-@partial(jit, static_argnums=(1, 2))
 def _maxwell(data, shape, dtype):
   rvs = _normal(data, shape + (3,), dtype)
   return ufuncs.sqrt(reductions.sum(rvs * rvs, axis=-1))
 
 
+maxwell, _maxwell_jit = _simple_sampler("maxwell", _maxwell)
+maxwell.__doc__ = "Maxwell samples: the norm of three standard normals."
+
+
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
   """Double-sided Maxwell samples with location `loc` and scale `scale`."""
-  data, _ = _check_prng_key("double_sided_maxwell", key)
-  dtype = _float_dtype("double_sided_maxwell", dtype)
-  shape = _canonicalize_shape(shape, "double_sided_maxwell")
+  data, dtype, shape = _float_args("double_sided_maxwell", key, dtype, shape)
   return _double_sided_maxwell(data, loc, scale, shape, dtype)
 
 
@@ -907,16 +901,14 @@ def _double_sided_maxwell(data, loc, scale, shape, dtype):
     shape = params_shapes
   shape = shape + params_shapes
   maxwell_key, rademacher_key = _unstack(_split(data))
-  maxwell_rvs = _maxwell(maxwell_key, shape, dtype)
+  maxwell_rvs = _maxwell_jit(maxwell_key, shape, dtype)
   random_sign = _rademacher(rademacher_key, shape, dtype)
   return random_sign * maxwell_rvs * scale + loc
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
   """Weibull samples with the given scale and concentration."""
-  data, _ = _check_prng_key("weibull_min", key)
-  dtype = _float_dtype("weibull_min", dtype)
-  shape = _canonicalize_shape(shape, "weibull_min")
+  data, dtype, shape = _float_args("weibull_min", key, dtype, shape)
   return _weibull_min(data, scale, concentration, shape, dtype)
 
 

@@ -51,7 +51,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, batching, core, dtypes, mlir, spmd
+from arrax._src import ad, batching, core, dtypes, mlir, spmd, tracing
 from arrax._src import jit as jit_mod
 from arrax._src.api import _abstractify
 from arrax._src.config import trace_state
@@ -306,11 +306,8 @@ def _shard_map_jvp(primals, tangents, **params):
 
 def _wrap(closed, in_avals, pre, post, params):
   """The closed jaxpr of `post(closed(*pre(args)))` on per-device values of `in_avals`."""
-  def fun(*xs):
-    return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
   with _body_axes(params):
-    jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
-  return core.ClosedJaxpr(jaxpr, consts)
+    return tracing.wrap_closed(closed, in_avals, pre, post)
 
 
 def _all_axes_spec(mesh, names=None):

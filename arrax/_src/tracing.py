@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from arrax._src import core, source_info_util
+from arrax._src.tree_util import tree_flatten, tree_unflatten
 from arrax._src.array import made_while_tracing
 from arrax._src.config import config
 from arrax._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var
@@ -168,6 +169,35 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None, *, forward_identities=True):
   if _enable_checks.value:
     core.check_jaxpr(jaxpr)
   return jaxpr, consts
+
+
+def trace_pytree_fun(fun, in_tree, in_avals, **kwargs):
+  """Trace `fun(*tree_unflatten(in_tree, leaves))` for leaves of `in_avals` (options as for
+  `trace_to_jaxpr`): (jaxpr, consts, the treedef of its result)."""
+  box = []
+
+  def flat(*leaves):
+    out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, leaves)))
+    box.append(out_tree)
+    return out_leaves
+
+  jaxpr, consts = trace_to_jaxpr(flat, list(in_avals), **kwargs)
+  return jaxpr, consts, box[0]
+
+
+def wrap_closed(closed: ClosedJaxpr, in_avals, pre, post) -> ClosedJaxpr:
+  """The closed jaxpr of `post(closed(*pre(args)))` for arguments of `in_avals` (`pre` and
+  `post` map lists of values)."""
+  def fun(*xs):
+    return post(core.eval_jaxpr(closed.jaxpr, closed.consts, *pre(list(xs))))
+  jaxpr, consts = trace_to_jaxpr(fun, list(in_avals))
+  return ClosedJaxpr(jaxpr, consts)
+
+
+def consts_as_inputs(jaxpr: Jaxpr) -> Jaxpr:
+  """`jaxpr` closing over nothing: its constvars become its leading invars (JAX's
+  convert_constvars_jaxpr)."""
+  return Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info)
 
 
 # ---- the unrolled-loop warning (beyond JAX) ---------------------------------------------------

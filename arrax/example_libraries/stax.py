@@ -40,9 +40,10 @@ def Dense(out_dim, W_init=_GLOROT_NORMAL, b_init=_NORMAL):
   return init_fun, apply_fun
 
 
-def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding='VALID',
-                W_init=None, b_init=normal(1e-6)):
-  """Convolution layer with the layouts ``dimension_numbers`` = (lhs, rhs, out) specs."""
+def _conv_layer(shape_tuple, conv, dimension_numbers, out_chan, filter_shape, strides, padding,
+                W_init, b_init):
+  """A layer `conv(inputs, W, strides, padding, one) + b` whose output shape is
+  `shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)`."""
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   one = (1,) * len(filter_shape)
   strides = strides or one
@@ -50,17 +51,25 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 
   def init_fun(rng, input_shape):
     kernel_shape = _kernel_shape(rhs_spec, lhs_spec, out_chan, filter_shape, input_shape)
-    output_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides, padding,
-                                                dimension_numbers)
+    output_shape = shape_tuple(input_shape, kernel_shape, strides, padding, dimension_numbers)
     bias_shape = [out_chan if c == 'C' else 1 for c in out_spec]
     k1, k2 = random.split(rng)
     return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
 
   def apply_fun(params, inputs, **kwargs):
     W, b = params
-    return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
-                                    dimension_numbers=dimension_numbers) + b
+    return conv(inputs, W, strides, padding, one, dimension_numbers) + b
   return init_fun, apply_fun
+
+
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding='VALID',
+                W_init=None, b_init=normal(1e-6)):
+  """Convolution layer with the layouts ``dimension_numbers`` = (lhs, rhs, out) specs."""
+  def conv(inputs, W, strides, padding, one, dimension_numbers):
+    return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
+                                    dimension_numbers=dimension_numbers)
+  return _conv_layer(lax.conv_general_shape_tuple, conv, dimension_numbers, out_chan,
+                     filter_shape, strides, padding, W_init, b_init)
 
 
 def _kernel_shape(rhs_spec, lhs_spec, out_chan, filter_shape, input_shape):
@@ -75,24 +84,10 @@ Conv = functools.partial(GeneralConv, ('NHWC', 'HWIO', 'NHWC'))
 def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
                          padding='VALID', W_init=None, b_init=normal(1e-6)):
   """Transposed-convolution layer with the layouts ``dimension_numbers``."""
-  lhs_spec, rhs_spec, out_spec = dimension_numbers
-  one = (1,) * len(filter_shape)
-  strides = strides or one
-  W_init = W_init or glorot_normal(rhs_spec.index('I'), rhs_spec.index('O'))
-
-  def init_fun(rng, input_shape):
-    kernel_shape = _kernel_shape(rhs_spec, lhs_spec, out_chan, filter_shape, input_shape)
-    output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides, padding,
-                                                  dimension_numbers)
-    bias_shape = [out_chan if c == 'C' else 1 for c in out_spec]
-    k1, k2 = random.split(rng)
-    return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-  def apply_fun(params, inputs, **kwargs):
-    W, b = params
-    return lax.conv_transpose(inputs, W, strides, padding,
-                              dimension_numbers=dimension_numbers) + b
-  return init_fun, apply_fun
+  def conv(inputs, W, strides, padding, one, dimension_numbers):
+    return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dimension_numbers)
+  return _conv_layer(lax.conv_transpose_shape_tuple, conv, dimension_numbers, out_chan,
+                     filter_shape, strides, padding, W_init, b_init)
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ('NHC', 'HIO', 'NHC'))

@@ -28,15 +28,14 @@ from jaxlib import _jax
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d, stablehlo as hlo
 
-from arrax._src import (ad, ad_api, backend, core, dtypes, jit as jit_mod, mlir, sharding_impls,
-                        spmd, tree_util)
+from arrax._src import (ad, ad_api, backend, batching, core, dtypes, jit as jit_mod, mlir,
+                        sharding_impls, spmd, tree_util)
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.config import config
 from arrax._src.custom_derivatives import custom_vjp
 from arrax._src.lax import linalg
 from arrax._src.export import serialization as _serialization, shape_poly
 from arrax._src.export.serialization import (DisabledSafetyCheck,
-                                             register_namedtuple_serialization,
                                              register_pytree_node_serialization)
 
 minimum_supported_calling_convention_version = 9
@@ -605,10 +604,8 @@ def _call_exported_abstract_eval(*in_avals, exported):
           for a in exported.out_avals]
 
 
-@call_exported_p.def_batch
-def _call_exported_batch(args, dims, *, exported):
-  # As in JAX: a module compiled for fixed shapes has no batched form.
-  raise NotImplementedError("Batching rule for 'call_exported' not implemented")
+# As in JAX: a module compiled for fixed shapes has no batched form.
+call_exported_p.def_batch(batching.no_batching_rule("call_exported"))
 
 
 def _drop_shardings(module):

@@ -17,9 +17,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core, mlir
+from arrax._src import batching, core, mlir, tracing
 from arrax._src.errors import UnexpectedTracerError
-from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["composite"]
@@ -100,20 +99,11 @@ def _composite_transpose(cts, *args, **params):
                    "https://docs.jax.dev/en/latest/_autosummary/jax.custom_jvp.html")
 
 
-@composite_p.def_batch
-def _composite_batch(args, dims, **params):
-  raise NotImplementedError("Batching rule for 'composite' not implemented")
+composite_p.def_batch(batching.no_batching_rule("composite"))
 
 
 def _trace(fun, in_tree, in_avals, name):
-  box = []
-
-  def flat(*leaves):
-    out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, leaves)))
-    box.append(out_tree)
-    return out_leaves
-
-  jaxpr, consts = trace_to_jaxpr(flat, list(in_avals))
+  jaxpr, consts, out_tree = tracing.trace_pytree_fun(fun, in_tree, in_avals)
   if any(isinstance(c, core.Tracer) for c in consts):
     raise UnexpectedTracerError(
         f"Found a JAX Tracer as a constant in the decomposition for the composite op "
@@ -121,9 +111,7 @@ def _trace(fun, in_tree, in_avals, name):
         "involved in a JAX transformation. Any values that aren't explicitly known at compile "
         "time must be explicitly passed as arguments to the composite.")
   # The closed-over values become leading inputs.
-  lifted = core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
-                      jaxpr.eqns, jaxpr.debug_info)
-  return core.ClosedJaxpr(lifted, []), list(consts), box[0]
+  return core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []), list(consts), out_tree
 
 
 def composite(decomposition, name, version=0):

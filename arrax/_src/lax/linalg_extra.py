@@ -353,12 +353,8 @@ def _cholesky_update_lower(ctx, r, w):
   return _la._lower_fun(ctx, lambda r, w: [_cholesky_update_impl(r, w)], ctx.avals_in, [r, w])
 
 
-def _cholesky_update_batch(args, dims):
-  # JAX has no batching rule for it either (a single [n, n] factor only).
-  raise NotImplementedError("Batching rule for 'cholesky_update' not implemented")
-
-
-cholesky_update_p.def_batch(_cholesky_update_batch)
+# JAX has no batching rule for it either (a single [n, n] factor only).
+cholesky_update_p.def_batch(batching.no_batching_rule("cholesky_update"))
 
 
 def cholesky_update(r_matrix, w_vector):

@@ -418,9 +418,7 @@ def _ur_cast(name, check, out_type):
 
   prim.def_lowering(lambda ctx, x, *, axes: [x])
 
-  @prim.def_batch
-  def _batch(args, dims, *, axes):
-    raise NotImplementedError
+  prim.def_batch(batching.no_batching_rule(name, ""))
   return prim
 
 
@@ -502,9 +500,7 @@ unreduced_psum_p.def_lowering(
     lambda ctx, x, *, axes: _psum_lowering(ctx, x, axes=axes, axis_index_groups=None))
 
 
-@unreduced_psum_p.def_batch
-def _unreduced_psum_batch(args, dims, *, axes):
-  raise NotImplementedError
+unreduced_psum_p.def_batch(batching.no_batching_rule("unreduced_psum", ""))
 
 
 def _ct_zero(x):
@@ -1229,9 +1225,10 @@ unreduced_reduce_scatter_p.def_lowering(
     lambda ctx, x, **params: _reduce_scatter_lower(ctx, x, axis_index_groups=None, **params))
 
 
-@unreduced_reduce_scatter_p.def_batch
-def _unreduced_reduce_scatter_batch(args, dims, **params):
-  raise NotImplementedError("Please file an issue at https://github.com/jax-ml/jax/issues")
+# (JAX's batching rules of unreduced_reduce_scatter and all_gather_reduced raise this.)
+_FILE_AN_ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
+unreduced_reduce_scatter_p.def_batch(
+    batching.no_batching_rule("unreduced_reduce_scatter", _FILE_AN_ISSUE))
 
 
 all_gather_reduced_p = core.Primitive("all_gather_reduced")
@@ -1261,9 +1258,7 @@ all_gather_reduced_p.def_lowering(
     lambda ctx, x, **params: _all_gather_lower(ctx, x, axis_index_groups=None, **params))
 
 
-@all_gather_reduced_p.def_batch
-def _all_gather_reduced_batch(args, dims, **params):
-  raise NotImplementedError("Please file an issue at https://github.com/jax-ml/jax/issues")
+all_gather_reduced_p.def_batch(batching.no_batching_rule("all_gather_reduced", _FILE_AN_ISSUE))
 
 
 @all_gather_reduced_p.def_impl
@@ -1444,9 +1439,9 @@ def _precv_lower(ctx, token, *, out_shape, axis_name, perm):
   raise NotImplementedError("precv is currently only implemented on GPU")
 
 
-@precv_p.def_batch_axis
-def _precv_batch(axis_data, args, dims, *, out_shape, axis_name, perm):
-  raise TypeError("precv cannot be batched (vmap): it has no batching rule for `out_shape`.")
+precv_p.def_batch_axis(batching.no_batching_rule(
+    "precv", "precv cannot be batched (vmap): it has no batching rule for `out_shape`.",
+    TypeError))
 
 
 def precv(token, out_shape, axis_name, perm):

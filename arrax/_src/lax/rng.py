@@ -124,14 +124,8 @@ def _rng_uniform_lower(ctx, a, b, *, shape):
   return [hlo.rng(a, b, dims, hlo.RngDistributionAttr.get("UNIFORM"))]
 
 
-def _no_batching(prim):
-  def rule(args, dims, **params):
-    raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
-  return rule
-
-
 # (JAX defines no batching or differentiation rule for rng_uniform.)
-rng_uniform_p.def_batch(_no_batching(rng_uniform_p))
+rng_uniform_p.def_batch(batching.no_batching_rule("rng_uniform"))
 
 
 def rng_uniform(a, b, shape):

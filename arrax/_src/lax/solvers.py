@@ -22,12 +22,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from arrax._src import ad, batching, core
+from arrax._src import ad, batching, core, tracing
 from arrax._src.ad import Zero
 from arrax._src.custom_derivatives import custom_jvp
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import common
-from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 
 __all__ = ["custom_linear_solve", "custom_root"]
@@ -85,15 +84,8 @@ def _linear_transpose(fun, example):
   """The transpose of the linear `fun` (one pytree argument like `example`, one output)."""
   leaves, tree = tree_flatten((example,))
   avals = [core.get_aval(v) for v in leaves]
-  box = []
-
-  def flat(*xs):
-    out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(tree, xs)))
-    box.append(out_tree)
-    return out_leaves
-
   # Traced as JAX's linear_transpose traces (partial evaluation): identity broadcasts recorded.
-  jaxpr, consts = trace_to_jaxpr(flat, avals, forward_identities=False)
+  jaxpr, consts, _ = tracing.trace_pytree_fun(fun, tree, avals, forward_identities=False)
 
   def transposed(ct):
     ct_leaves = tree_leaves(ct)

@@ -7,21 +7,15 @@ from __future__ import annotations
 
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import core
+from arrax._src import batching, core
 
 __all__ = ["after_all", "create_token"]
-
-
-def _no_batching(name):
-  def rule(args, dims, **params):
-    raise NotImplementedError(f"Batching rule for '{name}' not implemented")
-  return rule
 
 
 create_token_p = core.Primitive("create_token")
 create_token_p.def_abstract_eval(lambda *_: core.abstract_token)
 create_token_p.def_lowering(lambda ctx, *_: [hlo.create_token()])
-create_token_p.def_batch(_no_batching("create_token"))
+create_token_p.def_batch(batching.no_batching_rule("create_token"))
 
 
 def create_token(_=None):
@@ -40,7 +34,7 @@ def _after_all_abstract_eval(*operands):
 
 
 after_all_p.def_lowering(lambda ctx, *operands: [hlo.after_all(list(operands))])
-after_all_p.def_batch(_no_batching("after_all"))
+after_all_p.def_batch(batching.no_batching_rule("after_all"))
 
 
 def after_all(*operands):

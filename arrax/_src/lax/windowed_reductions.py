@@ -267,15 +267,19 @@ def _sga_lower(ctx, tangents, operand, *, select_prim, **window):
   return [outs[1]]
 
 
-def _sga_jvp(primals, tangents, *, select_prim, **window):
-  (source, operand), (g_source, _) = primals, tangents
-  out = _select_and_gather_add(source, operand, select_prim, **window)
-  if type(g_source) is ad.Zero:
-    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
-  return out, _select_and_gather_add(g_source, operand, select_prim, **window)
+def _linear_in_first_jvp(fn):
+  """The JVP of `fn(x, operand, select_prim, **window)`, linear in x (the operand only picks
+  positions): the tangent is `fn` of x's tangent."""
+  def jvp(primals, tangents, *, select_prim, **window):
+    (x, operand), (x_dot, _) = primals, tangents
+    out = fn(x, operand, select_prim, **window)
+    if type(x_dot) is ad.Zero:
+      return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
+    return out, fn(x_dot, operand, select_prim, **window)
+  return jvp
 
 
-select_and_gather_add_p.def_jvp(_sga_jvp)
+select_and_gather_add_p.def_jvp(_linear_in_first_jvp(_select_and_gather_add))
 
 
 @select_and_gather_add_p.def_transpose
@@ -376,15 +380,7 @@ def _ssa_lower(ctx, source, operand, *, select_prim, window_dimensions, window_s
   return [out]
 
 
-def _ssa_jvp(primals, tangents, *, select_prim, **window):
-  (source, operand), (g_source, _) = primals, tangents
-  out = _select_and_scatter_add(source, operand, select_prim, **window)
-  if type(g_source) is ad.Zero:
-    return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
-  return out, _select_and_scatter_add(g_source, operand, select_prim, **window)
-
-
-select_and_scatter_add_p.def_jvp(_ssa_jvp)
+select_and_scatter_add_p.def_jvp(_linear_in_first_jvp(_select_and_scatter_add))
 
 
 @select_and_scatter_add_p.def_transpose

@@ -614,34 +614,6 @@ def cond(x, p=None):
 
 
 # ---- array-API names of jnp.linalg (thin layers over the jnp functions of the same names) --------
-def _named(name):
-  """Give a function the name its jit shows in jaxprs (JAX's jnp function of that name)."""
-  def rename(f):
-    f.__name__ = f.__qualname__ = name
-    return f
-  return rename
-
-
-@jit(static_argnames=("axisa", "axisb", "axisc", "axis"))
-@_named("cross")
-def _np_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-  # jnp.cross: 3-vector (or 2-vector) cross products along the given axes.
-  if axis is not None:
-    axisa = axisb = axisc = axis
-  a = lax_numpy.moveaxis(a, axisa, -1)
-  b = lax_numpy.moveaxis(b, axisb, -1)
-  if _shape(a)[-1] not in (2, 3) or _shape(b)[-1] not in (2, 3):
-    raise ValueError("Dimension must be either 2 or 3 for cross product")
-  if _shape(a)[-1] == 2 and _shape(b)[-1] == 2:
-    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-  a0, a1 = a[..., 0], a[..., 1]
-  a2 = a[..., 2] if _shape(a)[-1] == 3 else creation.zeros_like(a0)
-  b0, b1 = b[..., 0], b[..., 1]
-  b2 = b[..., 2] if _shape(b)[-1] == 3 else creation.zeros_like(b0)
-  c = creation.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-  return lax_numpy.moveaxis(c, 0, axisc)
-
-
 def cross(x1, x2, /, *, axis=-1):
   """Cross products of 3-vectors laid along `axis` of x1 and x2 (other axes broadcast).
 
@@ -652,7 +624,7 @@ def cross(x1, x2, /, *, axis=-1):
   if n1 != 3 or n2 != 3:
     raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they "
                      f"have x1.shape[axis]={n1} and x2.shape[axis]={n2}")
-  return _np_cross(x1, x2, axis=axis)
+  return index_tricks.cross(x1, x2, axis=axis)
 
 
 def outer(x1, x2, /):
@@ -686,14 +658,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
   >>> jnp.linalg.vecdot(jnp.array([[1., 2.], [3., 4.]]), jnp.array([1., 1.]))   # [3, 7]
   """
   x1, x2 = ensure_arraylike("jnp.linalg.vecdot", x1, x2)
-  if _shape(x1)[axis] != _shape(x2)[axis]:
-    raise ValueError(f"axes must match; got shapes {_shape(x1)} and {_shape(x2)} with "
-                     f"axis={axis}")
-  x1 = lax_numpy.moveaxis(x1, axis, -1)
-  x2 = lax_numpy.moveaxis(x2, axis, -1)
-  vdot = functools.partial(lax_numpy.vdot, precision=precision,
-                           preferred_element_type=preferred_element_type)
-  return vectorize(vdot, signature="(n),(n)->()")(x1, x2)
+  return index_tricks.vecdot(x1, x2, axis=axis, precision=precision,
+                             preferred_element_type=preferred_element_type)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
@@ -757,34 +723,13 @@ def diagonal(x, /, *, offset=0):
   return index_tricks.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
-@jit(static_argnames=("axis1", "axis2", "dtype"))
-@_named("trace")
-def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None):
-  # jnp.trace: mask everything but the `offset` diagonal, then sum the last two axes.
-  nd = len(_shape(a))
-  if canonicalize_axis(axis1, nd) == canonicalize_axis(axis2, nd):
-    raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
-  if dtype is not None:
-    dtype = dtypes.check_user_dtype(dtype, "trace")
-  shape = _shape(a)
-  a = lax_numpy.moveaxis(a, (axis1, axis2), (-2, -1))
-  offset = ensure_arraylike("eye", offset)
-  off_dtype = core.get_aval(offset).dtype
-  n, m = shape[axis1], shape[axis2]
-  rows = shape_ops.broadcasted_iota(off_dtype, (n, m), 0)
-  cols = shape_ops.broadcasted_iota(off_dtype, (n, m), 1)
-  on_diagonal = ufuncs.equal(ufuncs.add(rows, offset), cols)
-  a = lax_numpy.where(on_diagonal, a, creation.zeros_like(a))
-  return reductions.sum(a, axis=(-2, -1), dtype=dtype)
-
-
 def trace(x, /, *, offset=0, dtype=None):
   """Sums of the `offset`-th diagonals of the matrices x [..., m, n], shape [...].
 
   >>> jnp.linalg.trace(jnp.array([[1, 2], [3, 4]]))   # 5
   """
   x = ensure_arraylike("jnp.linalg.trace", x)
-  return _np_trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
+  return index_tricks.trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def multi_dot(arrays, *, precision=None):

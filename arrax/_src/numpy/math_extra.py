@@ -253,16 +253,22 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
   return _logspace(start, stop, num, endpoint, base, dtype, axis)
 
 
-@jit(static_argnames=("num", "endpoint", "dtype", "axis"))
-def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+def _space_operands(name, start, stop, dtype):
+  """(start, stop in the computation dtype, the result dtype, the computation dtype) of
+  logspace / geomspace."""
   if dtype is None:
     dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
   else:
-    dtype = dtypes.check_user_dtype(dtype, "logspace")
+    dtype = dtypes.check_user_dtype(dtype, name)
   computation_dtype = dtypes.to_inexact_dtype(dtype)
-  start, stop = ensure_arraylike("logspace", start, stop)
-  start = lax_numpy.astype(start, computation_dtype)
-  stop = lax_numpy.astype(stop, computation_dtype)
+  start, stop = ensure_arraylike(name, start, stop)
+  return (lax_numpy.astype(start, computation_dtype), lax_numpy.astype(stop, computation_dtype),
+          dtype, computation_dtype)
+
+
+@jit(static_argnames=("num", "endpoint", "dtype", "axis"))
+def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+  start, stop, dtype, computation_dtype = _space_operands("logspace", start, stop, dtype)
   grid = creation.linspace(start, stop, num, endpoint=endpoint, retstep=False, dtype=None,
                            axis=axis)
   return lax_ew.convert_element_type(ufuncs.power(base, grid), dtype)
@@ -277,14 +283,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 @jit(static_argnames=("num", "endpoint", "dtype", "axis"))
 def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-  if dtype is None:
-    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
-  else:
-    dtype = dtypes.check_user_dtype(dtype, "geomspace")
-  computation_dtype = dtypes.to_inexact_dtype(dtype)
-  start, stop = ensure_arraylike("geomspace", start, stop)
-  start = lax_numpy.astype(start, computation_dtype)
-  stop = lax_numpy.astype(stop, computation_dtype)
+  start, stop, dtype, computation_dtype = _space_operands("geomspace", start, stop, dtype)
   sign = ufuncs.sign(start)
   res = ufuncs.multiply(sign, logspace(ufuncs.log10(ufuncs.true_divide(start, sign)),
                                        ufuncs.log10(ufuncs.true_divide(stop, sign)), num,

@@ -370,9 +370,7 @@ def _empty_ref_jvp(primals, tangents, *, ty, memory_space):
           empty_ref_p.bind(ty=ad.tangent_aval(ty), memory_space=memory_space))
 
 
-@empty_ref_p.def_batch
-def _empty_ref_batch(args, dims, *, ty, memory_space):
-  raise NotImplementedError("empty_ref has no operands to batch")
+empty_ref_p.def_batch(batching.no_batching_rule("empty_ref", "empty_ref has no operands to batch"))
 
 
 @empty_ref_p.def_pp_params

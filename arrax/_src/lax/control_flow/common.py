@@ -17,7 +17,7 @@ from arrax._src import ad, core, dtypes, mlir, tracing
 from arrax._src.errors import type_mismatch_details
 from arrax._src.array import device_put_value
 from arrax._src.core import ClosedJaxpr, Jaxpr, Literal, Tracer, Var
-from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry, tree_flatten,
+from arrax._src.tree_util import (flatten_one_level_with_keys, keystr, registry,
                                   tree_flatten_with_path, tree_unflatten, treedef_is_leaf)
 from arrax._src.lax import shape_ops
 
@@ -44,17 +44,8 @@ def trace_body(fun, in_tree, in_avals) -> Traced:
 
 
 def _trace_body(fun, in_tree, in_avals) -> Traced:
-  out_trees = []
-
-  def flat_fun(*leaves):
-    out = fun(*tree_unflatten(in_tree, leaves))
-    out_leaves, out_tree = tree_flatten(out)
-    out_trees.append(out_tree)
-    return out_leaves
-
-  jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(in_avals))
-  lifted = Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info)
-  return Traced(ClosedJaxpr(lifted, []), list(consts), out_trees[0])
+  jaxpr, consts, out_tree = tracing.trace_pytree_fun(fun, in_tree, in_avals)
+  return Traced(ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []), list(consts), out_tree)
 
 
 def merge_consts(traced: list[Traced]):
