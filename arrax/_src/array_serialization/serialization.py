@@ -22,10 +22,6 @@ from jaxlib import _jax
 
 from arrax._src import backend, distributed, monitoring
 from arrax._src.array_serialization import tensorstore_impl as ts_impl
-from arrax._src.array_serialization.tensorstore_impl import (  # noqa: F401
-    _DEFAULT_BASE_DRIVER as _DEFAULT_DRIVER, _LimitInFlightBytes, _TS_CONTEXT as TS_CONTEXT,
-    _run_deserialization as run_deserialization, _run_serialization as run_serialization,
-    async_deserialize, async_serialize)
 from arrax._src.tree_util import tree_leaves, tree_map
 
 # The older zarr format, without OCDBT, as this module's callers expect.
