@@ -257,7 +257,13 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.pallas.triton", ".experimental.shard_alike", ".experimental.random", ".experimental.profiler",
           ".experimental.rnn", ".experimental.custom_partitioning", ".experimental.topologies",
           ".experimental.key_reuse", ".extend.core.primitives",
-          ".experimental.colocated_python",
+          ".experimental.colocated_python", ".experimental.buffer_callback",
+          ".experimental.transfer", ".experimental.roofline", ".experimental.source_mapper",
+          ".experimental.array_serialization",
+          ".experimental.array_serialization.serialization",
+          ".experimental.array_serialization.pytree_serialization",
+          ".experimental.array_serialization.pytree_serialization_utils",
+          ".experimental.array_serialization.tensorstore_impl",
           ".api_util", ".sharding", ".profiler", ".ffi"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
