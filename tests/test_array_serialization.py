@@ -13,7 +13,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-import tensorstore as ts
+
+ts = pytest.importorskip("tensorstore")   # (an optional dependency, in the test extra)
 from jax.experimental.array_serialization import pytree_serialization as jps
 from jax.experimental.array_serialization import pytree_serialization_utils as jutils
 from jax.experimental.array_serialization import serialization as jser
@@ -82,6 +83,9 @@ def test_public_names_and_signatures(module):
   for cls in ("GlobalAsyncCheckpointManager", "AsyncManager"):
     if hasattr(jmod, cls):
       assert public(getattr(jmod, cls)) <= public(getattr(amod, cls)), cls
+      for meth in public(getattr(jmod, cls)):
+        assert (_params(getattr(getattr(amod, cls), meth))
+                == _params(getattr(getattr(jmod, cls), meth))), (cls, meth)
   assert list(aps.__all__) == list(jps.__all__) and autils.__all__ == jutils.__all__
 
 
