@@ -27,6 +27,7 @@ from arrax._src.array import Array
 from arrax._src.global_arrays import make_array_from_single_device_arrays
 from arrax._src.layout import Format
 from arrax._src.sharding_impls import Sharding, SingleDeviceSharding
+from arrax._src.tree_util import tree_leaves, tree_map
 
 _TS_ARRAY_DRIVER = "zarr3"
 _DEFAULT_BASE_DRIVER = "file"
@@ -327,10 +328,11 @@ def _numpy_shards(x):
 
 
 def _run_serialization(arrays, tensorstore_specs):
-  """Write each array with its spec and wait for all (the legacy list API)."""
+  """Write each array (a pytree of them) with its spec (a tree with the arrays' structure as
+  a prefix) and wait for all."""
   async def run():
-    return await asyncio.gather(*[async_serialize(a, s)
-                                  for a, s in zip(arrays, tensorstore_specs)])
+    return await asyncio.gather(*tree_leaves(tree_map(async_serialize, arrays,
+                                                      tensorstore_specs)))
   asyncio.run(run())
 
 
