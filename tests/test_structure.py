@@ -275,7 +275,13 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.colocated_python.func", ".experimental.colocated_python.obj",
           ".experimental.colocated_python.serialization",
           ".experimental.colocated_python.func_backend",
-          ".experimental.colocated_python.obj_backend"]
+          ".experimental.colocated_python.obj_backend", ".experimental.buffer_callback",
+          ".experimental.transfer", ".experimental.roofline", ".experimental.source_mapper",
+          ".experimental.array_serialization",
+          ".experimental.array_serialization.serialization",
+          ".experimental.array_serialization.pytree_serialization",
+          ".experimental.array_serialization.pytree_serialization_utils",
+          ".experimental.array_serialization.tensorstore_impl"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs

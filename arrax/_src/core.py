@@ -1032,8 +1032,12 @@ class Jaxpr:
 
   __repr__ = __str__
 
-  def pretty_print(self, **kwargs):
-    return str(self)
+  def pretty_print(self, *, source_map=None, **kwargs):
+    """The printed jaxpr; a list `source_map` receives each line's (start column, end column,
+    traceback) spans of equation text."""
+    if source_map is None:
+      return str(self)
+    return _printer["jaxpr"](self, source_map=source_map)
 
 
 class ClosedJaxpr:
@@ -1055,7 +1059,7 @@ class ClosedJaxpr:
   __repr__ = __str__
 
   def pretty_print(self, **kwargs):
-    return str(self.jaxpr)
+    return self.jaxpr.pretty_print(**kwargs)
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args):

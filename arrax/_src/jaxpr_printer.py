@@ -36,8 +36,9 @@ def _alphabetic(n: int) -> str:
 class PpContext:
   """Names of variables and shared sub-jaxprs, common to everything in one printed text."""
 
-  def __init__(self, var_names: dict | None = None):
+  def __init__(self, var_names: dict | None = None, source_map: bool = False):
     self.var_names: dict[Var, str] = dict(var_names or {})
+    self.source_map = source_map   # attribute each equation's text to its traceback
     self.shared_jaxprs: dict[Jaxpr, str] = {}
     self.shared_names: set[str] = set()
     self._counter = 0
@@ -169,7 +170,11 @@ def _pp_eqn(eqn: JaxprEqn, ctx: PpContext) -> pp.Doc:
 
 
 def _pp_eqns(eqns, ctx: PpContext) -> pp.Doc:
-  return pp.join(pp.brk("; "), [_pp_eqn(e, ctx) for e in eqns])
+  docs = [_pp_eqn(e, ctx) for e in eqns]
+  if ctx.source_map:
+    docs = [d if e.traceback is None else pp.source_map(d, e.traceback)
+            for d, e in zip(docs, eqns)]
+  return pp.join(pp.brk("; "), docs)
 
 
 # ---- jaxprs ---------------------------------------------------------------------------------
@@ -245,11 +250,12 @@ def _find_shared(top: Jaxpr, ctx: PpContext) -> list:
   return shared
 
 
-def pp_jaxpr_doc(jaxpr) -> pp.Doc:
-  """The document of a top-level jaxpr (a Jaxpr or a ClosedJaxpr)."""
+def pp_jaxpr_doc(jaxpr, source_map: bool = False) -> pp.Doc:
+  """The document of a top-level jaxpr (a Jaxpr or a ClosedJaxpr); with `source_map`, each
+  equation's text is attributed to its traceback."""
   if isinstance(jaxpr, ClosedJaxpr):
     jaxpr = jaxpr.jaxpr
-  ctx = PpContext(_unread_outputs(jaxpr))
+  ctx = PpContext(_unread_outputs(jaxpr), source_map)
   shared = _find_shared(jaxpr, ctx)
   docs = []
   for name, sub in shared:
@@ -259,9 +265,10 @@ def pp_jaxpr_doc(jaxpr) -> pp.Doc:
   return pp.concat(docs)
 
 
-def pp_jaxpr(jaxpr, width: int = WIDTH) -> str:
-  """The text of a jaxpr, as JAX prints it."""
-  return pp_jaxpr_doc(jaxpr).format(width)
+def pp_jaxpr(jaxpr, width: int = WIDTH, source_map: list | None = None) -> str:
+  """The text of a jaxpr, as JAX prints it. With a list `source_map`, one list per line of
+  (start column, end column, traceback) spans of the equations' text is appended to it."""
+  return pp_jaxpr_doc(jaxpr, source_map is not None).format(width, source_map=source_map)
 
 
 def pp_eqn_doc(eqn: JaxprEqn, ctx: PpContext | None = None) -> pp.Doc:

@@ -19,7 +19,7 @@ import weakref
 from typing import Union
 
 import numpy as np
-from jaxlib import _jax
+from jaxlib import _hlo, _jax
 
 from arrax._src import ad, api_util, backend, batching, core, dispatch, dtypes, mlir, monitoring
 from arrax._src.array import Array, device_put_value
@@ -587,7 +587,14 @@ class Lowered(_StageInfo):
   def as_text(self, dialect=None, *, debug_info=False):
     """The module as text: StableHLO MLIR (default) or, with dialect="hlo", XLA HLO."""
     if dialect == "hlo":
-      return self.compiler_ir("hlo").as_hlo_text()
+      # (converted with its locations, which name the instructions and give their metadata,
+      # printed as JAX prints it)
+      opts = _hlo.HloPrintOptions.short_parsable()
+      opts.print_metadata = debug_info
+      asm = self._module.module.operation.get_asm(enable_debug_info=True)
+      comp = _jax.mlir.mlir_module_to_xla_computation(asm, use_tuple_args=False,
+                                                      return_tuple=False)
+      return comp.get_hlo_module().to_string(opts)
     return self._module.module.operation.get_asm(enable_debug_info=debug_info)
 
   def compiler_ir(self, dialect=None):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 __all__ = ["Doc", "nil", "text", "concat", "brk", "group", "nest", "join", "color",
-           "keyword", "type_annotation"]
+           "keyword", "type_annotation", "source_map"]
 
 _FLAT = 0
 _BREAK = 1
@@ -23,13 +23,16 @@ class Doc:
   """A pretty-printer document. `str(doc)` formats it at width 80."""
   __slots__ = ()
 
-  def format(self, width: int = 80, **kwargs) -> str:
+  def format(self, width: int = 80, *, source_map: list | None = None, **kwargs) -> str:
     """Lay the document out as a string, breaking lines to keep within `width` if possible.
 
-    Extra keyword arguments (`use_color`, ...) are accepted and ignored: output is plain text.
+    With a list `source_map`, one list per output line is appended to it: the
+    (start column, end column, source) spans of the text inside `source_map` documents (the
+    innermost one's source). Extra keyword arguments (`use_color`, ...) are accepted and
+    ignored: output is plain text.
     """
     del kwargs
-    return _format(self, width)
+    return _format(self, width, source_map)
 
   def __str__(self) -> str:
     return self.format()
@@ -107,6 +110,19 @@ class _Nest(Doc):
     return f"nest({self.n}, {self.child!r})"
 
 
+class _SourceMap(Doc):
+  __slots__ = ("child", "source")
+
+  def __init__(self, child: Doc, source):
+    if not isinstance(child, Doc):
+      raise TypeError(f"source_map() expects a Doc, got {type(child).__name__}")
+    self.child = child
+    self.source = source
+
+  def __repr__(self):
+    return f"source_map({self.child!r}, {self.source!r})"
+
+
 _nil = _Nil()
 
 
@@ -164,6 +180,11 @@ def color(doc: Doc, *args, **kwargs) -> Doc:
   return doc
 
 
+def source_map(doc: Doc, source) -> Doc:
+  """`doc`, its text attributed to `source` in `Doc.format(source_map=...)`'s spans."""
+  return _SourceMap(doc, source)
+
+
 keyword = color
 type_annotation = color
 
@@ -181,7 +202,7 @@ def _fits(doc: Doc, indent: int, remaining: int) -> bool:
       remaining -= len(d.text)
     elif t is _Concat:
       stack.extend(reversed(d.children))
-    elif t is _Nest or t is _Group:
+    elif t is _Nest or t is _Group or t is _SourceMap:
       stack.append(d.child)
     elif t is _Nil:
       pass
@@ -190,33 +211,62 @@ def _fits(doc: Doc, indent: int, remaining: int) -> bool:
   return remaining >= 0
 
 
-def _format(doc: Doc, width: int) -> str:
+_END_SOURCE = object()   # (a stack entry: leave a source_map document)
+
+
+def _format(doc: Doc, width: int, source_map: list | None = None) -> str:
   out: list[str] = []
   col = 0
   stack = [(0, _BREAK, doc)]
+  sources = [None]     # the innermost source_map document's source last
+  spans: list = []     # this line's spans
+  extend = False       # whether text continues the last span
+
+  def emit(s):
+    nonlocal col, extend
+    if source_map is not None and s and sources[-1] is not None:
+      if extend and spans and spans[-1][1] == col:
+        spans[-1][1] = col + len(s)
+      else:
+        spans.append([col, col + len(s), sources[-1]])
+        extend = True
+    out.append(s)
+    col += len(s)
+
   while stack:
     indent, mode, d = stack.pop()
     t = type(d)
     if t is _Text:
-      out.append(d.text)
-      col += len(d.text)
+      emit(d.text)
     elif t is _Concat:
       stack.extend((indent, mode, c) for c in reversed(d.children))
     elif t is _Break:
       if mode == _BREAK:
         out.append("\n")
+        if source_map is not None:
+          source_map.append([tuple(sp) for sp in spans])
+          spans, extend = [], False
         out.append(" " * indent)
         col = indent
       else:
-        out.append(d.text)
-        col += len(d.text)
+        emit(d.text)
     elif t is _Nest:
       stack.append((indent + d.n, mode, d.child))
     elif t is _Group:
       flat = _fits(d.child, indent, width - col)
       stack.append((indent, _FLAT if flat else _BREAK, d.child))
+    elif t is _SourceMap:
+      sources.append(d.source)
+      extend = False
+      stack.append((indent, mode, _END_SOURCE))
+      stack.append((indent, mode, d.child))
+    elif d is _END_SOURCE:
+      sources.pop()
+      extend = False
     elif t is _Nil:
       pass
     else:
       raise TypeError(f"Invalid document {d!r}")
+  if source_map is not None:
+    source_map.append([tuple(sp) for sp in spans])
   return "".join(out)
