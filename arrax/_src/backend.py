@@ -5,7 +5,9 @@ import gc
 import os
 import threading
 import warnings
+import weakref
 
+from arrax._src import config_flags, logging_config  # noqa: F401  (the rest of the options)
 from arrax._src.config import config, contexts_open
 
 # Quieten XLA's C++ INFO logging (device listings) unless the user asked for it.
@@ -53,9 +55,12 @@ def _num_cpu_devices():
 
 
 def _make_cpu_client():
+  # (jax_cpu_enable_async_dispatch False: each computation runs inline in the calling thread)
+  opts = dict(asynchronous=bool(config.jax_cpu_enable_async_dispatch),
+              num_devices=_num_cpu_devices())
   dist = distributed_state
   if dist.client is None:
-    return xc.make_cpu_client(asynchronous=True, num_devices=_num_cpu_devices())
+    return xc.make_cpu_client(**opts)
   impl = config.jax_cpu_collectives_implementation
   if impl == "gloo":
     collectives = _jax.make_gloo_tcp_collectives(distributed_client=dist.client)
@@ -68,9 +73,12 @@ def _make_cpu_client():
   else:
     raise NotImplementedError(f"jax_cpu_collectives_implementation={impl!r}: arrax supports "
                               "'gloo', 'mpi' (or None)")
-  return xc.make_cpu_client(asynchronous=True, distributed_client=dist.client,
-                            node_id=dist.process_id, num_nodes=dist.num_processes,
-                            collectives=collectives, num_devices=_num_cpu_devices())
+  return xc.make_cpu_client(
+      distributed_client=dist.client, node_id=dist.process_id, num_nodes=dist.num_processes,
+      collectives=collectives,
+      get_local_topology_timeout_minutes=config.jax_cpu_get_local_topology_timeout_minutes,
+      get_global_topology_timeout_minutes=config.jax_cpu_get_global_topology_timeout_minutes,
+      **opts)
 
 
 def _make_gpu_client(platform):
@@ -98,10 +106,16 @@ def _requested_platforms():
   return [p.strip() for p in plats.split(",") if p.strip()] or ["cpu"]
 
 
+def _default_platform():
+  # jax_xla_backend and jax_platform_name (JAX's older names) choose it before jax_platforms.
+  return (config.jax_xla_backend or config.jax_platform_name or _requested_platforms()[0])
+
+
 def get_client(platform=None):
-  """The PJRT client for `platform` (default: the first of jax_platforms, else cpu)."""
+  """The PJRT client for `platform` (default: jax_platform_name, else the first of
+  jax_platforms, else cpu)."""
   if platform is None:
-    platform = _requested_platforms()[0]
+    platform = _default_platform()
   platform = {"gpu": "cuda", "host": "cpu"}.get(platform, platform)
   client = _clients.get(platform)
   if client is None:
@@ -128,6 +142,9 @@ def default_backend() -> str:
 def backends_are_initialized() -> bool:
   """Whether a PJRT client has been created in this process."""
   return bool(_clients)
+
+
+config_flags.backends_initialized[0] = backends_are_initialized
 
 
 def _client(backend):
@@ -218,7 +235,7 @@ def default_device():
 
 
 def _reset_default_device(name):
-  if name in ("jax_platforms", "jax_default_device"):
+  if name in ("jax_platforms", "jax_default_device", "jax_platform_name", "jax_xla_backend"):
     _default_device.clear()
 
 
@@ -248,9 +265,17 @@ def backends():
 
 
 def clear_backends():
-  """Forget the XLA clients (new ones are created on next use); caches must be cleared too."""
+  """Forget the XLA clients (new ones are created on next use); caches must be cleared too.
+  With jax_debug_leaked_clients_on_clear_backends, raise RuntimeError if one stays alive."""
+  refs = ([weakref.ref(c) for c in _clients.values()]
+          if config.jax_debug_leaked_clients_on_clear_backends else [])
   _clients.clear()
   _default_device.clear()
+  if refs:
+    for _ in range(4):
+      gc.collect()
+    if any(r() is not None for r in refs):
+      raise RuntimeError("A jax.Client was leaked")
 
 
 get_default_device = default_device

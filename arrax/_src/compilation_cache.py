@@ -21,7 +21,7 @@ import jaxlib
 
 from arrax._src.config import config
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 _SUFFIX = ".xla"
 

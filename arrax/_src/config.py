@@ -22,6 +22,52 @@ def _env_bool(name, default):
   raise ValueError(f"invalid truth value {val!r} for environment {varname!r}")
 
 
+def int_parser(name, validator=None):
+  """JAX's int option check: None or an int (ValueError otherwise), then `validator`."""
+  def parse(v):
+    if v is not None and not isinstance(v, int):
+      raise ValueError(f"new int config value must be None or of type int, got {v} of type "
+                       f"{type(v)}")
+    if v is not None and validator is not None:
+      validator(name, v)
+    return v
+  return parse
+
+
+def parse_float(v):
+  """JAX's float option check: None, a float or an int (ValueError otherwise)."""
+  if v is not None and not isinstance(v, (float, int)):
+    raise ValueError(f"new float config value must be None or of type float, got {v} of type "
+                     f"{type(v)}")
+  return v
+
+
+def parse_optional_str(v):
+  """JAX's optional string option check: None or a str (ValueError otherwise)."""
+  if v is not None and not isinstance(v, str):
+    raise ValueError(f"new string config value must be None or of type str, got {v} of type "
+                     f"{type(v)}.")
+  return v
+
+
+def env_number(name, default, kind):
+  """A numeric option's start value from the environment variable NAME (checked as JAX does)."""
+  text = os.environ.get(name.upper())
+  if text is None:
+    return default
+  try:
+    return kind(text)
+  except ValueError:
+    raise ValueError(f'Invalid value "{text}" for JAX flag {name}') from None
+
+
+def _env_enum_value(name, default, allowed):
+  val = os.environ.get(name.upper(), default)
+  if val is not None and val not in allowed:
+    raise ValueError(f'Invalid value "{val}" for JAX flag {name}')
+  return val
+
+
 _UNSET = object()
 
 
@@ -147,16 +193,27 @@ config.define("jax_enable_compilation_cache", _env_bool("jax_enable_compilation_
               bool)
 config.define("jax_compilation_cache_dir", os.environ.get(
     "JAX_COMPILATION_CACHE_DIR", os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "arrax", "xla")))
+        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "arrax", "xla")),
+    parse_optional_str)
 config.define("jax_persistent_cache_min_compile_time_secs",
-              float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1.0")), float)
+              env_number("jax_persistent_cache_min_compile_time_secs", 1.0, float), parse_float)
 config.define("jax_persistent_cache_min_entry_size_bytes",
-              int(os.environ.get("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")), int)
+              env_number("jax_persistent_cache_min_entry_size_bytes", 0, int),
+              int_parser("jax_persistent_cache_min_entry_size_bytes"))
 config.define("jax_compilation_cache_max_size",
-              int(os.environ.get("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 ** 30))), int)
+              env_number("jax_compilation_cache_max_size", 2 ** 30, int),
+              int_parser("jax_compilation_cache_max_size"))
 config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionable", True), bool)
-config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
-config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
+config.define("jax_platforms", os.environ.get("JAX_PLATFORMS"), parse_optional_str)
+MATMUL_PRECISIONS = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+config.define("jax_default_matmul_precision",
+              _env_enum_value("jax_default_matmul_precision", None, MATMUL_PRECISIONS),
+              lambda v: _optional_enum("jax_default_matmul_precision", v, MATMUL_PRECISIONS))
 config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
 config.define("jax_default_device", None)
 # Multi-process (arrax.distributed): cross-process collectives on CPU and the preemption service.
@@ -170,19 +227,16 @@ config.define("jax_enable_recoverability", _env_bool("jax_enable_recoverability"
 config.define("jax_numpy_rank_promotion",
               os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
               lambda v: _enum("jax_numpy_rank_promotion", v, ("allow", "warn", "raise")))
-config.define("jax_numpy_dtype_promotion",
-              os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
-              lambda v: _dtype_promotion(v))
 config.define("jax_no_tracing", False, bool)
 # Source locations in lowered modules (mlir.py): each operation's Python traceback (user frames,
 # at most this many; negative means all) or, with full tracebacks off, its innermost user frame.
 config.define("jax_include_full_tracebacks_in_locations",
               _env_bool("jax_include_full_tracebacks_in_locations", True), bool)
 config.define("jax_traceback_in_locations_limit",
-              int(os.environ.get("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "100")), int)
+              env_number("jax_traceback_in_locations_limit", 100, int),
+              int_parser("jax_traceback_in_locations_limit"))
 config.define("jax_hlo_source_file_canonicalization_regex",
-              os.environ.get("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"),
-              lambda v: None if v is None else str(v))
+              os.environ.get("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"), parse_optional_str)
 config.define("jax_check_tracer_leaks", False, bool)
 for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
               "jax_transfer_guard_device_to_host", "jax_transfer_guard_device_to_device"):
@@ -198,10 +252,26 @@ config.define("arrax_loop_unroll_warning_threshold",
               int(os.environ.get("ARRAX_LOOP_UNROLL_WARNING_THRESHOLD", "100")), int)
 
 
+class NumpyDtypePromotion(enum.StrEnum):
+  """The type promotion modes of arrax.numpy (only 'standard' is implemented)."""
+  STANDARD = "standard"
+  STRICT = "strict"
+
+
 def _dtype_promotion(value):
+  if isinstance(value, str):
+    value = NumpyDtypePromotion(value)
+  elif not isinstance(value, NumpyDtypePromotion):
+    raise TypeError(f"new enum value must be an instance of {NumpyDtypePromotion}, got {value} "
+                    f"of type {type(value)}.")
   if value == "strict":
     raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not supported by arrax")
-  return _enum("jax_numpy_dtype_promotion", value, ("standard",))
+  return value
+
+
+config.define("jax_numpy_dtype_promotion",
+              _dtype_promotion(os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard")),
+              lambda v: _dtype_promotion(v))
 
 
 def _enum(name, value, allowed):
@@ -292,8 +362,14 @@ def x64_enabled():
   return config._flags["jax_enable_x64"].value
 
 
-_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
-                "jax_allow_f16_reductions", "jax_softmax_custom_jvp")
+_TRACE_FLAGS = ["jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
+                "jax_allow_f16_reductions", "jax_softmax_custom_jvp"]
+
+
+def add_trace_flags(*names):
+  """Make jit caches key on these flags too (as JAX's include_in_jit_key options)."""
+  _TRACE_FLAGS.extend(names)
+  _refresh_trace_state()
 _trace_state = [None]   # the current tuple, recomputed when one of those flags changes
 
 

@@ -27,7 +27,7 @@ debug_infs = config.flag("jax_debug_infs")
 
 _PY_SCALARS = frozenset((int, float, bool, complex))
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 
 class Executable:
@@ -106,7 +106,8 @@ def compile_module(lowered, device, name="", persistent=True):
   """Compile a LoweredModule for one device with XLA (or, if `persistent`, load it from the
   persistent compilation cache)."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
-  options = _single_device_options(device)
+  options = compiler.apply_config_options(_single_device_options(device), lowered.module)
+  compiler.dump_module(lowered.module)
   devices = xc.DeviceList((device,))
   # Executables calling back into Python cannot be serialized with their callbacks.
   directory = (compilation_cache.cache_dir()
@@ -131,8 +132,8 @@ def compile_module(lowered, device, name="", persistent=True):
     loaded = compiler.backend_compile_and_load(client, lowered.module, devices, options,
                                                lowered.host_callbacks)
   elapsed = time.perf_counter() - start
-  if config.jax_log_compiles:
-    logger.warning("Finished XLA compilation of %s in %.3f sec", name, elapsed)
+  logger.log(logging.WARNING if config.jax_log_compiles else logging.DEBUG,
+             "Finished XLA compilation of %s in %.3f sec", name, elapsed)
   if directory and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
     compilation_cache.put(directory, key, loaded.serialize())
   return loaded

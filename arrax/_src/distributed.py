@@ -19,7 +19,7 @@ from jaxlib import _jax
 from arrax._src import backend, clusters
 from arrax._src.config import config
 
-_logger = logging.getLogger("arrax")
+_logger = logging.getLogger(__name__)
 
 global_state = backend.distributed_state
 

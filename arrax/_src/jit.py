@@ -35,7 +35,7 @@ from arrax._src.tree_util import keystr, tree_flatten_with_path
 
 _flatten = _registry.flatten
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 _disable_jit = config.flag("jax_disable_jit")
 _plain_calls = config_mod.plain_calls
 _trace_state = config_mod._trace_state   # (what trace_state() is while no context is open)
