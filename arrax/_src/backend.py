@@ -2,18 +2,21 @@
 import atexit
 import functools
 import gc
+import logging
 import os
 import threading
 import warnings
 import weakref
 
-from arrax._src import config_flags, logging_config  # noqa: F401  (the rest of the options)
+from arrax._src import config_flags, logging_config
 from arrax._src.config import config, contexts_open
 
 # Quieten XLA's C++ INFO logging (device listings) unless the user asked for it.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from jaxlib import _jax, xla_client as xc  # noqa: E402
+
+_logger = logging.getLogger(__name__)
 
 
 def _collect_deferred(phase, info):
@@ -131,7 +134,22 @@ def get_client(platform=None):
         else:
           raise RuntimeError(f"Unknown backend '{platform}'. Available: cpu, cuda.")
         _clients[platform] = client
+        distributed_debug_log(("Initialized backend", client.platform),
+                              ("process_index", client.process_index()),
+                              ("device_count", client.device_count()),
+                              ("local_devices", client.local_devices()))
   return client
+
+
+def distributed_debug_log(*pairs):
+  """With jax_distributed_debug, log `pairs` ((heading, value), (label, value), ...) as one
+  WARNING, in JAX's layout."""
+  if not config.jax_distributed_debug:
+    return
+  lines = ["\nDISTRIBUTED_DEBUG_BEGIN", f"{pairs[0][0]}: {pairs[0][1]}"]
+  lines += [f"  {label}: {value}" for label, value in pairs[1:]]
+  lines.append("DISTRIBUTED_DEBUG_END")
+  _logger.warning("\n".join(lines))
 
 
 def default_backend() -> str:
@@ -145,6 +163,7 @@ def backends_are_initialized() -> bool:
 
 
 config_flags.backends_initialized[0] = backends_are_initialized
+logging_config.install()
 
 
 def _client(backend):

@@ -140,6 +140,7 @@ class Config:
   def __init__(self):
     self._flags = {}
     self._listeners = []
+    self._update_hooks = {}   # name -> fn(new global value), run by `update` only
 
   def define(self, name, default, parse=lambda v: v):
     self._flags[name] = _Flag(name, default, parse)
@@ -149,6 +150,9 @@ class Config:
     if flag is None:
       raise AttributeError(f"Unrecognized config option: {name}")
     flag.value = flag.parse(value)
+    hook = self._update_hooks.get(name)
+    if hook is not None:
+      hook(flag.global_value)
     self._notify(name)
 
   def _notify(self, name):
@@ -214,8 +218,22 @@ MATMUL_PRECISIONS = (
 config.define("jax_default_matmul_precision",
               _env_enum_value("jax_default_matmul_precision", None, MATMUL_PRECISIONS),
               lambda v: _optional_enum("jax_default_matmul_precision", v, MATMUL_PRECISIONS))
-config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
-config.define("jax_default_device", None)
+# (must be set before the first backend is made: the check is installed by config_flags)
+config.define("jax_num_cpu_devices", env_number("jax_num_cpu_devices", -1, int),
+              int_parser("jax_num_cpu_devices"))
+
+
+def _default_device(val):
+  if (val is not None and val not in ("cpu", "gpu", "tpu")
+      and "Device" not in str(type(val))):
+    raise ValueError("jax.default_device must be passed either a Device object (e.g. "
+                     "`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or 'gpu'"
+                     f", got: {val!r}")
+  return val
+
+
+config.define("jax_default_device", _default_device(os.environ.get("JAX_DEFAULT_DEVICE")),
+              _default_device)
 # Multi-process (arrax.distributed): cross-process collectives on CPU and the preemption service.
 config.define("jax_cpu_collectives_implementation",
               os.environ.get("JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo"),
@@ -227,7 +245,7 @@ config.define("jax_enable_recoverability", _env_bool("jax_enable_recoverability"
 config.define("jax_numpy_rank_promotion",
               os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
               lambda v: _enum("jax_numpy_rank_promotion", v, ("allow", "warn", "raise")))
-config.define("jax_no_tracing", False, bool)
+config.define("jax_no_tracing", _env_bool("jax_no_tracing", False), bool)
 # Source locations in lowered modules (mlir.py): each operation's Python traceback (user frames,
 # at most this many; negative means all) or, with full tracebacks off, its innermost user frame.
 config.define("jax_include_full_tracebacks_in_locations",
@@ -237,11 +255,22 @@ config.define("jax_traceback_in_locations_limit",
               int_parser("jax_traceback_in_locations_limit"))
 config.define("jax_hlo_source_file_canonicalization_regex",
               os.environ.get("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"), parse_optional_str)
-config.define("jax_check_tracer_leaks", False, bool)
-for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
-              "jax_transfer_guard_device_to_host", "jax_transfer_guard_device_to_device"):
-  config.define(_name, None, lambda v, _n=_name: None if v is None else _enum(
-      _n, v, ("allow", "log", "disallow", "log_explicit", "disallow_explicit")))
+config.define("jax_check_tracer_leaks", _env_bool("jax_check_tracer_leaks", False), bool)
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_DIRECTIONS = ("jax_transfer_guard_host_to_device", "jax_transfer_guard_device_to_host",
+               "jax_transfer_guard_device_to_device")
+for _name in ("jax_transfer_guard",) + _DIRECTIONS:
+  config.define(_name, _env_enum_value(_name, None, _GUARD_LEVELS),
+                lambda v, _n=_name: _optional_enum(_n, v, _GUARD_LEVELS))
+
+
+def _set_all_guards(value):
+  # (as in JAX, setting jax_transfer_guard globally sets the three directions' options)
+  for name in _DIRECTIONS:
+    config.update(name, value)
+
+
+config._update_hooks["jax_transfer_guard"] = _set_all_guards
 # Beyond JAX: warn when tracing unrolls a Python loop into more than this many operations from
 # one line (0 turns the warning off).
 # Beyond JAX: warn when one jitted function has compiled more than this many times, naming what
@@ -474,6 +503,7 @@ def enable_x64(new_val: bool = True):
 
 
 _NO_DEFAULT = object()
+config_states: dict = {}   # option name -> its State (JAX's options of that kind)
 
 
 class State:
@@ -483,6 +513,7 @@ class State:
   # carries its own.) As in JAX, the value a context sets holds in its thread only.
 
   def __init__(self, name, doc):
+    config_states[name] = self
     self._flag = config._flags[name]
     self._default_cm = True if self._flag.parse is bool else _NO_DEFAULT
     self.__name__ = name[len("jax_"):] if name.startswith("jax_") else name
@@ -688,3 +719,19 @@ jax2tf_associative_scan_reductions = _state("jax2tf_associative_scan_reductions"
 array_garbage_collection_guard = _flag_state("jax_array_garbage_collection_guard",
     "What happens when an Array is freed by the garbage collector rather than by reference "
     "counting: None/'allow', 'log' or 'fatal'." + _NO_EFFECT + " (arrays are never tracked).")
+
+# The other options of JAX's State kind: their handles (`config_states[name](value)` is a context
+# manager setting the option in this thread).
+for _name in ("jax_compilation_cache_dir", "jax_compilation_cache_max_size",
+              "jax_cpu_collectives_implementation", "jax_disable_jit",
+              "jax_enable_compilation_cache", "jax_enable_preemption_service",
+              "jax_enable_recoverability", "jax_enable_x64",
+              "jax_hlo_source_file_canonicalization_regex",
+              "jax_include_full_tracebacks_in_locations", "jax_num_cpu_devices",
+              "jax_persistent_cache_min_compile_time_secs",
+              "jax_persistent_cache_min_entry_size_bytes", "jax_platforms",
+              "jax_traceback_in_locations_limit", "jax_transfer_guard"):
+  State(_name, _flag_doc(_name, "See the option's description in JAX."))
+del _name
+if config.jax_transfer_guard is not None:   # (JAX_TRANSFER_GUARD sets the three directions)
+  _set_all_guards(config.jax_transfer_guard)

@@ -2,10 +2,14 @@
 validation. Options of JAX's `State` kind (settable per thread by a context manager) get a
 `State` handle here, as in `jax._src.config`; those of JAX's `Flag` kind take any value.
 
-Where each one acts in arrax: `backend` (platform, async dispatch), `compiler` (compile options),
-`mlir` (IR dumps, captured constants), `prng` (seed offset), `logging_config` (logging),
-`pretty_printer` (colour), `numpy/indexing` (static index checks). The groups at the end are
-accepted and validated only: the comment of each says why arrax has nothing for them to change.
+Where the implemented ones act: `backend` (default platform, async dispatch, topology timeouts,
+leaked clients, distributed debug logs), `compiler` (compile options, IR and jaxpr dumps),
+`compilation_cache`/`dispatch` (cache errors, key metadata, content checks), `mlir` (captured
+constants), `random`/`prng` (seed offset, gumbel mode), `dtypes` (explicit x64 dtypes),
+`numpy/indexing` (static index checks), `checkpoint` (residual logs), `traceback_util`
+(filtering), `logging_config` (logging), `sharding_impls` (mesh context manager),
+`distributed` (proxy warning). Options arrax cannot honour refuse values that would change
+behaviour (`_refuse` below); the "no effect" groups say why each changes nothing in arrax.
 """
 import enum
 import logging
@@ -143,6 +147,8 @@ cpu_get_global_topology_timeout_minutes = _int_state(
 debug_leaked_clients_on_clear_backends = _bool_state(
     "jax_debug_leaked_clients_on_clear_backends", False)
 
+config.flag("jax_num_cpu_devices").parse = int_parser("jax_num_cpu_devices", _before_backends)
+
 # ---- implemented: compilation ---------------------------------------------------------------
 exec_time_optimization_effort = _float_state("jax_exec_time_optimization_effort", 0.0)
 memory_fitting_effort = _float_state("jax_memory_fitting_effort", 0.0)
@@ -170,7 +176,6 @@ logging_level = _enum_state(
     "jax_logging_level", ("NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
     logging.getLevelName(logging.getLogger("arrax").level), optional=True)
 log_checkpoint_residuals = _bool_state("jax_log_checkpoint_residuals", False)
-pprint_use_color = _bool_state("jax_pprint_use_color", True)
 traceback_filtering = _enum_state(
     "jax_traceback_filtering", ("off", "tracebackhide", "remove_frames", "quiet_remove_frames",
                                 "auto"), "auto")
@@ -187,6 +192,13 @@ disallow_mesh_context_manager = _bool_state("jax_disallow_mesh_context_manager",
 distributed_debug = _bool_state("jax_distributed_debug", False)
 _flag("jax_check_proxy_envs", True)
 
+# Pallas kernels (interpreted by arrax): `pl.debug_check`s checked; scratch buffers poisoned.
+pallas_enable_debug_checks = _bool_state("jax_pallas_enable_debug_checks", False)
+pallas_enable_debug_checks.__doc__ += "\n\nIf set, `pl.debug_check` calls are checked at run time."
+pallas_poison_buffers = _bool_state("jax_pallas_poison_buffers", False)
+pallas_poison_buffers.__doc__ += ("\n\nIf set, scratch buffers Pallas allocates start as poison "
+                                  "values (NaN for floats).")
+
 # ---- not implemented: raise NotImplementedError when set to a value that would change CPU
 # behaviour in JAX (see `_unsupported` below) ----------------------------------------------------
 error_checking_behavior_nan = _enum_state("jax_error_checking_behavior_nan",
@@ -200,6 +212,14 @@ send_traceback_to_runtime = _enum_class_state("jax_send_traceback_to_runtime",
                                               RuntimeTracebackMode, RuntimeTracebackMode.OFF)
 use_simplified_jaxpr_constants = _bool_state("jax_use_simplified_jaxpr_constants", False)
 eager_constant_folding = _bool_state("eager_constant_folding", False)
+
+# ---- no effect: arrax prints jaxprs in plain text, which is what False asks for (JAX colours
+# them only on a terminal or in a notebook)
+pprint_use_color = _bool_state("jax_pprint_use_color", True)
+# ---- no effect: arrax's tracers do not record where they were made, so its escaped-tracer
+# errors show no creation frames (as JAX with this set to 0)
+_flag("jax_tracer_error_num_traceback_frames",
+      env_number("jax_tracer_error_num_traceback_frames", 5, int))
 
 # ---- no effect: GPU/TPU-only options (arrax runs on CPU; its GPU client takes no such options)
 _flag("jax_cuda_visible_devices", "all")
@@ -223,11 +243,9 @@ pgle_profiling_runs = _int_state("jax_pgle_profiling_runs", 3)
 pgle_aggregation_percentile = _int_state("jax_pgle_aggregation_percentile", 90)
 compilation_cache_expect_pgle = _bool_state("jax_compilation_cache_expect_pgle", False)
 
-# ---- no effect: Pallas's Mosaic (TPU) and Triton/Mosaic GPU compilers (arrax's Pallas only
+# ---- no effect: Pallas's Mosaic (TPU) and Triton/Mosaic GPU compilers (arrax's Pallas
 # interprets kernels)
 _flag("jax_pallas_verbose_errors", _env_bool("jax_pallas_verbose_errors", False))
-pallas_enable_debug_checks = _bool_state("jax_pallas_enable_debug_checks", False)
-pallas_poison_buffers = _bool_state("jax_pallas_poison_buffers", False)
 pallas_use_mosaic_gpu = _bool_state("jax_pallas_use_mosaic_gpu", True)
 mosaic_allow_hlo = _bool_state("jax_mosaic_allow_hlo", False)
 use_emit_pipeline_primitive = _bool_state("jax_use_emit_pipeline_primitive", False)

@@ -5,7 +5,7 @@ jax_logging_level; arrax leaves jaxlib's process-wide C++ logging alone.)"""
 import logging
 import sys
 
-from arrax._src import config_flags  # noqa: F401  (defines the two options read here)
+from arrax._src import config_flags
 from arrax._src.config import config
 
 _formatter = logging.Formatter("{levelname}:{asctime}:{name}:{lineno}: {message}", style="{")
@@ -66,14 +66,21 @@ def update_debug_log_modules(names: str | None) -> None:
       logger.setLevel(logging.DEBUG)
 
 
+_LEVEL = config_flags.logging_level.name
+_MODULES = config_flags.debug_log_modules.name
+
+
 def _on_update(name):
   # (JAX applies these when set globally only; contexts do not reconfigure logging)
-  if name == "jax_logging_level":
+  if name == _LEVEL:
     update_logging_level(config.flag(name).global_value)
-  elif name == "jax_debug_log_modules":
+  elif name == _MODULES:
     update_debug_log_modules(config.flag(name).global_value)
 
 
-config._listeners.append(_on_update)
-update_logging_level(config.flag("jax_logging_level").global_value)
-update_debug_log_modules(config.flag("jax_debug_log_modules").global_value)
+def install():
+  """Apply the two options' start values (from the environment) and follow their updates."""
+  if _on_update not in config._listeners:
+    config._listeners.append(_on_update)
+    update_logging_level(config.flag(_LEVEL).global_value)
+    update_debug_log_modules(config.flag(_MODULES).global_value)

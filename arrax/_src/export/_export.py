@@ -30,6 +30,7 @@ from jaxlib.mlir.dialects import func as func_d, stablehlo as hlo
 from arrax._src import (ad, ad_api, backend, core, dtypes, jit as jit_mod, mlir, sharding_impls,
                         spmd, tree_util)
 from arrax._src.api import ShapeDtypeStruct
+from arrax._src import config as config_mod
 from arrax._src.config import config, env_number, int_parser
 from arrax._src.custom_derivatives import custom_vjp
 from arrax._src.lax import linalg
@@ -44,6 +45,8 @@ maximum_supported_calling_convention_version = 10
 config.define("jax_export_calling_convention_version",
               env_number("jax_export_calling_convention_version", 10, int),
               int_parser("jax_export_calling_convention_version"))
+config_mod.State("jax_export_calling_convention_version",
+                 "Context manager for `jax_export_calling_convention_version` config option.")
 
 
 @dataclasses.dataclass(frozen=True)
