@@ -159,6 +159,8 @@ enable_remat_opt_pass = _bool_state("jax_compiler_enable_remat_pass", True)
 _flag("jax_compiler_detailed_logging_min_ops",
       env_number("jax_compiler_detailed_logging_min_ops", 10, int))
 jax_xla_profile_version = _int_state("jax_xla_profile_version", 0)
+# (sets use_shardy_partitioner in get_compile_options; arrax lowers its sharded programs with
+# mhlo.sharding attributes, as JAX does with this False, so False changes nothing else)
 use_shardy_partitioner = _bool_state("jax_use_shardy_partitioner", True)
 # The persistent compilation cache (compilation_cache.py).
 raise_persistent_cache_errors = _bool_state("jax_raise_persistent_cache_errors", False)
@@ -288,6 +290,7 @@ jax_pjrt_client_create_options = _string_state("jax_pjrt_client_create_options",
 # gloo collectives; it has no cross-host transfer library nor remote compile)
 _flag("jax_backend_target", os.environ.get("JAX_BACKEND_TARGET", "").lower())
 _flag("jax_force_dcn_cross_host_transfers", False)
+# (arrax lists devices in its client's order, which for its CPU clients is process by process)
 _flag("jax_sort_devices_by_process_index", True)
 _flag("jax_cross_host_transfer_socket_address", "")
 _flag("jax_cross_host_transport_addresses", "")
