@@ -78,6 +78,7 @@ def _same_value(a, j):
 def test_every_jax_option_is_defined():
   assert len(NAMES) == 133
   assert not [n for n in NAMES if not hasattr(arrax.config, n)]
+  assert set(NAMES) <= set(arrax.config.values)   # (a property, as in JAX)
   # The same options have per-thread State handles (context managers) as in JAX.
   names = set(NAMES)
   assert ({n for n in config_mod.config_states if n in names}

@@ -172,7 +172,9 @@ class Config:
       return flags[name].value
     raise AttributeError(f"Unrecognized config option: {name}")
 
+  @property
   def values(self):
+    """Every option's value, by name (a property, as in JAX)."""
     return {n: f.value for n, f in self._flags.items()}
 
   def _override(self, name, value):
