@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from arrax._src import ad, api_util, batching, core, dtypes
+from arrax._src import ad, api_util, batching, core, dtypes, traceback_util
 from arrax._src.ad import Zero
 from arrax._src.lax import elementwise as _lax
 from arrax._src.lax import shape_ops
@@ -76,6 +76,7 @@ def _strip_aux(trace, aux):
 
 
 # ---- forward mode ---------------------------------------------------------------------------
+@traceback_util.api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
   """Evaluate `fun` and its Jacobian-vector product at `primals` along `tangents`.
 
@@ -112,6 +113,7 @@ def jvp(fun, primals, tangents, has_aux=False):
   return out_p, out_t
 
 
+@traceback_util.api_boundary
 def linearize(fun, *primals, has_aux=False):
   """Evaluate `fun` at `primals` and return its linearization `f_jvp(*tangents)` there."""
   p_leaves, p_tree = tree_flatten(primals)
@@ -146,6 +148,7 @@ def _linearize(flat, p_leaves, store, has_aux):
 
 
 # ---- reverse mode ---------------------------------------------------------------------------
+@traceback_util.api_boundary
 def vjp(fun, *primals, has_aux=False, reduce_axes=()):
   """Evaluate `fun` at `primals`; return (out, vjp_fn) with vjp_fn(ct) -> input cotangents.
 
@@ -267,6 +270,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
   nums = (argnums,) if isinstance(argnums, int) else argnums
 
   @functools.wraps(fun, updated=())
+  @traceback_util.api_boundary
   def value_and_grad_f(*args, **kwargs):
     max_num = max(nums) if nums else -1
     if max_num >= len(args) or (nums and min(nums) < -len(args)):
@@ -313,6 +317,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
   vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
   @functools.wraps(fun, updated=())
+  @traceback_util.api_boundary
   def grad_f(*args, **kwargs):
     if has_aux:
       (_, aux), g = vg(*args, **kwargs)
@@ -436,6 +441,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
   argnums = api_util.ensure_index(argnums)
 
   @functools.wraps(fun, updated=())
+  @traceback_util.api_boundary
   def jacfun(*args, **kwargs):
     f_dyn, dyn = _argnums_partial(fun, argnums, args, kwargs)
     tree_map(functools.partial(_jac_input_check, "jacfwd", holomorphic, False), dyn)
@@ -460,6 +466,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     raise TypeError(f"Expected a callable value, got {fun}")
 
   @functools.wraps(fun, updated=())
+  @traceback_util.api_boundary
   def jacfun(*args, **kwargs):
     f_dyn, dyn = _argnums_partial(fun, argnums, args, kwargs)
     tree_map(functools.partial(_jac_input_check, "jacrev", holomorphic, allow_int), dyn)

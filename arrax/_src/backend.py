@@ -2,16 +2,21 @@
 import atexit
 import functools
 import gc
+import logging
 import os
 import threading
 import warnings
+import weakref
 
+from arrax._src import config_flags, logging_config
 from arrax._src.config import config, contexts_open
 
 # Quieten XLA's C++ INFO logging (device listings) unless the user asked for it.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from jaxlib import _jax, xla_client as xc  # noqa: E402
+
+_logger = logging.getLogger(__name__)
 
 
 def _collect_deferred(phase, info):
@@ -53,9 +58,12 @@ def _num_cpu_devices():
 
 
 def _make_cpu_client():
+  # (jax_cpu_enable_async_dispatch False: each computation runs inline in the calling thread)
+  opts = dict(asynchronous=bool(config.jax_cpu_enable_async_dispatch),
+              num_devices=_num_cpu_devices())
   dist = distributed_state
   if dist.client is None:
-    return xc.make_cpu_client(asynchronous=True, num_devices=_num_cpu_devices())
+    return xc.make_cpu_client(**opts)
   impl = config.jax_cpu_collectives_implementation
   if impl == "gloo":
     collectives = _jax.make_gloo_tcp_collectives(distributed_client=dist.client)
@@ -68,9 +76,12 @@ def _make_cpu_client():
   else:
     raise NotImplementedError(f"jax_cpu_collectives_implementation={impl!r}: arrax supports "
                               "'gloo', 'mpi' (or None)")
-  return xc.make_cpu_client(asynchronous=True, distributed_client=dist.client,
-                            node_id=dist.process_id, num_nodes=dist.num_processes,
-                            collectives=collectives, num_devices=_num_cpu_devices())
+  return xc.make_cpu_client(
+      distributed_client=dist.client, node_id=dist.process_id, num_nodes=dist.num_processes,
+      collectives=collectives,
+      get_local_topology_timeout_minutes=config.jax_cpu_get_local_topology_timeout_minutes,
+      get_global_topology_timeout_minutes=config.jax_cpu_get_global_topology_timeout_minutes,
+      **opts)
 
 
 def _make_gpu_client(platform):
@@ -98,10 +109,16 @@ def _requested_platforms():
   return [p.strip() for p in plats.split(",") if p.strip()] or ["cpu"]
 
 
+def _default_platform():
+  # jax_xla_backend and jax_platform_name (JAX's older names) choose it before jax_platforms.
+  return (config.jax_xla_backend or config.jax_platform_name or _requested_platforms()[0])
+
+
 def get_client(platform=None):
-  """The PJRT client for `platform` (default: the first of jax_platforms, else cpu)."""
+  """The PJRT client for `platform` (default: jax_platform_name, else the first of
+  jax_platforms, else cpu)."""
   if platform is None:
-    platform = _requested_platforms()[0]
+    platform = _default_platform()
   platform = {"gpu": "cuda", "host": "cpu"}.get(platform, platform)
   client = _clients.get(platform)
   if client is None:
@@ -117,7 +134,22 @@ def get_client(platform=None):
         else:
           raise RuntimeError(f"Unknown backend '{platform}'. Available: cpu, cuda.")
         _clients[platform] = client
+        distributed_debug_log(("Initialized backend", client.platform),
+                              ("process_index", client.process_index()),
+                              ("device_count", client.device_count()),
+                              ("local_devices", client.local_devices()))
   return client
+
+
+def distributed_debug_log(*pairs):
+  """With jax_distributed_debug, log `pairs` ((heading, value), (label, value), ...) as one
+  WARNING, in JAX's layout."""
+  if not config.jax_distributed_debug:
+    return
+  lines = ["\nDISTRIBUTED_DEBUG_BEGIN", f"{pairs[0][0]}: {pairs[0][1]}"]
+  lines += [f"  {label}: {value}" for label, value in pairs[1:]]
+  lines.append("DISTRIBUTED_DEBUG_END")
+  _logger.warning("\n".join(lines))
 
 
 def default_backend() -> str:
@@ -128,6 +160,10 @@ def default_backend() -> str:
 def backends_are_initialized() -> bool:
   """Whether a PJRT client has been created in this process."""
   return bool(_clients)
+
+
+config_flags.backends_initialized[0] = backends_are_initialized
+logging_config.install()
 
 
 def _client(backend):
@@ -218,7 +254,7 @@ def default_device():
 
 
 def _reset_default_device(name):
-  if name in ("jax_platforms", "jax_default_device"):
+  if name in ("jax_platforms", "jax_default_device", "jax_platform_name", "jax_xla_backend"):
     _default_device.clear()
 
 
@@ -248,9 +284,17 @@ def backends():
 
 
 def clear_backends():
-  """Forget the XLA clients (new ones are created on next use); caches must be cleared too."""
+  """Forget the XLA clients (new ones are created on next use); caches must be cleared too.
+  With jax_debug_leaked_clients_on_clear_backends, raise RuntimeError if one stays alive."""
+  refs = ([weakref.ref(c) for c in _clients.values()]
+          if config.jax_debug_leaked_clients_on_clear_backends else [])
   _clients.clear()
   _default_device.clear()
+  if refs:
+    for _ in range(4):
+      gc.collect()
+    if any(r() is not None for r in refs):
+      raise RuntimeError("A jax.Client was leaked")
 
 
 get_default_device = default_device

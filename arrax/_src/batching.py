@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from arrax._src import core, dtypes, tree_util
+from arrax._src import core, dtypes, traceback_util, tree_util
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.tracing import trace_to_jaxpr
@@ -622,6 +622,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   simple_out = type(out_axes) is int or out_axes is None
 
   @functools.wraps(fun, updated=())
+  @traceback_util.api_boundary
   def vmap_f(*args, **kwargs):
     if axis_name is not None:
       hash(axis_name)   # an unhashable name (a list) is a TypeError, as in JAX

@@ -22,7 +22,7 @@ from arrax._src.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from arrax._src.lax import broadcasting
 from arrax._src.lax.control_flow import loops
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 _VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                  "legacy_vectorized", None]

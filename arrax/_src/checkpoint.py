@@ -21,13 +21,15 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import functools
+import logging
 import types
 import typing
 
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, api_util, core, dtypes, mlir, tracing
+from arrax._src import ad, api_util, core, dtypes, mlir, source_info_util, tracing
+from arrax._src.config import config
 from arrax._src.ad import Zero
 from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 from arrax._src import batching
@@ -36,6 +38,8 @@ from arrax._src.jit import jit_p
 from arrax._src.lax.dot import dot_general_p
 from arrax._src.lax.elementwise import reduce_precision_p
 from arrax._src.tree_util import tree_broadcast
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "remat_p",
            "name_p", "Offloadable", "Recompute", "Saveable"]
@@ -494,11 +498,34 @@ def _split_by_policy(closed: core.ClosedJaxpr, unknowns, policy, insert_rp=True,
   return out + (known_inst,) if inst_out else out
 
 
+def _log_residuals(jaxpr, known, unknowns, staged_in_used, n_known_out):
+  """Log what a differentiated remat saves (WARNING with jax_log_checkpoint_residuals, else
+  DEBUG), as JAX does: the inputs its recomputation reads and the intermediates it keeps."""
+  level = logging.WARNING if config.jax_log_checkpoint_residuals else logging.DEBUG
+  if not logger.isEnabledFor(level):
+    return
+  inputs = [v.aval.str_short() for v, u, used in zip(jaxpr.invars, unknowns, staged_in_used)
+            if used and not u]
+  made_by = {v: e for e in known.eqns for v in e.outvars}
+  kept = []
+  for v in known.outvars[n_known_out:]:
+    eqn = made_by.get(v)
+    src = ("from an input" if eqn is None else
+           f"output of {eqn.primitive.name} from {source_info_util.summarize(eqn.source_info)}")
+    kept += [v.aval.str_short(), src]
+  logger.log(level, "remat-decorated function " + "saving inputs with shapes:\n" * bool(inputs)
+             + "  %s\n" * len(inputs) + "and " * bool(inputs) * bool(kept)
+             + "saving these intermediates:\n" * bool(kept) + "  %s from %s\n" * (len(kept) // 2),
+             *inputs, *kept)
+
+
 def _remat_partial_eval(trace, args, params):
   jaxpr, prevent_cse = params["jaxpr"], params["prevent_cse"]
   policy = params["policy"] or nothing_saveable
   unknowns = [trace.is_unknown(a) for a in args]
   known, staged, out_unk, staged_in_used = _split_by_policy(_closed(jaxpr), unknowns, policy)
+  _log_residuals(jaxpr, known.jaxpr, unknowns, staged_in_used,
+                 len(out_unk) - sum(out_unk))
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with core.set_current_trace(trace.parent):
     known_outs = core.eval_jaxpr(known.jaxpr, known.consts, *known_args)

@@ -17,7 +17,7 @@ import re
 import textwrap
 import warnings
 
-_logger = logging.getLogger("arrax")
+_logger = logging.getLogger(__name__)
 
 # The coordinator port of a job is picked from the last 4096 ephemeral ports.
 _PORT_RANGE = 2 ** 12

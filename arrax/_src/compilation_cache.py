@@ -21,7 +21,7 @@ import jaxlib
 
 from arrax._src.config import config
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 _SUFFIX = ".xla"
 
@@ -57,6 +57,8 @@ def get(directory: str, key: str) -> bytes | None:
   except FileNotFoundError:
     return None
   except (OSError, zlib.error) as e:
+    if config.jax_raise_persistent_cache_errors:
+      raise
     logger.warning("arrax: ignoring unreadable compilation cache entry %s: %s", path, e)
     return None
 
@@ -73,6 +75,8 @@ def put(directory: str, key: str, blob: bytes) -> None:
       f.write(data)
     os.replace(tmp, os.path.join(directory, key + _SUFFIX))
   except OSError as e:
+    if config.jax_raise_persistent_cache_errors:
+      raise
     logger.warning("arrax: could not write to the compilation cache %s: %s", directory, e)
     return
   _trim(directory, config.jax_compilation_cache_max_size)
@@ -99,6 +103,29 @@ def _trim(directory: str, max_size: int) -> None:
       total -= size
     except OSError:
       pass
+
+
+class CacheVerificationError(RuntimeError):
+  """A freshly compiled executable differs from the one the cache holds under its key
+  (jax_compilation_cache_check_contents)."""
+
+  def __init__(self, message, cache_key, executable_on_disk, executable_new):
+    super().__init__(message)
+    self.cache_key = cache_key
+    self.executable_on_disk = executable_on_disk
+    self.executable_new = executable_new
+
+
+verified_keys: set[str] = set()   # keys checked against a fresh compilation in this process
+
+
+def verify(key: str, on_disk: bytes | None, fresh: bytes) -> None:
+  """Raise CacheVerificationError if the stored executable `on_disk` differs from `fresh`."""
+  if on_disk is not None and on_disk != fresh:
+    raise CacheVerificationError(
+        f"Persistent compilation cache inconsistency for key {key}. Executable found in the disk "
+        "cache does not match the freshly compiled executable.", key, on_disk, fresh)
+  verified_keys.add(key)
 
 
 def clear(directory: str | None = None) -> None:

@@ -22,6 +22,52 @@ def _env_bool(name, default):
   raise ValueError(f"invalid truth value {val!r} for environment {varname!r}")
 
 
+def int_parser(name, validator=None):
+  """JAX's int option check: None or an int (ValueError otherwise), then `validator`."""
+  def parse(v):
+    if v is not None and not isinstance(v, int):
+      raise ValueError(f"new int config value must be None or of type int, got {v} of type "
+                       f"{type(v)}")
+    if v is not None and validator is not None:
+      validator(name, v)
+    return v
+  return parse
+
+
+def parse_float(v):
+  """JAX's float option check: None, a float or an int (ValueError otherwise)."""
+  if v is not None and not isinstance(v, (float, int)):
+    raise ValueError(f"new float config value must be None or of type float, got {v} of type "
+                     f"{type(v)}")
+  return v
+
+
+def parse_optional_str(v):
+  """JAX's optional string option check: None or a str (ValueError otherwise)."""
+  if v is not None and not isinstance(v, str):
+    raise ValueError(f"new string config value must be None or of type str, got {v} of type "
+                     f"{type(v)}.")
+  return v
+
+
+def env_number(name, default, kind):
+  """A numeric option's start value from the environment variable NAME (checked as JAX does)."""
+  text = os.environ.get(name.upper())
+  if text is None:
+    return default
+  try:
+    return kind(text)
+  except ValueError:
+    raise ValueError(f'Invalid value "{text}" for JAX flag {name}') from None
+
+
+def _env_enum_value(name, default, allowed):
+  val = os.environ.get(name.upper(), default)
+  if val is not None and val not in allowed:
+    raise ValueError(f'Invalid value "{val}" for JAX flag {name}')
+  return val
+
+
 _UNSET = object()
 
 
@@ -94,6 +140,7 @@ class Config:
   def __init__(self):
     self._flags = {}
     self._listeners = []
+    self._update_hooks = {}   # name -> fn(new global value), run by `update` only
 
   def define(self, name, default, parse=lambda v: v):
     self._flags[name] = _Flag(name, default, parse)
@@ -103,6 +150,9 @@ class Config:
     if flag is None:
       raise AttributeError(f"Unrecognized config option: {name}")
     flag.value = flag.parse(value)
+    hook = self._update_hooks.get(name)
+    if hook is not None:
+      hook(flag.global_value)
     self._notify(name)
 
   def _notify(self, name):
@@ -122,7 +172,9 @@ class Config:
       return flags[name].value
     raise AttributeError(f"Unrecognized config option: {name}")
 
+  @property
   def values(self):
+    """Every option's value, by name (a property, as in JAX)."""
     return {n: f.value for n, f in self._flags.items()}
 
   def _override(self, name, value):
@@ -147,18 +199,43 @@ config.define("jax_enable_compilation_cache", _env_bool("jax_enable_compilation_
               bool)
 config.define("jax_compilation_cache_dir", os.environ.get(
     "JAX_COMPILATION_CACHE_DIR", os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "arrax", "xla")))
+        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "arrax", "xla")),
+    parse_optional_str)
 config.define("jax_persistent_cache_min_compile_time_secs",
-              float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1.0")), float)
+              env_number("jax_persistent_cache_min_compile_time_secs", 1.0, float), parse_float)
 config.define("jax_persistent_cache_min_entry_size_bytes",
-              int(os.environ.get("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")), int)
+              env_number("jax_persistent_cache_min_entry_size_bytes", 0, int),
+              int_parser("jax_persistent_cache_min_entry_size_bytes"))
 config.define("jax_compilation_cache_max_size",
-              int(os.environ.get("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 ** 30))), int)
+              env_number("jax_compilation_cache_max_size", 2 ** 30, int),
+              int_parser("jax_compilation_cache_max_size"))
 config.define("jax_threefry_partitionable", _env_bool("jax_threefry_partitionable", True), bool)
-config.define("jax_platforms", os.environ.get("JAX_PLATFORMS", ""), str)
-config.define("jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))
-config.define("jax_num_cpu_devices", int(os.environ.get("JAX_NUM_CPU_DEVICES", "-1")), int)
-config.define("jax_default_device", None)
+config.define("jax_platforms", os.environ.get("JAX_PLATFORMS"), parse_optional_str)
+MATMUL_PRECISIONS = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+config.define("jax_default_matmul_precision",
+              _env_enum_value("jax_default_matmul_precision", None, MATMUL_PRECISIONS),
+              lambda v: _optional_enum("jax_default_matmul_precision", v, MATMUL_PRECISIONS))
+# (must be set before the first backend is made: the check is installed by config_flags)
+config.define("jax_num_cpu_devices", env_number("jax_num_cpu_devices", -1, int),
+              int_parser("jax_num_cpu_devices"))
+
+
+def _default_device(val):
+  if (val is not None and val not in ("cpu", "gpu", "tpu")
+      and "Device" not in str(type(val))):
+    raise ValueError("jax.default_device must be passed either a Device object (e.g. "
+                     "`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or 'gpu'"
+                     f", got: {val!r}")
+  return val
+
+
+config.define("jax_default_device", _default_device(os.environ.get("JAX_DEFAULT_DEVICE")),
+              _default_device)
 # Multi-process (arrax.distributed): cross-process collectives on CPU and the preemption service.
 config.define("jax_cpu_collectives_implementation",
               os.environ.get("JAX_CPU_COLLECTIVES_IMPLEMENTATION", "gloo"),
@@ -170,24 +247,32 @@ config.define("jax_enable_recoverability", _env_bool("jax_enable_recoverability"
 config.define("jax_numpy_rank_promotion",
               os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
               lambda v: _enum("jax_numpy_rank_promotion", v, ("allow", "warn", "raise")))
-config.define("jax_numpy_dtype_promotion",
-              os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
-              lambda v: _dtype_promotion(v))
-config.define("jax_no_tracing", False, bool)
+config.define("jax_no_tracing", _env_bool("jax_no_tracing", False), bool)
 # Source locations in lowered modules (mlir.py): each operation's Python traceback (user frames,
 # at most this many; negative means all) or, with full tracebacks off, its innermost user frame.
 config.define("jax_include_full_tracebacks_in_locations",
               _env_bool("jax_include_full_tracebacks_in_locations", True), bool)
 config.define("jax_traceback_in_locations_limit",
-              int(os.environ.get("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "100")), int)
+              env_number("jax_traceback_in_locations_limit", 100, int),
+              int_parser("jax_traceback_in_locations_limit"))
 config.define("jax_hlo_source_file_canonicalization_regex",
-              os.environ.get("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"),
-              lambda v: None if v is None else str(v))
-config.define("jax_check_tracer_leaks", False, bool)
-for _name in ("jax_transfer_guard", "jax_transfer_guard_host_to_device",
-              "jax_transfer_guard_device_to_host", "jax_transfer_guard_device_to_device"):
-  config.define(_name, None, lambda v, _n=_name: None if v is None else _enum(
-      _n, v, ("allow", "log", "disallow", "log_explicit", "disallow_explicit")))
+              os.environ.get("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"), parse_optional_str)
+config.define("jax_check_tracer_leaks", _env_bool("jax_check_tracer_leaks", False), bool)
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_DIRECTIONS = ("jax_transfer_guard_host_to_device", "jax_transfer_guard_device_to_host",
+               "jax_transfer_guard_device_to_device")
+for _name in ("jax_transfer_guard",) + _DIRECTIONS:
+  config.define(_name, _env_enum_value(_name, None, _GUARD_LEVELS),
+                lambda v, _n=_name: _optional_enum(_n, v, _GUARD_LEVELS))
+
+
+def _set_all_guards(value):
+  # (as in JAX, setting jax_transfer_guard globally sets the three directions' options)
+  for name in _DIRECTIONS:
+    config.update(name, value)
+
+
+config._update_hooks["jax_transfer_guard"] = _set_all_guards
 # Beyond JAX: warn when tracing unrolls a Python loop into more than this many operations from
 # one line (0 turns the warning off).
 # Beyond JAX: warn when one jitted function has compiled more than this many times, naming what
@@ -201,10 +286,26 @@ config.define("arrax_loop_unroll_warning_threshold",
 config.define("arrax_op_attributes", (), tuple)
 
 
+class NumpyDtypePromotion(enum.StrEnum):
+  """The type promotion modes of arrax.numpy (only 'standard' is implemented)."""
+  STANDARD = "standard"
+  STRICT = "strict"
+
+
 def _dtype_promotion(value):
+  if isinstance(value, str):
+    value = NumpyDtypePromotion(value)
+  elif not isinstance(value, NumpyDtypePromotion):
+    raise TypeError(f"new enum value must be an instance of {NumpyDtypePromotion}, got {value} "
+                    f"of type {type(value)}.")
   if value == "strict":
     raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not supported by arrax")
-  return _enum("jax_numpy_dtype_promotion", value, ("standard",))
+  return value
+
+
+config.define("jax_numpy_dtype_promotion",
+              _dtype_promotion(os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard")),
+              lambda v: _dtype_promotion(v))
 
 
 def _enum(name, value, allowed):
@@ -295,8 +396,14 @@ def x64_enabled():
   return config._flags["jax_enable_x64"].value
 
 
-_TRACE_FLAGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
-                "jax_allow_f16_reductions", "jax_softmax_custom_jvp", "arrax_op_attributes")
+_TRACE_FLAGS = ["jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
+                "jax_allow_f16_reductions", "jax_softmax_custom_jvp", "arrax_op_attributes"]
+
+
+def add_trace_flags(*names):
+  """Make jit caches key on these flags too (as JAX's include_in_jit_key options)."""
+  _TRACE_FLAGS.extend(names)
+  _refresh_trace_state()
 _trace_state = [None]   # the current tuple, recomputed when one of those flags changes
 
 
@@ -401,6 +508,7 @@ def enable_x64(new_val: bool = True):
 
 
 _NO_DEFAULT = object()
+config_states: dict = {}   # option name -> its State (JAX's options of that kind)
 
 
 class State:
@@ -410,6 +518,7 @@ class State:
   # carries its own.) As in JAX, the value a context sets holds in its thread only.
 
   def __init__(self, name, doc):
+    config_states[name] = self
     self._flag = config._flags[name]
     self._default_cm = True if self._flag.parse is bool else _NO_DEFAULT
     self.__name__ = name[len("jax_"):] if name.startswith("jax_") else name
@@ -615,3 +724,19 @@ jax2tf_associative_scan_reductions = _state("jax2tf_associative_scan_reductions"
 array_garbage_collection_guard = _flag_state("jax_array_garbage_collection_guard",
     "What happens when an Array is freed by the garbage collector rather than by reference "
     "counting: None/'allow', 'log' or 'fatal'." + _NO_EFFECT + " (arrays are never tracked).")
+
+# The other options of JAX's State kind: their handles (`config_states[name](value)` is a context
+# manager setting the option in this thread).
+for _name in ("jax_compilation_cache_dir", "jax_compilation_cache_max_size",
+              "jax_cpu_collectives_implementation", "jax_disable_jit",
+              "jax_enable_compilation_cache", "jax_enable_preemption_service",
+              "jax_enable_recoverability", "jax_enable_x64",
+              "jax_hlo_source_file_canonicalization_regex",
+              "jax_include_full_tracebacks_in_locations", "jax_num_cpu_devices",
+              "jax_persistent_cache_min_compile_time_secs",
+              "jax_persistent_cache_min_entry_size_bytes", "jax_platforms",
+              "jax_traceback_in_locations_limit", "jax_transfer_guard"):
+  State(_name, _flag_doc(_name, "See the option's description in JAX."))
+del _name
+if config.jax_transfer_guard is not None:   # (JAX_TRANSFER_GUARD sets the three directions)
+  _set_all_guards(config.jax_transfer_guard)

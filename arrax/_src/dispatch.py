@@ -27,7 +27,7 @@ debug_infs = config.flag("jax_debug_infs")
 
 _PY_SCALARS = frozenset((int, float, bool, complex))
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 
 class Executable:
@@ -106,20 +106,29 @@ def compile_module(lowered, device, name="", persistent=True):
   """Compile a LoweredModule for one device with XLA (or, if `persistent`, load it from the
   persistent compilation cache)."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
-  options = _single_device_options(device)
+  options = compiler.apply_config_options(_single_device_options(device), lowered.module)
+  compiler.dump_module(lowered.module)
   devices = xc.DeviceList((device,))
   # Executables calling back into Python cannot be serialized with their callbacks.
   directory = (compilation_cache.cache_dir()
                if persistent and not lowered.host_callbacks else None)
+  verify = False
   if directory:
     monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
-    key = compilation_cache.cache_key(str(lowered.module), client, device,
-                                      options.SerializeAsString())
+    text = (lowered.module.operation.get_asm(enable_debug_info=True)
+            if config.jax_compilation_cache_include_metadata_in_key else str(lowered.module))
+    key = compilation_cache.cache_key(text, client, device, options.SerializeAsString())
     blob = compilation_cache.get(directory, key)
-    if blob is not None:
+    # jax_compilation_cache_check_contents: the first time a key is met in this process, compile
+    # anyway and check that the stored executable is the same.
+    verify = (config.jax_compilation_cache_check_contents
+              and key not in compilation_cache.verified_keys)
+    if blob is not None and not verify:
       try:
         loaded = load_serialized(blob, device, client)
       except Exception as e:  # noqa: BLE001  (a stale or damaged entry: compile instead)
+        if config.jax_raise_persistent_cache_errors:
+          raise
         logger.warning("arrax: could not load %s from the compilation cache: %s", name, e)
       else:
         monitoring.record_event("/jax/compilation_cache/cache_hits")
@@ -131,8 +140,10 @@ def compile_module(lowered, device, name="", persistent=True):
     loaded = compiler.backend_compile_and_load(client, lowered.module, devices, options,
                                                lowered.host_callbacks)
   elapsed = time.perf_counter() - start
-  if config.jax_log_compiles:
-    logger.warning("Finished XLA compilation of %s in %.3f sec", name, elapsed)
+  logger.log(logging.WARNING if config.jax_log_compiles else logging.DEBUG,
+             "Finished XLA compilation of %s in %.3f sec", name, elapsed)
+  if verify:
+    compilation_cache.verify(key, blob, loaded.serialize())
   if directory and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
     compilation_cache.put(directory, key, loaded.serialize())
   return loaded

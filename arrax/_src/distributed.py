@@ -19,7 +19,7 @@ from jaxlib import _jax
 from arrax._src import backend, clusters
 from arrax._src.config import config
 
-_logger = logging.getLogger("arrax")
+_logger = logging.getLogger(__name__)
 
 global_state = backend.distributed_state
 
@@ -98,6 +98,12 @@ def initialize(coordinator_address: str | None = None,
     # (JAX restricts the visible GPUs to these; CPU devices are not restricted.)
     _logger.info("distributed: visible devices %s", ",".join(map(str, local_device_ids)))
   state.process_id = process_id
+  proxies = ([k for k in os.environ if "_proxy" in k.lower()]
+             if config.jax_check_proxy_envs else [])
+  if proxies:
+    _logger.warning("JAX detected proxy variable(s) in the environment as distributed setup: "
+                    f"{' '.join(proxies)}. On some systems, this may cause a hang of "
+                    "distributed.initialize and you may need to unset these ENV variable(s)")
   if process_id == 0:
     if state.service is not None:
       raise RuntimeError("distributed.initialize should only be called once.")

@@ -7,6 +7,7 @@ import ml_dtypes
 import numpy as np
 
 from arrax._src.config import x64_enabled
+from arrax._src.config_flags import ExplicitX64Mode, explicit_x64_dtypes as _explicit_x64
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -95,6 +96,11 @@ def check_user_dtype(dtype, fun_name=None):
   canonical = canonicalize_dtype(dt)
   if canonical != dt:
     where = f" requested in {fun_name}" if fun_name else ""
+    if _explicit_x64.value == ExplicitX64Mode.ERROR:
+      raise ValueError(
+          f"Explicitly requested dtype {dt}{where} is not available. To enable more dtypes, set "
+          "the jax_enable_x64 or allow_explicit_x64_dtypes configuration options.See "
+          "https://github.com/jax-ml/jax#current-gotchas for more.")
     warnings.warn(
         f"Explicitly requested dtype {dt}{where} is not available, and will be truncated to "
         f"dtype {canonical.name}. To enable more dtypes, set the jax_enable_x64 configuration "

@@ -12,6 +12,7 @@ import functools
 import inspect
 import itertools
 import logging
+import sys
 import threading
 import time
 import warnings
@@ -21,7 +22,8 @@ from typing import Union
 import numpy as np
 from jaxlib import _hlo, _jax
 
-from arrax._src import ad, api_util, backend, batching, core, dispatch, dtypes, mlir, monitoring
+from arrax._src import (ad, api_util, backend, batching, core, dispatch, dtypes, mlir,
+                        monitoring, traceback_util)
 from arrax._src.array import Array, device_put_value
 from arrax._src.layout import Format, Layout
 from arrax._src.sharding_impls import SingleDeviceSharding
@@ -34,7 +36,7 @@ from arrax._src.tree_util import keystr, tree_flatten_with_path
 
 _flatten = _registry.flatten
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 _disable_jit = config.flag("jax_disable_jit")
 _plain_calls = config_mod.plain_calls
 _trace_state = config_mod._trace_state   # (what trace_state() is while no context is open)
@@ -682,27 +684,31 @@ class Compiled(_StageInfo):
 
   def __call__(self, *args, **kwargs):
     # Called with the dynamic arguments only (static ones were fixed when lowering), as JAX's.
-    leaves, treedef = tree_flatten((args, kwargs))
-    if treedef != self.in_tree:
-      raise TypeError("Function compiled with input pytree does not match the input pytree it "
-                      f"was called with: compiled for {self.in_tree}, called with {treedef}.")
-    device = self._exe.device
-    pairs = [dispatch.to_buffer(x, device) for x in leaves]
-    expected = self._exe.in_avals if self._closed is None else self._closed.in_avals
-    mismatches = [f"argument {i}: expected {b.str_short()}, got {a.str_short()}"
-                  for i, ((_, a), b) in enumerate(zip(pairs, expected))
-                  if a.strip_weak_type() != b.strip_weak_type()]
-    if mismatches:
-      raise TypeError("Argument types differ from the types for which this computation was "
-                      "compiled. The mismatches are: " + ", ".join(mismatches))
-    kept = self._exe.kept
-    used = leaves if kept is None else [leaves[i] for i in kept]
-    if self._donated:
-      donated = self._donated if kept is None else [self._donated[i] for i in kept]
-      bufs = _donatable_buffers(used, donated, device)
-    else:
-      bufs = [pairs[i][0] for i in (range(len(leaves)) if kept is None else kept)]
-    return tree_unflatten(self.out_tree, _execute(self._exe, bufs, used))
+    try:
+      leaves, treedef = tree_flatten((args, kwargs))
+      if treedef != self.in_tree:
+        raise TypeError("Function compiled with input pytree does not match the input pytree it "
+                        f"was called with: compiled for {self.in_tree}, called with {treedef}.")
+      device = self._exe.device
+      pairs = [dispatch.to_buffer(x, device) for x in leaves]
+      expected = self._exe.in_avals if self._closed is None else self._closed.in_avals
+      mismatches = [f"argument {i}: expected {b.str_short()}, got {a.str_short()}"
+                    for i, ((_, a), b) in enumerate(zip(pairs, expected))
+                    if a.strip_weak_type() != b.strip_weak_type()]
+      if mismatches:
+        raise TypeError("Argument types differ from the types for which this computation was "
+                        "compiled. The mismatches are: " + ", ".join(mismatches))
+      kept = self._exe.kept
+      used = leaves if kept is None else [leaves[i] for i in kept]
+      if self._donated:
+        donated = self._donated if kept is None else [self._donated[i] for i in kept]
+        bufs = _donatable_buffers(used, donated, device)
+      else:
+        bufs = [pairs[i][0] for i in (range(len(leaves)) if kept is None else kept)]
+      return tree_unflatten(self.out_tree, _execute(self._exe, bufs, used))
+    except Exception as e:
+      traceback_util.filter_exception(e, sys._getframe())
+      raise
 
   @staticmethod
   def call(*args, **kwargs):
@@ -988,136 +994,140 @@ class JitWrapped(Wrapped):
     # The hot path of every training loop and of every eager jnp operation: keep it flat
     # (RUNTIME.md section 2). Each flag is read once; Python scalars' avals and device copies
     # come from caches; key avals are interned so that outputs fed back compare by identity.
-    plain = _plain_calls[0]   # (no call flag set, no config context open: nothing to read)
-    fast = self._cache.fast
-    if (fast is not None and plain and len(args) == fast.n
-        and (_same_kwargs(kwargs, fast.kw) if fast.kw else not kwargs)
-        and core.trace_ctx.trace is _eval_trace and _trace_state[0] is fast.state
-        and self._device is None and _resolved_default and _resolved_default[0] is fast.device):
-      bufs = []
-      for x, a in zip(args, fast.avals):
-        if x is a:   # a static argument (or None) that is the very object the call had
-          continue
-        t = type(x)
-        if t is Array:
-          if x.aval is not a or x._committed:
-            break
-          bufs.append(x._buf)
-        elif t in _PY_SCALARS and _scalar_avals.get((t, x, fast.state[0]), bufs) is a:
-          bufs.append(dispatch.to_buffer(x, fast.device)[0])   # (a cached device copy)
-        else:
-          break
-      else:   # the same signature as the call that recorded `fast`: run it
-        exe = fast.exe
-        try:
-          raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
-        except _jax.JaxRuntimeError:
-          dispatch.raise_if_deleted(args)
-          raise
-        if fast.entry.single:
-          return Array(raw[0], exe.out_avals[0], False)
-        return fast.entry.out_tree.unflatten(
-            list(map(Array, raw, exe.out_avals, itertools.repeat(False))))
-    if not plain and _disable_jit.value:
-      return self._fun(*args, **kwargs)
-    if not self._has_static:
-      dyn_args, dyn_kwargs, statics = args, kwargs, ()
-    elif kwargs:
-      dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-    else:   # (static positions by the number of arguments; the static values hashed once)
-      static_pos, dyn_pos = self._plans.get(len(args)) or self._static_plan(len(args))
-      if len(static_pos) == 1:   # (the common case: one static int, string, ... as last time)
-        v = args[static_pos[0]]
-        memo = self._static_memo
-        if memo is not None and memo[0] is v:
-          statics = memo[1]
-        else:
-          statics = (_HashableStatic(v, static_pos[0]),)
-          self._static_memo = (v, statics) if type(v) in _IMMUTABLE_STATICS else None
-      else:
-        statics = tuple([_HashableStatic(args[i], i) for i in static_pos])
-      dyn_args, dyn_kwargs = tuple([args[i] for i in dyn_pos]), kwargs
-    for x in dyn_args:
-      if type(x) is not Array and type(x) not in _PY_SCALARS:
-        leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
-        break
-    else:   # only arrays and Python scalars, given positionally: leaves, in a flat structure
-      if dyn_kwargs:
-        leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
-      else:
-        leaves = dyn_args
-        in_tree = _array_trees.get(len(dyn_args)) or _array_tree(len(dyn_args))
-    if core.trace_ctx.trace is not _eval_trace:
-      return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
-    # (a new tuple while a config context is open: no fast match)
-    state = _trace_state[0] if plain else trace_state()
-    x64 = state[0]
-    avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
-    default = _resolved_default[0] if plain and _resolved_default else _default_device()
-    device = self._device
-    committed = device is not None   # results stay on a device asked for, as arguments do
-    if device is None:
-      for x in leaves:   # the first committed array's device, else the default one
-        if type(x) is Array and x._committed:
-          device = x.device
-          committed = True
-          break
-      else:
-        device = default
-    cache = self._cache
-    last = cache.last
-    if (last is not None and last[1] == avals and (last[0] is in_tree or last[0] == in_tree)
-        and last[2] == statics
-        and last[3] is state and last[4] is device):
-      entry = last[5]
-    else:
-      key = (in_tree, tuple(avals), statics, state, device)
-      entry = cache.get(key)
-      if entry is None:
-        with cache.lock:   # another thread may have compiled it meanwhile
-          entry = cache.get(key)
-          if entry is None:
-            entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics,
-                                  device)
-      cache.last = (in_tree, [core.intern_aval(a) for a in avals], statics, state, device,
-                    entry)
-    exe = entry.exe
-    if exe is None:
-      if entry.runner is not None:
-        return entry.out_tree.unflatten(entry.runner(leaves))
-      return entry.out_tree.unflatten(
-          core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
-    if not plain and _no_execution.value:
-      dispatch.raise_no_execution(exe.name)
-    used = leaves if exe.kept is None else [leaves[i] for i in exe.kept]
-    if entry.donated is not None:
-      bufs = _donatable_buffers(used, entry.donated, device)
-    else:
-      bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in used]
     try:
-      raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
-    except _jax.JaxRuntimeError:
-      dispatch.raise_if_deleted(leaves)
-      raise
-    if (plain and not committed and entry.donated is None and exe.kept is None and not entry.special
-        and (fast is None or fast.entry is not entry or fast.state is not state)
-        and _resolved_default and default is _resolved_default[0]):
-      self._record_fast(args, kwargs, cache.last[1], state, device, entry)
-    if entry.single and not entry.special:
-      out = Array(raw[0], exe.out_avals[0], committed)
+      plain = _plain_calls[0]   # (no call flag set, no config context open: nothing to read)
+      fast = self._cache.fast
+      if (fast is not None and plain and len(args) == fast.n
+          and (_same_kwargs(kwargs, fast.kw) if fast.kw else not kwargs)
+          and core.trace_ctx.trace is _eval_trace and _trace_state[0] is fast.state
+          and self._device is None and _resolved_default and _resolved_default[0] is fast.device):
+        bufs = []
+        for x, a in zip(args, fast.avals):
+          if x is a:   # a static argument (or None) that is the very object the call had
+            continue
+          t = type(x)
+          if t is Array:
+            if x.aval is not a or x._committed:
+              break
+            bufs.append(x._buf)
+          elif t in _PY_SCALARS and _scalar_avals.get((t, x, fast.state[0]), bufs) is a:
+            bufs.append(dispatch.to_buffer(x, fast.device)[0])   # (a cached device copy)
+          else:
+            break
+        else:   # the same signature as the call that recorded `fast`: run it
+          exe = fast.exe
+          try:
+            raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
+          except _jax.JaxRuntimeError:
+            dispatch.raise_if_deleted(args)
+            raise
+          if fast.entry.single:
+            return Array(raw[0], exe.out_avals[0], False)
+          return fast.entry.out_tree.unflatten(
+              list(map(Array, raw, exe.out_avals, itertools.repeat(False))))
+      if not plain and _disable_jit.value:
+        return self._fun(*args, **kwargs)
+      if not self._has_static:
+        dyn_args, dyn_kwargs, statics = args, kwargs, ()
+      elif kwargs:
+        dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+      else:   # (static positions by the number of arguments; the static values hashed once)
+        static_pos, dyn_pos = self._plans.get(len(args)) or self._static_plan(len(args))
+        if len(static_pos) == 1:   # (the common case: one static int, string, ... as last time)
+          v = args[static_pos[0]]
+          memo = self._static_memo
+          if memo is not None and memo[0] is v:
+            statics = memo[1]
+          else:
+            statics = (_HashableStatic(v, static_pos[0]),)
+            self._static_memo = (v, statics) if type(v) in _IMMUTABLE_STATICS else None
+        else:
+          statics = tuple([_HashableStatic(args[i], i) for i in static_pos])
+        dyn_args, dyn_kwargs = tuple([args[i] for i in dyn_pos]), kwargs
+      for x in dyn_args:
+        if type(x) is not Array and type(x) not in _PY_SCALARS:
+          leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+          break
+      else:   # only arrays and Python scalars, given positionally: leaves, in a flat structure
+        if dyn_kwargs:
+          leaves, in_tree = _flatten((dyn_args, dyn_kwargs))
+        else:
+          leaves = dyn_args
+          in_tree = _array_trees.get(len(dyn_args)) or _array_tree(len(dyn_args))
+      if core.trace_ctx.trace is not _eval_trace:
+        return self._call_traced(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree)
+      # (a new tuple while a config context is open: no fast match)
+      state = _trace_state[0] if plain else trace_state()
+      x64 = state[0]
+      avals = [x.aval if type(x) is Array else _leaf_aval(x, x64) for x in leaves]
+      default = _resolved_default[0] if plain and _resolved_default else _default_device()
+      device = self._device
+      committed = device is not None   # results stay on a device asked for, as arguments do
+      if device is None:
+        for x in leaves:   # the first committed array's device, else the default one
+          if type(x) is Array and x._committed:
+            device = x.device
+            committed = True
+            break
+        else:
+          device = default
+      cache = self._cache
+      last = cache.last
+      if (last is not None and last[1] == avals and (last[0] is in_tree or last[0] == in_tree)
+          and last[2] == statics
+          and last[3] is state and last[4] is device):
+        entry = last[5]
+      else:
+        key = (in_tree, tuple(avals), statics, state, device)
+        entry = cache.get(key)
+        if entry is None:
+          with cache.lock:   # another thread may have compiled it meanwhile
+            entry = cache.get(key)
+            if entry is None:
+              entry = self._compile(key, args, kwargs, dyn_args, dyn_kwargs, in_tree, statics,
+                                    device)
+        cache.last = (in_tree, [core.intern_aval(a) for a in avals], statics, state, device,
+                      entry)
+      exe = entry.exe
+      if exe is None:
+        if entry.runner is not None:
+          return entry.out_tree.unflatten(entry.runner(leaves))
+        return entry.out_tree.unflatten(
+            core.eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves))
+      if not plain and _no_execution.value:
+        dispatch.raise_no_execution(exe.name)
+      used = leaves if exe.kept is None else [leaves[i] for i in exe.kept]
+      if entry.donated is not None:
+        bufs = _donatable_buffers(used, entry.donated, device)
+      else:
+        bufs = [x._buf if type(x) is Array else dispatch.to_buffer(x, device)[0] for x in used]
+      try:
+        raw = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers)
+      except _jax.JaxRuntimeError:
+        dispatch.raise_if_deleted(leaves)
+        raise
+      if (plain and not committed and entry.donated is None and exe.kept is None and not entry.special
+          and (fast is None or fast.entry is not entry or fast.state is not state)
+          and _resolved_default and default is _resolved_default[0]):
+        self._record_fast(args, kwargs, cache.last[1], state, device, entry)
+      if entry.single and not entry.special:
+        out = Array(raw[0], exe.out_avals[0], committed)
+        if not plain and (_debug_nans.value or _debug_infs.value):
+          _check_special(self._name, [out], lambda: self._fun(*args, **kwargs))
+        return out
+      outs = list(map(Array, raw, exe.out_avals, itertools.repeat(committed)))
+      for i, shape in entry.float0:
+        outs[i] = np.zeros(shape, dtypes.float0)
+      if exe.token_outs:
+        outs = dispatch.wrap_tokens(outs)
       if not plain and (_debug_nans.value or _debug_infs.value):
-        _check_special(self._name, [out], lambda: self._fun(*args, **kwargs))
-      return out
-    outs = list(map(Array, raw, exe.out_avals, itertools.repeat(committed)))
-    for i, shape in entry.float0:
-      outs[i] = np.zeros(shape, dtypes.float0)
-    if exe.token_outs:
-      outs = dispatch.wrap_tokens(outs)
-    if not plain and (_debug_nans.value or _debug_infs.value):
-      _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
-    if entry.single:
-      return outs[0]
-    return entry.out_tree.unflatten(outs)
+        _check_special(self._name, outs, lambda: self._fun(*args, **kwargs))
+      if entry.single:
+        return outs[0]
+      return entry.out_tree.unflatten(outs)
+    except Exception as e:
+      traceback_util.filter_exception(e, sys._getframe())
+      raise
 
   def _call_traced(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree):
     if self._inline:
@@ -1172,9 +1182,9 @@ class JitWrapped(Wrapped):
     if (self._cache.compiles == _recompile_threshold.value + 1 > 1
         and not (getattr(self._fun, "__module__", None) or "").startswith("arrax.")):
       self._warn_recompiles(key, names)   # (for the user's functions, not arrax.numpy's)
-    if config.jax_log_compiles:
-      logger.warning("Finished tracing + transforming %s in %.3f sec", self._name,
-                     time.perf_counter() - start)
+    logger.log(logging.WARNING if config.jax_log_compiles else logging.DEBUG,
+               "Finished tracing + transforming %s in %.3f sec", self._name,
+               time.perf_counter() - start)
     donated = self._donation(args, kwargs)
     if _needs_discharge(closed):
       # Mutable refs: their operations become pure ones (state discharge); refs passed in or
@@ -1211,6 +1221,12 @@ class JitWrapped(Wrapped):
                                 pruned.in_avals, pruned.out_avals, device, kept,
                                 name=f"jit({self._name})")
       entry = _CacheEntry(exe, out_tree, closed, donated=p_donated)
+      if config.jax_distributed_debug:
+        fingerprint = getattr(exe.loaded, "fingerprint", None)
+        backend.distributed_debug_log(
+            ("Running pjit'd function", self._name), ("device", device),
+            ("abstract args", list(key[1])),
+            ("fingerprint", fingerprint.hex() if fingerprint is not None else None))
     key = _intern_key(key)
     self._cache[key] = entry
     _remember_compiled(self._cache, key)
@@ -1395,6 +1411,10 @@ def register_multi_device_runner(fn):
 def register_sharded_jit(cls):
   global _sharded_jit_cls
   _sharded_jit_cls = cls
+
+
+traceback_util.register_boundary(JitWrapped.__call__)
+traceback_util.register_boundary(Compiled.__call__)
 
 
 class _Unspecified:

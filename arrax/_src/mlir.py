@@ -9,6 +9,7 @@ import atexit
 import collections
 import contextlib
 import io
+import math
 import threading
 import warnings
 
@@ -18,7 +19,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, func as func_d, mhlo, sdy, stablehlo as hlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 
-from arrax._src import core, dtypes, source_info_util
+from arrax._src import compiler, core, dtypes, source_info_util
 
 _ctx_local = threading.local()
 
@@ -662,6 +663,8 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
   `dim_var_sources` ({name: (argument index, axis)}): the dimension variables of symbolic
   shapes in `closed` and where main reads each one's value. `override_rules` ({primitive:
   rule}): lowering rules used instead of those primitives' own."""
+  check_jaxpr_constants(closed)
+  compiler.dump_jaxpr(name, closed.jaxpr)
   aliases = donors = None
   if donated_args is not None and any(donated_args):
     aliases, donors, unusable = donation_plan(closed.in_avals, closed.out_avals, donated_args)
@@ -689,6 +692,47 @@ def lower_jaxpr_to_module(name: str, closed: core.ClosedJaxpr, *, arg_names=None
     if mctx.needs_shape_refinement:
       module = refine_shapes(module)
   return LoweredModule(module, mctx.host_callbacks, tuple(mctx.keepalive))
+
+
+def _pprint_bytes(n):
+  if n <= 0:
+    return "0.00B"
+  exponent = min(int(math.floor(math.log(n, 1000))), 4)
+  return f"{n / 1000 ** exponent:.2f}{('', 'K', 'M', 'G', 'T')[exponent]}B"
+
+
+def check_jaxpr_constants(closed: core.ClosedJaxpr):
+  """Warn (as JAX does) when the constants `closed` captured add up to at least
+  jax_captured_constants_warn_bytes (-1: never), naming where the largest are used when
+  jax_captured_constants_report_frames is not 0."""
+  threshold = core.config.jax_captured_constants_warn_bytes
+  if threshold == -1 or not closed.consts:
+    return
+  sizes = [getattr(c, "nbytes", 0) for c in closed.consts]
+  total = sum(sizes)
+  if total < threshold:
+    return
+  msg = ("A large amount of constants were captured during lowering "
+         f"({_pprint_bytes(total)} total). If this is intentional, disable this warning by "
+         "setting JAX_CAPTURED_CONSTANTS_WARN_BYTES=-1. ")
+  frames = core.config.jax_captured_constants_report_frames
+  if not frames:
+    warnings.warn(msg + "To obtain a report of where these constants were encountered, set "
+                  "JAX_CAPTURED_CONSTANTS_REPORT_FRAMES=-1.")
+    return
+  msg += ("The subsequent report may be disabled by setting "
+          f"JAX_CAPTURED_CONSTANTS_REPORT_FRAMES=0.\n\nLargest "
+          f"{min(frames, len(closed.consts))} allocation(s):\n")
+  largest = sorted(zip(sizes, closed.jaxpr.constvars, closed.consts), key=lambda t: -t[0])[:5]
+  for nbytes, var, const in largest:
+    msg += (f"  Constant {type(const)}, {var.aval.str_short()}, {_pprint_bytes(nbytes)} "
+            "captured at:\n")
+    for eqn in closed.jaxpr.eqns:
+      if any(v is var for v in eqn.invars):
+        where = source_info_util.summarize(eqn.source_info,
+                                           frames if frames > 0 else 10 ** 6)
+        msg += "    " + where.replace("\n", "\n    ") + "\n\n"
+  warnings.warn(msg)
 
 
 def refine_shapes(module: ir.Module) -> ir.Module:

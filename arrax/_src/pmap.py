@@ -32,7 +32,7 @@ from arrax._src.lax import parallel, shape_ops
 from arrax._src.sharding_impls import Mesh, split_sharding, xla_sharding
 from arrax._src.tracing import trace_to_jaxpr
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 _COLLECTIVE_OPS = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
                    "stablehlo.all_to_all", "stablehlo.collective_permute")
@@ -233,6 +233,8 @@ class _PmapExecutable:
     options.num_partitions = 1
     options.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id] for d in devices]))
+    compiler.apply_config_options(options, module.module)
+    compiler.dump_module(module.module)
     start = time.perf_counter()
     self.loaded = compiler.backend_compile_and_load(
         xb.get_client(devices[0].platform), module.module, xc.DeviceList(tuple(devices)),

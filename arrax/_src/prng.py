@@ -631,6 +631,8 @@ def random_seed(seeds, impl):
   seeds = creation.asarray(np.int64(seeds)) if isinstance(seeds, int) else creation.asarray(seeds)
   if not np.issubdtype(np.dtype(seeds.dtype), np.integer):
     raise TypeError(f"PRNG key seed must be an integer; got {seeds!r}")
+  if config.jax_random_seed_offset:   # (added to every seed, as in JAX)
+    seeds = seeds + config.jax_random_seed_offset
   shape = tuple(seeds.shape)
   flat = vmap(_seed_data)(shape_ops.reshape(seeds, (math.prod(shape),)))
   return PRNGKeyArray(shape_ops.reshape(flat, shape + (2,)))

@@ -24,7 +24,7 @@ from jaxlib import _profile_data, _profiler, version as _jaxlib_version
 from arrax._src.backend import get_backend as _get_backend
 from arrax.version import __version__ as _jax_version
 
-logger = logging.getLogger("arrax")
+logger = logging.getLogger(__name__)
 
 ProfileData = _profile_data.ProfileData
 ProfileEvent = _profile_data.ProfileEvent

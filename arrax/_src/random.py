@@ -235,6 +235,8 @@ def _seed_to_data(ctor_name, seed, impl):
     seed_arr = creation.asarray(np.int64(seed))
   else:
     seed_arr = creation.asarray(seed)
+  if config.jax_random_seed_offset:   # (added to every seed, as in JAX)
+    seed_arr = seed_arr + config.jax_random_seed_offset
   return prng.seed_data(seed_arr)
 
 
@@ -741,7 +743,7 @@ def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
   """Standard Gumbel samples; mode 'high'/'highest' use more bits for the far tail."""
   data, dtype, shape = _float_args("gumbel", key, dtype, shape)
   if mode is None:
-    mode = "high" if config.values().get("jax_use_high_dynamic_range_gumbel") else "low"
+    mode = "high" if config.jax_high_dynamic_range_gumbel else "low"
   if mode not in ("highest", "high", "low"):
     raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
   _no_sharding("gumbel", out_sharding)

@@ -18,6 +18,7 @@ import numpy as np
 from jaxlib import _jax, xla_client as xc
 
 from arrax._src import backend, core
+from arrax._src.config import config
 from arrax._src.core import ManualAxisType  # noqa: F401  (exported by jax.sharding)
 
 
@@ -226,6 +227,8 @@ class Mesh:
     return hash(self._key())
 
   def __enter__(self):   # (`with mesh:` only scopes code visually: nothing reads it)
+    if config.jax_disallow_mesh_context_manager:
+      raise RuntimeError("Mesh context manager is disabled.")
     return self
 
   def __exit__(self, *exc):

@@ -91,6 +91,8 @@ class _Executable:
     build.use_spmd_partitioning = True
     build.allow_spmd_sharding_propagation_to_parameters = [False] * len(closed.in_avals)
     build.allow_spmd_sharding_propagation_to_output = [s is None for s in out_specified]
+    compiler.apply_config_options(options, lowered.module)
+    compiler.dump_module(lowered.module)
     self.loaded = compiler.backend_compile_and_load(client, lowered.module, xc.DeviceList(devices),
                                                     options)
     self.mesh = mesh

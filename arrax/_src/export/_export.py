@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,7 +30,8 @@ from jaxlib.mlir.dialects import func as func_d, stablehlo as hlo
 from arrax._src import (ad, ad_api, backend, batching, core, dtypes, jit as jit_mod, mlir,
                         sharding_impls, spmd, tree_util)
 from arrax._src.api import ShapeDtypeStruct
-from arrax._src.config import config
+from arrax._src import config as config_mod
+from arrax._src.config import config, env_number, int_parser
 from arrax._src.custom_derivatives import custom_vjp
 from arrax._src.lax import linalg
 from arrax._src.export import serialization as _serialization, shape_poly
@@ -42,7 +42,10 @@ minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 
 config.define("jax_export_calling_convention_version",
-              int(os.environ.get("JAX_EXPORT_CALLING_CONVENTION_VERSION", "10")), int)
+              env_number("jax_export_calling_convention_version", 10, int),
+              int_parser("jax_export_calling_convention_version"))
+config_mod.State("jax_export_calling_convention_version",
+                 "Context manager for `jax_export_calling_convention_version` config option.")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 
 from arrax._src import core, dtypes, mlir
 from arrax._src.array import Array
+from arrax._src.config_flags import check_static_indices as _static_checks
 from arrax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from arrax._src.indexing import Slice
 from arrax._src.jit import jit
@@ -665,6 +666,8 @@ def _rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False,
                         normalize_indices=normalize_indices)))
   entries = _parse(idx, shape)
   parsed_mode = _parse_get_mode(mode)
+  if _static_checks.value and parsed_mode in (None, _PROMISE):
+    _check_static_indices(entries, shape, normalize_indices)
   for attempt in (_try_static_slice, _try_dynamic_slice):
     out = attempt(arr, entries, shape, parsed_mode, normalize_indices)
     if out is not None:
@@ -687,6 +690,17 @@ def _rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False,
   if plan.newaxis_dims:
     y = shape_ops.expand_dims(y, plan.newaxis_dims)
   return y
+
+
+def _check_static_indices(entries, shape, normalize_indices):
+  # (jax_check_static_indices: a static integer index out of bounds raises instead of clamping)
+  for e in entries:
+    if e.kind == _Kind.INT:
+      i, (axis,) = operator.index(e.index), e.axes
+      size = shape[axis]
+      if not 0 <= (i + size if normalize_indices and i < 0 else i) < size:
+        raise IndexError(f"index {i} out of bounds for axis {axis} with size {size} "
+                         f"({normalize_indices=})")
 
 
 def getitem(arr, idx):

@@ -15,21 +15,15 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from arrax._src import config as config_mod, core, dtypes, jit, tracing, tree_util
+from arrax._src import config_flags, core, dtypes, jit, tracing, tree_util
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.export import _export
 from arrax._src.indexing import Slice
 
 # ---- flags -----------------------------------------------------------------------------------
-config_mod.config.define("jax_pallas_enable_debug_checks", False, bool)
-config_mod.config.define("jax_pallas_poison_buffers", False, bool)
-enable_debug_checks = config_mod.State(
-    "jax_pallas_enable_debug_checks",
-    "Context manager: turn on the runtime checks of `pl.debug_check` in kernels.")
-enable_poison_buffers = config_mod.State(
-    "jax_pallas_poison_buffers",
-    "Context manager: fill uninitialized kernel buffers with poison values.")
+enable_debug_checks = config_flags.pallas_enable_debug_checks
+enable_poison_buffers = config_flags.pallas_poison_buffers
 
 
 @runtime_checkable
