@@ -901,6 +901,17 @@ class Tracer:
   def tolist(self):
     raise ConcretizationTypeError(self, "The problem arose with the `tolist` method.")
 
+  def on_device_size_in_bytes(self):
+    raise ConcretizationTypeError(
+        self, f"The on_device_size_in_bytes() method was called on traced array with shape "
+        f"{self.aval.str_short()}.")
+
+  @property
+  def traceback(self):
+    raise ConcretizationTypeError(
+        self, f"The traceback property was called on traced array with shape "
+        f"{self.aval.str_short()}.")
+
 
 def is_concrete(x) -> bool:
   return not isinstance(x, Tracer)
