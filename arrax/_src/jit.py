@@ -581,6 +581,30 @@ class Traced(_StageInfo):
                    self._donated, (closed, donated, kept))
 
 
+  @property
+  def lojax(self):
+    """The traced program in low-level types only (`LoJax`): the same program unless it uses
+    hi types (hijax), whose expansion arrax does not implement here."""
+    if self._closed.jaxpr.is_high:
+      raise NotImplementedError("Traced.lojax of a jaxpr with hi types is not implemented")
+    return LoJax(self)
+
+
+class LoJax(_StageInfo):
+  """A traced program whose types are all low-level arrays: its jaxpr, name, argument and
+  result info."""
+
+  def __init__(self, traced):
+    self._closed = traced._closed
+    self._name = traced.fun_name
+    self.out_tree = traced.out_tree
+    self.in_tree = traced.in_tree
+    self._donated = traced._donated
+
+  jaxpr = property(lambda self: self._closed)
+  fun_name = property(lambda self: self._name)
+
+
 class _HloText:
   """The HLO of a lowered module (what `Lowered.compiler_ir("hlo")` gives)."""
 

@@ -436,6 +436,9 @@ def get_abstract_mesh():
   return get_mesh().abstract_mesh
 
 
+core.register_abstract_mesh_getter(get_abstract_mesh)
+
+
 class use_abstract_mesh:
   """Make `mesh` the context's abstract mesh until the end of the `with` block."""
 
