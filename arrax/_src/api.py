@@ -56,7 +56,7 @@ class ShapeDtypeStruct:
     if getattr(aval, "is_high", False):
       raise NotImplementedError("Passing a HiVal to `ShapeDtypeStruct.like` is not implemented.")
     sharding = None
-    if getattr(x, "committed", True):
+    if isinstance(x, core.Tracer) or getattr(x, "committed", True):
       sharding = (x.format if isinstance(x, Array)
                   else getattr(x, "sharding", getattr(aval, "sharding", None)))
     return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)

@@ -904,16 +904,27 @@ class Tracer:
   def tolist(self):
     raise ConcretizationTypeError(self, "The problem arose with the `tolist` method.")
 
-  def on_device_size_in_bytes(self):
+  # What only a materialized array has: ConcretizationTypeError, as JAX's tracers.
+  def _concrete_only(self, what):
     raise ConcretizationTypeError(
-        self, f"The on_device_size_in_bytes() method was called on traced array with shape "
-        f"{self.aval.str_short()}.")
+        self, f"The {what} was called on traced array with shape {self.aval.str_short()}.")
 
-  @property
-  def traceback(self):
-    raise ConcretizationTypeError(
-        self, f"The traceback property was called on traced array with shape "
-        f"{self.aval.str_short()}.")
+  on_device_size_in_bytes = lambda self: self._concrete_only("on_device_size_in_bytes() method")
+  traceback = property(lambda self: self._concrete_only("traceback property"))
+  addressable_data = lambda self, index: self._concrete_only("addressable_data() method")
+  delete = lambda self: self._concrete_only("delete() method")
+  devices = lambda self: self._concrete_only("devices() method")
+  is_deleted = lambda self: self._concrete_only("is_deleted() method")
+  unsafe_buffer_pointer = lambda self: self._concrete_only("unsafe_buffer_pointer() method")
+  tobytes = lambda self, order="C": self._concrete_only("tobytes() method")
+  addressable_shards = property(lambda self: self._concrete_only("addressable_shards property"))
+  global_shards = property(lambda self: self._concrete_only("global_shards property"))
+  is_fully_addressable = property(
+      lambda self: self._concrete_only("is_fully_addressable property"))
+  is_fully_replicated = property(
+      lambda self: self._concrete_only("is_fully_replicated property"))
+  itemsize = property(lambda self: self.aval.dtype.itemsize)
+  nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
 
 def is_concrete(x) -> bool:

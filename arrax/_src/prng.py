@@ -466,6 +466,8 @@ class PRNGKeyArray:
 
   def pprint(self):
     """A description of the key array and its PRNG implementation."""
+    if isinstance(self._base_array, core.Tracer):   # (JAX's traced keys have no pprint)
+      raise AttributeError(f"{type(self._base_array).__name__} has no attribute pprint")
     impl = threefry_prng_impl
     fields = pp.join(pp.brk(), [pp.text(f"{k} = {v}") for k, v in impl._asdict().items()])
     pp_impl = (pp.text(f"PRNGImpl [{impl.tag}] {{{impl.name}}}:")

@@ -181,7 +181,13 @@ _PROPERTIES = {
     "real": lambda self: uf.real(self),
     "imag": lambda self: uf.imag(self),
     "at": _at,
+    "flat": lambda self: _no_flat(),
 }
+
+
+def _no_flat():
+  raise NotImplementedError("JAX Arrays do not implement the arr.flat property: consider "
+                            "arr.flatten() instead.")
 
 
 def _install(cls):
