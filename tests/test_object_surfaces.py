@@ -1,6 +1,7 @@
 """Public methods and attributes of arrax's objects that JAX 0.10.2's have: Array, Mesh,
 AbstractMesh, shardings, PartitionSpec, jaxprs and their equations, key arrays,
 ShapeDtypeStruct and Traced. Differential against JAX (1-device meshes)."""
+import functools
 import re
 
 import jax
@@ -298,6 +299,40 @@ def test_eqn_replace_and_ctx():
     assert getattr(a.ctx, f) == getattr(j.ctx, f), f
   assert str(a.ctx.cur_abstract_mesh) == str(j.ctx.cur_abstract_mesh)
   assert repr(a.ctx) == repr(j.ctx)
+
+
+def _g(a, b, c=1.):
+  return a + b * c
+
+
+class _Callable:
+  def __call__(self, x, y=2.):
+    return x * y
+
+
+_DEBUG_INFO_CASES = {
+    "tree_out": (lambda x, y: {"s": (x, y * 2), "t": [x]}, (1., 2.), {}, ()),
+    "kwarg": (lambda x, *, k: x * k, (1.,), {"k": 3.}, ()),
+    "static": (lambda x, n: x * n, (1., 3), {}, (1,)),
+    "dict_arg": (lambda d: d["a"], ({"a": 1., "b": 2.},), {}, ()),
+    "varargs": (lambda *a, **k: a[0] + k["z"], (1.,), {"z": 2.}, ()),
+    "no_args": (lambda: (), (), {}, ()),
+    "partial": (functools.partial(_g, 1.), (2.,), {}, ()),
+    "callable": (_Callable(), (1.,), {}, ()),
+    "named": (_g, (1., 2.), {"c": 3.}, ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DEBUG_INFO_CASES))
+def test_jaxpr_debug_info(name):
+  fn, args, kwargs, static = _DEBUG_INFO_CASES[name]
+  a, j = both_libs(lambda lib: lib.make_jaxpr(fn, static_argnums=static)(*args, **kwargs))
+  assert str(a.debug_info) == str(j.debug_info)
+  assert a.jaxpr.debug_info == a.debug_info
+  if name in ("tree_out", "kwarg", "static", "dict_arg", "named"):
+    a, j = both_libs(lambda lib: lib.jit(fn, static_argnums=static).trace(*args, **kwargs))
+    assert str(a.jaxpr.debug_info) == str(j.jaxpr.debug_info)
+    assert a.jaxpr is a.jaxpr
 
 
 # ---- key arrays -------------------------------------------------------------------------------

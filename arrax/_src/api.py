@@ -8,12 +8,13 @@ from jaxlib import _jax
 
 # jaxpr_printer registers how jaxprs print with core when imported.
 from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401
-from arrax._src import sharding_impls
+from arrax._src import api_util, sharding_impls
 from arrax._src.array import Array, ShardedArray, device_put_value
 from arrax._src.layout import Format
 from arrax._src.config import check_transfer, explicit_transfers, x64_enabled
 from arrax._src.tracing import trace_to_jaxpr
-from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
+                                  tree_unflatten)
 
 
 class ShapeDtypeStruct:
@@ -137,6 +138,16 @@ def clear_caches():
   core.clear_caches()
 
 
+def _debug_info(fun, args, kwargs, static_argnums, out_tree):
+  """What a jaxpr made by make_jaxpr records of `fun`: its source, argument names and the
+  pytree paths of its results (`result['a'][0]`)."""
+  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+  info = api_util.debug_info("jit", fun, args, kwargs, static_argnums=tuple(static_argnums),
+                             sourceinfo=api_util.fun_sourceinfo(fun))
+  paths = tree_flatten_with_path(tree_unflatten(out_tree, range(out_tree.num_leaves)))[0]
+  return info._replace(result_paths=tuple("result" + keystr(p) for p, _ in paths))
+
+
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
                abstracted_axes=None):
   """A function that returns the jaxpr of `fun` for given example arguments.
@@ -148,7 +159,9 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
   @functools.wraps(fun)
   def make_jaxpr_f(*args, **kwargs):
     jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
-    closed = core.ClosedJaxpr(jaxpr, consts)
+    closed = core.ClosedJaxpr(jaxpr.replace(debug_info=_debug_info(fun, args, kwargs,
+                                                                    static_argnums, out_tree)),
+                              consts)
     if return_shape:
       shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                 for a in closed.out_avals]

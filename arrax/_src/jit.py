@@ -22,7 +22,7 @@ from typing import Union
 import numpy as np
 from jaxlib import _jax
 
-from arrax._src import ad, backend, batching, core, dispatch, dtypes, mlir, monitoring
+from arrax._src import ad, api_util, backend, batching, core, dispatch, dtypes, mlir, monitoring
 from arrax._src.array import Array, device_put_value
 from arrax._src.layout import Format, Layout
 from arrax._src.sharding_impls import SingleDeviceSharding
@@ -554,8 +554,17 @@ class Traced(_StageInfo):
     self._signature = (avals, statics)
     self._donated = donated
 
-  jaxpr = property(lambda self: self._closed)
   fun_name = property(lambda self: self._jitted._name)
+
+  @functools.cached_property
+  def jaxpr(self):
+    """The traced jaxpr, with its DebugInfo (source, argument names, result paths)."""
+    closed = self._closed
+    results = _result_names(self.out_tree)
+    info = api_util.DebugInfo("jit", api_util.fun_sourceinfo(self._jitted._fun),
+                              tuple(self._arg_names or ()),
+                              None if results is None else tuple(results))
+    return core.ClosedJaxpr(closed.jaxpr.replace(debug_info=info), closed.consts)
 
   @property
   def out_avals(self):
@@ -595,7 +604,7 @@ class LoJax(_StageInfo):
   result info."""
 
   def __init__(self, traced):
-    self._closed = traced._closed
+    self._closed = traced.jaxpr
     self._name = traced.fun_name
     self.out_tree = traced.out_tree
     self.in_tree = traced.in_tree
