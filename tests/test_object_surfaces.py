@@ -285,6 +285,10 @@ def test_closed_jaxpr_views():
 def test_jaxpr_replace():
   a, j = both_libs(lambda lib: _traced(lib).jaxpr)
   assert str(a.replace(outvars=a.outvars + a.invars)) == str(j.replace(outvars=j.outvars + j.invars))
+  for kw in ("invars", "outvars", "eqns"):
+    ra, rj = (x.replace(**{kw: getattr(x, kw)[::-1] + x.constvars}) for x in (a, j))
+    assert str(ra.debug_info) == str(rj.debug_info), kw
+    assert (ra.debug_info.arg_names is None) == (kw != "eqns")
   ae, je = raised(lambda: a.replace(foo=1)), raised(lambda: j.replace(foo=1))
   assert type(ae) is type(je) is ValueError and str(ae) == str(je)
 

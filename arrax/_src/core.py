@@ -1126,6 +1126,11 @@ class Jaxpr:
                if k not in self._REPLACEABLE and k not in ("effects", "is_high")}
     if unknown:
       raise ValueError(f"Unknown keyword arguments: {unknown}")
+    info = self.debug_info
+    if info is not None and (kwargs.get("invars", self.invars) != self.invars
+                             or kwargs.get("outvars", self.outvars) != self.outvars):
+      info = info._replace(arg_names=None, result_paths=None)   # (no longer this jaxpr's)
+    kwargs.setdefault("debug_info", info)
     return Jaxpr(*(kwargs.get(k, getattr(self, k)) for k in self._REPLACEABLE))
 
 
