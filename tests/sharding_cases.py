@@ -590,6 +590,30 @@ def error_device_put_partition_spec_without_mesh(jax, jnp):
   return jax.device_put(_x(4), jax.sharding.PartitionSpec("x"))
 
 
+# ---- object surfaces (tests/test_object_surfaces.py has the one-device cases) -----------------
+@case
+def sharding_equivalence_and_queries(jax, jnp):
+  P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  m = jax.make_mesh((2, 2), ("x", "y"))
+  m_rev = jax.sharding.Mesh(np.array(jax.devices()[::-1]).reshape(2, 2), ("x", "y"))
+  ss = [NS(m, P("x")), NS(m, P("y")), NS(m, P(("x", "y"))), NS(m, P()), NS(m, P(None, "x")),
+        NS(m, P("x", None)), NS(m_rev, P()), NS(m, P("x"), memory_kind="pinned_host"),
+        jax.sharding.SingleDeviceSharding(jax.devices()[0])]
+  return ([[[a.is_equivalent_to(b, nd) for b in ss] for a in ss] for nd in (1, 2)],
+          [sorted(s.replicated_axes) for s in ss[:-1]], [s.has_addressable_devices for s in ss],
+          [repr(s.with_memory_kind("unpinned_host")) for s in ss],
+          [m.auto_axes, m.are_all_axes_auto, m.update(axis_names=("p", "q")).shape_tuple])
+
+
+@case
+def sharded_array_device_facts(jax, jnp):
+  s = jax.sharding.NamedSharding(jax.make_mesh((2, 2), ("x", "y")), jax.P("x", "y"))
+  x = jax.device_put(np.arange(32, dtype=np.float32).reshape(4, 8), s)
+  c = x.clone()
+  return (x.on_device_size_in_bytes(), x.platform(), str(x.format), x.traceback is not None,
+          c, c.committed)
+
+
 _MESSAGES = {"error_named_sharding_unknown_axis", "error_named_sharding_duplicate_axis",
              "error_mesh_ndim_mismatch", "error_make_mesh_too_many_devices",
              "error_device_put_rank_too_small", "error_jit_in_shardings_with_kwargs",

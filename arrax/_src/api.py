@@ -8,26 +8,77 @@ from jaxlib import _jax
 
 # jaxpr_printer registers how jaxprs print with core when imported.
 from arrax._src import backend, core, dtypes, jaxpr_printer  # noqa: F401
-from arrax._src import api_util
-from arrax._src import sharding_impls
+from arrax._src import api_util, sharding_impls
 from arrax._src.array import Array, ShardedArray, device_put_value
+from arrax._src.layout import Format
 from arrax._src.config import check_transfer, explicit_transfers, x64_enabled
 from arrax._src.tracing import trace_to_jaxpr
-from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
+                                  tree_unflatten)
 
 
 class ShapeDtypeStruct:
-  """A shape, dtype (and weak type) standing in for an array: eval_shape's results, lower()'s inputs."""
-  __slots__ = ("shape", "dtype", "sharding", "weak_type")
+  """A shape, dtype (and weak type, sharding, layout) standing in for an array: eval_shape's
+  results, lower()'s inputs. A `Format` passed as `sharding` gives the layout and sharding."""
+  __slots__ = ("shape", "dtype", "sharding", "_dll", "weak_type", "manual_axis_type", "is_ref")
 
-  def __init__(self, shape, dtype, sharding=None, weak_type=False):
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False, manual_axis_type=None,
+               is_ref=False):
+    if dtype is None:
+      raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+    if manual_axis_type is not None and not isinstance(manual_axis_type, core.ManualAxisType):
+      raise TypeError("`manual_axis_type` argument passed to ShapeDtypeStruct should be of type "
+                      f"`jax.sharding.ManualAxisType`. Got type {type(manual_axis_type)}")
     self.shape = tuple(shape)
     self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
-    self.sharding = sharding
+    is_format = isinstance(sharding, Format)
+    self._dll = sharding.layout if is_format else None
+    self.sharding = sharding.sharding if is_format else sharding
     self.weak_type = weak_type
+    self.manual_axis_type = manual_axis_type
+    self.is_ref = is_ref
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: core.shape_size(self.shape))
+
+  @property
+  def format(self):
+    """The layout and sharding (a `Format`)."""
+    return Format(self._dll, self.sharding)
+
+  @classmethod
+  def like(cls, x):
+    """The struct of `x` (an array, tracer, NumPy array or scalar): a committed array's format
+    (layout and sharding) is kept."""
+    aval = _abstractify(x)
+    if isinstance(aval, core.AbstractRef):
+      raise NotImplementedError("Ref/AbstractRef support is not implemented. Please file an "
+                                "issue at https://github.com/jax-ml/jax/issues")
+    if getattr(aval, "is_high", False):
+      raise NotImplementedError("Passing a HiVal to `ShapeDtypeStruct.like` is not implemented.")
+    sharding = None
+    if isinstance(x, core.Tracer) or getattr(x, "committed", True):
+      sharding = (x.format if isinstance(x, Array)
+                  else getattr(x, "sharding", getattr(aval, "sharding", None)))
+    return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
+
+  def update(self, **kwargs):
+    """A struct with `shape`, `dtype`, `sharding`, `weak_type`, `manual_axis_type` or `is_ref`
+    replaced."""
+    if "sharding" in kwargs:
+      sharding = kwargs.pop("sharding")
+      if self._dll is not None and isinstance(sharding, sharding_impls.Sharding):
+        raise ValueError(f"You are updating ShapeDtypeStruct with a {type(sharding)} when the "
+                         f"original ShapeDtypeStruct had a concrete layout {self.format}. This "
+                         "might lead to bugs. If you want to do this, create a new "
+                         "ShapeDtypeStruct via the constructor.")
+    else:
+      sharding = self.format
+    return ShapeDtypeStruct(
+        kwargs.pop("shape", self.shape), kwargs.pop("dtype", self.dtype), sharding=sharding,
+        weak_type=kwargs.pop("weak_type", self.weak_type),
+        manual_axis_type=kwargs.pop("manual_axis_type", self.manual_axis_type),
+        is_ref=kwargs.pop("is_ref", self.is_ref))
 
   @property
   def aval(self):
@@ -36,13 +87,18 @@ class ShapeDtypeStruct:
 
   def __repr__(self):
     sh = "" if self.sharding is None else f", sharding={self.sharding}"
+    dll = "" if self._dll is None else f", format={self._dll}"
     wt = ", weak_type=True" if self.weak_type else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sh}{wt})"
+    mat = "" if not self.manual_axis_type else f", manual_axis_type={self.manual_axis_type}"
+    ref = ", is_ref=True" if self.is_ref else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sh}{dll}{wt}{mat}{ref})"
+
+  def _key(self):
+    return (self.shape, self.dtype, self.sharding, self._dll, self.weak_type,
+            self.manual_axis_type, self.is_ref)
 
   def __eq__(self, other):
-    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type
-            and self.sharding == other.sharding)
+    return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
 
   def __hash__(self):
     return hash((self.shape, self.dtype, self.weak_type))
@@ -82,6 +138,16 @@ def clear_caches():
   core.clear_caches()
 
 
+def _debug_info(fun, args, kwargs, static_argnums, out_tree):
+  """What a jaxpr made by make_jaxpr records of `fun`: its source, argument names and the
+  pytree paths of its results (`result['a'][0]`)."""
+  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+  info = api_util.debug_info("jit", fun, args, kwargs, static_argnums=tuple(static_argnums),
+                             sourceinfo=api_util.fun_sourceinfo(fun))
+  paths = tree_flatten_with_path(tree_unflatten(out_tree, range(out_tree.num_leaves)))[0]
+  return info._replace(result_paths=tuple("result" + keystr(p) for p, _ in paths))
+
+
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
   """A function that returns the jaxpr of `fun` for given example arguments.
 
@@ -92,7 +158,9 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
   @functools.wraps(fun)
   def make_jaxpr_f(*args, **kwargs):
     jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
-    closed = core.ClosedJaxpr(jaxpr, consts)
+    closed = core.ClosedJaxpr(jaxpr.replace(debug_info=_debug_info(fun, args, kwargs,
+                                                                    static_argnums, out_tree)),
+                              consts)
     if return_shape:
       shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                 for a in closed.out_avals]

@@ -1,5 +1,6 @@
 """`jax.api_util`: helpers for libraries that trace functions themselves (flattening a
 function's pytree arguments and results, debug information)."""
+import functools
 import inspect
 import operator
 from typing import NamedTuple
@@ -42,6 +43,18 @@ class DebugInfo(NamedTuple):
   func_src_info: str | None
   arg_names: tuple
   result_paths: tuple | None = None
+
+
+def fun_sourceinfo(fun) -> str:
+  """`name at file:line` of the function `fun` wraps (through partials and `__wrapped__`), or
+  `<unknown>`."""
+  while isinstance(fun, functools.partial):
+    fun = fun.func
+  fun = inspect.unwrap(fun)
+  code = getattr(fun, "__code__", None)
+  if code is None:
+    return "<unknown>"
+  return f"{getattr(fun, '__name__', '<unknown>')} at {code.co_filename}:{code.co_firstlineno}"
 
 
 def fun_signature(fun):

@@ -120,6 +120,22 @@ class Array:
   def copy_to_host_async(self):
     pass
 
+  def on_device_size_in_bytes(self) -> int:
+    """The bytes the array takes in device memory (all its shards)."""
+    return self._buf.on_device_size_in_bytes()
+
+  def platform(self) -> str:
+    return self._buf.platform()
+
+  def clone(self):
+    """A copy of the array in new device memory (same sharding and committedness)."""
+    return type(self)(self._buf.clone(), self.aval, self._committed)
+
+  @property
+  def traceback(self):
+    """The Python traceback (jaxlib's) of the call that made the array."""
+    return self._buf.traceback
+
   @property
   def addressable_shards(self):
     return [sharding_impls.Shard._known(self.device, self.sharding, self.shape, self,
@@ -329,6 +345,19 @@ class ShardedArray(Array):
 
   def unsafe_buffer_pointer(self):
     raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+
+  def on_device_size_in_bytes(self) -> int:
+    return self._gbuf.on_device_size_in_bytes()
+
+  def platform(self) -> str:
+    return self._gbuf.platform()
+
+  def clone(self):
+    return ShardedArray(self._gbuf.clone(), self.aval, self._named)
+
+  @property
+  def traceback(self):
+    return self._gbuf.traceback
 
   def _host_shard(self, k):
     """The NumPy value of the shard on device k (in the sharding's device order)."""

@@ -243,7 +243,21 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
 
 
 # ---- io_callback ------------------------------------------------------------------------------
+class IOEffect(core.Effect):
+  """The effect of an unordered io_callback (printed `IO`)."""
+  __str__ = __repr__ = lambda self: "IO"
+
+
+class OrderedIOEffect(core.Effect):
+  """The effect of an ordered io_callback (printed `OrderedIO`)."""
+  __str__ = __repr__ = lambda self: "OrderedIO"
+
+
+_io_effect, _ordered_io_effect = IOEffect(), OrderedIOEffect()
+
 io_callback_p = core.Primitive("io_callback")
+io_callback_p.effects_of = lambda params: {_ordered_io_effect if params["ordered"]
+                                           else _io_effect}
 io_callback_p.multiple_results = True
 io_callback_p.effectful = True    # never dropped, hoisted or merged, even when its results are unused
 # Unordered io_callbacks are chained too: JAX leaves their order to XLA, which in practice keeps

@@ -569,6 +569,9 @@ class Primitive:
   # True: an *ordered* effect (ordered callbacks, debug prints); lowering threads a token
   # through its equations (and the control flow holding them) so XLA keeps program order.
   ordered_effect = False
+  # A function of an equation's params giving the effects it reports in `eqn.effects` (debug
+  # callbacks, io_callback); None: see `eqn_effects`.
+  effects_of = None
   # True: an operation on mutable array references (new_ref, get, swap, ...): JVP always runs
   # its rule, and jit discharges its state before lowering.
   ref_primitive = False
@@ -940,6 +943,28 @@ class Tracer:
   def tolist(self):
     raise ConcretizationTypeError(self, "The problem arose with the `tolist` method.")
 
+  # What only a materialized array has: ConcretizationTypeError, as JAX's tracers.
+  def _concrete_only(self, what):
+    raise ConcretizationTypeError(
+        self, f"The {what} was called on traced array with shape {self.aval.str_short()}.")
+
+  on_device_size_in_bytes = lambda self: self._concrete_only("on_device_size_in_bytes() method")
+  traceback = property(lambda self: self._concrete_only("traceback property"))
+  addressable_data = lambda self, index: self._concrete_only("addressable_data() method")
+  delete = lambda self: self._concrete_only("delete() method")
+  devices = lambda self: self._concrete_only("devices() method")
+  is_deleted = lambda self: self._concrete_only("is_deleted() method")
+  unsafe_buffer_pointer = lambda self: self._concrete_only("unsafe_buffer_pointer() method")
+  tobytes = lambda self, order="C": self._concrete_only("tobytes() method")
+  addressable_shards = property(lambda self: self._concrete_only("addressable_shards property"))
+  global_shards = property(lambda self: self._concrete_only("global_shards property"))
+  is_fully_addressable = property(
+      lambda self: self._concrete_only("is_fully_addressable property"))
+  is_fully_replicated = property(
+      lambda self: self._concrete_only("is_fully_replicated property"))
+  itemsize = property(lambda self: self.aval.dtype.itemsize)
+  nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+
 
 def is_concrete(x) -> bool:
   return not isinstance(x, Tracer)
@@ -989,6 +1014,72 @@ class Literal:
     return f"Literal({self.val})"
 
 
+class JaxprEqnContext:
+  """The context an equation runs in (`eqn.ctx`): compute type, PRNG partitionability, the
+  abstract mesh, XLA metadata. arrax records none of it per equation: `eqn.ctx` reports the
+  settings in force when it is read."""
+  __slots__ = ("compute_type", "threefry_partitionable", "cur_abstract_mesh",
+               "remove_size_one_mesh_axis", "xla_metadata")
+
+  def __init__(self, compute_type=None, threefry_partitionable=True, cur_abstract_mesh=None,
+               remove_size_one_mesh_axis=False, xla_metadata=None):
+    self.compute_type = compute_type
+    self.threefry_partitionable = threefry_partitionable
+    self.cur_abstract_mesh = cur_abstract_mesh
+    self.remove_size_one_mesh_axis = remove_size_one_mesh_axis
+    self.xla_metadata = xla_metadata
+
+  def __repr__(self):
+    return (f"JaxprEqnContext(compute_type={self.compute_type}, "
+            f"threefry_partitionable={self.threefry_partitionable}, "
+            f"cur_abstract_mesh={self.cur_abstract_mesh}, "
+            f"remove_size_one_mesh_axis={self.remove_size_one_mesh_axis}, "
+            f"xla_metadata={self.xla_metadata})")
+
+
+_abstract_mesh_getter = [lambda: None]
+
+
+def register_abstract_mesh_getter(fn):
+  """sharding_impls (above core) registers how to read the context's abstract mesh."""
+  _abstract_mesh_getter[0] = fn
+
+
+def current_eqn_context() -> JaxprEqnContext:
+  return JaxprEqnContext(None, bool(config.jax_threefry_partitionable), _abstract_mesh_getter[0](),
+                         bool(config.jax_remove_size_one_mesh_axis_from_type), None)
+
+
+class PrimitiveEffect(Effect):
+  """The side effect of an effectful primitive that names no effect of its own (arrax tracks
+  effects per primitive); one per primitive name."""
+  _interned: dict = {}
+
+  def __new__(cls, name):
+    if name not in cls._interned:
+      obj = super().__new__(cls)
+      obj.name = name
+      cls._interned[name] = obj
+    return cls._interned[name]
+
+  def __repr__(self):
+    return f"PrimitiveEffect({self.name})"
+
+
+def eqn_effects(eqn) -> frozenset:
+  """The side effects of an equation: those its primitive's `effects_of` names, those of the
+  jaxprs in its params, or else a `PrimitiveEffect` when it has a side effect (`has_effects`)."""
+  prim = eqn.primitive
+  if prim.effects_of is not None:
+    return frozenset(prim.effects_of(eqn.params))
+  out = set()
+  for j in jaxprs_in_params(eqn.params):
+    out |= j.effects
+  if not out and has_effects(eqn):
+    out.add(PrimitiveEffect(prim.name))
+  return frozenset(out)
+
+
 class JaxprEqn:
   """One equation. `source_info` is its name stack relative to its jaxpr (a tuple, or None);
   `traceback` the Python traceback (jaxlib's) of the user code that made it, or None."""
@@ -1004,6 +1095,19 @@ class JaxprEqn:
 
   def __repr__(self):
     return _printer["eqn"](self)
+
+  effects = property(eqn_effects)
+  ctx = property(lambda self: current_eqn_context())
+
+  def replace(self, invars=None, outvars=None, primitive=None, params=None, effects=None,
+              source_info=None, ctx=None):
+    """A copy with the given fields replaced (arrax derives `effects` and `ctx`)."""
+    del effects, ctx
+    return JaxprEqn(self.invars if invars is None else invars,
+                    self.outvars if outvars is None else outvars,
+                    self.primitive if primitive is None else primitive,
+                    self.params if params is None else params,
+                    self.source_info if source_info is None else source_info, self.traceback)
 
 
 class Jaxpr:
@@ -1039,6 +1143,39 @@ class Jaxpr:
       return str(self)
     return _printer["jaxpr"](self, source_map=source_map)
 
+  @property
+  def effects(self) -> set:
+    """The side effects of the equations (see `eqn_effects`)."""
+    return set().union(*(eqn_effects(e) for e in self.eqns))
+
+  @property
+  def in_aval_qdds(self):
+    return [v.aval for v in self.invars]
+
+  final_aval_qdds = in_aval_qdds
+
+  @property
+  def is_high(self) -> bool:
+    """Whether an input, output or intermediate value is of a hi type (hijax)."""
+    return any(getattr(v.aval, "is_high", False)
+               for vs in (self.constvars, self.invars, self.outvars,
+                          *(e.outvars for e in self.eqns)) for v in vs)
+
+  _REPLACEABLE = ("constvars", "invars", "outvars", "eqns", "debug_info")
+
+  def replace(self, **kwargs):
+    """A jaxpr with the given fields replaced (`effects` and `is_high` are derived)."""
+    unknown = {k: v for k, v in kwargs.items()
+               if k not in self._REPLACEABLE and k not in ("effects", "is_high")}
+    if unknown:
+      raise ValueError(f"Unknown keyword arguments: {unknown}")
+    info = self.debug_info
+    if info is not None and (kwargs.get("invars", self.invars) != self.invars
+                             or kwargs.get("outvars", self.outvars) != self.outvars):
+      info = info._replace(arg_names=None, result_paths=None)   # (no longer this jaxpr's)
+    kwargs.setdefault("debug_info", info)
+    return Jaxpr(*(kwargs.get(k, getattr(self, k)) for k in self._REPLACEABLE))
+
 
 class ClosedJaxpr:
   """A jaxpr together with the values of its constvars."""
@@ -1052,6 +1189,23 @@ class ClosedJaxpr:
   in_avals = property(lambda self: self.jaxpr.in_avals)
   out_avals = property(lambda self: self.jaxpr.out_avals)
   eqns = property(lambda self: self.jaxpr.eqns)
+  constvars = property(lambda self: self.jaxpr.constvars)
+  invars = property(lambda self: self.jaxpr.invars)
+  outvars = property(lambda self: self.jaxpr.outvars)
+  effects = property(lambda self: self.jaxpr.effects)
+  debug_info = property(lambda self: self.jaxpr.debug_info)
+  in_aval_qdds = property(lambda self: self.jaxpr.in_aval_qdds)
+  final_aval_qdds = property(lambda self: self.jaxpr.final_aval_qdds)
+  is_high = property(lambda self: self.jaxpr.is_high)
+  literals = property(lambda self: self.consts)
+
+  def map_jaxpr(self, f):
+    """The closed jaxpr of `f(self.jaxpr)` with the same consts."""
+    return ClosedJaxpr(f(self.jaxpr), self.consts)
+
+  def replace(self, *, jaxpr=None, consts=None):
+    return ClosedJaxpr(self.jaxpr if jaxpr is None else jaxpr,
+                       self.consts if consts is None else consts)
 
   def __str__(self):
     return str(self.jaxpr)

@@ -87,6 +87,7 @@ debug_callback_p.multiple_results = True
 # Unordered debug callbacks are chained too (JAX leaves their order to XLA, which in practice
 # keeps program order; chaining makes that certain).
 debug_callback_p.ordered_effect = True
+debug_callback_p.effects_of = lambda params: {params["effect"]}
 
 
 @debug_callback_p.def_abstract_eval
@@ -214,6 +215,8 @@ def _print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders
 debug_print_p = core.Primitive("debug_print")
 debug_print_p.multiple_results = True
 debug_print_p.ordered_effect = True
+debug_print_p.effects_of = lambda params: {ordered_debug_effect if params["ordered"]
+                                           else debug_effect}
 
 
 @debug_print_p.def_abstract_eval

@@ -528,8 +528,17 @@ class Traced(_StageInfo):
     self._signature = (avals, statics)
     self._donated = donated
 
-  jaxpr = property(lambda self: self._closed)
   fun_name = property(lambda self: self._jitted._name)
+
+  @functools.cached_property
+  def jaxpr(self):
+    """The traced jaxpr, with its DebugInfo (source, argument names, result paths)."""
+    closed = self._closed
+    results = _result_names(self.out_tree)
+    info = api_util.DebugInfo("jit", api_util.fun_sourceinfo(self._jitted._fun),
+                              tuple(self._arg_names or ()),
+                              None if results is None else tuple(results))
+    return core.ClosedJaxpr(closed.jaxpr.replace(debug_info=info), closed.consts)
 
   @property
   def out_avals(self):
@@ -553,6 +562,30 @@ class Traced(_StageInfo):
            jitted._device or backend.default_device())
     return Lowered(jitted, key, self._closed, self.out_tree, module, self.in_tree,
                    self._donated, (closed, donated, kept))
+
+
+  @property
+  def lojax(self):
+    """The traced program in low-level types only (`LoJax`): the same program unless it uses
+    hi types (hijax), whose expansion arrax does not implement here."""
+    if self._closed.jaxpr.is_high:
+      raise NotImplementedError("Traced.lojax of a jaxpr with hi types is not implemented")
+    return LoJax(self)
+
+
+class LoJax(_StageInfo):
+  """A traced program whose types are all low-level arrays: its jaxpr, name, argument and
+  result info."""
+
+  def __init__(self, traced):
+    self._closed = traced.jaxpr
+    self._name = traced.fun_name
+    self.out_tree = traced.out_tree
+    self.in_tree = traced.in_tree
+    self._donated = traced._donated
+
+  jaxpr = property(lambda self: self._closed)
+  fun_name = property(lambda self: self._name)
 
 
 class _HloText:

@@ -3,7 +3,7 @@
 requests as JAX's classes do, and `with_layout_constraint` asks XLA for a layout inside a
 computation (values are unchanged; arrax arrays keep the default layout)."""
 from arrax._src import ad, core, mlir
-from arrax._src.array import ArrayType
+from arrax._src.array import Array, ArrayType
 from arrax._src.batching import flatten_axes
 from arrax._src.tree_util import tree_flatten, tree_unflatten
 
@@ -135,3 +135,17 @@ def _layout_constraint_batch(args, dims, *, layout):
   m2m = tuple(m + 1 for m in layout.major_to_minor)
   batched = layout.update(major_to_minor=m2m[:d] + (0,) + m2m[d:])
   return layout_constraint_p.bind(x, layout=batched), d
+
+
+# ---- Array.format ------------------------------------------------------------------------------
+def _array_format(self):
+  """The array's device-local layout and its sharding (layout None once deleted)."""
+  if self.is_deleted():
+    return Format(None, self.sharding)
+  buf = self._gbuf if hasattr(self, "_gbuf") else self._buf
+  xla_layout = buf._pjrt_layout._xla_layout()
+  return Format(Layout(xla_layout.minor_to_major()[::-1], xla_layout.tiling(),
+                       xla_layout.element_size_in_bits()), self.sharding)
+
+
+Array.format = property(_array_format)

@@ -30,7 +30,9 @@ from arrax._src.lax import elementwise as lax, shape_ops
 from arrax._src.lax.control_flow import fori_loop
 from arrax._src.lax.control_flow.common import lower_fun
 from arrax._src.lax.utils import broadcasting_shape
-from arrax._src.numpy import creation, reductions, ufuncs
+from arrax._src.numpy import array_methods, creation, indexing, reductions, ufuncs
+from arrax._src.sharding_impls import Shard
+from arrax._src import pretty_printer as pp
 from arrax._src.tree_util import register_leaf_type, register_pytree_node
 
 _partitionable = config.flag("jax_threefry_partitionable")
@@ -432,6 +434,109 @@ class PRNGKeyArray:
 
   def copy(self):
     return self._wrap(creation.array(self._base_array), lambda m: m.copy())
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, key_dtype_fry)
+
+  is_fully_addressable = property(lambda self: self._base_array.is_fully_addressable)
+  is_fully_replicated = property(lambda self: self._base_array.is_fully_replicated)
+
+  def copy_to_host_async(self):
+    self._base_array.copy_to_host_async()
+
+  def on_device_size_in_bytes(self):
+    return self._base_array.on_device_size_in_bytes()
+
+  def unsafe_buffer_pointer(self):
+    return self._base_array.unsafe_buffer_pointer()
+
+  def addressable_data(self, index):
+    """The keys of this process's `index`-th shard."""
+    return PRNGKeyArray(self._base_array.addressable_data(index))
+
+  def _key_shards(self, shards):
+    # (each shard's index and replica id are those of the key data)
+    return [Shard._known(s.device, s._sharding, s._global_shape,
+                         None if s.data is None else PRNGKeyArray(s.data), s.index, s.replica_id)
+            for s in shards]
+
+  addressable_shards = property(lambda self: self._key_shards(self._base_array.addressable_shards))
+  global_shards = property(lambda self: self._key_shards(self._base_array.global_shards))
+
+  def pprint(self):
+    """A description of the key array and its PRNG implementation."""
+    if isinstance(self._base_array, core.Tracer):   # (JAX's traced keys have no pprint)
+      raise AttributeError(f"{type(self._base_array).__name__} has no attribute pprint")
+    impl = threefry_prng_impl
+    fields = pp.join(pp.brk(), [pp.text(f"{k} = {v}") for k, v in impl._asdict().items()])
+    pp_impl = (pp.text(f"PRNGImpl [{impl.tag}] {{{impl.name}}}:")
+               + pp.nest(2, pp.group(pp.brk() + fields)))
+    return str(pp.group(pp.text("PRNGKeyArray:") + pp.nest(
+        2, pp.brk() + pp.text(f"shape = {self.shape}") + pp.brk() + pp.text("impl = ")
+        + pp_impl)))
+
+  def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
+           indices_are_sorted=False, fill_value=None):
+    """The keys at `indices` along `axis` (of the flattened keys by default)."""
+    keys = self.ravel() if axis is None else self
+    axis = 0 if axis is None else operator.index(axis) % max(keys.ndim, 1)
+    return PRNGKeyArray(indexing.take(keys._base_array, indices, axis=axis, out=out, mode=mode,
+                                      unique_indices=unique_indices,
+                                      indices_are_sorted=indices_are_sorted,
+                                      fill_value=fill_value))
+
+  @property
+  def at(self):
+    return _KeyIndexUpdateHelper(self)
+
+
+class _KeyIndexUpdateHelper:
+  """`keys.at[idx]`: `.get()` and `.set(other_keys)` on the key data."""
+  __slots__ = ("keys",)
+
+  def __init__(self, keys):
+    self.keys = keys
+
+  def __getitem__(self, idx):
+    return _KeyIndexUpdateRef(self.keys, idx)
+
+
+class _KeyIndexUpdateRef:
+  __slots__ = ("keys", "idx")
+
+  def __init__(self, keys, idx):
+    self.keys, self.idx = keys, idx
+
+  def _data_index(self):
+    idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+    return (*idx, slice(None)) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis,
+                                                                         slice(None))
+
+  def get(self, **kwargs):
+    return PRNGKeyArray(self.keys._base_array.at[self._data_index()].get(**kwargs))
+
+  def set(self, values, **kwargs):
+    if not isinstance(values, PRNGKeyArray):
+      raise TypeError(f"a key array can only be updated with keys, got {type(values)}")
+    return PRNGKeyArray(self.keys._base_array.at[self._data_index()].set(
+        values._base_array, **kwargs))
+
+
+def _abstract_key_method(name, like):
+  @functools.wraps(like)
+  def method(*args, **kwargs):
+    raise NotImplementedError(f"Cannot call abstract method {name}")
+  return method
+
+
+# Array methods key arrays do not implement (as JAX's key arrays: the abstract base's).
+for _name in ("all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "byteswap",
+              "choose", "clip", "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal",
+              "dot", "item", "max", "mean", "min", "nonzero", "prod", "ptp", "repeat", "round",
+              "searchsorted", "sort", "std", "sum", "to_device", "trace", "var", "view"):
+  # (array_methods has installed the methods on Array: their signatures are kept)
+  setattr(PRNGKeyArray, _name, _abstract_key_method(_name, getattr(array_methods.Array, _name)))
 
 
 @jit

@@ -41,9 +41,29 @@ class DuplicateSpecError(Exception):
   """A PartitionSpec naming one mesh axis twice."""
 
 
+class UnconstrainedSingleton:
+  """`P.UNCONSTRAINED`: an array axis whose sharding the compiler may choose (arrax's
+  lowerings treat it as not split)."""
+
+  def __repr__(self):
+    return "UNCONSTRAINED"
+
+  def __reduce__(self):
+    return (_unconstrained, ())
+
+
+UNCONSTRAINED = UnconstrainedSingleton()
+
+
+def _unconstrained():
+  return UNCONSTRAINED
+
+
 def _names(p):
   """The mesh axis names of one PartitionSpec entry (None, a name or a tuple of names)."""
-  return () if p is None else (p if isinstance(p, tuple) else (p,))
+  if p is None or p is UNCONSTRAINED:
+    return ()
+  return p if isinstance(p, tuple) else (p,)
 
 
 def _canonical_partition(p):
@@ -109,8 +129,43 @@ class PartitionSpec:
   def __reduce__(self):
     return (PartitionSpec, self._partitions)
 
+  UNCONSTRAINED = UNCONSTRAINED
+
+  def count(self, value):
+    return self._partitions.count(_canonical_partition(value))
+
+  def index(self, value):
+    return self._partitions.index(_canonical_partition(value))
+
+  def update(self, partitions=None, unreduced=None, reduced=None):
+    """A spec with `partitions`, `unreduced` or `reduced` replaced."""
+    return PartitionSpec(*(self._partitions if partitions is None else partitions),
+                         unreduced=self.unreduced if unreduced is None else unreduced,
+                         reduced=self.reduced if reduced is None else reduced)
+
+  def to_tangent_spec(self):
+    return self
+
+  def to_ct_spec(self):
+    """The spec of a cotangent: unreduced and reduced axes swap roles."""
+    return self.update(unreduced=self.reduced, reduced=self.unreduced)
+
+  def to_lo(self):
+    return [self]
+
 
 P = PartitionSpec
+
+
+def _all_axes(ty):
+  """A property: whether every axis (of a non-empty mesh) has type `ty`."""
+  return property(lambda self: bool(self.axis_types) and all(t == ty for t in self.axis_types))
+
+
+def _axes_of_type(ty):
+  """A property: the names of the axes of type `ty`."""
+  return property(lambda self: tuple(n for n, t in zip(self.axis_names, self.axis_types)
+                                     if t == ty))
 
 
 class Mesh:
@@ -220,6 +275,24 @@ class Mesh:
                                                        num_cores=num_cores,
                                                        platform=d.platform))
 
+  are_all_axes_auto = _all_axes(AxisType.Auto)
+  are_all_axes_explicit = _all_axes(AxisType.Explicit)
+  are_all_axes_manual = _all_axes(AxisType.Manual)
+  auto_axes = _axes_of_type(AxisType.Auto)
+  explicit_axes = _axes_of_type(AxisType.Explicit)
+  manual_axes = _axes_of_type(AxisType.Manual)
+
+  @property
+  def is_scalar(self):
+    """Whether the mesh is one device with no axes."""
+    return self.size == 1 and not self.axis_names
+
+  def update(self, devices=None, axis_names=None, axis_types=None):
+    """A mesh with `devices`, `axis_names` or `axis_types` replaced."""
+    return Mesh(self.devices if devices is None else devices,
+                self.axis_names if axis_names is None else axis_names,
+                self.axis_types if axis_types is None else axis_types)
+
   def __eq__(self, other):
     return isinstance(other, Mesh) and self._key() == other._key()
 
@@ -288,6 +361,25 @@ class AbstractMesh:
   abstract_mesh = property(lambda self: self)
   _name_to_type = property(lambda self: dict(zip(self.axis_names, self.axis_types)))
 
+  are_all_axes_auto = _all_axes(AxisType.Auto)
+  are_all_axes_explicit = _all_axes(AxisType.Explicit)
+  are_all_axes_manual = _all_axes(AxisType.Manual)
+  auto_axes = _axes_of_type(AxisType.Auto)
+  explicit_axes = _axes_of_type(AxisType.Explicit)
+  manual_axes = _axes_of_type(AxisType.Manual)
+
+  def update(self, axis_sizes=None, axis_names=None, axis_types=None, **kwargs):
+    """A mesh with `axis_sizes`, `axis_names`, `axis_types` (or `abstract_device`) replaced."""
+    kwargs.setdefault("abstract_device", self.abstract_device)
+    return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                        self.axis_names if axis_names is None else axis_names,
+                        self.axis_types if axis_types is None else axis_types, **kwargs)
+
+  def update_axis_types(self, name_to_type):
+    """The mesh with the types of the axes named in `name_to_type` (a dict) replaced."""
+    return self.update(axis_types=tuple(name_to_type.get(n, t)
+                                        for n, t in zip(self.axis_names, self.axis_types)))
+
   def _key(self):
     return (self.axis_sizes, self.axis_names, self.axis_types)
 
@@ -347,6 +439,9 @@ def get_abstract_mesh():
   return get_mesh().abstract_mesh
 
 
+core.register_abstract_mesh_getter(get_abstract_mesh)
+
+
 class use_abstract_mesh:
   """Make `mesh` the context's abstract mesh until the end of the `with` block."""
 
@@ -393,6 +488,15 @@ def _is_local(device):
   return device.process_index == device.client.process_index()
 
 
+def _check_memory_kind(device, kind):
+  """ValueError (as jaxlib's) unless `device` can address memory of `kind`."""
+  kinds = [m.kind for m in device.addressable_memories()]
+  if kind not in kinds:
+    raise ValueError(f"Could not find memory addressable by device {device.device_kind}. Device "
+                     f"{device.device_kind} can address the following memory kinds: "
+                     f"{', '.join(kinds)}. Got memory kind: {kind}")
+
+
 class Sharding:
   """Where the shards of an array live (base class of the sharding kinds)."""
 
@@ -413,6 +517,19 @@ class Sharding:
   @property
   def num_devices(self):
     return len(self.device_set)
+
+  @property
+  def has_addressable_devices(self):
+    """Whether this process holds one of the sharding's devices."""
+    return any(_is_local(d) for d in self.device_set)
+
+  def is_equivalent_to(self, other, ndim):
+    """Whether `other` puts the same shards of an array of rank `ndim` on the same devices (in
+    the same order) and in the same kind of memory."""
+    shape = (self.num_devices,) * ndim   # (divisible by any number of shards)
+    return (self._device_assignment == other._device_assignment
+            and self.memory_kind == other.memory_kind
+            and self.devices_indices_map(shape) == other.devices_indices_map(shape))
 
   @property
   def memory_kind(self):
@@ -438,8 +555,16 @@ class SingleDeviceSharding(Sharding):
   """A whole array on one device."""
 
   def __init__(self, device, *, memory_kind=None):
+    if memory_kind is not None:
+      _check_memory_kind(device, memory_kind)
     self._device = device
     self._memory_kind = memory_kind
+
+  def check_compatible_aval(self, aval_shape):
+    """Any shape fits one device."""
+
+  def with_memory_kind(self, kind):
+    return SingleDeviceSharding(self._device, memory_kind=kind)
 
   @property
   def device_set(self):
@@ -546,6 +671,8 @@ class NamedSharding(Sharding):
         raise TypeError("unhashable type: 'list'")
       raise TypeError(f"spec passed to NamedSharding must be a PartitionSpec. Got {spec!r} of "
                       f"type {type(spec)}")
+    if memory_kind is not None and isinstance(mesh, Mesh) and not mesh.empty:
+      _check_memory_kind(mesh.devices.flat[0], memory_kind)
     self.mesh = mesh
     self.spec = spec
     self._memory_kind = memory_kind
@@ -649,6 +776,23 @@ class NamedSharding(Sharding):
     if isinstance(self.mesh, AbstractMesh) and self._memory_kind is None:   # (a type's)
       return f"NamedSharding(mesh={self.mesh}, spec={self.spec})"
     return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self.memory_kind})"
+
+  def check_compatible_aval(self, aval_shape):
+    """ValueError if the spec names more axes than a value of shape `aval_shape` has."""
+    if len(aval_shape) < len(self.spec):
+      hint = " For scalars the PartitionSpec should be P()" if not aval_shape else ""
+      raise ValueError(f"Sharding {self} is only valid for values of rank at least "
+                       f"{len(self.spec)}, but was applied to a value of rank "
+                       f"{len(aval_shape)}.{hint}")
+
+  @property
+  def replicated_axes(self):
+    """The mesh axes the spec does not use (partitioned, unreduced or reduced)."""
+    used = {a for p in self.spec._partitions for a in _names(p)}
+    return frozenset(self.mesh.axis_names) - (used | self.spec.unreduced | self.spec.reduced)
+
+  def with_memory_kind(self, kind):
+    return self.update(memory_kind=kind)
 
   def update(self, **kwargs):
     """A copy with `mesh`, `spec` or `memory_kind` replaced."""

@@ -6,8 +6,9 @@ import numpy as np
 from arrax._src import api, core, dtypes
 from arrax._src.array import Array
 from arrax._src.lax import elementwise as lax
+from arrax._src.lax import shape_ops
 from arrax._src.numpy import array_api_metadata, assembly, index_tricks, indexing, lax_numpy as lnp
-from arrax._src.numpy import reductions as red, ufuncs as uf
+from arrax._src.numpy import reductions as red, searching, statistics, ufuncs as uf
 
 
 def _accepted(other):
@@ -119,6 +120,41 @@ def _clip(self, min=None, max=None):
   return lnp.clip(self, min=min, max=max)
 
 
+def _argpartition(self, kth, axis=-1):
+  return searching.argpartition(self, kth=kth, axis=axis)
+
+
+def _byteswap(self):
+  """The array with the bytes of each element reversed (same dtype)."""
+  if np.issubdtype(self.dtype, np.complexfloating):
+    return lax.complex(_byteswap(uf.real(self)), _byteswap(uf.imag(self)))
+  if self.dtype.itemsize == 1:
+    return _copy(self)
+  as_bytes = lax.bitcast_convert_type(self, np.dtype(np.uint8))
+  return lax.bitcast_convert_type(shape_ops.rev(as_bytes, (self.ndim,)), self.dtype)
+
+
+def _choose(self, choices, out=None, mode="raise"):
+  return searching.choose(self, choices=choices, out=out, mode=mode)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+  return searching.compress(condition, self, axis=axis, out=out, size=size,
+                            fill_value=fill_value)
+
+
+def _nonzero(self, *, fill_value=None, size=None):
+  return searching.nonzero(self, size=size, fill_value=fill_value)
+
+
+def _ptp(self, axis=None, out=None, keepdims=False):
+  return statistics.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+
+def _searchsorted(self, v, side="left", sorter=None, *, method="scan"):
+  return searching.searchsorted(self, v, side=side, sorter=sorter, method=method)
+
+
 _METHODS = {
     "astype": _astype, "reshape": _reshape, "transpose": _transpose,
     "sum": red.sum, "prod": red.prod, "max": red.max, "min": red.min, "mean": red.mean,
@@ -129,6 +165,8 @@ _METHODS = {
     "sort": lnp.sort, "argsort": lnp.argsort, "take": indexing.take, "conj": uf.conjugate,
     "conjugate": uf.conjugate, "view": _view,
     "copy": _copy, "diagonal": _diagonal, "repeat": _repeat, "trace": _trace,
+    "argpartition": _argpartition, "byteswap": _byteswap, "choose": _choose,
+    "compress": _compress, "nonzero": _nonzero, "ptp": _ptp, "searchsorted": _searchsorted,
     "__array_namespace__": array_api_metadata.__array_namespace__, "to_device": _to_device,
 }
 
@@ -143,7 +181,13 @@ _PROPERTIES = {
     "real": lambda self: uf.real(self),
     "imag": lambda self: uf.imag(self),
     "at": _at,
+    "flat": lambda self: _no_flat(),
 }
+
+
+def _no_flat():
+  raise NotImplementedError("JAX Arrays do not implement the arr.flat property: consider "
+                            "arr.flatten() instead.")
 
 
 def _install(cls):
