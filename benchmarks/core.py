@@ -45,6 +45,26 @@ def eager_3ops(L):
   return lambda: L.block(jnp.sin(x) * y + x)
 
 
+def _sync_dispatch(L):
+  """Computations run inline, not on XLA's thread pool (before the first array is made)."""
+  L.top.config.update("jax_cpu_enable_async_dispatch", False)
+
+
+@benchmark(target=0.8)
+def eager_3ops_sync(L):
+  """eager_3ops with jax_cpu_enable_async_dispatch=False on both sides: the per-op dispatch
+  cost without the thread-pool hand-off that dominates a tiny op."""
+  _sync_dispatch(L)
+  return eager_3ops(L)
+
+
+@benchmark(target=1.0)
+def jit_call_poly_sum_sync(L):
+  """jit_call_poly_sum with jax_cpu_enable_async_dispatch=False on both sides."""
+  _sync_dispatch(L)
+  return jit_call_poly_sum(L)
+
+
 @benchmark(target=1.0, numpy=True)
 def jit_call_poly_sum(L):
   """jit of sum(x**2 - x**3 - x) on 100 float32: call + block, steady state."""

@@ -760,7 +760,7 @@ class _ExecutableCache(dict):
   """One jit function's compiled executables by signature (weakly referable); `compiles`
   counts every compilation (evicted ones too), for the recompilation warning; `lock` makes
   threads that miss on the same function at once trace and compile it once."""
-  __slots__ = ("__weakref__", "compiles", "last", "fast", "lock")
+  __slots__ = ("__weakref__", "compiles", "last", "fast", "tried", "lock")
 
   def __init__(self):
     super().__init__()
@@ -772,6 +772,7 @@ class _ExecutableCache(dict):
     # The last plain call's _FastCall, when it took uncommitted arrays and Python scalars
     # positionally.
     self.fast = None
+    self.tried = None   # the entry of the last call _record_fast looked at
 
   def clear(self):
     self.last = self.fast = None
@@ -948,6 +949,7 @@ class JitWrapped(Wrapped):
     """Record this plain call for `__call__`'s first check when its arguments are arrays and
     Python scalars (matched by aval), static values of immutable builtin types and Nones
     (matched by identity); keyword arguments only static or None."""
+    self._cache.tried = entry   # (a signature that cannot be recorded is not tried again)
     expect = list(args)   # (static positions and Nones keep their objects)
     static_pos, dyn_pos = self._static_plan(len(args))
     if any(type(args[i]) not in _IMMUTABLE_STATICS for i in static_pos):
@@ -1141,6 +1143,7 @@ class JitWrapped(Wrapped):
         raise
       if (plain and not committed and entry.donated is None and exe.kept is None and not entry.special
           and (fast is None or fast.entry is not entry or fast.state is not state)
+        and cache.tried is not entry
           and _resolved_default and default is _resolved_default[0]):
         self._record_fast(args, kwargs, cache.last[1], state, device, entry)
       if entry.single and not entry.special:
