@@ -410,6 +410,81 @@ def gather_and_scatter_on_sharded_operands(jax, jnp):
             x.at[:, idx].add(1.0)]
 
 
+# ---- out_sharding of samplers, conv and scatter-based functions ----------------------------------
+@case
+def random_out_sharding(jax, jnp):
+  m = _mesh(jax)
+  P = jax.sharding.PartitionSpec
+  R, init = jax.random, jax.nn.initializers
+  k = R.key(0)
+  with jax.set_mesh(m):
+    out = [R.normal(k, (8, 4), out_sharding=P("x")), R.uniform(k, (8, 4), out_sharding=P("x", "y")),
+           R.bits(k, (8, 4), out_sharding=P(None, "y")),
+           R.randint(k, (8, 4), 0, 10, out_sharding=P("x")),
+           R.bernoulli(k, 0.5, (8, 4), out_sharding=P("x")),
+           R.categorical(k, jnp.zeros((8, 4)), out_sharding=P("x")),
+           R.permutation(k, 8, out_sharding=P("y")), R.gamma(k, 2.0, (8,), out_sharding=P("x")),
+           R.truncated_normal(k, -1., 1., (8, 4), out_sharding=P("x")),
+           R.exponential(k, (8,), out_sharding=P("y")),
+           jax.jit(lambda kk: R.normal(kk, (8, 4), out_sharding=P("x")) * 2)(k),
+           init.glorot_normal()(k, (8, 4), out_sharding=P("x")),
+           init.zeros(k, (8, 4), out_sharding=P(None, "y")),
+           init.constant(2.0)(k, (8, 4), out_sharding=P("x")),
+           _try(lambda: R.normal(k, (8, 4), out_sharding=P("x", "x"))),
+           _try(lambda: R.normal(k, (6,), out_sharding=P("y"))),
+           _try(lambda: R.normal(k, (8,), out_sharding="x"))]
+  return out + [_try(lambda: R.normal(k, (8,), out_sharding=P("x")))]
+
+
+@case
+def conv_shardings(jax, jnp):
+  m = _mesh(jax)
+  P, ns = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  v = np.arange(8 * 4 * 6 * 6, dtype=np.float32).reshape(8, 4, 6, 6) / 500
+  lhs = jax.device_put(v, ns(m, P("x")))
+  feat = jax.device_put(v, ns(m, P(None, "y")))
+  conv = lambda a, b, **kw: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME", **kw)  # noqa: E731
+  with jax.set_mesh(m):
+    # (made under the mesh: JAX's transpose then asks for a result unsplit over it)
+    rhs = jnp.ones((4, 4, 3, 3)) / 9
+    rs = jax.device_put(np.ones((4, 4, 3, 3), np.float32), ns(m, P("x")))
+    return [conv(lhs, rhs), _jaxpr(jax, conv, lhs, rhs), conv(v, rhs, out_sharding=P("x")),
+            conv(lhs, rhs, out_sharding=P(None, "y")), _try(lambda: conv(feat, rhs)),
+            _try(lambda: conv(lhs, rs)), jax.lax.conv(lhs, rhs, (2, 2), "VALID"),
+            jax.grad(lambda a, b: (conv(a, b) ** 2).sum(), argnums=(0, 1))(lhs, rhs),
+            jax.jit(lambda a, b: conv(a, b, out_sharding=P("x", "y")))(lhs, rhs)]
+
+
+@case
+def other_out_shardings(jax, jnp):
+  m, x, _, _ = _arrays(jax)
+  P = jax.sharding.PartitionSpec
+  ids = jnp.array([0, 1, 1, 3, 2, 7, 7, 5])
+  with jax.set_mesh(m):
+    return [jax.ops.segment_sum(jnp.arange(8.0), ids, 8, out_sharding=P("x")),
+            jax.ops.segment_max(x, ids, 8, out_sharding=P("y")),
+            _try(lambda: jax.ops.segment_sum(jnp.ones(8), ids, 8, bucket_size=2,
+                                             out_sharding=P("x"))),
+            jnp.repeat(jnp.arange(4), 2, out_sharding=P("x")),
+            jnp.repeat(jnp.arange(4), jnp.array([1, 2, 3, 2]), total_repeat_length=8,
+                       out_sharding=P("y")),
+            jnp.percentile(x, 50, axis=1, out_sharding=P("x")),
+            jax.lax.reduce(x, 0., jax.lax.add, (1,), out_sharding=P("x")),
+            _try(lambda: jax.lax.reduce(x, -np.inf, jax.lax.max, (1,), out_sharding=P("x"))),
+            jax.lax.ragged_dot(jnp.ones((8, 4)), jnp.ones((2, 4, 4)), jnp.array([4, 4]),
+                               out_sharding=P("x", "y")),
+            _try(lambda: jax.lax.ragged_dot(x, jnp.ones((2, 4, 3)), jnp.array([4, 4]))),
+            _type(jax, jnp.bincount(ids, length=8, out_sharding=P())),
+            _try(lambda: jnp.bincount(ids, length=8, out_sharding=P("x"))),
+            jnp.linalg.tensordot(x, x, axes=((0,), (0,)), out_sharding=P("y")),
+            _rng_bits(jax, jnp, P("x"))]
+
+
+def _rng_bits(jax, jnp, spec):
+  key, bits = jax.lax.rng_bit_generator(jnp.zeros(4, jnp.uint32), (8, 4), out_sharding=spec)
+  return [_type(jax, key), np.asarray(key).tolist(), bits]
+
+
 def run_case(name, fn, a_mods, j_mods):
   outs = []
   for mods in (a_mods, j_mods):

@@ -29,6 +29,7 @@ from arrax._src.lax import broadcasting, shape_ops, utils
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax.utils import asarray_operand
+from arrax._src.sharding_impls import NamedSharding, PartitionSpec
 
 __all__ = [
     "ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
@@ -378,7 +379,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
   convolution). `feature_group_count` and `batch_group_count` give grouped convolutions.
   """
   dnums = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
-  utils._no_sharding("conv_general_dilated", out_sharding)
+  out_sharding = utils._out_sharding(out_sharding)
   if lhs_dilation is None:
     lhs_dilation = (1,) * (lhs.ndim - 2)
   elif isinstance(padding, str) and not len(lhs_dilation) == list(lhs_dilation).count(1):
@@ -407,7 +408,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
       rhs_dilation=tuple(rhs_dilation), dimension_numbers=dnums,
       feature_group_count=feature_group_count, batch_group_count=batch_group_count,
       precision=lax_dot.canonicalize_precision(precision),
-      preferred_element_type=preferred_element_type, out_sharding=None)
+      preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -697,6 +698,19 @@ def _conv_vjp_rhs_padding(in_shape, window_dimensions, window_strides, out_shape
   return list(zip(lows, highs))
 
 
+def _primal_sharding(aval, *operands):
+  """The out_sharding of a transposed convolution: the primal operand's type sharding, or when
+  it has none but an operand of the transpose has one, unsplit over that mesh (JAX passes the
+  primal's sharding, which names the mesh even when nothing is split)."""
+  if aval.sharding is not None:
+    return aval.sharding
+  for v in operands:
+    s = getattr(core.get_aval(v), "sharding", None)
+    if s is not None:
+      return NamedSharding(s.mesh, PartitionSpec(*[None] * aval.ndim))
+  return None
+
+
 def _conv_transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
                         rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
                         precision, preferred_element_type):
@@ -724,7 +738,8 @@ def _conv_transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilati
                              lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
                              dimension_numbers=trans_dn, feature_group_count=feature_group_count,
                              batch_group_count=1, precision=precision,
-                             preferred_element_type=preferred_element_type)
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=_primal_sharding(lhs_aval, g, kernel))
   if core.get_aval(out).dtype != lhs_aval.dtype:
     out = lax_ew.convert_element_type(out, lhs_aval.dtype)
   if batch_group_count > 1:
@@ -757,7 +772,8 @@ def _conv_transpose_rhs(g, lhs, rhs_aval, *, window_strides, padding, lhs_dilati
                              lhs_dilation=lhs_dilation, rhs_dilation=window_strides,
                              dimension_numbers=trans_dn, feature_group_count=feature_group_count,
                              batch_group_count=batch_group_count, precision=precision,
-                             preferred_element_type=preferred_element_type)
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=_primal_sharding(rhs_aval, lhs, g))
   if core.get_aval(out).dtype != rhs_aval.dtype:
     out = lax_ew.convert_element_type(out, rhs_aval.dtype)
   return out
