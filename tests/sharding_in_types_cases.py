@@ -398,6 +398,34 @@ def control_flow_and_grads(jax, jnp):
             jax.vmap(lambda r: r @ jnp.ones((4,)))(x)]
 
 
+@case
+def control_flow_type_checks(jax, jnp):
+  m, x, _, w = _arrays(jax)
+  P, rs = jax.sharding.PartitionSpec, jax.sharding.reshard
+  cond, loop = jax.lax.cond, jax.lax.while_loop
+  a = jnp.zeros((8, 4))   # (made outside the mesh: JAX's type then names no mesh, as arrax's)
+  grad_cond = jax.grad(lambda u: cond(u.sum() > 0, lambda v: (v * 2).sum(),
+                                      lambda v: jnp.sin(v).sum(), u))
+  with jax.set_mesh(m):
+    return [_try(lambda: cond(True, lambda: x, lambda: w)),
+            _try(lambda: jax.lax.switch(1, [lambda: x, lambda: w, lambda: x])),
+            _try(lambda: jax.jit(lambda p, u, v: cond(p, lambda: u, lambda: v))(True, x, w)),
+            _try(lambda: cond(True, lambda: (x, x), lambda: (x, w))),
+            _try(lambda: cond(True, lambda v: v, lambda v: rs(v, P(None, "y")), x)),
+            cond(True, lambda: a, lambda: x),
+            _jaxpr(jax, lambda p, u: cond(p, lambda: u, lambda: a), True, x),
+            _try(lambda: loop(lambda c: c.sum() < 10, lambda c: rs(c * 2, P("y")), x)),
+            loop(lambda c: c.sum() < 100, lambda c: c + x, a),
+            _try(lambda: jax.lax.fori_loop(0, 3, lambda i, c: rs(c * 2, P("y")), x)),
+            _try(lambda: jax.lax.scan(lambda c, _: (rs(c, P("y")), None), x, None, length=2)),
+            _try(lambda: jax.jit(lambda u: loop(lambda c: c.sum() < 100,
+                                                lambda c: rs(c * 2, P(None, "y")), u))(x)),
+            grad_cond(x),
+            # (the forward cond, its residual slots typed; JAX's backward pass then reshards
+            # the 1.0 it starts from to the mesh, which arrax's types do not name)
+            _jaxpr(jax, grad_cond, x).split("] d a")[0]]
+
+
 # ---- what JAX raises -----------------------------------------------------------------------------
 @case
 def gather_and_scatter_on_sharded_operands(jax, jnp):
