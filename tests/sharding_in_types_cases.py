@@ -426,6 +426,45 @@ def control_flow_type_checks(jax, jnp):
             _jaxpr(jax, grad_cond, x).split("] d a")[0]]
 
 
+@case
+def vmap_over_explicit_axes(jax, jnp):
+  m, x, y, w = _arrays(jax)
+  P, rs = jax.sharding.PartitionSpec, jax.sharding.reshard
+  seen = []
+
+  def look(v):
+    seen.append(str(jax.typeof(v)))
+    return v
+  with jax.set_mesh(m):
+    out = [jax.vmap(lambda r: look(r) * 2, spmd_axis_name="x")(x),
+           _try(lambda: jax.vmap(lambda r: r * 2, spmd_axis_name="y")(x)),
+           _type(jax, jax.vmap(lambda r: look(r) * 2, spmd_axis_name="x")(jnp.ones((8, 4)))),
+           _jaxpr(jax, jax.vmap(lambda r: r * 2, spmd_axis_name="x"), jnp.ones((8, 4))),
+           _try(lambda: jax.vmap(lambda a, b: a + b)(x, w)),
+           _try(lambda: jax.vmap(lambda a, b: a + b)(x, jnp.ones((8, 4)))),
+           _try(lambda: jax.vmap(lambda a, b: a + b.sum(), in_axes=(0, None))(x, x)),
+           jax.vmap(lambda a, b: a + b, in_axes=(0, None))(x, w),
+           jax.vmap(lambda r: look(r) * 2, in_axes=1)(y),
+           jax.vmap(lambda r: look(r) * 2, in_axes=1, out_axes=1)(y),
+           jax.vmap(lambda r: look(r.sum()))(x),
+           jax.vmap(lambda r: look(r @ jnp.ones((4, 3))))(x),
+           jax.vmap(lambda r: look(rs(r, P("y"))))(x),
+           jax.vmap(lambda r: jnp.dot(r, jnp.ones((4, 4)), out_sharding=P("y")))(x),
+           _try(lambda: jax.vmap(lambda r: jnp.dot(r, jnp.ones((4, 3)), out_sharding=P("y")))(x),
+                False),
+           _type(jax, jax.vmap(lambda r: jnp.ones(3), axis_size=8, in_axes=None)(x)),
+           jax.vmap(lambda r: jnp.ones(3))(x),
+           jax.vmap(jax.vmap(lambda e: look(e) * 2), in_axes=1)(y),
+           jax.vmap(jax.jit(lambda r: look(r) + 1))(x),
+           _jaxpr(jax, jax.vmap(lambda r: jnp.sin(rs(r, P("y"))).sum()), x),
+           jax.grad(lambda a: jax.vmap(lambda r: (r ** 2).sum())(a).sum())(x)]
+    keys = jax.device_put(jax.random.split(jax.random.key(1), 8),
+                          jax.sharding.NamedSharding(m, P("x")))
+    # (arrax's key types hold no sharding yet: only the values are compared)
+    out.append(np.asarray(jax.vmap(lambda k: jax.random.normal(k, (4,)))(keys)).tolist())
+  return out + [seen]
+
+
 # ---- what JAX raises -----------------------------------------------------------------------------
 @case
 def gather_and_scatter_on_sharded_operands(jax, jnp):

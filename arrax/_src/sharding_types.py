@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from arrax._src import ad, core
+from arrax._src import ad, batching, core
 from arrax._src.core import ShapedArray, ShardingTypeError
 from arrax._src.sharding_impls import (DuplicateSpecError, NamedSharding, PartitionSpec, _names,
                                        get_abstract_mesh)
@@ -453,6 +453,7 @@ RULES.update({
     "scatter-mul": _scatter, "scatter-min": _scatter, "scatter-max": _scatter,
     "scatter-sub": _scatter, "iota": _creation, "empty": _creation,
     "conv_general_dilated": _conv, "ragged_dot_general": _ragged_dot,
+    "threefry2x32": lambda *avals: [_broadcasting("threefry2x32")(*avals)] * 2,
     "rng_bit_generator": lambda key, *, out_sharding, **_: [_spec(key), out_sharding or
                                                             (None,) * len(_OUT_SHAPES[1])],
 })
@@ -542,13 +543,17 @@ def _reshard_lower(ctx, x, *, dst_sharding):
 reshard_p.def_pp_params(lambda params: {})
 
 
-@reshard_p.def_batch
-def _reshard_batch(args, dims, *, dst_sharding):
+@reshard_p.def_batch_axis
+def _reshard_batch(axis_data, args, dims, *, dst_sharding):
   (x,), (d,) = args, dims
-  if dst_sharding is not None:
-    spec = list(dst_sharding.spec.partitions)
-    spec.insert(d, None)
-    dst_sharding = NamedSharding(dst_sharding.mesh, PartitionSpec(*spec))
+  if d is None:
+    return reshard_p.bind(x, dst_sharding=dst_sharding), None
+  # (the mapped axis stays split over the Explicit mesh axes vmap maps over, as in JAX)
+  aval = core.get_aval(x)
+  if dst_sharding is None and aval.sharding is not None:
+    dst_sharding = NamedSharding(aval.sharding.mesh, PartitionSpec())
+  dst_sharding = batching.sharding_for_vmap(axis_data.explicit_mesh_axis, dst_sharding, d,
+                                            aval.ndim - 1)
   return reshard_p.bind(x, dst_sharding=dst_sharding), d
 
 
