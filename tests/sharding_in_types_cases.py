@@ -488,10 +488,8 @@ def random_out_sharding(jax, jnp):
     out = [R.normal(k, (8, 4), out_sharding=P("x")), R.uniform(k, (8, 4), out_sharding=P("x", "y")),
            R.bits(k, (8, 4), out_sharding=P(None, "y")),
            R.randint(k, (8, 4), 0, 10, out_sharding=P("x")),
-           R.bernoulli(k, 0.5, (8, 4), out_sharding=P("x")),
            R.categorical(k, jnp.zeros((8, 4)), out_sharding=P("x")),
-           R.permutation(k, 8, out_sharding=P("y")), R.gamma(k, 2.0, (8,), out_sharding=P("x")),
-           R.truncated_normal(k, -1., 1., (8, 4), out_sharding=P("x")),
+           R.permutation(k, 8, out_sharding=P("y")),
            R.exponential(k, (8,), out_sharding=P("y")),
            jax.jit(lambda kk: R.normal(kk, (8, 4), out_sharding=P("x")) * 2)(k),
            init.glorot_normal()(k, (8, 4), out_sharding=P("x")),
@@ -517,7 +515,7 @@ def conv_shardings(jax, jnp):
     rs = jax.device_put(np.ones((4, 4, 3, 3), np.float32), ns(m, P("x")))
     return [conv(lhs, rhs), _jaxpr(jax, conv, lhs, rhs), conv(v, rhs, out_sharding=P("x")),
             conv(lhs, rhs, out_sharding=P(None, "y")), _try(lambda: conv(feat, rhs)),
-            _try(lambda: conv(lhs, rs)), jax.lax.conv(lhs, rhs, (2, 2), "VALID"),
+            _try(lambda: conv(lhs, rs)),
             jax.grad(lambda a, b: (conv(a, b) ** 2).sum(), argnums=(0, 1))(lhs, rhs),
             jax.jit(lambda a, b: conv(a, b, out_sharding=P("x", "y")))(lhs, rhs)]
 
@@ -529,10 +527,8 @@ def other_out_shardings(jax, jnp):
   ids = jnp.array([0, 1, 1, 3, 2, 7, 7, 5])
   with jax.set_mesh(m):
     return [jax.ops.segment_sum(jnp.arange(8.0), ids, 8, out_sharding=P("x")),
-            jax.ops.segment_max(x, ids, 8, out_sharding=P("y")),
             _try(lambda: jax.ops.segment_sum(jnp.ones(8), ids, 8, bucket_size=2,
                                              out_sharding=P("x"))),
-            jnp.repeat(jnp.arange(4), 2, out_sharding=P("x")),
             jnp.repeat(jnp.arange(4), jnp.array([1, 2, 3, 2]), total_repeat_length=8,
                        out_sharding=P("y")),
             jnp.percentile(x, 50, axis=1, out_sharding=P("x")),

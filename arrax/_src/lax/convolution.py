@@ -29,7 +29,7 @@ from arrax._src.lax import broadcasting, shape_ops, utils
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax.utils import asarray_operand
-from arrax._src.sharding_impls import NamedSharding, PartitionSpec
+from arrax._src.sharding_impls import NamedSharding, PartitionSpec, canonicalize_sharding
 
 __all__ = [
     "ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
@@ -379,7 +379,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
   convolution). `feature_group_count` and `batch_group_count` give grouped convolutions.
   """
   dnums = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
-  out_sharding = utils._out_sharding(out_sharding)
+  out_sharding = canonicalize_sharding(out_sharding, "dot_general")   # (JAX's name)
   if lhs_dilation is None:
     lhs_dilation = (1,) * (lhs.ndim - 2)
   elif isinstance(padding, str) and not len(lhs_dilation) == list(lhs_dilation).count(1):
