@@ -517,7 +517,11 @@ def conv_shardings(jax, jnp):
             conv(lhs, rhs, out_sharding=P(None, "y")), _try(lambda: conv(feat, rhs)),
             _try(lambda: conv(lhs, rs)),
             jax.grad(lambda a, b: (conv(a, b) ** 2).sum(), argnums=(0, 1))(lhs, rhs),
-            jax.jit(lambda a, b: conv(a, b, out_sharding=P("x", "y")))(lhs, rhs)]
+            jax.jit(lambda a, b: conv(a, b, out_sharding=P("x", "y")))(lhs, rhs),
+            # (a per-example out_sharding under vmap: the mapped axis merges into the batch
+            # axis, split over the vmapped mesh axis when there is one)
+            jax.vmap(lambda a: conv(a[None], rhs, out_sharding=P(None, "y")))(v),
+            jax.vmap(lambda a: conv(a[None], rhs, out_sharding=P(None, "y")))(lhs)]
 
 
 @case
@@ -531,6 +535,8 @@ def other_out_shardings(jax, jnp):
                                              out_sharding=P("x"))),
             jnp.repeat(jnp.arange(4), jnp.array([1, 2, 3, 2]), total_repeat_length=8,
                        out_sharding=P("y")),
+            jnp.repeat(x, 2, axis=1), _try(lambda: jnp.repeat(x, 2, axis=0)),
+            _try(lambda: jnp.repeat(x, 2)),
             jnp.percentile(x, 50, axis=1, out_sharding=P("x")),
             jax.lax.reduce(x, 0., jax.lax.add, (1,), out_sharding=P("x")),
             _try(lambda: jax.lax.reduce(x, -np.inf, jax.lax.max, (1,), out_sharding=P("x"))),

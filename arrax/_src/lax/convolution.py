@@ -587,15 +587,26 @@ def _reshape_axis_out_of(src, size1, x):
 
 def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilation,
                 dimension_numbers, feature_group_count, batch_group_count, precision,
-                preferred_element_type, out_sharding):
+                preferred_element_type, out_sharding, mesh_axis=None):
   (lhs, rhs), (lhs_bd, rhs_bd) = args, dims
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   lhs_aval, rhs_aval = core.get_aval(lhs), core.get_aval(rhs)
   assert batch_group_count == 1 or feature_group_count == 1
-  conv = lambda l, r, fgc, bgc: conv_general_dilated(  # noqa: E731
-      l, r, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-      feature_group_count=fgc, batch_group_count=bgc, precision=precision,
-      preferred_element_type=preferred_element_type)
+
+  def conv(l, r, fgc, bgc, axis=None):
+    # (a per-example out_sharding, as JAX's rule: the mapped axis merges into result axis
+    # `axis`, which then is split over the vmapped mesh axes)
+    s = out_sharding
+    if s is not None and mesh_axis:
+      if axis is None or s.spec.partitions[axis] is not None:
+        raise NotImplementedError
+      parts = list(s.spec.partitions)
+      parts[axis] = mesh_axis[0] if len(mesh_axis) == 1 else tuple(mesh_axis)
+      s = NamedSharding(s.mesh, PartitionSpec(*parts))
+    return conv_general_dilated(
+        l, r, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+        feature_group_count=fgc, batch_group_count=bgc, precision=precision,
+        preferred_element_type=preferred_element_type, out_sharding=s)
 
   if ((lhs_bd is not None and lhs_aval.shape[lhs_bd] == 0)
       or (rhs_bd is not None and rhs_aval.shape[rhs_bd] == 0)):
@@ -620,7 +631,7 @@ def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilati
       new_lhs = _reshape_axis_into(lhs_bd, lhs_spec[1], lhs)
       feature_group_count *= size
     new_rhs = _reshape_axis_into(rhs_bd, rhs_spec[0], rhs)
-    out = conv(new_lhs, new_rhs, feature_group_count, batch_group_count)
+    out = conv(new_lhs, new_rhs, feature_group_count, batch_group_count, out_spec[1])
     return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
 
   if lhs_bd is not None:
@@ -635,14 +646,16 @@ def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilati
       new_lhs = _reshape_axis_into(lhs_bd + int(lhs_spec[0] < lhs_bd), lhs_spec[0] + 1,
                                    new_lhs)
       new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
-    out = conv(new_lhs, rhs, feature_group_count, batch_group_count)
+    out = conv(new_lhs, rhs, feature_group_count, batch_group_count, out_spec[0])
     return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
 
   size = rhs_aval.shape[rhs_bd]
   if feature_group_count == 1 and batch_group_count == 1:
     new_rhs = _reshape_axis_into(rhs_bd, rhs_spec[0], rhs)
-    out = conv(lhs, new_rhs, feature_group_count, batch_group_count)
+    out = conv(lhs, new_rhs, feature_group_count, batch_group_count, out_spec[1])
     return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+  if out_sharding is not None:
+    raise NotImplementedError
   # Groups must stay outermost in the kernel's output features (and in the result's).
   groups = feature_group_count if feature_group_count > 1 else batch_group_count
   new_rhs = _reshape_axis_out_of(rhs_spec[0] + int(rhs_bd <= rhs_spec[0]), groups, rhs)
@@ -656,6 +669,13 @@ def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilati
 
 
 conv_general_dilated_p.def_batch(_conv_batch)
+
+
+@conv_general_dilated_p.def_batch_axis
+def _conv_batch_axis(axis_data, args, dims, **params):
+  if dims[0] is None and dims[1] is None:
+    return conv_general_dilated_p.bind(*args, **params), None
+  return _conv_batch(args, dims, mesh_axis=axis_data.explicit_mesh_axis, **params)
 
 
 # ---- differentiation -------------------------------------------------------------------------
