@@ -14,7 +14,6 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import warnings  # noqa: E402
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
