@@ -398,6 +398,73 @@ def control_flow_and_grads(jax, jnp):
             jax.vmap(lambda r: r @ jnp.ones((4,)))(x)]
 
 
+@case
+def control_flow_type_checks(jax, jnp):
+  m, x, _, w = _arrays(jax)
+  P, rs = jax.sharding.PartitionSpec, jax.sharding.reshard
+  cond, loop = jax.lax.cond, jax.lax.while_loop
+  a = jnp.zeros((8, 4))   # (made outside the mesh: JAX's type then names no mesh, as arrax's)
+  grad_cond = jax.grad(lambda u: cond(u.sum() > 0, lambda v: (v * 2).sum(),
+                                      lambda v: jnp.sin(v).sum(), u))
+  with jax.set_mesh(m):
+    return [_try(lambda: cond(True, lambda: x, lambda: w)),
+            _try(lambda: jax.lax.switch(1, [lambda: x, lambda: w, lambda: x])),
+            _try(lambda: jax.jit(lambda p, u, v: cond(p, lambda: u, lambda: v))(True, x, w)),
+            _try(lambda: cond(True, lambda: (x, x), lambda: (x, w))),
+            _try(lambda: cond(True, lambda v: v, lambda v: rs(v, P(None, "y")), x)),
+            cond(True, lambda: a, lambda: x),
+            _jaxpr(jax, lambda p, u: cond(p, lambda: u, lambda: a), True, x),
+            _try(lambda: loop(lambda c: c.sum() < 10, lambda c: rs(c * 2, P("y")), x)),
+            loop(lambda c: c.sum() < 100, lambda c: c + x, a),
+            _try(lambda: jax.lax.fori_loop(0, 3, lambda i, c: rs(c * 2, P("y")), x)),
+            _try(lambda: jax.lax.scan(lambda c, _: (rs(c, P("y")), None), x, None, length=2)),
+            _try(lambda: jax.jit(lambda u: loop(lambda c: c.sum() < 100,
+                                                lambda c: rs(c * 2, P(None, "y")), u))(x)),
+            grad_cond(x),
+            # (the forward cond, its residual slots typed; JAX's backward pass then reshards
+            # the 1.0 it starts from to the mesh, which arrax's types do not name)
+            _jaxpr(jax, grad_cond, x).split("] d a")[0]]
+
+
+@case
+def vmap_over_explicit_axes(jax, jnp):
+  m, x, y, w = _arrays(jax)
+  P, rs = jax.sharding.PartitionSpec, jax.sharding.reshard
+  seen = []
+
+  def look(v):
+    seen.append(str(jax.typeof(v)))
+    return v
+  with jax.set_mesh(m):
+    out = [jax.vmap(lambda r: look(r) * 2, spmd_axis_name="x")(x),
+           _try(lambda: jax.vmap(lambda r: r * 2, spmd_axis_name="y")(x)),
+           _type(jax, jax.vmap(lambda r: look(r) * 2, spmd_axis_name="x")(jnp.ones((8, 4)))),
+           _jaxpr(jax, jax.vmap(lambda r: r * 2, spmd_axis_name="x"), jnp.ones((8, 4))),
+           _try(lambda: jax.vmap(lambda a, b: a + b)(x, w)),
+           _try(lambda: jax.vmap(lambda a, b: a + b)(x, jnp.ones((8, 4)))),
+           _try(lambda: jax.vmap(lambda a, b: a + b.sum(), in_axes=(0, None))(x, x)),
+           jax.vmap(lambda a, b: a + b, in_axes=(0, None))(x, w),
+           jax.vmap(lambda r: look(r) * 2, in_axes=1)(y),
+           jax.vmap(lambda r: look(r) * 2, in_axes=1, out_axes=1)(y),
+           jax.vmap(lambda r: look(r.sum()))(x),
+           jax.vmap(lambda r: look(r @ jnp.ones((4, 3))))(x),
+           jax.vmap(lambda r: look(rs(r, P("y"))))(x),
+           jax.vmap(lambda r: jnp.dot(r, jnp.ones((4, 4)), out_sharding=P("y")))(x),
+           _try(lambda: jax.vmap(lambda r: jnp.dot(r, jnp.ones((4, 3)), out_sharding=P("y")))(x),
+                False),
+           _type(jax, jax.vmap(lambda r: jnp.ones(3), axis_size=8, in_axes=None)(x)),
+           jax.vmap(lambda r: jnp.ones(3))(x),
+           jax.vmap(jax.vmap(lambda e: look(e) * 2), in_axes=1)(y),
+           jax.vmap(jax.jit(lambda r: look(r) + 1))(x),
+           _jaxpr(jax, jax.vmap(lambda r: jnp.sin(rs(r, P("y"))).sum()), x),
+           jax.grad(lambda a: jax.vmap(lambda r: (r ** 2).sum())(a).sum())(x)]
+    keys = jax.device_put(jax.random.split(jax.random.key(1), 8),
+                          jax.sharding.NamedSharding(m, P("x")))
+    # (arrax's key types hold no sharding yet: only the values are compared)
+    out.append(np.asarray(jax.vmap(lambda k: jax.random.normal(k, (4,)))(keys)).tolist())
+  return out + [seen]
+
+
 # ---- what JAX raises -----------------------------------------------------------------------------
 @case
 def gather_and_scatter_on_sharded_operands(jax, jnp):
@@ -408,6 +475,83 @@ def gather_and_scatter_on_sharded_operands(jax, jnp):
     return [_try(lambda: x[idx]), x[:, idx], x.at[idx].get(out_sharding=P("y")),
             _try(lambda: x.at[idx].set(0.0)), x.at[idx].set(0.0, out_sharding=P("x")),
             x.at[:, idx].add(1.0)]
+
+
+# ---- out_sharding of samplers, conv and scatter-based functions ----------------------------------
+@case
+def random_out_sharding(jax, jnp):
+  m = _mesh(jax)
+  P = jax.sharding.PartitionSpec
+  R, init = jax.random, jax.nn.initializers
+  k = R.key(0)
+  with jax.set_mesh(m):
+    out = [R.normal(k, (8, 4), out_sharding=P("x")), R.uniform(k, (8, 4), out_sharding=P("x", "y")),
+           R.bits(k, (8, 4), out_sharding=P(None, "y")),
+           R.randint(k, (8, 4), 0, 10, out_sharding=P("x")),
+           R.categorical(k, jnp.zeros((8, 4)), out_sharding=P("x")),
+           R.permutation(k, 8, out_sharding=P("y")),
+           R.exponential(k, (8,), out_sharding=P("y")),
+           jax.jit(lambda kk: R.normal(kk, (8, 4), out_sharding=P("x")) * 2)(k),
+           init.glorot_normal()(k, (8, 4), out_sharding=P("x")),
+           init.zeros(k, (8, 4), out_sharding=P(None, "y")),
+           init.constant(2.0)(k, (8, 4), out_sharding=P("x")),
+           _try(lambda: R.normal(k, (8, 4), out_sharding=P("x", "x"))),
+           _try(lambda: R.normal(k, (6,), out_sharding=P("y"))),
+           _try(lambda: R.normal(k, (8,), out_sharding="x"))]
+  return out + [_try(lambda: R.normal(k, (8,), out_sharding=P("x")))]
+
+
+@case
+def conv_shardings(jax, jnp):
+  m = _mesh(jax)
+  P, ns = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  v = np.arange(8 * 4 * 6 * 6, dtype=np.float32).reshape(8, 4, 6, 6) / 500
+  lhs = jax.device_put(v, ns(m, P("x")))
+  feat = jax.device_put(v, ns(m, P(None, "y")))
+  conv = lambda a, b, **kw: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME", **kw)  # noqa: E731
+  with jax.set_mesh(m):
+    # (made under the mesh: JAX's transpose then asks for a result unsplit over it)
+    rhs = jnp.ones((4, 4, 3, 3)) / 9
+    rs = jax.device_put(np.ones((4, 4, 3, 3), np.float32), ns(m, P("x")))
+    return [conv(lhs, rhs), _jaxpr(jax, conv, lhs, rhs), conv(v, rhs, out_sharding=P("x")),
+            conv(lhs, rhs, out_sharding=P(None, "y")), _try(lambda: conv(feat, rhs)),
+            _try(lambda: conv(lhs, rs)),
+            jax.grad(lambda a, b: (conv(a, b) ** 2).sum(), argnums=(0, 1))(lhs, rhs),
+            jax.jit(lambda a, b: conv(a, b, out_sharding=P("x", "y")))(lhs, rhs),
+            # (a per-example out_sharding under vmap: the mapped axis merges into the batch
+            # axis, split over the vmapped mesh axis when there is one)
+            jax.vmap(lambda a: conv(a[None], rhs, out_sharding=P(None, "y")))(v),
+            jax.vmap(lambda a: conv(a[None], rhs, out_sharding=P(None, "y")))(lhs)]
+
+
+@case
+def other_out_shardings(jax, jnp):
+  m, x, _, _ = _arrays(jax)
+  P = jax.sharding.PartitionSpec
+  ids = jnp.array([0, 1, 1, 3, 2, 7, 7, 5])
+  with jax.set_mesh(m):
+    return [jax.ops.segment_sum(jnp.arange(8.0), ids, 8, out_sharding=P("x")),
+            _try(lambda: jax.ops.segment_sum(jnp.ones(8), ids, 8, bucket_size=2,
+                                             out_sharding=P("x"))),
+            jnp.repeat(jnp.arange(4), jnp.array([1, 2, 3, 2]), total_repeat_length=8,
+                       out_sharding=P("y")),
+            jnp.repeat(x, 2, axis=1), _try(lambda: jnp.repeat(x, 2, axis=0)),
+            _try(lambda: jnp.repeat(x, 2)),
+            jnp.percentile(x, 50, axis=1, out_sharding=P("x")),
+            jax.lax.reduce(x, 0., jax.lax.add, (1,), out_sharding=P("x")),
+            _try(lambda: jax.lax.reduce(x, -np.inf, jax.lax.max, (1,), out_sharding=P("x"))),
+            jax.lax.ragged_dot(jnp.ones((8, 4)), jnp.ones((2, 4, 4)), jnp.array([4, 4]),
+                               out_sharding=P("x", "y")),
+            _try(lambda: jax.lax.ragged_dot(x, jnp.ones((2, 4, 3)), jnp.array([4, 4]))),
+            _type(jax, jnp.bincount(ids, length=8, out_sharding=P())),
+            _try(lambda: jnp.bincount(ids, length=8, out_sharding=P("x"))),
+            jnp.linalg.tensordot(x, x, axes=((0,), (0,)), out_sharding=P("y")),
+            _rng_bits(jax, jnp, P("x"))]
+
+
+def _rng_bits(jax, jnp, spec):
+  key, bits = jax.lax.rng_bit_generator(jnp.zeros(4, jnp.uint32), (8, 4), out_sharding=spec)
+  return [_type(jax, key), np.asarray(key).tolist(), bits]
 
 
 def run_case(name, fn, a_mods, j_mods):

@@ -25,22 +25,25 @@ import numpy as np
 from arrax._src import core, dtypes, traceback_util, tree_util
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import ShapedArray, Tracer
+from arrax._src.sharding_impls import NamedSharding, PartitionSpec, get_abstract_mesh
 from arrax._src.tracing import trace_to_jaxpr
 
 not_mapped = None
 
 
 class AxisData:
-  """The mapped axis of one vmap: its name (or None), size, and spmd_axis_name."""
-  __slots__ = ("name", "size", "spmd_name")
+  """The mapped axis of one vmap: its name (or None), size, spmd_axis_name, and the Explicit
+  mesh axes the mapped axis of the arguments is split over (a tuple, or None)."""
+  __slots__ = ("name", "size", "spmd_name", "explicit_mesh_axis")
 
-  def __init__(self, name, size, spmd_name=None):
+  def __init__(self, name, size, spmd_name=None, explicit_mesh_axis=None):
     self.name = name
     self.size = size
     self.spmd_name = spmd_name
+    self.explicit_mesh_axis = explicit_mesh_axis
 
   def _key(self):
-    return (self.name, self.size, self.spmd_name)
+    return (self.name, self.size, self.spmd_name, self.explicit_mesh_axis)
 
   def __eq__(self, other):
     return type(other) is AxisData and self._key() == other._key()
@@ -112,8 +115,12 @@ class BatchTracer(Tracer):
       self.aval = aval
     else:
       shape = aval.shape
+      s = getattr(aval, "sharding", None)
+      if s is not None:   # (the other axes keep their splits)
+        parts = s.spec.partitions
+        s = NamedSharding(s.mesh, PartitionSpec(*parts[:batch_dim], *parts[batch_dim + 1:]))
       inner = ShapedArray(shape[:batch_dim] + shape[batch_dim + 1:], aval.dtype,
-                          aval.weak_type, vma=getattr(aval, "vma", frozenset()))
+                          aval.weak_type, vma=getattr(aval, "vma", frozenset()), sharding=s)
       self.aval = aval.update(inner_aval=inner) if type(aval) is core.AbstractRef else inner
 
   def _short_repr(self):
@@ -203,16 +210,40 @@ def moveaxis(x, src, dst):
   return _ops.transpose_p.bind(x, permutation=tuple(perm))
 
 
-def broadcast(x, size, axis):
-  """Insert a new axis of `size` at position `axis` of `x`."""
-  shape = list(core.get_aval(x).shape)
+def broadcast(x, size, axis, mesh_axis=None):
+  """Insert a new axis of `size` at position `axis` of `x` (split over the mesh axes
+  `mesh_axis`, a tuple, when given: the Explicit ones a vmap maps over)."""
+  aval = core.get_aval(x)
+  shape = list(aval.shape)
   shape.insert(axis, size)
   if isinstance(x, np.ndarray) and x.dtype == dtypes.float0:   # host float0 zeros stay on host
     return np.zeros(shape, x.dtype)
   # NumPy integers, as JAX computes them here (so jaxprs print `np.int64(1)` like JAX's).
   dims = tuple(np.delete(np.arange(len(shape), dtype=np.int64), axis))
+  s = getattr(aval, "sharding", None)
+  if s is not None or mesh_axis is not None:
+    s = sharding_for_vmap(mesh_axis, s, axis, aval.ndim)
   return _ops.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,
-                                      sharding=None)
+                                      sharding=s)
+
+
+def sharding_for_vmap(mesh_axis, sharding, axis, ndim):
+  """The type sharding of a per-example value of rank `ndim` typed `sharding` once the mapped
+  axis is inserted at `axis`, split over `mesh_axis` (the vmapped Explicit mesh axes, or None;
+  JAX's `get_sharding_for_vmap`). None when neither names a mesh split."""
+  if sharding is None:
+    if mesh_axis is None:
+      return None
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+      return None
+    parts = [None] * ndim
+  else:
+    mesh = sharding.mesh
+    parts = list(sharding.spec.partitions) + [None] * (ndim - len(sharding.spec.partitions))
+  parts.insert(axis, None if mesh_axis is None else
+               mesh_axis[0] if len(mesh_axis) == 1 else tuple(mesh_axis))
+  return NamedSharding(mesh, PartitionSpec(*parts))
 
 
 def bdim_at_front(x, bdim, size):
@@ -331,7 +362,10 @@ def _batch_jaxpr(closed, axis_data, in_dims, inst):
     else:
       shape = list(a.shape)
       shape.insert(d, size)
-      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type, vma=a.vma))
+      s = getattr(a, "sharding", None)
+      if s is not None or axis_data.explicit_mesh_axis is not None:
+        s = sharding_for_vmap(axis_data.explicit_mesh_axis, s, d, a.ndim)
+      in_avals.append(ShapedArray(shape, a.dtype, a.weak_type, vma=a.vma, sharding=s))
   box = []
 
   def fun(*args):
@@ -578,7 +612,7 @@ def _out_value(trace, axis_data, x, dst, leaf_path, sum_match=False):
     nd = _ndim(val)
     if not -(nd + 1) <= dst <= nd:
       raise ValueError(f"axis {dst} is out of bounds for array of dimension {nd + 1}")
-    return broadcast(val, axis_data.size, dst % (nd + 1))
+    return broadcast(val, axis_data.size, dst % (nd + 1), axis_data.explicit_mesh_axis)
   if dst is None:
     if sum_match:   # (a batched output where out_axes says None: summed over the batch)
       return val.sum(src)
@@ -591,6 +625,43 @@ def _out_value(trace, axis_data, x, dst, leaf_path, sum_match=False):
   if not -nd <= dst < nd:
     raise ValueError(f"axis {dst} is out of bounds for array of dimension {nd}")
   return moveaxis(val, src, dst)
+
+
+def _mapped_mesh_axis(leaves, in_flat):
+  """The Explicit mesh axes the mapped axis of every mapped argument is split over (a tuple,
+  or None), as JAX's vmap requires them to agree; unmapped arguments must not be split over
+  them."""
+  def spec(x, d):
+    s = getattr(core.get_aval(x), "sharding", None)
+    try:
+      return None if s is None else s.spec.partitions[d]
+    except (IndexError, TypeError):
+      return None
+  out, seen = None, False
+  for x, d in zip(leaves, in_flat):
+    if d is not None:
+      p = spec(x, d)
+      if seen and p != out:
+        raise ValueError(f"Mapped away dimension of inputs passed to vmap should be sharded the "
+                         f"same. Got inconsistent axis specs: {out} vs {p}")
+      out, seen = p, True
+  if out is None:
+    return None
+  out = out if isinstance(out, tuple) else (out,)
+  for x, d in zip(leaves, in_flat):
+    if d is None:
+      try:
+        aval = core.get_aval(x)
+      except TypeError:
+        continue
+      s = getattr(aval, "sharding", None)
+      names = set() if s is None else {n for p in s.spec.partitions
+                                       for n in (p if isinstance(p, tuple) else (p,))}
+      if names & set(out):
+        raise ValueError(f"Unmapped values passed to vmap cannot be sharded along the mesh "
+                         f"axis you are vmapping over. Got type: {aval.str_short(True)}, "
+                         f"in_axes: {d} and vmapped mesh axis: {out}")
+  return out
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
@@ -637,7 +708,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     else:
       in_flat = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
     size = _mapped_axis_size(fun, in_tree, leaves, in_flat, axis_size)
-    axis_data = AxisData(axis_name, size, spmd_axis_name)
+    spmd, mesh_axis = spmd_axis_name, None
+    if core.sharding_typing.on:
+      mesh_axis = _mapped_mesh_axis(leaves, in_flat)
+      if spmd is not None and mesh_axis is not None:
+        if spmd != mesh_axis:
+          raise ValueError(f"Only one of spmd_axis_name or arrays sharded on `Explicit` mesh "
+                           f"axis type is allowed. Got spmd_axis_name={spmd} and arrays "
+                           f"sharded on explicit_mesh_axis={mesh_axis}")
+        spmd = None
+    axis_data = AxisData(axis_name, size, spmd, mesh_axis)
     trace = BatchTrace(core.trace_ctx.trace, axis_data)
     idx = []   # (the batched example index, made when a user type's to_elt asks for it)
     if user_types is None:

@@ -66,6 +66,10 @@ _jaxpr_exe_cache: "weakref.WeakKeyDictionary" = core.register_cache(weakref.Weak
 
 
 def _jit_impl(*args, jaxpr, name, donated_invars=None):
+  if core.sharding_typing.on:
+    typed = _typed_jit_impl(args, jaxpr, name, donated_invars)
+    if typed is not None:
+      return typed
   device, committed = dispatch._arg_device(args)
   if _needs_discharge(jaxpr):
     lowered, runner = _ref_discharge[0](name, jaxpr)
@@ -86,6 +90,24 @@ def _jit_impl(*args, jaxpr, name, donated_invars=None):
   if dispatch.debug_nans.value or dispatch.debug_infs.value:
     _check_special(name, outs, lambda: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
   return outs
+
+
+def _typed_jit_impl(args, jaxpr, name, donated_invars):
+  """With operands whose types carry shardings (an inner jit run eagerly under vmap or grad):
+  its program typed by them (retraced when its own types lack them) run as one SPMD program;
+  None when no operand's type has one."""
+  avals = tuple(core.get_aval(a) for a in args)
+  if all(getattr(a, "sharding", None) is None for a in avals):
+    return None
+  if any(getattr(a, "sharding", None) != getattr(b, "sharding", None)
+         for a, b in zip(avals, jaxpr.in_avals)):
+    def retype():
+      inner, consts = trace_to_jaxpr(
+          lambda *xs: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs), list(avals))
+      return closed_with_host_consts(inner, consts)[0]
+    jaxpr = core.memo([jaxpr], ("retype", avals), retype)
+  return dispatch._typed_eager[0](jit_p, args, dict(jaxpr=jaxpr, name=name,
+                                                    donated_invars=donated_invars))
 
 
 def _check_special(name, outs, deoptimized):

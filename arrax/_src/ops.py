@@ -13,6 +13,7 @@ import numpy as np
 from arrax._src import core, dtypes
 from arrax._src.lax import slicing
 from arrax._src.numpy import creation, indexing, reductions, util
+from arrax._src.sharding_impls import canonicalize_sharding
 
 __all__ = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
 
@@ -34,8 +35,7 @@ def _identity(scatter_op, dtype):
 def _segment(name, scatter_op, reducer, data, segment_ids, num_segments, indices_are_sorted,
              unique_indices, bucket_size, mode, out_sharding):
   util.check_arraylike(name, data, segment_ids)
-  if out_sharding is not None:
-    raise NotImplementedError(f"arrax's {name} does not support out_sharding yet")
+  out_sharding = canonicalize_sharding(out_sharding, name)
   mode = slicing.GatherScatterMode.FILL_OR_DROP if mode is None else mode
   data, segment_ids = creation.asarray(data), creation.asarray(segment_ids)
   if num_segments is None:
@@ -50,7 +50,12 @@ def _segment(name, scatter_op, reducer, data, segment_ids, num_segments, indices
   identity = _identity(scatter_op, dtype)
   if bucket_size is None:
     out = creation.full((num_segments,) + data.shape[1:], identity, dtype=dtype)
-    return indexing._scatter_update(out, segment_ids, data, scatter_op, **update)
+
+    def scatter(o, i, d):
+      return indexing._scatter_update(o, i, d, scatter_op, **update)
+    return util.maybe_auto_axes(scatter, out_sharding)(out, segment_ids, data)
+  if out_sharding is not None:
+    raise NotImplementedError
   num_buckets = -(-segment_ids.size // bucket_size)
   out = creation.full((num_buckets, num_segments) + data.shape[1:], identity, dtype=dtype)
   buckets = creation.arange(segment_ids.shape[0]) // bucket_size

@@ -8,6 +8,7 @@ shows in the bits.
 from __future__ import annotations
 
 import math
+import functools
 import operator
 import warnings
 from collections.abc import Sequence
@@ -31,8 +32,9 @@ from arrax._src.lax.special import random_gamma_grad
 from arrax._src.lax.utils import canonicalize_axis
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
 from arrax._src.numpy import linalg as np_linalg
-from arrax._src.numpy.util import check_arraylike, promote_dtypes_inexact
+from arrax._src.numpy.util import check_arraylike, maybe_auto_axes, promote_dtypes_inexact
 from arrax._src.prng import PRNGKeyArray, split_data
+from arrax._src.sharding_impls import canonicalize_sharding
 from arrax._src.tree_util import tree_flatten, tree_unflatten, treedef_tuple
 
 UINT_DTYPES = prng.UINT_DTYPES
@@ -174,9 +176,27 @@ def _check_all_safe_to_cast(name, dtype, *args):
                                "dtype.")
 
 
-def _no_sharding(name, out_sharding):
-  if out_sharding is not None:
-    raise NotImplementedError(f"jax.random.{name}: out_sharding is not supported by arrax.")
+def _with_out_sharding(fn):
+  """`fn` (a sampler) taking JAX's `out_sharding=`: given one, the samples are drawn with the
+  mesh's Explicit axes Auto and then resharded to it, as JAX's `maybe_auto_axes` does."""
+  name = fn.__name__
+
+  @functools.wraps(fn)
+  def sampler(*args, out_sharding=None, **kwargs):
+    target = canonicalize_sharding(out_sharding, name)
+    if target is None:
+      return fn(*args, **kwargs)
+    leaves, tree = tree_flatten((args, kwargs))
+    where = [i for i, x in enumerate(leaves) if isinstance(x, (Array, core.Tracer, PRNGKeyArray))]
+
+    def draw(*arrays):
+      full = list(leaves)
+      for i, a in zip(where, arrays):
+        full[i] = a
+      a, kw = tree_unflatten(tree, full)
+      return fn(*a, **kw)
+    return maybe_auto_axes(draw, target)(*[leaves[i] for i in where])
+  return sampler
 
 
 def _split(data, num=2):
@@ -328,6 +348,7 @@ def clone(key):
 
 
 # ---- bits and uniform -----------------------------------------------------------------------
+@_with_out_sharding
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
   """Uniform random bits as unsigned integers (uint32 by default, uint64 under x64)."""
   data, _ = _check_prng_key("bits", key)
@@ -338,7 +359,6 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
   if not dtypes.issubdtype(dtype, np.unsignedinteger):
     raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
   shape = _canonicalize_shape(shape, "bits")
-  _no_sharding("bits", out_sharding)
   return _bits(data, dtype.itemsize * 8, shape)
 
 
@@ -347,12 +367,12 @@ def _bits(data, bit_width, shape):
   return _random_bits(data, bit_width, shape)
 
 
+@_with_out_sharding
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=None):
   """Uniform random floats in [minval, maxval)."""
   data, _ = _check_prng_key("uniform", key)
   dtype = dtypes.check_user_dtype(float if dtype is None else dtype)
   shape = _canonicalize_shape(shape, "uniform")
-  _no_sharding("uniform", out_sharding)
   if not dtypes.issubdtype(dtype, np.floating):
     raise ValueError(f"dtype argument to `uniform` must be a float dtype, got {dtype}")
   return _uniform(data, minval, maxval, shape, dtype)
@@ -393,12 +413,12 @@ def _convert_and_clip_integer(val, dtype):
   return lax_numpy.clip(val, lo, hi).astype(dtype)
 
 
+@_with_out_sharding
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   """Uniform random integers in [minval, maxval)."""
   data, _ = _check_prng_key("randint", key)
   dtype = dtypes.check_user_dtype(int if dtype is None else dtype)
   shape = _canonicalize_shape(shape, "randint")
-  _no_sharding("randint", out_sharding)
   if not dtypes.issubdtype(dtype, np.integer):
     raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
   info = dtypes.iinfo(dtype)
@@ -448,11 +468,11 @@ def _randint(data, minval, maxval, shape, dtype):
 
 
 # ---- permutations and choice ----------------------------------------------------------------
+@_with_out_sharding
 def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
   """A random permutation of `x` along `axis`, or of ``arange(x)`` for an integer `x`."""
   data, _ = _check_prng_key("permutation", key)
   check_arraylike("permutation", x)
-  _no_sharding("permutation", out_sharding)
   axis = canonicalize_axis(axis, np.ndim(x) or 1)
   if not np.ndim(x):
     if not dtypes.issubdtype(dtypes.dtype_and_weak_type(x)[0], np.integer):
@@ -540,11 +560,11 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
 
 
 # ---- normal family ----------------------------------------------------------------------
+@_with_out_sharding
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard normal samples (complex dtypes: independent real and imaginary parts)."""
   data, _ = _check_prng_key("normal", key)
   shape = _canonicalize_shape(shape, "normal")
-  _no_sharding("normal", out_sharding)
   dtype = _float_dtype("normal", dtype, np.inexact, "a float or complex")
   return _normal(data, shape, dtype)
 
@@ -568,12 +588,12 @@ def _normal_real(data, shape, dtype):
   return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
+@_with_out_sharding
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
   """Standard normal samples truncated to (lower, upper)."""
   if shape is not None:
     shape = _canonicalize_shape(shape, "truncated_normal")
   data, _ = _check_prng_key("truncated_normal", key)
-  _no_sharding("truncated_normal", out_sharding)
   dtype = _float_dtype("truncated_normal", dtype)
   return _truncated_normal(data, lower, upper, shape, dtype)
 
@@ -604,12 +624,12 @@ def _broadcast_shapes_or_raise(name, *shapes):
                      "broadcast-compatible.") from None
 
 
+@_with_out_sharding
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=None):
   """exp(sigma * N(0, 1)) samples."""
   data, _ = _check_prng_key("lognormal", key)
   dtype = _float_dtype("lognormal", dtype, np.inexact, "a float or complex")
   shape = _check_broadcast_shapes("lognormal", shape, sigma)
-  _no_sharding("lognormal", out_sharding)
   _check_all_safe_to_cast("lognormal", dtype, sigma)
   return _lognormal(data, sigma, shape, dtype)
 
@@ -620,6 +640,7 @@ def _lognormal(data, sigma, shape, dtype):
   return lax.exp(_normal(data, shape, dtype) * sigma)
 
 
+@_with_out_sharding
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky", *,
                         out_sharding=None):
   """Multivariate normal samples with the given mean vector(s) and covariance matrix(es)."""
@@ -636,7 +657,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
                      f"{dtype}")
   if shape is not None:
     shape = _canonicalize_shape(shape, "multivariate_normal")
-  _no_sharding("multivariate_normal", out_sharding)
   return _multivariate_normal(data, mean, cov, shape, dtype, method)
 
 
@@ -680,12 +700,11 @@ def _matvec(a, x):
 
 
 # ---- simple transforms of uniform samples -----------------------------------------------------
-def _sampler_args(name, key, dtype, shape, out_sharding, *params):
+def _sampler_args(name, key, dtype, shape, *params):
   """(key data, dtype, shape) of a float sampler with array parameters `params`, checked."""
   data, _ = _check_prng_key(name, key)
   dtype = _float_dtype(name, dtype)
   shape = _check_broadcast_shapes(name, shape, *params)
-  _no_sharding(name, out_sharding)
   _check_all_safe_to_cast(name, dtype, *params)
   return data, dtype, shape
 
@@ -702,10 +721,9 @@ def _simple_sampler(name, impl):
 
   def sampler(key, shape=(), dtype=None, *, out_sharding=None):
     data, dtype, shape = _float_args(name, key, dtype, shape)
-    _no_sharding(name, out_sharding)
     return jitted(data, shape, dtype)
   sampler.__name__ = sampler.__qualname__ = name
-  return sampler, jitted
+  return _with_out_sharding(sampler), jitted
 
 
 def _cauchy(data, shape, dtype):
@@ -739,6 +757,7 @@ logistic, _logistic_jit = _simple_sampler("logistic", _logistic)
 logistic.__doc__ = "Standard logistic samples."
 
 
+@_with_out_sharding
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
   """Standard Gumbel samples; mode 'high'/'highest' use more bits for the far tail."""
   data, dtype, shape = _float_args("gumbel", key, dtype, shape)
@@ -746,7 +765,6 @@ def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     mode = "high" if config.jax_high_dynamic_range_gumbel else "low"
   if mode not in ("highest", "high", "low"):
     raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-  _no_sharding("gumbel", out_sharding)
   return _gumbel(data, shape, dtype, mode)
 
 
@@ -789,12 +807,12 @@ def _gumbel(data, shape, dtype, mode):
   return -ufuncs.log(-ufuncs.log(_uniform(data, info.tiny, 1., shape, dtype)))
 
 
+@_with_out_sharding
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
                 out_sharding=None):
   """Samples of category indices along `axis` with unnormalized log-probabilities `logits`."""
   data, _ = _check_prng_key("categorical", key)
   check_arraylike("categorical", logits)
-  _no_sharding("categorical", out_sharding)
   logits_arr = creation.asarray(logits)
   axis = operator.index(axis)
   batch_shape = tuple(np.delete(logits_arr.shape, axis))
@@ -822,6 +840,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
   return shape_ops.reshape(indices, shape, (indices.ndim - 1, *range(indices.ndim - 1)))
 
 
+@_with_out_sharding
 def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
   """Random booleans that are True with probability `p`."""
   if shape is not None:
@@ -829,7 +848,6 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
   if mode not in ["high", "low"]:
     raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
   data, _ = _check_prng_key("bernoulli", key)
-  _no_sharding("bernoulli", out_sharding)
   dtype = dtypes.canonicalize_dtype(dtypes.dtype_and_weak_type(p)[0])
   if not dtypes.issubdtype(dtype, np.floating):
     raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
@@ -851,12 +869,12 @@ def _bernoulli(data, p, shape, mode):
   return _uniform(data, 0., 1., shape, dtype) < p
 
 
+@_with_out_sharding
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
   """Random signs: -1 or +1 with equal probability."""
   data, _ = _check_prng_key("rademacher", key)
   dtype = dtypes.check_user_dtype(int if dtype is None else dtype)
   shape = _canonicalize_shape(shape, "rademacher")
-  _no_sharding("rademacher", out_sharding)
   return _rademacher(data, shape, dtype)
 
 
@@ -867,9 +885,10 @@ def _rademacher(data, shape, dtype):
   return (2 * samples - 1).astype(dtype)
 
 
+@_with_out_sharding
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
   """Pareto samples with shape parameter `b`."""
-  data, dtype, shape = _sampler_args("pareto", key, dtype, shape, out_sharding, b)
+  data, dtype, shape = _sampler_args("pareto", key, dtype, shape, b)
   return _pareto(data, b, shape, dtype)
 
 
@@ -920,9 +939,10 @@ def _weibull_min(data, scale, concentration, shape, dtype):
   return ufuncs.power(-ufuncs.log1p(-u), 1.0 / concentration) * scale
 
 
+@_with_out_sharding
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   """Rayleigh samples with the given scale."""
-  data, dtype, shape = _sampler_args("rayleigh", key, dtype, shape, out_sharding, scale)
+  data, dtype, shape = _sampler_args("rayleigh", key, dtype, shape, scale)
   return _rayleigh(data, scale, shape, dtype)
 
 
@@ -934,9 +954,10 @@ def _rayleigh(data, scale, shape, dtype):
   return lax.mul(scale, sqrt_u)
 
 
+@_with_out_sharding
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
   """Wald (inverse Gaussian) samples with the given mean."""
-  data, dtype, shape = _sampler_args("wald", key, dtype, shape, out_sharding, mean)
+  data, dtype, shape = _sampler_args("wald", key, dtype, shape, mean)
   return _wald(data, mean, shape, dtype)
 
 
@@ -954,6 +975,7 @@ def _wald(data, mean, shape, dtype):
   return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
 
 
+@_with_out_sharding
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   """Geometric samples: the number of trials up to the first success of probability `p`."""
   data, _ = _check_prng_key("geometric", key)
@@ -961,7 +983,6 @@ def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   if not dtypes.issubdtype(dtype, np.integer):
     raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
   shape = _check_broadcast_shapes("geometric", shape, p)
-  _no_sharding("geometric", out_sharding)
   return _geometric(data, p, shape, dtype)
 
 
@@ -976,9 +997,10 @@ def _geometric(data, p, shape, dtype):
   return g.astype(dtype)
 
 
+@_with_out_sharding
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
   """Triangular samples on [left, right] with peak at `mode`."""
-  data, dtype, shape = _sampler_args("triangular", key, dtype, shape, out_sharding, left, mode, right)
+  data, dtype, shape = _sampler_args("triangular", key, dtype, shape, left, mode, right)
   return _triangular(data, left, mode, right, shape, dtype)
 
 
@@ -1136,33 +1158,33 @@ def _gamma(data, a, shape, dtype, log_space):
   return random_gamma_p.bind(data, a, log_space=log_space)
 
 
+@_with_out_sharding
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
   """Gamma samples with shape parameter `a` (unit scale)."""
   data, _ = _check_prng_key("gamma", key)
   dtype = _float_dtype("gamma", dtype)
   if shape is not None:
     shape = _canonicalize_shape(shape, "gamma")
-  _no_sharding("gamma", out_sharding)
   return _gamma(data, a, shape, dtype, False)
 
 
+@_with_out_sharding
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
   """The logarithm of gamma samples, accurate for small `a` where the samples underflow."""
   data, _ = _check_prng_key("loggamma", key)
   dtype = _float_dtype("gamma", dtype)
   if shape is not None:
     shape = _canonicalize_shape(shape, "loggamma")
-  _no_sharding("loggamma", out_sharding)
   return _gamma(data, a, shape, dtype, True)
 
 
+@_with_out_sharding
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
   """Beta samples with parameters `a` and `b`."""
   data, _ = _check_prng_key("beta", key)
   dtype = _float_dtype("beta", dtype)
   _check_all_safe_to_cast("beta", dtype, a, b)
   shape = _check_broadcast_shapes("beta", shape, a, b)
-  _no_sharding("beta", out_sharding)
   return _beta(data, a, b, shape, dtype)
 
 
@@ -1183,13 +1205,13 @@ def _beta(data, a, b, shape, dtype):
   return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
+@_with_out_sharding
 def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
   """Dirichlet samples with concentration `alpha` (the last axis holds the categories)."""
   data, _ = _check_prng_key("dirichlet", key)
   dtype = _float_dtype("dirichlet", dtype)
   if shape is not None:
     shape = _canonicalize_shape(shape, "dirichlet")
-  _no_sharding("dirichlet", out_sharding)
   return _dirichlet(data, alpha, shape, dtype)
 
 
@@ -1213,9 +1235,10 @@ def _softmax(x):
   return unnormalized / reductions.sum(unnormalized, -1, keepdims=True)
 
 
+@_with_out_sharding
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Student's t samples with `df` degrees of freedom."""
-  data, dtype, shape = _sampler_args("t", key, dtype, shape, out_sharding, df)
+  data, dtype, shape = _sampler_args("t", key, dtype, shape, df)
   return _t(data, df, shape, dtype)
 
 
@@ -1230,9 +1253,10 @@ def _t(data, df, shape, dtype):
   return n * ufuncs.sqrt(half_df / g)
 
 
+@_with_out_sharding
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Chi-square samples with `df` degrees of freedom."""
-  data, dtype, shape = _sampler_args("chisquare", key, dtype, shape, out_sharding, df)
+  data, dtype, shape = _sampler_args("chisquare", key, dtype, shape, df)
   return _chisquare(data, df, shape, dtype)
 
 
@@ -1244,9 +1268,10 @@ def _chisquare(data, df, shape, dtype):
   return lax.mul(ufuncs.exp(log_g), two)
 
 
+@_with_out_sharding
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
   """F-distribution samples with `dfnum` and `dfden` degrees of freedom."""
-  data, dtype, shape = _sampler_args("f", key, dtype, shape, out_sharding, dfnum, dfden)
+  data, dtype, shape = _sampler_args("f", key, dtype, shape, dfnum, dfden)
   return _f(data, dfnum, dfden, shape, dtype)
 
 
@@ -1260,12 +1285,12 @@ def _f(data, dfnum, dfden, shape, dtype):
   return lax.div(lax.div(chi2_dfn, dfnum), lax.div(chi2_dfd, dfden))
 
 
+@_with_out_sharding
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
   """Generalized normal samples with density proportional to exp(-|x|**p)."""
   shape = _canonicalize_shape(shape, "generalized_normal")
   data, _ = _check_prng_key("generalized_normal", key)
   dtype = dtypes.check_user_dtype(float if dtype is None else dtype)
-  _no_sharding("generalized_normal", out_sharding)
   return _generalized_normal(data, p, shape, dtype)
 
 
@@ -1277,6 +1302,7 @@ def _generalized_normal(data, p, shape, dtype):
   return r * g ** (1 / p)
 
 
+@_with_out_sharding
 def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
   """Samples uniform in the unit `p`-norm ball of dimension `d`."""
   shape = _canonicalize_shape(shape, "ball")
@@ -1284,7 +1310,6 @@ def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
   dtype = dtypes.check_user_dtype(float if dtype is None else dtype)
   d = operator.index(concretize(d, "The error occurred in jax.random.ball()")
                      if isinstance(d, core.Tracer) else d)
-  _no_sharding("ball", out_sharding)
   return _ball(data, p, d, shape, dtype)
 
 
@@ -1297,6 +1322,7 @@ def _ball(data, p, d, shape, dtype):
 
 
 # ---- counts: poisson, binomial, multinomial ------------------------------------------------
+@_with_out_sharding
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
   """Poisson samples with rate `lam` (Knuth's method below 10, rejection sampling above)."""
   data, _ = _check_prng_key("poisson", key)
@@ -1305,7 +1331,6 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     shape = _canonicalize_shape(shape, "poisson")
   else:
     shape = np.shape(lam)
-  _no_sharding("poisson", out_sharding)
   lam = lax_numpy.broadcast_to(lam, shape)
   lam = lax.convert_element_type(lam, np.float32)
   return _poisson(data, lam, shape, dtype)
@@ -1528,6 +1553,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
   return lax_numpy.moveaxis(counts, 0, -1).astype(dtype)
 
 
+@_with_out_sharding
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   """Random matrices with orthonormal columns (or rows), uniform under the Haar measure."""
   m_ = n if m is None else m
@@ -1538,7 +1564,6 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   m_ = operator.index(m_)
   if n < 0 or m_ < 0:
     raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
-  _no_sharding("orthogonal", out_sharding)
   return _orthogonal(data, n, m_, shape, dtype)
 
 

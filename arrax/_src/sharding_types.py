@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from arrax._src import ad, core
+from arrax._src import ad, batching, core
 from arrax._src.core import ShapedArray, ShardingTypeError
 from arrax._src.sharding_impls import (DuplicateSpecError, NamedSharding, PartitionSpec, _names,
                                        get_abstract_mesh)
@@ -312,7 +312,25 @@ def _varying_shape(name):
   return rule
 
 
-_OUT_SHAPES = [()]   # (the result shape, for the rules of slicing-like primitives)
+_OUT_SHAPES = [(), ()]   # (the results' shapes, for the rules of slicing-like primitives)
+
+
+def _ragged_dot(lhs, rhs, group_sizes, *, out_sharding=None, **_):
+  _mesh((lhs, rhs, group_sizes))
+  if out_sharding is None:
+    raise NotImplementedError("Explicit sharding inference for ragged_dot_general is not "
+                              "currently implemented. Please specify out_sharding.")
+  return out_sharding
+
+
+def _conv(lhs, rhs, *, dimension_numbers, out_sharding=None, **_):
+  # (as JAX's: an unsplit kernel and input feature axis keep the input's spec, axis by axis)
+  if out_sharding is not None:
+    return out_sharding
+  if rhs.sharding is None and _spec(lhs)[dimension_numbers.lhs_spec[1]] is None:
+    return _varying_shape("conv_general_dilated")(lhs)
+  raise ShardingTypeError("Please specify the output sharding via `out_sharding` parameter of "
+                          "`conv_general_dilated`")
 
 
 def _dynamic_update_slice(x, update, *idx):
@@ -434,6 +452,10 @@ RULES.update({
     "split": _split, "gather": _gather, "scatter": _scatter, "scatter-add": _scatter,
     "scatter-mul": _scatter, "scatter-min": _scatter, "scatter-max": _scatter,
     "scatter-sub": _scatter, "iota": _creation, "empty": _creation,
+    "conv_general_dilated": _conv, "ragged_dot_general": _ragged_dot,
+    "threefry2x32": lambda *avals: [_broadcasting("threefry2x32")(*avals)] * 2,
+    "rng_bit_generator": lambda key, *, out_sharding, **_: [_spec(key), out_sharding or
+                                                            (None,) * len(_OUT_SHAPES[1])],
 })
 
 
@@ -478,7 +500,7 @@ def _type_outputs(prim, avals, params, out):
         "operation into full auto sharding mode via: "
         "`jax.sharding.auto_axes(fun, out_shardings=...)`")
   outs = list(out) if prim.multiple_results else [out]
-  _OUT_SHAPES[0] = outs[0].shape if outs else ()
+  _OUT_SHAPES[:] = [o.shape for o in outs[:2]] + [()] * (2 - len(outs[:2]))
   mesh = _mesh(avals) if sharded or given is None else given.mesh
   specs = rule(*avals, **params)
   specs = specs if prim.multiple_results and isinstance(specs, list) else [specs] * len(outs)
@@ -521,13 +543,17 @@ def _reshard_lower(ctx, x, *, dst_sharding):
 reshard_p.def_pp_params(lambda params: {})
 
 
-@reshard_p.def_batch
-def _reshard_batch(args, dims, *, dst_sharding):
+@reshard_p.def_batch_axis
+def _reshard_batch(axis_data, args, dims, *, dst_sharding):
   (x,), (d,) = args, dims
-  if dst_sharding is not None:
-    spec = list(dst_sharding.spec.partitions)
-    spec.insert(d, None)
-    dst_sharding = NamedSharding(dst_sharding.mesh, PartitionSpec(*spec))
+  if d is None:
+    return reshard_p.bind(x, dst_sharding=dst_sharding), None
+  # (the mapped axis stays split over the Explicit mesh axes vmap maps over, as in JAX)
+  aval = core.get_aval(x)
+  if dst_sharding is None and aval.sharding is not None:
+    dst_sharding = NamedSharding(aval.sharding.mesh, PartitionSpec())
+  dst_sharding = batching.sharding_for_vmap(axis_data.explicit_mesh_axis, dst_sharding, d,
+                                            aval.ndim - 1)
   return reshard_p.bind(x, dst_sharding=dst_sharding), d
 
 

@@ -14,7 +14,6 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import warnings  # noqa: E402
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -24,7 +23,7 @@ import arrax  # noqa: E402
 from arrax import lax as alax  # noqa: E402
 from arrax import test_util as atu  # noqa: E402
 from arrax._src.array import device_put_value  # noqa: E402
-from oracle import assert_same, assert_tree_same  # noqa: E402
+from oracle import assert_same, assert_tree_same, raised, same_exception  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -563,9 +562,18 @@ def test_errors(name):
     fn(alax)
 
 
-def test_out_sharding_not_supported():
-  with pytest.raises(NotImplementedError):
-    alax.conv_general_dilated(X, W, (1, 1), "VALID", out_sharding=object())
+_OBJ = object()
+
+
+@pytest.mark.parametrize("bad", [lambda lib: _OBJ, lambda lib: "x", lambda lib: lib.P("x")])
+def test_out_sharding_errors(bad):
+  """(out_sharding over a mesh: tests/sharding_in_types_cases.py) Not a sharding, or a
+  PartitionSpec outside set_mesh: JAX's errors."""
+  jax_exc = raised(lambda: jlax.conv_general_dilated(X, W, (1, 1), "VALID",
+                                                     out_sharding=bad(jax)))
+  err = same_exception(lambda: alax.conv_general_dilated(X, W, (1, 1), "VALID",
+                                                         out_sharding=bad(arrax)), jax_exc)
+  assert str(err) == str(jax_exc)
 
 
 def test_signatures_match_jax():

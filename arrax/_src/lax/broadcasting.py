@@ -356,17 +356,18 @@ def _zero_scalar(x):
   return scalar_literal(0, _aval(x).dtype)
 
 
-def _broadcast_in_dim_keep(x, shape, dims):
+def _broadcast_in_dim_keep(x, shape, dims, sharding=None):
   """broadcast_in_dim as lax's wrapper does it, keeping `dims` as given (JAX's transposes pass
   NumPy integers, which its jaxprs print as such)."""
   aval = _aval(x)
-  if aval.ndim == len(shape) and not len(dims) and (_is_array(x) or type(x) is core.Literal):
-    return x
-  if _staging(x) and _is_array(x) and aval.shape == tuple(shape) and \
-      list(dims) == list(range(len(shape))):
-    return x
+  if sharding is None:
+    if aval.ndim == len(shape) and not len(dims) and (_is_array(x) or type(x) is core.Literal):
+      return x
+    if _staging(x) and _is_array(x) and aval.shape == tuple(shape) and \
+        list(dims) == list(range(len(shape))):
+      return x
   return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(dims),
-                                 sharding=None)
+                                 sharding=sharding)
 
 
 _allow_f16_reductions = config.flag("jax_allow_f16_reductions")
@@ -394,7 +395,8 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding):
   shape = x.aval.shape
   dims = tuple(np.delete(np.arange(len(shape)), axes))
-  return [_broadcast_in_dim_keep(ct, shape, dims)]
+  # (the cotangent typed as the operand, as JAX's transpose asks)
+  return [_broadcast_in_dim_keep(ct, shape, dims, x.aval.sharding)]
 
 
 ad.deflinear(reduce_sum_p, _reduce_sum_transpose)

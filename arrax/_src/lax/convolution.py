@@ -29,6 +29,7 @@ from arrax._src.lax import broadcasting, shape_ops, utils
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax.utils import asarray_operand
+from arrax._src.sharding_impls import NamedSharding, PartitionSpec, canonicalize_sharding
 
 __all__ = [
     "ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
@@ -378,7 +379,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
   convolution). `feature_group_count` and `batch_group_count` give grouped convolutions.
   """
   dnums = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
-  utils._no_sharding("conv_general_dilated", out_sharding)
+  out_sharding = canonicalize_sharding(out_sharding, "dot_general")   # (JAX's name)
   if lhs_dilation is None:
     lhs_dilation = (1,) * (lhs.ndim - 2)
   elif isinstance(padding, str) and not len(lhs_dilation) == list(lhs_dilation).count(1):
@@ -407,7 +408,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
       rhs_dilation=tuple(rhs_dilation), dimension_numbers=dnums,
       feature_group_count=feature_group_count, batch_group_count=batch_group_count,
       precision=lax_dot.canonicalize_precision(precision),
-      preferred_element_type=preferred_element_type, out_sharding=None)
+      preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -586,15 +587,26 @@ def _reshape_axis_out_of(src, size1, x):
 
 def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilation,
                 dimension_numbers, feature_group_count, batch_group_count, precision,
-                preferred_element_type, out_sharding):
+                preferred_element_type, out_sharding, mesh_axis=None):
   (lhs, rhs), (lhs_bd, rhs_bd) = args, dims
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   lhs_aval, rhs_aval = core.get_aval(lhs), core.get_aval(rhs)
   assert batch_group_count == 1 or feature_group_count == 1
-  conv = lambda l, r, fgc, bgc: conv_general_dilated(  # noqa: E731
-      l, r, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-      feature_group_count=fgc, batch_group_count=bgc, precision=precision,
-      preferred_element_type=preferred_element_type)
+
+  def conv(l, r, fgc, bgc, axis=None):
+    # (a per-example out_sharding, as JAX's rule: the mapped axis merges into result axis
+    # `axis`, which then is split over the vmapped mesh axes)
+    s = out_sharding
+    if s is not None and mesh_axis:
+      if axis is None or s.spec.partitions[axis] is not None:
+        raise NotImplementedError
+      parts = list(s.spec.partitions)
+      parts[axis] = mesh_axis[0] if len(mesh_axis) == 1 else tuple(mesh_axis)
+      s = NamedSharding(s.mesh, PartitionSpec(*parts))
+    return conv_general_dilated(
+        l, r, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+        feature_group_count=fgc, batch_group_count=bgc, precision=precision,
+        preferred_element_type=preferred_element_type, out_sharding=s)
 
   if ((lhs_bd is not None and lhs_aval.shape[lhs_bd] == 0)
       or (rhs_bd is not None and rhs_aval.shape[rhs_bd] == 0)):
@@ -619,7 +631,7 @@ def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilati
       new_lhs = _reshape_axis_into(lhs_bd, lhs_spec[1], lhs)
       feature_group_count *= size
     new_rhs = _reshape_axis_into(rhs_bd, rhs_spec[0], rhs)
-    out = conv(new_lhs, new_rhs, feature_group_count, batch_group_count)
+    out = conv(new_lhs, new_rhs, feature_group_count, batch_group_count, out_spec[1])
     return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
 
   if lhs_bd is not None:
@@ -634,14 +646,16 @@ def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilati
       new_lhs = _reshape_axis_into(lhs_bd + int(lhs_spec[0] < lhs_bd), lhs_spec[0] + 1,
                                    new_lhs)
       new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
-    out = conv(new_lhs, rhs, feature_group_count, batch_group_count)
+    out = conv(new_lhs, rhs, feature_group_count, batch_group_count, out_spec[0])
     return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
 
   size = rhs_aval.shape[rhs_bd]
   if feature_group_count == 1 and batch_group_count == 1:
     new_rhs = _reshape_axis_into(rhs_bd, rhs_spec[0], rhs)
-    out = conv(lhs, new_rhs, feature_group_count, batch_group_count)
+    out = conv(lhs, new_rhs, feature_group_count, batch_group_count, out_spec[1])
     return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+  if out_sharding is not None:
+    raise NotImplementedError
   # Groups must stay outermost in the kernel's output features (and in the result's).
   groups = feature_group_count if feature_group_count > 1 else batch_group_count
   new_rhs = _reshape_axis_out_of(rhs_spec[0] + int(rhs_bd <= rhs_spec[0]), groups, rhs)
@@ -655,6 +669,13 @@ def _conv_batch(args, dims, *, window_strides, padding, lhs_dilation, rhs_dilati
 
 
 conv_general_dilated_p.def_batch(_conv_batch)
+
+
+@conv_general_dilated_p.def_batch_axis
+def _conv_batch_axis(axis_data, args, dims, **params):
+  if dims[0] is None and dims[1] is None:
+    return conv_general_dilated_p.bind(*args, **params), None
+  return _conv_batch(args, dims, mesh_axis=axis_data.explicit_mesh_axis, **params)
 
 
 # ---- differentiation -------------------------------------------------------------------------
@@ -697,6 +718,19 @@ def _conv_vjp_rhs_padding(in_shape, window_dimensions, window_strides, out_shape
   return list(zip(lows, highs))
 
 
+def _primal_sharding(aval, *operands):
+  """The out_sharding of a transposed convolution: the primal operand's type sharding, or when
+  it has none but an operand of the transpose has one, unsplit over that mesh (JAX passes the
+  primal's sharding, which names the mesh even when nothing is split)."""
+  if aval.sharding is not None:
+    return aval.sharding
+  for v in operands:
+    s = getattr(core.get_aval(v), "sharding", None)
+    if s is not None:
+      return NamedSharding(s.mesh, PartitionSpec(*[None] * aval.ndim))
+  return None
+
+
 def _conv_transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
                         rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
                         precision, preferred_element_type):
@@ -724,7 +758,8 @@ def _conv_transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilati
                              lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
                              dimension_numbers=trans_dn, feature_group_count=feature_group_count,
                              batch_group_count=1, precision=precision,
-                             preferred_element_type=preferred_element_type)
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=_primal_sharding(lhs_aval, g, kernel))
   if core.get_aval(out).dtype != lhs_aval.dtype:
     out = lax_ew.convert_element_type(out, lhs_aval.dtype)
   if batch_group_count > 1:
@@ -757,7 +792,8 @@ def _conv_transpose_rhs(g, lhs, rhs_aval, *, window_strides, padding, lhs_dilati
                              lhs_dilation=lhs_dilation, rhs_dilation=window_strides,
                              dimension_numbers=trans_dn, feature_group_count=feature_group_count,
                              batch_group_count=batch_group_count, precision=precision,
-                             preferred_element_type=preferred_element_type)
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=_primal_sharding(rhs_aval, lhs, g))
   if core.get_aval(out).dtype != rhs_aval.dtype:
     out = lax_ew.convert_element_type(out, rhs_aval.dtype)
   return out

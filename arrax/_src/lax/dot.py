@@ -18,7 +18,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from arrax._src import ad, core, dtypes, mlir
+from arrax._src import ad, batching, core, dtypes, mlir
 from arrax._src.config import config
 from arrax._src.core import ShapedArray
 from arrax._src.lax import elementwise as lax_api
@@ -379,7 +379,7 @@ def _bump(dims, bd):
 
 
 def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type,
-                       out_sharding):
+                       out_sharding, mesh_axis=None):
   (lhs, rhs), (lbd, rbd) = args, dims
   (lc, rc), (lb, rb) = dimension_numbers
   if lbd is not None and rbd is not None:
@@ -396,6 +396,9 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_el
     rhs_free = [d for d in range(core.get_aval(rhs).ndim - 1) if d not in rb and d not in rc]
     out_bd = core.get_aval(lhs).ndim - len(lc) + sum(d < rbd for d in rhs_free)
     rb, rc = _bump(rb, rbd), _bump(rc, rbd)
+  if out_sharding is not None:   # (given for one example: the mapped axis goes in, as JAX's)
+    ndim = core.get_aval(lhs).ndim + core.get_aval(rhs).ndim - 2 * len(lc) - len(lb) - 1
+    out_sharding = batching.sharding_for_vmap(mesh_axis, out_sharding, out_bd, ndim)
   out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), precision=precision,
                            preferred_element_type=preferred_element_type,
                            out_sharding=out_sharding)
@@ -403,6 +406,13 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_el
 
 
 dot_general_p.def_batch(_dot_general_batch)
+
+
+@dot_general_p.def_batch_axis
+def _dot_general_batch_axis(axis_data, args, dims, **params):
+  if dims[0] is None and dims[1] is None:
+    return dot_general_p.bind(*args, **params), None
+  return _dot_general_batch(args, dims, mesh_axis=axis_data.explicit_mesh_axis, **params)
 
 
 def _dot_jvp_lhs(t, lhs, rhs, **params):

@@ -24,7 +24,7 @@ from arrax._src.lax import broadcasting, creation, reductions, shape_ops
 from arrax._src.lax import dot as lax_dot
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import common
-from arrax._src.lax.utils import _no_sharding, asarray_operand
+from arrax._src.lax.utils import _out_sharding, asarray_operand
 
 __all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general"]
 
@@ -300,7 +300,7 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
                        preferred_element_type=None, group_offset=None, out_sharding=None):
   """A dot_general whose lhs ragged dimension is split into groups of `group_sizes` (see
   `RaggedDotDimensionNumbers` and the module docstring for the three modes)."""
-  _no_sharding("ragged_dot_general", out_sharding)
+  out_sharding = _out_sharding(out_sharding, "ragged_dot_general")
   if not isinstance(ragged_dot_dimension_numbers, RaggedDotDimensionNumbers):
     raise TypeError("ragged_dot_general requires ragged_dot_dimension_numbers to be a "
                     "lax.RaggedDotDimensionNumbers, got "
@@ -310,7 +310,7 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
       ragged_dot_dimension_numbers=ragged_dot_dimension_numbers,
       precision=lax_dot.canonicalize_precision(precision),
       preferred_element_type=preferred_element_type, group_offset=group_offset,
-      out_sharding=None)
+      out_sharding=out_sharding)
 
 
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,

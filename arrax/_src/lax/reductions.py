@@ -595,8 +595,6 @@ def _reduction_jaxpr(computation, init_avals, tree):
 
 def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   """Reduce `operands` over `dimensions` with the monoid (`computation`, `init_values`)."""
-  if out_sharding is not None:
-    raise NotImplementedError("reduce: out_sharding is not supported")
   flat_ops, op_tree = tree_util.tree_flatten(operands)
   flat_inits, init_tree = tree_util.tree_flatten(init_values)
   if op_tree != init_tree:
@@ -609,7 +607,12 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
   reducer = _monoid_reducer(computation, flat_inits)
   if reducer is not None:
     weak = core.get_aval(flat_ops[0]).weak_type and core.get_aval(flat_inits[0]).weak_type
-    out = reducer(flat_ops[0], dimensions)
+    if out_sharding is not None:   # (as JAX: only sums take it; other reductions ignore it)
+      if reducer is not reduce_sum:
+        raise NotImplementedError
+      out = reducer(flat_ops[0], dimensions, out_sharding=out_sharding)
+    else:
+      out = reducer(flat_ops[0], dimensions)
     return lax_api._convert_element_type(out, weak_type=weak)
   flat_ops = [asarray_operand(x) for x in flat_ops]
   flat_inits = [asarray_operand(x) for x in flat_inits]

@@ -16,7 +16,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import batching, core, dtypes, mlir
 from arrax._src.core import ShapedArray
 from arrax._src.lax import broadcasting, shape_ops
-from arrax._src.lax.utils import _canonicalize_shape, _no_sharding, asarray_operand
+from arrax._src.lax.utils import _canonicalize_shape, _out_sharding, asarray_operand
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_uniform"]
 
@@ -94,13 +94,13 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
                       out_sharding=None):
   """(next key, random bits of `shape` and unsigned `dtype`) from XLA's stateless generator;
   `key` is a uint32[4] array."""
-  _no_sharding("rng_bit_generator", out_sharding)
+  out_sharding = _out_sharding(out_sharding, "rng_bit_generator")
   shape = _canonicalize_shape(shape)
   dtype = dtypes.check_user_dtype(dtype, "rng_bit_generator")
   if np.dtype(dtype) not in _UNSIGNED:
     raise TypeError(f"rng_bit_generator: unsupported dtype {dtype}")
   return tuple(rng_bit_generator_p.bind(key, shape=shape, dtype=dtype, algorithm=algorithm,
-                                        out_sharding=None))
+                                        out_sharding=out_sharding))
 
 
 # ---- rng_uniform ------------------------------------------------------------------------------

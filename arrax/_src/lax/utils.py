@@ -209,11 +209,6 @@ def _out_sharding(sharding, name="out_sharding"):
   return None if sharding is None else out_sharding_of(sharding, name)
 
 
-def _no_sharding(name, sharding):
-  if sharding is not None:
-    raise NotImplementedError(f"{name}: explicit output shardings are not supported by arrax.")
-
-
 def _prim(name, abstract_eval, lowering, pp_params=None, multiple_results=False):
   prim = core.Primitive(name)
   prim.def_abstract_eval(abstract_eval)

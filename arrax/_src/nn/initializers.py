@@ -15,6 +15,7 @@ import numpy as np
 from arrax._src import dtypes
 from arrax._src import random
 from arrax._src.numpy import creation, lax_numpy, ufuncs
+from arrax._src.sharding_impls import canonicalize_sharding
 
 
 @typing.runtime_checkable
@@ -37,24 +38,21 @@ def _canonical_shape(shape):
                     f"got {shape!r}.") from None
 
 
-def _creation_kwargs(out_sharding):
-  return {} if out_sharding is None else {"device": out_sharding}
-
-
 def zeros(key, shape, dtype=None, out_sharding=None):
   """All-zeros initializer (`key` is ignored)."""
-  return creation.zeros(shape, _float_dtype(dtype), **_creation_kwargs(out_sharding))
+  return creation.zeros(shape, _float_dtype(dtype), out_sharding=out_sharding)
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
   """All-ones initializer (`key` is ignored)."""
-  return creation.ones(shape, _float_dtype(dtype), **_creation_kwargs(out_sharding))
+  return creation.ones(shape, _float_dtype(dtype), out_sharding=out_sharding)
 
 
 def constant(value, dtype=None) -> Initializer:
   """An initializer filling the array with `value`."""
   def init(key, shape, dtype=dtype, out_sharding=None):
-    return creation.full(shape, value, dtype=_float_dtype(dtype), **_creation_kwargs(out_sharding))
+    out_sharding = canonicalize_sharding(out_sharding, "nn.initializers.constant")
+    return creation.full(shape, value, dtype=_float_dtype(dtype), out_sharding=out_sharding)
   return init
 
 

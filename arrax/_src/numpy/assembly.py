@@ -8,6 +8,7 @@ Sizes, axes and shifts given as Python values are static (as in JAX); a traced s
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 
@@ -20,7 +21,9 @@ from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax_ew
 from arrax._src.lax import shape_ops, stacking
 from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs
-from arrax._src.numpy.util import canonicalize_axis, check_arraylike, ensure_arraylike
+from arrax._src.numpy.util import (canonicalize_axis, check_arraylike, ensure_arraylike,
+                                   maybe_auto_axes)
+from arrax._src.sharding_impls import AxisType, canonicalize_sharding, get_abstract_mesh
 from arrax._src.numpy.util import _dtype, _ndim, _shape
 
 __all__ = [
@@ -109,13 +112,31 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
     check_arraylike("repeat", a)
   else:
     check_arraylike("repeat", a, repeats)
-  if out_sharding is not None:
-    raise NotImplementedError("jnp.repeat: out_sharding is not supported by arrax.")
   a = creation.asarray(a)
   if axis is None:
     a = lax_numpy.ravel(a)
     axis = 0
-  return _repeat(repeats, a, axis=axis, total_repeat_length=total_repeat_length)
+  if out_sharding is None and core.sharding_typing.on and any(
+      t is AxisType.Explicit for t in get_abstract_mesh().axis_types):
+    # (as JAX: under Explicit mesh axes the repeated axis must be unsplit; the others keep
+    # their splits)
+    s = core.get_aval(a).sharding
+    if s is not None and s.spec.partitions[axis] is not None:
+      raise ValueError(_REPEAT_SHARDING)
+    out_sharding = s
+  if out_sharding is not None:   # (as JAX: repeated with the mesh axes Auto, then resharded)
+    run = functools.partial(_repeat, axis=axis, total_repeat_length=total_repeat_length)
+    target = canonicalize_sharding(out_sharding, "repeat")
+    if total_repeat_length is None:
+      return maybe_auto_axes(lambda v: run(repeats, v), target)(a)
+    return maybe_auto_axes(run, target)(repeats, a)
+  try:
+    return _repeat(repeats, a, axis=axis, total_repeat_length=total_repeat_length)
+  except core.ShardingTypeError:
+    raise ValueError(_REPEAT_SHARDING) from None
+
+
+_REPEAT_SHARDING = "Please pass sharding to `jnp.repeat` via `out_sharding` parameter."
 
 
 def _repeat(repeats, arr, *, axis, total_repeat_length=None):

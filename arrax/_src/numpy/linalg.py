@@ -680,8 +680,6 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
   >>> jnp.linalg.tensordot(jnp.ones((2, 3)), jnp.ones((3, 4)), axes=1).shape   # (2, 4)
   """
   x1, x2 = ensure_arraylike("jnp.linalg.tensordot", x1, x2)
-  if out_sharding is not None:
-    raise NotImplementedError("jnp.linalg.tensordot: out_sharding is not supported by arrax.")
   n1, n2 = len(_shape(x1)), len(_shape(x2))
   if preferred_element_type is None:
     pet, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
@@ -709,7 +707,7 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
     raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
                     "lists/tuples of ints.")
   out = lax_dot.dot_general(x1, x2, (contract, ((), ())), precision=precision,
-                            preferred_element_type=pet)
+                            preferred_element_type=pet, out_sharding=out_sharding)
   return lax_ew._convert_element_type(out, pet, weak)
 
 

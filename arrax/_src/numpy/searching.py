@@ -26,6 +26,7 @@ from arrax._src.lax.control_flow import scan, switch
 from arrax._src.numpy import assembly, creation, lax_numpy, reductions, ufuncs, util
 from arrax._src.numpy.vectorize import vectorize
 from arrax._src.numpy.util import _aval
+from arrax._src.sharding_impls import canonicalize_sharding
 
 __all__ = ["argpartition", "argwhere", "bincount", "choose", "compress", "count_nonzero",
            "digitize", "extract", "flatnonzero", "lexsort", "nonzero", "partition", "piecewise",
@@ -242,10 +243,13 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
   elif np.shape(x) != np.shape(weights):
     raise ValueError(f"type of weights must match type of x. Got typeof(x)={_aval(x).str_short()}"
                      f" and typeof(weights)={core.get_aval(weights).str_short()}")
-  if out_sharding is not None:
-    raise NotImplementedError("bincount: out_sharding is not supported by arrax.")
+  out_sharding = canonicalize_sharding(out_sharding, "jnp.bincount")
+  if out_sharding is not None and any(p is not None for p in out_sharding.spec):
+    raise core.ShardingTypeError("out_sharding passed to `jnp.bincount` can only be fully "
+                                 "replicated or fully unreduced along all mesh axes")
   out_dtype = dtypes.result_type(weights)
-  return creation.zeros(length, out_dtype).at[lax_numpy.clip(x, 0)].add(weights, mode="drop")
+  return creation.zeros(length, out_dtype).at[lax_numpy.clip(x, 0)].add(
+      weights, mode="drop", out_sharding=out_sharding)
 
 
 @jit(static_argnames=("axis", "keepdims"))

@@ -28,6 +28,7 @@ from arrax._src.numpy import creation, indexing, lax_numpy, reductions, ufuncs, 
 from arrax._src.numpy.util import (check_arraylike, ensure_arraylike, inline_jit,
                                    promote_dtypes, promote_dtypes_inexact)
 from arrax._src.numpy.util import _dtype, _ndim, _shape
+from arrax._src.sharding_impls import canonicalize_sharding
 
 _where = lax_numpy._where
 
@@ -286,12 +287,13 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
   a, q = ensure_arraylike("percentile", a, q)
   if weights is not None:
     weights = ensure_arraylike("percentile", weights)
-  if out_sharding is not None:
-    raise NotImplementedError("jnp.percentile: out_sharding is not supported by arrax.")
   q, = promote_dtypes_inexact(q)
-  return quantile(a, ufuncs.true_divide(q, 100), axis=axis, out=out,
-                  overwrite_input=overwrite_input, method=method, keepdims=keepdims,
-                  weights=weights)
+
+  def run(x, qs, w):
+    return quantile(x, qs, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                    keepdims=keepdims, weights=w)
+  target = canonicalize_sharding(out_sharding, "jnp.percentile")
+  return util.maybe_auto_axes(run, target)(a, ufuncs.true_divide(q, 100), weights)
 
 
 @jit(static_argnames=("axis", "overwrite_input", "keepdims"))

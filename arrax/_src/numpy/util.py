@@ -14,6 +14,7 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax import shape_ops
+from arrax._src.sharding_impls import explicit_axes_of
 from arrax._src.sharding_types import broadcast_shardings
 
 
@@ -21,6 +22,17 @@ from arrax._src.sharding_types import broadcast_shardings
 # `jax.sharding.auto_axes` (set by `_src/spmd.py`, a higher layer), for the jnp functions that
 # run part of their work with the mesh axes Auto, as JAX's do.
 auto_axes_hook: list = []
+
+
+def maybe_auto_axes(f, out_sharding):
+  """`f` itself when `out_sharding` (canonical: None or a NamedSharding) is None; else `f` run
+  with the Explicit axes of its mesh Auto and the results resharded to it (JAX's
+  `maybe_auto_axes` of its samplers and scatter-based functions)."""
+  if out_sharding is None:
+    return f
+  return auto_axes_hook[0](f, out_sharding=out_sharding,
+                           axes=explicit_axes_of(out_sharding.mesh))
+
 
 def inline_jit(fun=None, **kwargs):
   """jit that inlines into an enclosing trace (JAX's `@jit(inline=True)` on jnp functions)."""

@@ -142,10 +142,14 @@ def as_array(x):
 
 # ---- checks and messages --------------------------------------------------------------------
 def typematch(a, b) -> bool:
-  """Equal types up to weak typing (what control flow requires of carries and branches)."""
-  return (a.shape == b.shape and a.dtype == b.dtype
+  """Equal types up to weak typing (what control flow requires of carries and branches). As
+  JAX's, shardings must agree only when both types have one (a type without names no mesh)."""
+  if not (a.shape == b.shape and a.dtype == b.dtype
           and getattr(a, "vma", frozenset()) == getattr(b, "vma", frozenset())
-          and getattr(a, "ur", None) == getattr(b, "ur", None))
+          and getattr(a, "ur", None) == getattr(b, "ur", None)):
+    return False
+  s, t = getattr(a, "sharding", None), getattr(b, "sharding", None)
+  return s is None or t is None or s == t
 
 
 def pcast_hint(fixes, loop=False) -> str:
@@ -336,7 +340,7 @@ def empty_like_aval(aval):
   if not aval.shape:
     return out
   return shape_ops.broadcast_in_dim_p.bind(out, shape=aval.shape, broadcast_dimensions=(),
-                                           sharding=None)
+                                           sharding=getattr(aval, "sharding", None))
 
 
 def check_no_refs(name, args):
