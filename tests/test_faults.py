@@ -46,7 +46,7 @@ def _io_callback(lib):
 def quiet_callback_logs(monkeypatch):
   """Failing callbacks log their exception (arrax's and JAX's loggers): pytest's log capture
   would keep every record, and with it the traceback's frames and the arrays they hold."""
-  for name in ("arrax", "jax._src.callback"):
+  for name in ("arrax", "arrax._src.callback", "jax._src.callback"):
     monkeypatch.setattr(logging.getLogger(name), "disabled", True)
 
 
