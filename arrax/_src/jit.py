@@ -585,7 +585,6 @@ class Traced(_StageInfo):
     return Lowered(jitted, key, self._closed, self.out_tree, module, self.in_tree,
                    self._donated, (closed, donated, kept))
 
-
   @property
   def lojax(self):
     """The traced program in low-level types only (`LoJax`): the same program unless it uses
@@ -1163,9 +1162,8 @@ class JitWrapped(Wrapped):
       except _jax.JaxRuntimeError:
         dispatch.raise_if_deleted(leaves)
         raise
-      if (plain and not committed and entry.donated is None and exe.kept is None and not entry.special
-          and (fast is None or fast.entry is not entry or fast.state is not state)
-        and cache.tried is not entry
+      if (plain and not committed and entry.donated is None and exe.kept is None
+          and not entry.special and cache.tried is not entry
           and _resolved_default and default is _resolved_default[0]):
         self._record_fast(args, kwargs, cache.last[1], state, device, entry)
       if entry.single and not entry.special:
