@@ -30,10 +30,8 @@ class CallPrimitive(core.Primitive):
       return list(run(*args))
     jaxpr, consts = tracing.trace_to_jaxpr(lambda *xs: list(run(*xs)),
                                            [core.get_aval(a) for a in args])
-    jaxpr = core.Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
-                       jaxpr.debug_info)
-    return super().bind(*consts, *args, call_jaxpr=self._wrap(core.ClosedJaxpr(jaxpr, [])),
-                        **params)
+    closed = core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), [])
+    return super().bind(*consts, *args, call_jaxpr=self._wrap(closed), **params)
 
   def _wrap(self, closed):
     """`call_jaxpr` of this primitive for `closed` (consts as leading arguments if open)."""
@@ -53,10 +51,7 @@ def _open(prim, closed, args):
   """(call_jaxpr, args) for binding `prim` on `closed`: consts become leading args of `call`."""
   if prim.closed or not closed.consts:
     return prim._wrap(closed), list(args)
-  jaxpr = closed.jaxpr
-  opened = core.Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
-                      jaxpr.debug_info)
-  return opened, [*closed.consts, *args]
+  return tracing.consts_as_inputs(closed.jaxpr), [*closed.consts, *args]
 
 
 def _rebind(prim, closed, args, **params):

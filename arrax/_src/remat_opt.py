@@ -13,7 +13,7 @@ import functools
 
 from arrax._src import ad, batching, core, mlir
 from arrax._src.call import closed_call_p
-from arrax._src.tracing import trace_to_jaxpr
+from arrax._src.tracing import consts_as_inputs, trace_to_jaxpr
 from arrax._src.tree_util import tree_flatten, tree_unflatten
 
 remat_opt_p = core.Primitive("remat_opt")
@@ -22,9 +22,7 @@ remat_opt_p.multiple_results = True
 
 def _closed_no_consts(jaxpr, consts):
   """(a ClosedJaxpr taking `consts` as its leading inputs, consts)."""
-  opened = core.Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
-                      jaxpr.debug_info)
-  return core.ClosedJaxpr(opened, []), list(consts)
+  return core.ClosedJaxpr(consts_as_inputs(jaxpr), []), list(consts)
 
 
 def _memoize(thunk):

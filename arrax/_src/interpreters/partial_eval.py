@@ -59,9 +59,7 @@ def dce_jaxpr_consts(jaxpr, used_outputs, instantiate=False):
   n = len(jaxpr.constvars)
   inst = (list(instantiate) if isinstance(instantiate, (list, tuple))
           else [instantiate] * len(jaxpr.invars))
-  opened = _core.Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns,
-                       jaxpr.debug_info)
-  new, used = _core.dce_jaxpr(opened, used_outputs, [False] * n + inst)
+  new, used = _core.dce_jaxpr(_tracing.consts_as_inputs(jaxpr), used_outputs, [False] * n + inst)
   used_consts, used_inputs = used[:n], used[n:]
   constvars = [v for v, u in zip(jaxpr.constvars, used_consts) if u]
   invars = new.invars[len(constvars):]
@@ -69,9 +67,7 @@ def dce_jaxpr_consts(jaxpr, used_outputs, instantiate=False):
           used_consts, used_inputs)
 
 
-def convert_constvars_jaxpr(jaxpr):
-  """The jaxpr with its constvars turned into leading invars."""
-  return _core.Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
+convert_constvars_jaxpr = _tracing.consts_as_inputs
 
 
 def trace_to_jaxpr_dynamic(fun, in_avals, debug_info=None, **kwargs):
