@@ -29,7 +29,7 @@ from arrax._src import batching
 from arrax._src.array import device_put_value
 from arrax._src.lax import reductions
 from arrax._src.lax.elementwise import _convert_element_type
-from arrax._src.remat_opt import remat_opt_fwd
+from arrax._src.remat_opt import _memoize, remat_opt_fwd
 from arrax._src.tracing import JitTracer
 from arrax._src.tracing import trace_to_jaxpr
 
@@ -937,17 +937,6 @@ def _trace_lifted(fun, avals):
   leading (former const) inputs take."""
   jaxpr, consts = trace_to_jaxpr(fun, avals)
   return core.ClosedJaxpr(tracing.consts_as_inputs(jaxpr), []), list(consts)
-
-
-def _memoize(thunk):
-  """`thunk`, called at most once."""
-  box = []
-
-  def memoized():
-    if not box:
-      box.append(thunk())
-    return box[0]
-  return memoized
 
 
 def linear_call(fun, fun_transpose, residual_args, linear_args):

@@ -26,7 +26,8 @@ def _closed_no_consts(jaxpr, consts):
 
 
 def _memoize(thunk):
-  """`thunk`, run once."""
+  """`thunk`, called at most once. (Named as JAX's, whose jaxprs print such thunks as
+  `<function _memoize.<locals>.memoized ...>`.)"""
   box = []
 
   def memoized():
