@@ -13,8 +13,7 @@ from arrax._src.array import Array, ShardedArray, device_put_value
 from arrax._src.layout import Format
 from arrax._src.config import check_transfer, explicit_transfers, x64_enabled
 from arrax._src.tracing import trace_to_jaxpr
-from arrax._src.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
-                                  tree_unflatten)
+from arrax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 class ShapeDtypeStruct:
@@ -141,11 +140,10 @@ def clear_caches():
 def _debug_info(fun, args, kwargs, static_argnums, out_tree):
   """What a jaxpr made by make_jaxpr records of `fun`: its source, argument names and the
   pytree paths of its results (`result['a'][0]`)."""
-  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-  info = api_util.debug_info("jit", fun, args, kwargs, static_argnums=tuple(static_argnums),
+  info = api_util.debug_info("jit", fun, args, kwargs,
+                             static_argnums=api_util.ensure_index_tuple(static_argnums),
                              sourceinfo=api_util.fun_sourceinfo(fun))
-  paths = tree_flatten_with_path(tree_unflatten(out_tree, range(out_tree.num_leaves)))[0]
-  return info._replace(result_paths=tuple("result" + keystr(p) for p, _ in paths))
+  return info._replace(result_paths=api_util.result_paths(out_tree))
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):

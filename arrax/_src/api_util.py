@@ -57,6 +57,19 @@ def fun_sourceinfo(fun) -> str:
   return f"{getattr(fun, '__name__', '<unknown>')} at {code.co_filename}:{code.co_firstlineno}"
 
 
+def result_paths(out_tree) -> tuple[str, ...] | None:
+  """The results' names as JAX writes them (`result`, `result[0]`, `result[1]['c']`, ...);
+  None for a pytree node that cannot hold placeholders."""
+  n = out_tree.num_leaves
+  try:
+    paths = tree_flatten_with_path(tree_unflatten(out_tree, list(range(n))))[0]
+  except Exception:   # noqa: BLE001
+    return None
+  if len(paths) != n:
+    return None
+  return tuple(f"result{keystr(p)}" for p, _ in paths)
+
+
 def fun_signature(fun):
   try:
     return inspect.signature(fun)

@@ -556,10 +556,8 @@ class Traced(_StageInfo):
   def jaxpr(self):
     """The traced jaxpr, with its DebugInfo (source, argument names, result paths)."""
     closed = self._closed
-    results = _result_names(self.out_tree)
     info = api_util.DebugInfo("jit", api_util.fun_sourceinfo(self._jitted._fun),
-                              tuple(self._arg_names or ()),
-                              None if results is None else tuple(results))
+                              tuple(self._arg_names or ()), api_util.result_paths(self.out_tree))
     return core.ClosedJaxpr(closed.jaxpr.replace(debug_info=info), closed.consts)
 
   @property
@@ -569,7 +567,7 @@ class Traced(_StageInfo):
   def lower(self, *, lowering_platforms=None):
     """Lower to StableHLO."""
     jitted = self._jitted
-    closed, names, results = self._closed, self._arg_names, _result_names(self.out_tree)
+    closed, names, results = self._closed, self._arg_names, api_util.result_paths(self.out_tree)
     keep_unused = jitted._keep_unused
     if _needs_discharge(closed):
       closed, runner = _ref_discharge[0](jitted._name, closed)
@@ -1265,7 +1263,7 @@ class JitWrapped(Wrapped):
       with monitoring.timed(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"jit({self._name})"):
         module = mlir.lower_jaxpr_to_module(self._name, pruned, arg_names=p_names,
                                             donated_args=p_donated,
-                                            result_names=_result_names(out_tree))
+                                            result_names=api_util.result_paths(out_tree))
     except mlir.MultiDeviceLowering:
       # The program holds a multi-device computation: one SPMD program over its mesh when a
       # registered builder can make one (shard_map), else its jaxpr op by op (pmap).
@@ -1413,18 +1411,6 @@ def _leaf_names(sig, args, kwargs, static_argnums, in_tree):
     names.extend(_names_for(k, v))
   del bound
   return names if len(names) == in_tree.num_leaves else None
-
-
-def _result_names(out_tree):
-  """The results' names as JAX writes them (`result`, `result[0]`, `result[1]['c']`, ...)."""
-  n = out_tree.num_leaves
-  try:
-    paths = tree_flatten_with_path(tree_unflatten(out_tree, list(range(n))))[0]
-  except Exception:   # noqa: BLE001  (a pytree node that cannot hold placeholders)
-    return None
-  if len(paths) != n:
-    return None
-  return [f"result{keystr(p)}" for p, _ in paths]
 
 
 def _names_for(base, tree):
