@@ -75,7 +75,7 @@ def _string_state(name, default, optional=False, validator=None):
       validator(v)
     elif optional:
       parse_optional_str(v)
-    elif not optional and not isinstance(v, str):
+    elif not isinstance(v, str):
       raise TypeError(f"new string config value must be of type str, got {v} of type {type(v)}.")
     return v
   config.define(name, os.environ.get(name.upper(), default), parse)
@@ -181,8 +181,6 @@ log_checkpoint_residuals = _bool_state("jax_log_checkpoint_residuals", False)
 traceback_filtering = _enum_state(
     "jax_traceback_filtering", ("off", "tracebackhide", "remove_frames", "quiet_remove_frames",
                                 "auto"), "auto")
-_flag("jax_tracer_error_num_traceback_frames",
-      env_number("jax_tracer_error_num_traceback_frames", 5, int))
 captured_constants_warn_bytes = _int_state("jax_captured_constants_warn_bytes", 2 * 10 ** 9)
 captured_constants_report_frames = _int_state("jax_captured_constants_report_frames", 0)
 check_static_indices = _bool_state("jax_check_static_indices", False)
@@ -202,7 +200,7 @@ pallas_poison_buffers.__doc__ += ("\n\nIf set, scratch buffers Pallas allocates 
                                   "values (NaN for floats).")
 
 # ---- not implemented: raise NotImplementedError when set to a value that would change CPU
-# behaviour in JAX (see `_unsupported` below) ----------------------------------------------------
+# behaviour in JAX (see `_refuse` below) ----------------------------------------------------
 error_checking_behavior_nan = _enum_state("jax_error_checking_behavior_nan",
                                           ("ignore", "raise"), "ignore")
 error_checking_behavior_divide = _enum_state("jax_error_checking_behavior_divide",
