@@ -25,7 +25,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from arrax._src import callback as _callback
 from arrax._src import core
 from arrax._src.call import core_call_lowering as core_call_lowering
-from arrax._src.config import config
+from arrax._src.compiler import module_to_string as module_to_string
 from arrax._src.hijax import EffectTypeSet
 from arrax._src.mlir import (
     LoweringRuleContext as LoweringRuleContext, ModuleContext as ModuleContext,
@@ -162,17 +162,7 @@ def register_constant_handler(type_: type, handler_fun: ConstantHandler):
   _mlir.constant_handlers[type_] = handler_fun
 
 
-# ---- modules ----------------------------------------------------------------------------------
-def module_to_string(module: ir.Module, enable_debug_info=None) -> str:
-  """The text of `module` (with locations unless `jax_include_debug_info_in_dumps` is off)."""
-  if enable_debug_info is None:
-    flag = str(getattr(config, "jax_include_debug_info_in_dumps", True)).lower()
-    enable_debug_info = flag not in ("false", "0")
-  out = io.StringIO()
-  module.operation.print(file=out, enable_debug_info=enable_debug_info)
-  return out.getvalue()
-
-
+# ---- modules (module_to_string: compiler's) ----------------------------------------------------
 def module_to_bytecode(module: ir.Module) -> bytes:
   """`module` as MLIR bytecode."""
   out = io.BytesIO()
