@@ -3,9 +3,10 @@
 - `CallPrimitive`: a JAX call primitive is bound with its function as a parameter,
   `p.bind(*args, subfuns=(wrapped_fun,), **params)`, and each trace processes the call (jaxprs
   get one equation with a `call_jaxpr`; impl, lowering and transpose rules are the user's).
-  arrax has no call-primitive machinery in its traces, so a CallPrimitive's bind runs the
-  function on the current trace: values are the same eagerly and under vmap, and jit and grad
-  work without user rules, while jaxprs show the function's equations inline.
+  arrax's call equations are those of `call_p`/`closed_call_p` (`call.py`, with their own
+  rules); a user's CallPrimitive's bind runs the function on the current trace instead: values
+  are the same eagerly and under vmap, and jit and grad work without user rules, while jaxprs
+  show the function's equations inline.
 - the axis-environment queries read the named axes bound by vmap (and collectives' axes);
   `unsafe_am_i_under_a_vmap_DO_NOT_USE` looks for a batching trace below the current one.
 - the backend cache helpers map onto arrax's cache registry.
