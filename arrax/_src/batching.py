@@ -748,7 +748,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       def path_of(i):
         return lambda: tu.keystr(tu.tree_flatten_with_path(
             tu.tree_unflatten(out_tree, out_flat), is_leaf=_is_none)[0][i][0])
-      results = [_from_elt(trace, axis_data, x, d, path_of(i), sum_match)
+      out_value = _out_value if user_types is None else _from_elt
+      results = [out_value(trace, axis_data, x, d, path_of(i), sum_match)
                  for i, (x, d) in enumerate(zip(out_leaves, out_flat))]
     finally:
       trace.invalidate()
