@@ -72,23 +72,32 @@ def _strip(trace, x):
   return trace.to_primal_tangent(x)[0] if isinstance(x, _core.Tracer) else x
 
 
+def _flat_fun(fun, p_tree, has_aux, check_pair=False):
+  """(`fun` on flat leaves returning flat leaves, a box that gets the output tree and the aux
+  leaves, stripped to primals, with their tree)."""
+  box = {}
+
+  def flat(*xs):
+    out = fun(*tree_unflatten(p_tree, xs))
+    if has_aux:
+      if check_pair and (not isinstance(out, (list, tuple)) or len(out) != 2):
+        raise TypeError("expected function with aux output to return a two-element tuple, "
+                        f"but got type {type(out)} with value {out!r}")
+      out, aux = out
+      trace = _core.current_trace()
+      box["aux"] = [_strip(trace, a) for a in tree_leaves(aux)], tree_flatten(aux)[1]
+    leaves, box["tree"] = tree_flatten(out)
+    return leaves
+  return flat, box
+
+
 def jvp(fun, primals, tangents, has_aux=False, instantiate=True, transform_stack=True):
   """Push `tangents` through `fun(*primals)` (sequences of positional arguments, or JAX's
   FlatTrees of them): (out_primals, out_tangents[, aux]); `instantiate` (a bool or one per
   output) turns symbolic Zero output tangents into arrays."""
   p_leaves, p_tree = tree_flatten(_args(primals))
   t_leaves = tree_leaves(_args(tangents), is_leaf=_is_zero)
-  box = {}
-
-  def flat(*xs):
-    out = fun(*tree_unflatten(p_tree, xs))
-    if has_aux:
-      out, aux = out
-      trace = _core.current_trace()
-      box["aux"] = [_strip(trace, a) for a in tree_leaves(aux)], tree_flatten(aux)[1]
-    leaves, box["tree"] = tree_flatten(out)
-    return leaves
-
+  flat, box = _flat_fun(fun, p_tree, has_aux)
   out_p, out_t = _ad.jvp_flat(flat, p_leaves, t_leaves, transform_stack)
   inst = instantiate if isinstance(instantiate, (list, tuple)) else [instantiate] * len(out_t)
   out_t = [instantiate_zeros(t) if i else t for t, i in zip(out_t, inst)]
@@ -105,20 +114,7 @@ def linearize(traceable, primals_ft, has_aux=False, is_vjp=False):
   tangents of the outputs not symbolically zero (`out_zeros[i]` marks those that are)."""
   del is_vjp
   p_leaves, p_tree = tree_flatten(_args(primals_ft))
-  box = {}
-
-  def flat(*xs):
-    out = traceable(*tree_unflatten(p_tree, xs))
-    if has_aux:
-      if not isinstance(out, (list, tuple)) or len(out) != 2:
-        raise TypeError("expected function with aux output to return a two-element tuple, "
-                        f"but got type {type(out)} with value {out!r}")
-      out, aux = out
-      trace = _core.current_trace()
-      box["aux"] = [_strip(trace, a) for a in tree_leaves(aux)], tree_flatten(aux)[1]
-    leaves, box["tree"] = tree_flatten(out)
-    return leaves
-
+  flat, box = _flat_fun(traceable, p_tree, has_aux, check_pair=True)
   out_p, lin = _ad.linearize_flat(flat, p_leaves)
   result = (tree_unflatten(box["tree"], out_p), list(lin.out_zeros), lin.jaxpr, list(lin.consts))
   if has_aux:
