@@ -60,6 +60,23 @@ def _canonical_result(x):
   return x if dt == x.dtype else x.astype(dt)
 
 
+def checked_results(outs, result_avals) -> tuple:
+  """A callback's results as the NumPy arrays XLA receives, checked against `result_avals`
+  (RuntimeError, with JAX's messages, for a wrong number, shape or dtype)."""
+  if len(outs) != len(result_avals):
+    raise RuntimeError("Mismatched number of outputs from callback. "
+                       f"Expected: {len(result_avals)}, Actual: {len(outs)}")
+  outs = tuple(_canonical_result(o) for o in outs)
+  for i, (o, aval) in enumerate(zip(outs, result_avals)):
+    if o.shape != aval.shape:
+      raise RuntimeError(f"Incorrect output shape for return value #{i}: "
+                         f"Expected: {aval.shape}, Actual: {o.shape}")
+    if o.dtype != aval.dtype:
+      raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
+                         f"Expected: {aval.dtype}, Actual: {o.dtype}")
+  return outs
+
+
 def _host_function(callback, result_avals, what):
   """The function jaxlib calls with NumPy operands: hand arrax Arrays (on the CPU) to the
   user's callback and check what comes back against `result_avals`."""
@@ -71,18 +88,7 @@ def _host_function(callback, result_avals, what):
     except BaseException:
       logger.exception("arrax.%s failed", what)
       raise
-    if len(outs) != len(result_avals):
-      raise RuntimeError("Mismatched number of outputs from callback. "
-                         f"Expected: {len(result_avals)}, Actual: {len(outs)}")
-    outs = tuple(_canonical_result(o) for o in outs)
-    for i, (o, aval) in enumerate(zip(outs, result_avals)):
-      if o.shape != aval.shape:
-        raise RuntimeError(f"Incorrect output shape for return value #{i}: "
-                           f"Expected: {aval.shape}, Actual: {o.shape}")
-      if o.dtype != aval.dtype:
-        raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
-                           f"Expected: {aval.dtype}, Actual: {o.dtype}")
-    return outs
+    return checked_results(outs, result_avals)
   return host_fn
 
 
