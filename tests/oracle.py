@@ -251,6 +251,12 @@ def raised(thunk):
   return None
 
 
+def error_of(thunk):
+  """(class name, message) of the exception `thunk()` raises, or None."""
+  e = raised(thunk)
+  return None if e is None else (type(e).__name__, str(e))
+
+
 def same_exception(run_arrax, jax_exc, match=()):
   """arrax must raise an exception of JAX's class (compared by class name), with each of the
   `match` strings in both messages. Returns arrax's exception."""
