@@ -386,6 +386,21 @@ def check_vmap(fn, *args, build=make_with("top"), jit=False, strict_tree=True, *
                strict_tree=strict_tree, **kw)
 
 
+def check_value(*args, **kw):
+  """`check` of a case where JAX gives a value (so values, not just errors, are compared)."""
+  out = check(*args, **kw)
+  assert out is not None, "JAX raised: this case compares no values"
+  return out
+
+
+def check_error(fn, *args, match, build, **kw):
+  """`check` of a case where JAX raises an error matching the regular expression `match`
+  (arrax: the same class); JAX's call is `build(fn)(*args, **kw)`, arguments unconverted."""
+  with pytest.raises(Exception, match=match):
+    build(fn, JAX)(*args, **kw)
+  assert check(fn, *args, build=build, **kw) is None
+
+
 def check_raises(fn, *args, build=None, transform=None, convert="tree", jit=False, match=(),
                  **kw):
   """JAX raises on the case; arrax raises the same exception class, with each of the `match`
