@@ -251,6 +251,12 @@ def raised(thunk):
   return None
 
 
+def error_of(thunk):
+  """(class name, message) of the exception `thunk()` raises, or None."""
+  e = raised(thunk)
+  return None if e is None else (type(e).__name__, str(e))
+
+
 def same_exception(run_arrax, jax_exc, match=()):
   """arrax must raise an exception of JAX's class (compared by class name), with each of the
   `match` strings in both messages. Returns arrax's exception."""
@@ -378,6 +384,21 @@ def check_vmap(fn, *args, build=make_with("top"), jit=False, strict_tree=True, *
   vmap_kw = {k: kw.pop(k) for k in _VMAP_KEYWORDS if k in kw}
   return check(fn, *args, build=build, transform=vmapped(**vmap_kw), eager=not jit, jit=jit,
                strict_tree=strict_tree, **kw)
+
+
+def check_value(*args, **kw):
+  """`check` of a case where JAX gives a value (so values, not just errors, are compared)."""
+  out = check(*args, **kw)
+  assert out is not None, "JAX raised: this case compares no values"
+  return out
+
+
+def check_error(fn, *args, match, build, **kw):
+  """`check` of a case where JAX raises an error matching the regular expression `match`
+  (arrax: the same class); JAX's call is `build(fn)(*args, **kw)`, arguments unconverted."""
+  with pytest.raises(Exception, match=match):
+    build(fn, JAX)(*args, **kw)
+  assert check(fn, *args, build=build, **kw) is None
 
 
 def check_raises(fn, *args, build=None, transform=None, convert="tree", jit=False, match=(),

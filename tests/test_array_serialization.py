@@ -28,6 +28,7 @@ from arrax.experimental.array_serialization import serialization as aser
 from arrax.experimental.array_serialization import tensorstore_impl as ats
 from tests.multidevice import script_results
 from tests.oracle import assert_same as _assert_same
+from tests.oracle import error_of
 
 A_DEV = arrax.sharding.SingleDeviceSharding(arrax.devices()[0])
 J_DEV = jax.sharding.SingleDeviceSharding(jax.devices()[0])
@@ -156,14 +157,6 @@ def test_nonblocking_save_and_load(tmp_path):
   assert repr(lf).startswith("PyTreeFuture(done=True")
 
 
-def _error(fn):
-  try:
-    fn()
-  except Exception as e:  # noqa: BLE001
-    return type(e).__name__, str(e)
-  return None
-
-
 def test_save_and_load_errors_like_jax(tmp_path):
   (tmp_path / "full").mkdir()
   (tmp_path / "full" / "other.txt").write_text("x")
@@ -177,8 +170,8 @@ def test_save_and_load_errors_like_jax(tmp_path):
       lambda lib, np_, d: lib.load(d / "missing", None),
   ]
   for case in cases:
-    j = _error(lambda: case(jps, jnp, tmp_path))
-    a = _error(lambda: case(aps, anp, tmp_path))
+    j = error_of(lambda: case(jps, jnp, tmp_path))
+    a = error_of(lambda: case(aps, anp, tmp_path))
     assert j is not None and a is not None
     assert a[0] == j[0]
     # (arrax words the prefix mismatch's details differently)
@@ -196,9 +189,9 @@ def test_ts_specs_prefix_changes_the_driver_options(tmp_path):
   # A spec naming another shape, or a dict that is not a spec, is refused as in JAX.
   for bad in [{"driver": "zarr3", "metadata": dict(meta, shape=(3, 3))},
               {"metadata": {"shape": (3, 3)}}]:
-    j = _error(lambda: jps.save(x, tmp_path / "q", ts_specs={"a": bad, "b": None}))
+    j = error_of(lambda: jps.save(x, tmp_path / "q", ts_specs={"a": bad, "b": None}))
     assert j is not None
-    assert _error(lambda: aps.save(x, tmp_path / "q", ts_specs={"a": bad, "b": None}))[0] == j[0]
+    assert error_of(lambda: aps.save(x, tmp_path / "q", ts_specs={"a": bad, "b": None}))[0] == j[0]
 
 
 @pytest.mark.parametrize("path", ["/tmp/ckpt/arr", "/tmp/ckpt/arr/", "gs://bucket/dir/arr",
@@ -209,9 +202,9 @@ def test_get_tensorstore_spec_like_jax(path, ocdbt, driver):
   for pidx in (None, 1):
     call = lambda m, arr: m.get_tensorstore_spec(path, ocdbt=ocdbt, process_idx=pidx,  # noqa
                                                  arr=arr, driver=driver)
-    j = _error(lambda: call(jts, None))
+    j = error_of(lambda: call(jts, None))
     if j is not None:
-      assert _error(lambda: call(ats, None)) == j
+      assert error_of(lambda: call(ats, None)) == j
       continue
     assert call(ats, anp.ones((4, 6), anp.int8)) == call(jts, jnp.ones((4, 6), jnp.int8))
   assert (aser.get_tensorstore_spec("/a/b", arr=np.ones(3))
@@ -244,7 +237,7 @@ def test_spec_helpers_like_jax():
                                  (None, "/c", True, True), (None, "/x", True, False),
                                  (None, "/c", False, False)]:
     args = (dict(spec), arr, path, ocdbt, meta)
-    assert _error(lambda: ats.verify_tensorstore_spec(*args)) == _error(
+    assert error_of(lambda: ats.verify_tensorstore_spec(*args)) == error_of(
         lambda: jts.verify_tensorstore_spec(*args))
 
 
@@ -313,8 +306,8 @@ def test_pytreedef_serialization_utils_like_jax():
     assert a[autils._LEAF_IDS_KEY] == j[jutils._LEAF_IDS_KEY]
     assert jutils.deserialize_pytreedef(a) == jax.tree.structure(t)
     assert str(autils.deserialize_pytreedef(j)) == str(arrax.tree.structure(t))
-  ja = _error(lambda: jutils.serialize_pytreedef(jax.tree.structure(Point(1, 2))))
-  aa = _error(lambda: autils.serialize_pytreedef(arrax.tree.structure(Point(1, 2))))
+  ja = error_of(lambda: jutils.serialize_pytreedef(jax.tree.structure(Point(1, 2))))
+  aa = error_of(lambda: autils.serialize_pytreedef(arrax.tree.structure(Point(1, 2))))
   assert ja[0] == aa[0] == "ValueError"
 
 

@@ -23,17 +23,9 @@ from arrax.experimental import buffer_callback as abc_
 from arrax.experimental import roofline as arl
 from arrax.experimental import source_mapper as asm
 from arrax.experimental import transfer as atr
-from tests.oracle import assert_same
+from tests.oracle import assert_same, error_of
 
 LIBS = {"jax": (jax, jnp, jbc, jrl, jsm, jtr), "arrax": (arrax, anp, abc_, arl, asm, atr)}
-
-
-def _error(fn):
-  try:
-    fn()
-  except Exception as e:  # noqa: BLE001
-    return type(e).__name__, str(e)
-  return None
 
 
 def _params(fn):
@@ -130,7 +122,7 @@ def _bc_error(lib, case):
                                   "alias_out", "alias_type"])
 def test_buffer_callback_errors_like_jax(case, caplog):
   with caplog.at_level(logging.CRITICAL):
-    a, j = _error(_bc_error("arrax", case)), _error(_bc_error("jax", case))
+    a, j = error_of(_bc_error("arrax", case)), error_of(_bc_error("jax", case))
   assert j is not None and a is not None and a[0] == j[0]
   if case in ("returns", "raises"):
     tail = lambda m: m.strip().splitlines()[-1]   # noqa: E731  (the Python error raised)
@@ -179,7 +171,7 @@ def test_transfer_server_loopback_like_jax():
     got[lib] = top.tree.map(np.asarray, pulled)
     got[lib + "_type"] = type(pulled["a"]).__name__
     assert conn.pull(12, []) == [] and conn.pull(12, {}) == {}
-    missing = _error(lambda: conn.pull(13, [top.ShapeDtypeStruct((2,), np.float32)]))
+    missing = error_of(lambda: conn.pull(13, [top.ShapeDtypeStruct((2,), np.float32)]))
     got[lib + "_err"] = missing[0]
   assert jax.tree.map(lambda v: v.dtype, got["arrax"]) == jax.tree.map(lambda v: v.dtype,
                                                                          got["jax"])
@@ -234,7 +226,7 @@ def test_roofline_vjp_pins_and_shard_map_like_jax():
     out = [dataclasses.asdict(rl.roofline(mlp, vjp=True)(x, w)[1]),
            dataclasses.asdict(rl.roofline(mlp, pin_lhs_in_vmem=True)(x, w)[1]),
            dataclasses.asdict(rl.roofline(mlp, pin_rhs_in_vmem=True)(x, w)[1])]
-    out.append(_error(lambda: rl.roofline(mlp, vjp=True)(x.astype(np.float32), w))[0])
+    out.append(error_of(lambda: rl.roofline(mlp, vjp=True)(x.astype(np.float32), w))[0])
     mesh = top.sharding.Mesh(np.array(top.devices()[:1]), ("i",))
     P = top.sharding.PartitionSpec
     body = lambda a: top.lax.psum(a * 2, "i")   # noqa: E731

@@ -2,30 +2,21 @@
 fusions, output groups, the errors), `Fusion`, `evaluate`, block specs pulled and pushed through
 fusions (and the kernel functions computing blocks), `get_fusion_values`, `custom_fusion`, and a
 fused Pallas kernel in interpret mode."""
+import functools
+
 import jax
 import jax.experimental.pallas  # noqa: F401
 import jax.experimental.pallas.fuser  # noqa: F401
 import numpy as np
-import pytest
-from oracle import call_with, check, check_all, rand
+from oracle import call_with, check_all, check_error, check_value, rand
 
 import arrax
 import arrax.experimental.pallas  # noqa: F401
 import arrax.experimental.pallas.fuser  # noqa: F401
 
 TOP = call_with("top")
-
-
-def ok(fn, *args, **kw):
-  out = check(fn, *args, build=TOP, **kw)
-  assert out is not None, "JAX raised"
-  return out
-
-
-def err(fn, *args, match, **kw):
-  with pytest.raises(Exception, match=match):
-    fn(jax, *args, **kw)
-  assert check(fn, *args, build=TOP, **kw) is None
+ok = functools.partial(check_value, build=TOP)   # a case JAX runs
+err = functools.partial(check_error, build=TOP)  # a case JAX raises on (err(..., match=...))
 
 
 def _fuser(top):

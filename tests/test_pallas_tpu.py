@@ -3,6 +3,7 @@ JAX 0.10.2 (`interpret=True` or `pltpu.InterpretParams()`): masked loads and sto
 roll/bitcast/einshape, interpret-mode settings, hardware enums, and the errors of operations
 that need a GPU or TPU."""
 import dataclasses
+import functools
 import importlib
 
 import jax
@@ -12,7 +13,7 @@ import jax.experimental.pallas.tpu_sc  # noqa: F401
 import jax.experimental.pallas.triton  # noqa: F401
 import numpy as np
 import pytest
-from oracle import call_with, check, check_all, rand
+from oracle import call_with, check_all, check_error, check_value, rand
 
 import arrax
 import arrax.experimental.pallas  # noqa: F401
@@ -21,20 +22,8 @@ import arrax.experimental.pallas.tpu_sc  # noqa: F401
 import arrax.experimental.pallas.triton  # noqa: F401
 
 TOP = call_with("top")
-
-
-def ok(fn, *args, **kw):
-  """`check` of a case JAX runs (so that both raising cannot pass it)."""
-  out = check(fn, *args, build=TOP, **kw)
-  assert out is not None, "JAX raised"
-  return out
-
-
-def err(fn, *args, match, **kw):
-  """`check` of a case where JAX raises an error matching `match` (arrax: the same class)."""
-  with pytest.raises(Exception, match=match):
-    fn(jax, *args, **kw)
-  assert check(fn, *args, build=TOP, **kw) is None
+ok = functools.partial(check_value, build=TOP)   # a case JAX runs
+err = functools.partial(check_error, build=TOP)  # a case JAX raises on (err(..., match=...))
 
 
 def _libs(top):

@@ -645,19 +645,21 @@ class Lowered(_StageInfo):
       # printed as JAX prints it)
       opts = _hlo.HloPrintOptions.short_parsable()
       opts.print_metadata = debug_info
-      asm = self._module.module.operation.get_asm(enable_debug_info=True)
-      comp = _jax.mlir.mlir_module_to_xla_computation(asm, use_tuple_args=False,
-                                                      return_tuple=False)
-      return comp.get_hlo_module().to_string(opts)
+      return self._xla_computation(locations=True).get_hlo_module().to_string(opts)
     return self._module.module.operation.get_asm(enable_debug_info=debug_info)
+
+  def _xla_computation(self, locations=False):
+    """The module converted to an XLA computation (`locations`: with its debug locations)."""
+    asm = self._module.module.operation.get_asm(enable_debug_info=locations)
+    return _jax.mlir.mlir_module_to_xla_computation(asm, use_tuple_args=False,
+                                                    return_tuple=False)
 
   def compiler_ir(self, dialect=None):
     """The MLIR module (dialect None or "stablehlo"), or the XLA HLO computation ("hlo")."""
     if dialect in (None, "stablehlo"):
       return self._module.module
     if dialect == "hlo":
-      return _HloText(_jax.mlir.mlir_module_to_xla_computation(
-          self._module.module.operation.get_asm(), use_tuple_args=False, return_tuple=False))
+      return _HloText(self._xla_computation())
     raise ValueError(f"Unknown dialect {dialect}")
 
   def cost_analysis(self):

@@ -130,17 +130,16 @@ def _rm_dir(root: Any) -> None:
     shutil.rmtree(root)
 
 
-def _set_up_destination(root, overwrite: bool, pytree_repr: dict[str, Any],
-                        distinct_locations: bool, sync_key: str | None) -> dict[str, Any]:
+def _set_up_destination(root, overwrite: bool, distinct_locations: bool,
+                        sync_key: str | None) -> None:
   """Empty the destination (only if it holds nothing but a previous checkpoint) when
   `overwrite`, else refuse a non-empty one."""
-  root = _norm_path(root)
   entries = list(root.iterdir()) if root.exists() else []
   if not overwrite:
     if entries:
       raise ValueError(f"Files already exist at path: `{root}`, but you specified "
                        f"`{overwrite=}`")
-    return pytree_repr
+    return
   if entries:
     extra = [p for p in entries if p.name not in (_PYTREEDEF_FILE, _ARCHIVE_NAME,
                                                    _ARRAY_STORE_DIRNAME)]
@@ -152,21 +151,17 @@ def _set_up_destination(root, overwrite: bool, pytree_repr: dict[str, Any],
     if backend.process_index() == 0 or distinct_locations:
       _rm_dir(root)
   _sync_on_key(sync_key, "overwrite")
-  return pytree_repr
 
 
-def _prepare_directory(root, overwrite: bool, pytreedef_repr: dict[str, Any],
-                       distinct_locations: bool, sync_key: str | None):
-  """Check and set up the destination, then create it (RuntimeError if that fails)."""
-  root = _norm_path(root)
-  pytreedef_repr = _set_up_destination(root, overwrite, pytreedef_repr, distinct_locations,
-                                       sync_key)
+def _prepare_directory(root, overwrite: bool, distinct_locations: bool, sync_key: str | None):
+  """Check and set up the destination `root` (a `_norm_path`), then create it (RuntimeError
+  if that fails)."""
+  _set_up_destination(root, overwrite, distinct_locations, sync_key)
   if not _is_remote_path(root) and (distinct_locations or backend.process_index() == 0):
     root.mkdir(exist_ok=True)
     if not root.is_dir():
       raise RuntimeError(f"Could not create destination directory at {root}")
   _sync_on_key(sync_key, "mkdir")
-  return pytreedef_repr
 
 
 def _write_arrays(array_store_path, arrs, arr_leaf_ids, ts_specs, distinct_locations: bool):
@@ -258,7 +253,7 @@ def _save(data, directory, *, overwrite=True, ts_specs=None) -> None:
   root = _norm_path(directory)
   repr_ = utils.serialize_pytreedef(treedef)
   repr_[utils._LEAF_IDS_KEY] = [None if x is None else _leaf_to_desc(x) for x in flat]
-  repr_ = _prepare_directory(root, overwrite, repr_, distinct_locations, sync_key)
+  _prepare_directory(root, overwrite, distinct_locations, sync_key)
   futures = [_serialization_executor.submit(_write_pytreedef, root, repr_, distinct_locations)]
   ids = [i for i, x in enumerate(flat) if _is_array_like(x)]
   specs = pub_tree_leaves(ts_specs, is_leaf=ts_impl.is_tensorstore_spec_leaf)

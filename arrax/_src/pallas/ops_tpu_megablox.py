@@ -128,6 +128,24 @@ def _dot(a, b, dims, input_dtype):
                              preferred_element_type=np.float32)
 
 
+def _grouped_call(kernel, out_shape, grid, in_specs, out_spec, acc_shape, group_sizes, goff,
+                  lhs, rhs, existing_out, interpret):
+  """The pallas_call of a grouped kernel: group offsets and `goff` prefetched, then `lhs`,
+  `rhs` (and `existing_out`, blocked like the output), a float32 accumulator `acc_shape`."""
+  operands = [lhs, rhs]
+  if existing_out is not None:
+    in_specs = [*in_specs, out_spec]
+    operands.append(existing_out)
+  return pallas_call.pallas_call(
+      kernel, out_shape=out_shape,
+      grid_spec=tpu.PrefetchScalarGridSpec(
+          num_scalar_prefetch=2, grid=grid, in_specs=in_specs, out_specs=out_spec,
+          scratch_shapes=[tpu.MemorySpace.VMEM(acc_shape, np.float32)]),
+      compiler_params=tpu.CompilerParams(
+          dimension_semantics=("parallel", "arbitrary", "arbitrary", "arbitrary")),
+      interpret=interpret)(_offsets(group_sizes), goff, *operands)
+
+
 # ---- gmm -------------------------------------------------------------------------------------------
 @functools.partial(jit.jit, static_argnames=["preferred_element_type", "tiling", "transpose_rhs",
                                              "interpret"])
@@ -183,18 +201,9 @@ def gmm(lhs, rhs, group_sizes, preferred_element_type=np.float32, tiling=(128, 1
   rhs_spec = (spec((None, tn, tk), lambda n_i, m_i, g, k_i, *_: (g, n_i, k_i)) if transpose_rhs
               else spec((None, tk, tn), lambda n_i, m_i, g, k_i, *_: (g, k_i, n_i)))
   in_specs = [spec((tm, tk), lambda n_i, m_i, g, k_i, *_: (m_i, k_i)), rhs_spec]
-  operands = [lhs, rhs]
-  if has_existing:
-    in_specs.append(out_spec)
-    operands.append(existing_out)
-  return pallas_call.pallas_call(
-      kernel, out_shape=ShapeDtypeStruct((m, n), out_dtype),
-      grid_spec=tpu.PrefetchScalarGridSpec(
-          num_scalar_prefetch=2, grid=(tiles_n, tiles_m, groups, tiles_k), in_specs=in_specs,
-          out_specs=out_spec, scratch_shapes=[tpu.MemorySpace.VMEM((tm, tn), np.float32)]),
-      compiler_params=tpu.CompilerParams(
-          dimension_semantics=("parallel", "arbitrary", "arbitrary", "arbitrary")),
-      interpret=interpret)(_offsets(group_sizes), goff, *operands)
+  return _grouped_call(kernel, ShapeDtypeStruct((m, n), out_dtype),
+                       (tiles_n, tiles_m, groups, tiles_k), in_specs, out_spec, (tm, tn),
+                       group_sizes, goff, lhs, rhs, existing_out, interpret)
 
 
 # ---- tgmm ------------------------------------------------------------------------------------------
@@ -244,18 +253,9 @@ def tgmm(lhs, rhs, group_sizes, preferred_element_type=np.float32, tiling=(128, 
   out_spec = spec((None, tk, tn), lambda n_i, k_i, g, m_i, *_: (g, k_i, n_i))
   in_specs = [spec((tk, tm), lambda n_i, k_i, g, m_i, *_: (k_i, m_i)),
               spec((tm, tn), lambda n_i, k_i, g, m_i, *_: (m_i, n_i))]
-  operands = [lhs, rhs]
-  if has_existing:
-    in_specs.append(out_spec)
-    operands.append(existing_out)
-  return pallas_call.pallas_call(
-      kernel, out_shape=ShapeDtypeStruct((groups, k, n), out_dtype),
-      grid_spec=tpu.PrefetchScalarGridSpec(
-          num_scalar_prefetch=2, grid=(tiles_n, tiles_k, groups, tiles_m), in_specs=in_specs,
-          out_specs=out_spec, scratch_shapes=[tpu.MemorySpace.VMEM((tk, tn), np.float32)]),
-      compiler_params=tpu.CompilerParams(
-          dimension_semantics=("parallel", "arbitrary", "arbitrary", "arbitrary")),
-      interpret=interpret)(_offsets(group_sizes), goff, *operands)
+  return _grouped_call(kernel, ShapeDtypeStruct((groups, k, n), out_dtype),
+                       (tiles_n, tiles_k, groups, tiles_m), in_specs, out_spec, (tk, tn),
+                       group_sizes, goff, lhs, rhs, existing_out, interpret)
 
 
 # ---- gmm with its VJP (megablox.ops) ----------------------------------------------------------------

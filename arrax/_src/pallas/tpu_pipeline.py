@@ -439,53 +439,51 @@ class BufferedRef(BufferedRefBase):
   def _check_allocated(self):
     assert self.window_ref is not None and not isinstance(self.window_ref, core.AbstractValue)
 
+  def _block_and_window(self, ref, grid_indices, slot):
+    """(the block at `grid_indices` of `ref`, its place in window slot `slot`)."""
+    self._check_allocated()
+    block = self.get_dma_slice(_value_aval(ref), grid_indices)
+    return ref.at[block], self._window_ref_at(slot, self._to_window_slice(block))
+
   def copy_in(self, src_ref, grid_indices):
     """Start copying the block at `grid_indices` of `src_ref` into the copy-in slot."""
     assert self.is_input
     if not self.is_buffered:
       return
-    self._check_allocated()
     slot = self.current_copy_in_slot
-    src = self.get_dma_slice(_value_aval(src_ref), grid_indices)
-    tpu.make_async_copy(src_ref.at[src], self._window_ref_at(slot, self._to_window_slice(src)),
-                        self.sem_recvs.at[slot]).start()
+    src, window = self._block_and_window(src_ref, grid_indices, slot)
+    tpu.make_async_copy(src, window, self.sem_recvs.at[slot]).start()
 
   def copy_out(self, dst_ref, grid_indices):
     """Start copying the copy-out slot to the block at `grid_indices` of `dst_ref`."""
     assert self.is_output
     if not self.is_buffered:
       return
-    self._check_allocated()
     slot = self.current_copy_out_slot
-    dst = self.get_dma_slice(_value_aval(dst_ref), grid_indices)
-    window = self._window_ref_at(slot, self._to_window_slice(dst))
+    dst, window = self._block_and_window(dst_ref, grid_indices, slot)
     if self.buffer_count == 1:
-      tpu.sync_copy(window, dst_ref.at[dst])
+      tpu.sync_copy(window, dst)
     else:
-      tpu.make_async_copy(window, dst_ref.at[dst], self.sem_sends.at[slot]).start()
+      tpu.make_async_copy(window, dst, self.sem_sends.at[slot]).start()
 
   def wait_in(self, src_ref, grid_indices):
     """Wait for the copy into the wait-in slot."""
     assert self.is_input
     if not self.is_buffered:
       return
-    self._check_allocated()
-    src = self.get_dma_slice(_value_aval(src_ref), grid_indices)
     slot = self.current_wait_in_slot
-    tpu.make_async_copy(src_ref.at[src], self._window_ref_at(slot, self._to_window_slice(src)),
-                        self.sem_recvs.at[slot]).wait()
+    src, window = self._block_and_window(src_ref, grid_indices, slot)
+    tpu.make_async_copy(src, window, self.sem_recvs.at[slot]).wait()
 
   def wait_out(self, dst_ref, grid_indices):
     """Wait for the copy out of the wait-out slot."""
     assert self.is_output
     if not self.is_buffered:
       return
-    self._check_allocated()
     slot = self.current_wait_out_slot
-    dst = self.get_dma_slice(_value_aval(dst_ref), grid_indices)
+    dst, window = self._block_and_window(dst_ref, grid_indices, slot)
     if self.buffer_count > 1:
-      tpu.make_async_copy(self._window_ref_at(slot, self._to_window_slice(dst)),
-                          dst_ref.at[dst], self.sem_sends.at[slot]).wait()
+      tpu.make_async_copy(window, dst, self.sem_sends.at[slot]).wait()
 
 
 register_dataclass(BufferedRef)
