@@ -372,19 +372,7 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
   result_avals = list(result_avals)
 
   def host_fn(*arrays):
-    outs = callback(*arrays)
-    if len(outs) != len(result_avals):
-      raise RuntimeError("Mismatched number of outputs from callback. "
-                         f"Expected: {len(result_avals)}, Actual: {len(outs)}")
-    outs = tuple(_callback._canonical_result(o) for o in outs)
-    for i, (o, aval) in enumerate(zip(outs, result_avals)):
-      if o.shape != aval.shape:
-        raise RuntimeError(f"Incorrect output shape for return value #{i}: "
-                           f"Expected: {aval.shape}, Actual: {o.shape}")
-      if o.dtype != aval.dtype:
-        raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
-                           f"Expected: {aval.dtype}, Actual: {o.dtype}")
-    return outs
+    return _callback.checked_results(callback(*arrays), result_avals)
 
   results, token = _callback.emit_host_call(ctx.module_context, host_fn, token, operands,
                                             operand_avals, result_avals,
