@@ -9,14 +9,14 @@ gets `(ctx, out_buffers_tree, *args, **kwargs)` and must return None.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 from jaxlib import _jax
 
-from arrax._src import batching, core, ffi
-from arrax._src.callback import _sequential_map
-from arrax._src.lax import broadcasting
+from arrax._src import core, ffi
+from arrax._src.callback import batch_by_vmap_method
 from arrax._src.tree_util import tree_flatten, tree_unflatten
 
 Buffer = _jax.ffi.Buffer
@@ -94,26 +94,7 @@ def _buffer_callback_transpose(ct, *args, **params):
                    "to use callbacks while taking gradients.")
 
 
-@buffer_callback_p.def_batch
-def _buffer_callback_batch(args, dims, *, vmap_method, result_avals, **params):
-  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-  if vmap_method in ("sequential", "sequential_unrolled"):
-    outs = _sequential_map(buffer_callback_p, args, dims, vmap_method == "sequential_unrolled",
-                           vmap_method=vmap_method, result_avals=result_avals, **params)
-    return list(outs), [0] * len(outs)
-  if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
-    raise NotImplementedError(
-        "vmap is only supported for the buffer_callback primitive when vmap_method is one of "
-        "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-        f"'legacy_vectorized'. Got {vmap_method=}.")
-  moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-  if vmap_method != "legacy_vectorized":
-    n = size if vmap_method == "broadcast_all" else 1
-    moved = [broadcasting.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
-  outs = buffer_callback_p.bind(
-      *moved, vmap_method=vmap_method,
-      result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals), **params)
-  return list(outs), [0] * len(outs)
+buffer_callback_p.def_batch(functools.partial(batch_by_vmap_method, buffer_callback_p))
 
 
 @buffer_callback_p.def_lowering

@@ -16,10 +16,9 @@ import jaxlib
 import numpy as np
 from jaxlib import xla_client
 
-from arrax._src import batching, core, mlir
-from arrax._src.callback import _sequential_map
+from arrax._src import core, mlir
+from arrax._src.callback import batch_by_vmap_method
 from arrax._src.layout import Layout
-from arrax._src.lax import broadcasting
 
 # ---- registration -----------------------------------------------------------------------------
 
@@ -235,30 +234,14 @@ def _shift_layouts(layouts):
 
 
 @ffi_call_p.def_batch
-def _ffi_call_batch(args, dims, *, vmap_method, result_avals, **params):
-  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-  batched_avals = tuple(core.unmapped_aval(size, 0, a) for a in result_avals)
-  if vmap_method in ("sequential", "sequential_unrolled"):
-    outs = _sequential_map(ffi_call_p, args, dims, vmap_method == "sequential_unrolled",
-                           vmap_method=vmap_method, result_avals=result_avals, **params)
-    return list(outs), [0] * len(outs)
-  if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
-    raise NotImplementedError(
-        "vmap is only supported for the ffi_call primitive when vmap_method is one of "
-        "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-        f"'legacy_vectorized'. Got {vmap_method=}.")
-  moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-  params = dict(params, output_layouts=_shift_layouts(params["output_layouts"]))
-  if vmap_method == "legacy_vectorized":
+def _ffi_call_batch(args, dims, *, vmap_method, **params):
+  if vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
+    # The results and the operands called with a batch axis gain it as their major-most one.
+    params["output_layouts"] = _shift_layouts(params["output_layouts"])
     params["input_layouts"] = tuple(
-        lay if d is None else _shift_layouts([lay])[0]
+        lay if d is None and vmap_method == "legacy_vectorized" else _shift_layouts([lay])[0]
         for lay, d in zip(params["input_layouts"], dims))
-  else:
-    n = size if vmap_method == "broadcast_all" else 1
-    moved = [broadcasting.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
-    params["input_layouts"] = _shift_layouts(params["input_layouts"])
-  outs = ffi_call_p.bind(*moved, vmap_method=vmap_method, result_avals=batched_avals, **params)
-  return list(outs), [0] * len(outs)
+  return batch_by_vmap_method(ffi_call_p, args, dims, vmap_method=vmap_method, **params)
 
 
 def _result_avals(results):
