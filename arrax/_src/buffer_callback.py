@@ -48,24 +48,11 @@ def buffer_callback(callback: Callable[..., None], result_shape_dtypes: object, 
   def wrapped_callback(*args, **kwargs):
     flat_args, in_tree = tree_flatten((args, kwargs))
     in_avals = [core.get_aval(x) for x in flat_args]
-    aliases = []
-    for i, o in sorted((input_output_aliases or {}).items()):
-      i, o = int(i), int(o)
-      if i >= len(args):
-        raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' with input "
-                         f"index {i} outside the range [0, {len(args)}).")
-      if o >= len(result_avals):
-        raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' with output "
-                         f"index {o} outside the range [0, {len(result_avals)}).")
-      if not ffi._same_type(in_avals[i], result_avals[o]):
-        raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' referring to "
-                         f"an input with abstract value {in_avals[i]} and an output with a "
-                         f"different abstract value {result_avals[o]}.")
-      aliases.append((i, o))
+    aliases = ffi._checked_aliases(input_output_aliases, len(args), in_avals, result_avals)
     outs = buffer_callback_p.bind(
         *flat_args, callback=callback, result_avals=result_avals, in_tree=in_tree,
         out_tree=out_tree, vmap_method=vmap_method, has_side_effect=has_side_effect,
-        input_output_aliases=tuple(aliases), command_buffer_compatible=command_buffer_compatible)
+        input_output_aliases=aliases, command_buffer_compatible=command_buffer_compatible)
     return tree_unflatten(out_tree, outs)
 
   return wrapped_callback

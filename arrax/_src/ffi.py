@@ -264,6 +264,29 @@ def _same_type(a, b):
           and getattr(a, "dtype", ()) == getattr(b, "dtype", ()))
 
 
+def _checked_aliases(input_output_aliases, n_args, in_avals, result_avals, in_lay=None,
+                     out_lay=None):
+  """`input_output_aliases` ({input index: output index}) as sorted pairs, each checked: an
+  input among the first `n_args`, an output, and the same type (and layout, when given)."""
+  aliases = []
+  for i, o in sorted((input_output_aliases or {}).items()):
+    i, o = int(i), int(o)
+    where = f"input_output_aliases contains the mapping '{i}:{o}'"
+    if i >= n_args:
+      raise ValueError(f"{where} with input index {i} outside the range [0, {n_args}).")
+    if o >= len(result_avals):
+      raise ValueError(f"{where} with output index {o} outside the range [0, "
+                       f"{len(result_avals)}).")
+    if not _same_type(in_avals[i], result_avals[o]):
+      raise ValueError(f"{where} referring to an input with abstract value {in_avals[i]} "
+                       f"and an output with a different abstract value {result_avals[o]}.")
+    if in_lay is not None and in_lay[i] != out_lay[o]:
+      raise ValueError(f"{where} referring to an input with layout {in_lay[i]} and an "
+                       f"output with a different layout {out_lay[o]}.")
+    aliases.append((i, o))
+  return tuple(aliases)
+
+
 def _layouts_for(avals, layouts, what, of):
   """Minor-to-major layouts of `avals`: the default (row-major) ones, or the user's checked."""
   if layouts is None:
@@ -315,26 +338,12 @@ def ffi_call(target_name: str, result_shape_dtypes, *, has_side_effect: bool = F
     in_avals = [core.get_aval(x) for x in args]
     in_lay = _layouts_for(in_avals, input_layouts, "input arguments", "input layouts")
     out_lay = _layouts_for(result_avals, out_layouts, "outputs", "output layouts")
-    aliases = []
-    for i, o in sorted((input_output_aliases or {}).items()):
-      i, o = int(i), int(o)
-      where = f"input_output_aliases contains the mapping '{i}:{o}'"
-      if i >= len(args):
-        raise ValueError(f"{where} with input index {i} outside the range [0, {len(args)}).")
-      if o >= len(result_avals):
-        raise ValueError(f"{where} with output index {o} outside the range [0, "
-                         f"{len(result_avals)}).")
-      if not _same_type(in_avals[i], result_avals[o]):
-        raise ValueError(f"{where} referring to an input with abstract value {in_avals[i]} "
-                         f"and an output with a different abstract value {result_avals[o]}.")
-      if in_lay[i] != out_lay[o]:
-        raise ValueError(f"{where} referring to an input with layout {in_lay[i]} and an "
-                         f"output with a different layout {out_lay[o]}.")
-      aliases.append((i, o))
+    aliases = _checked_aliases(input_output_aliases, len(args), in_avals, result_avals,
+                               in_lay, out_lay)
     results = ffi_call_p.bind(
         *args, result_avals=result_avals, vmap_method=vmap_method, target_name=target_name,
         has_side_effect=has_side_effect, input_layouts=in_lay, output_layouts=out_lay,
-        input_output_aliases=tuple(aliases), custom_call_api_version=custom_call_api_version,
+        input_output_aliases=aliases, custom_call_api_version=custom_call_api_version,
         legacy_backend_config=legacy_backend_config, attributes=_hashable_attributes(kwargs))
     if multiple:
       return tuple(results) if isinstance(result_shape_dtypes, tuple) else results
