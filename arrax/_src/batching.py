@@ -26,6 +26,7 @@ from arrax._src import core, dtypes, traceback_util, tree_util
 from arrax._src.array import Array, device_put_value
 from arrax._src.core import ShapedArray, Tracer
 from arrax._src.sharding_impls import NamedSharding, PartitionSpec, get_abstract_mesh
+from arrax._src.sharding_impls import _names as _spec_names
 from arrax._src.tracing import trace_to_jaxpr
 
 not_mapped = None
@@ -631,16 +632,19 @@ def _mapped_mesh_axis(leaves, in_flat):
   """The Explicit mesh axes the mapped axis of every mapped argument is split over (a tuple,
   or None), as JAX's vmap requires them to agree; unmapped arguments must not be split over
   them."""
-  def spec(x, d):
-    s = getattr(core.get_aval(x), "sharding", None)
+  def sharding(x):   # (None also for values of no array type: register_vmappable's)
     try:
-      return None if s is None else s.spec.partitions[d]
-    except (IndexError, TypeError):
+      return getattr(core.get_aval(x), "sharding", None)
+    except TypeError:
       return None
   out, seen = None, False
   for x, d in zip(leaves, in_flat):
     if d is not None:
-      p = spec(x, d)
+      s = sharding(x)
+      try:
+        p = None if s is None else s.spec.partitions[d]
+      except (IndexError, TypeError):
+        p = None
       if seen and p != out:
         raise ValueError(f"Mapped away dimension of inputs passed to vmap should be sharded the "
                          f"same. Got inconsistent axis specs: {out} vs {p}")
@@ -649,18 +653,12 @@ def _mapped_mesh_axis(leaves, in_flat):
     return None
   out = out if isinstance(out, tuple) else (out,)
   for x, d in zip(leaves, in_flat):
-    if d is None:
-      try:
-        aval = core.get_aval(x)
-      except TypeError:
-        continue
-      s = getattr(aval, "sharding", None)
-      names = set() if s is None else {n for p in s.spec.partitions
-                                       for n in (p if isinstance(p, tuple) else (p,))}
-      if names & set(out):
-        raise ValueError(f"Unmapped values passed to vmap cannot be sharded along the mesh "
-                         f"axis you are vmapping over. Got type: {aval.str_short(True)}, "
-                         f"in_axes: {d} and vmapped mesh axis: {out}")
+    s = None if d is not None else sharding(x)
+    if s is not None and {n for p in s.spec.partitions for n in _spec_names(p)} & set(out):
+      raise ValueError(f"Unmapped values passed to vmap cannot be sharded along the mesh "
+                       f"axis you are vmapping over. Got type: "
+                       f"{core.get_aval(x).str_short(True)}, in_axes: {d} and vmapped mesh "
+                       f"axis: {out}")
   return out
 
 

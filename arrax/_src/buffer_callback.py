@@ -9,14 +9,14 @@ gets `(ctx, out_buffers_tree, *args, **kwargs)` and must return None.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 from jaxlib import _jax
 
-from arrax._src import batching, core, ffi
-from arrax._src.callback import _sequential_map
-from arrax._src.lax import broadcasting
+from arrax._src import core, ffi
+from arrax._src.callback import batch_by_vmap_method
 from arrax._src.tree_util import tree_flatten, tree_unflatten
 
 Buffer = _jax.ffi.Buffer
@@ -48,24 +48,11 @@ def buffer_callback(callback: Callable[..., None], result_shape_dtypes: object, 
   def wrapped_callback(*args, **kwargs):
     flat_args, in_tree = tree_flatten((args, kwargs))
     in_avals = [core.get_aval(x) for x in flat_args]
-    aliases = []
-    for i, o in sorted((input_output_aliases or {}).items()):
-      i, o = int(i), int(o)
-      if i >= len(args):
-        raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' with input "
-                         f"index {i} outside the range [0, {len(args)}).")
-      if o >= len(result_avals):
-        raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' with output "
-                         f"index {o} outside the range [0, {len(result_avals)}).")
-      if not ffi._same_type(in_avals[i], result_avals[o]):
-        raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' referring to "
-                         f"an input with abstract value {in_avals[i]} and an output with a "
-                         f"different abstract value {result_avals[o]}.")
-      aliases.append((i, o))
+    aliases = ffi._checked_aliases(input_output_aliases, len(args), in_avals, result_avals)
     outs = buffer_callback_p.bind(
         *flat_args, callback=callback, result_avals=result_avals, in_tree=in_tree,
         out_tree=out_tree, vmap_method=vmap_method, has_side_effect=has_side_effect,
-        input_output_aliases=tuple(aliases), command_buffer_compatible=command_buffer_compatible)
+        input_output_aliases=aliases, command_buffer_compatible=command_buffer_compatible)
     return tree_unflatten(out_tree, outs)
 
   return wrapped_callback
@@ -94,26 +81,7 @@ def _buffer_callback_transpose(ct, *args, **params):
                    "to use callbacks while taking gradients.")
 
 
-@buffer_callback_p.def_batch
-def _buffer_callback_batch(args, dims, *, vmap_method, result_avals, **params):
-  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-  if vmap_method in ("sequential", "sequential_unrolled"):
-    outs = _sequential_map(buffer_callback_p, args, dims, vmap_method == "sequential_unrolled",
-                           vmap_method=vmap_method, result_avals=result_avals, **params)
-    return list(outs), [0] * len(outs)
-  if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
-    raise NotImplementedError(
-        "vmap is only supported for the buffer_callback primitive when vmap_method is one of "
-        "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-        f"'legacy_vectorized'. Got {vmap_method=}.")
-  moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-  if vmap_method != "legacy_vectorized":
-    n = size if vmap_method == "broadcast_all" else 1
-    moved = [broadcasting.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
-  outs = buffer_callback_p.bind(
-      *moved, vmap_method=vmap_method,
-      result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals), **params)
-  return list(outs), [0] * len(outs)
+buffer_callback_p.def_batch(functools.partial(batch_by_vmap_method, buffer_callback_p))
 
 
 @buffer_callback_p.def_lowering

@@ -10,6 +10,7 @@ shapes and dtypes of the results against the declared ones before handing them b
 """
 from __future__ import annotations
 
+import functools
 import logging
 
 import numpy as np
@@ -90,6 +91,22 @@ def _host_function(callback, result_avals, what):
       raise
     return checked_results(outs, result_avals)
   return host_fn
+
+
+def checked_results(outs, result_avals):
+  """A host callback's results `outs` as NumPy arrays, checked against `result_avals`."""
+  if len(outs) != len(result_avals):
+    raise RuntimeError("Mismatched number of outputs from callback. "
+                       f"Expected: {len(result_avals)}, Actual: {len(outs)}")
+  outs = tuple(_canonical_result(o) for o in outs)
+  for i, (o, aval) in enumerate(zip(outs, result_avals)):
+    if o.shape != aval.shape:
+      raise RuntimeError(f"Incorrect output shape for return value #{i}: "
+                         f"Expected: {aval.shape}, Actual: {o.shape}")
+    if o.dtype != aval.dtype:
+      raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
+                         f"Expected: {aval.dtype}, Actual: {o.dtype}")
+  return outs
 
 
 def _layout(aval):
@@ -198,28 +215,32 @@ def _sequential_map(prim, args, dims, unroll, **params):
   return list(outs)
 
 
-@pure_callback_p.def_batch
-def _pure_callback_batch(args, dims, *, callback, result_avals, sharding, vmap_method):
+def batch_by_vmap_method(prim, args, dims, *, vmap_method, result_avals, **params):
+  """The batching rule of host-call primitives (pure_callback, ffi_call, buffer_callback) by
+  their `vmap_method`: a loop ("sequential", "sequential_unrolled"), or one call on operands
+  moved to a leading batch axis, the unbatched ones broadcast to size 1 ("expand_dims"), to the
+  batch size ("broadcast_all") or left as they are ("legacy_vectorized")."""
   size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
   if vmap_method in ("sequential", "sequential_unrolled"):
-    outs = _sequential_map(pure_callback_p, args, dims, vmap_method == "sequential_unrolled",
-                           callback=callback, result_avals=result_avals, sharding=sharding,
-                           vmap_method=vmap_method)
+    outs = _sequential_map(prim, args, dims, vmap_method == "sequential_unrolled",
+                           vmap_method=vmap_method, result_avals=result_avals, **params)
   elif vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
     n = size if vmap_method == "broadcast_all" else 1
     moved = [batching.moveaxis(x, d, 0) if d is not None
              else (broadcasting.broadcast(x, (n,)) if vmap_method != "legacy_vectorized" else x)
              for x, d in zip(args, dims)]
-    outs = pure_callback_p.bind(
-        *moved, callback=callback,
-        result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals),
-        sharding=sharding, vmap_method=vmap_method)
+    outs = prim.bind(*moved, vmap_method=vmap_method,
+                     result_avals=tuple(core.unmapped_aval(size, 0, a) for a in result_avals),
+                     **params)
   else:
     raise NotImplementedError(
-        "vmap is only supported for the pure_callback primitive when vmap_method is one of "
+        f"vmap is only supported for the {prim.name} primitive when vmap_method is one of "
         "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
         f"'legacy_vectorized'. Got {vmap_method=}.")
   return list(outs), [0] * len(outs)
+
+
+pure_callback_p.def_batch(functools.partial(batch_by_vmap_method, pure_callback_p))
 
 
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,

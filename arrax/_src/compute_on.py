@@ -70,13 +70,8 @@ def_call_rules(compute_on_p, per_output="out_memory_spaces", new_entry=core.Memo
 
 
 def _contains_compute_on(jaxpr) -> bool:
-  for eqn in jaxpr.eqns:
-    if eqn.primitive is compute_on_p:
-      return True
-    for sub in core.jaxprs_in_params(eqn.params):
-      if _contains_compute_on(getattr(sub, "jaxpr", sub)):
-        return True
-  return False
+  return (any(eqn.primitive is compute_on_p for eqn in jaxpr.eqns)
+          or any(_contains_compute_on(sub) for sub in core.subjaxprs(jaxpr)))
 
 
 @compute_on_p.def_lowering

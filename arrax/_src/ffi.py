@@ -16,10 +16,9 @@ import jaxlib
 import numpy as np
 from jaxlib import xla_client
 
-from arrax._src import batching, core, mlir
-from arrax._src.callback import _sequential_map
+from arrax._src import core, mlir
+from arrax._src.callback import batch_by_vmap_method
 from arrax._src.layout import Layout
-from arrax._src.lax import broadcasting
 
 # ---- registration -----------------------------------------------------------------------------
 
@@ -235,30 +234,14 @@ def _shift_layouts(layouts):
 
 
 @ffi_call_p.def_batch
-def _ffi_call_batch(args, dims, *, vmap_method, result_avals, **params):
-  size = next(core.get_aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
-  batched_avals = tuple(core.unmapped_aval(size, 0, a) for a in result_avals)
-  if vmap_method in ("sequential", "sequential_unrolled"):
-    outs = _sequential_map(ffi_call_p, args, dims, vmap_method == "sequential_unrolled",
-                           vmap_method=vmap_method, result_avals=result_avals, **params)
-    return list(outs), [0] * len(outs)
-  if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
-    raise NotImplementedError(
-        "vmap is only supported for the ffi_call primitive when vmap_method is one of "
-        "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-        f"'legacy_vectorized'. Got {vmap_method=}.")
-  moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-  params = dict(params, output_layouts=_shift_layouts(params["output_layouts"]))
-  if vmap_method == "legacy_vectorized":
+def _ffi_call_batch(args, dims, *, vmap_method, **params):
+  if vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
+    # The results and the operands called with a batch axis gain it as their major-most one.
+    params["output_layouts"] = _shift_layouts(params["output_layouts"])
     params["input_layouts"] = tuple(
-        lay if d is None else _shift_layouts([lay])[0]
+        lay if d is None and vmap_method == "legacy_vectorized" else _shift_layouts([lay])[0]
         for lay, d in zip(params["input_layouts"], dims))
-  else:
-    n = size if vmap_method == "broadcast_all" else 1
-    moved = [broadcasting.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
-    params["input_layouts"] = _shift_layouts(params["input_layouts"])
-  outs = ffi_call_p.bind(*moved, vmap_method=vmap_method, result_avals=batched_avals, **params)
-  return list(outs), [0] * len(outs)
+  return batch_by_vmap_method(ffi_call_p, args, dims, vmap_method=vmap_method, **params)
 
 
 def _result_avals(results):
@@ -279,6 +262,29 @@ def _same_type(a, b):
     return True
   return (getattr(a, "shape", ()) == getattr(b, "shape", ())
           and getattr(a, "dtype", ()) == getattr(b, "dtype", ()))
+
+
+def _checked_aliases(input_output_aliases, n_args, in_avals, result_avals, in_lay=None,
+                     out_lay=None):
+  """`input_output_aliases` ({input index: output index}) as sorted pairs, each checked: an
+  input among the first `n_args`, an output, and the same type (and layout, when given)."""
+  aliases = []
+  for i, o in sorted((input_output_aliases or {}).items()):
+    i, o = int(i), int(o)
+    where = f"input_output_aliases contains the mapping '{i}:{o}'"
+    if i >= n_args:
+      raise ValueError(f"{where} with input index {i} outside the range [0, {n_args}).")
+    if o >= len(result_avals):
+      raise ValueError(f"{where} with output index {o} outside the range [0, "
+                       f"{len(result_avals)}).")
+    if not _same_type(in_avals[i], result_avals[o]):
+      raise ValueError(f"{where} referring to an input with abstract value {in_avals[i]} "
+                       f"and an output with a different abstract value {result_avals[o]}.")
+    if in_lay is not None and in_lay[i] != out_lay[o]:
+      raise ValueError(f"{where} referring to an input with layout {in_lay[i]} and an "
+                       f"output with a different layout {out_lay[o]}.")
+    aliases.append((i, o))
+  return tuple(aliases)
 
 
 def _layouts_for(avals, layouts, what, of):
@@ -332,26 +338,12 @@ def ffi_call(target_name: str, result_shape_dtypes, *, has_side_effect: bool = F
     in_avals = [core.get_aval(x) for x in args]
     in_lay = _layouts_for(in_avals, input_layouts, "input arguments", "input layouts")
     out_lay = _layouts_for(result_avals, out_layouts, "outputs", "output layouts")
-    aliases = []
-    for i, o in sorted((input_output_aliases or {}).items()):
-      i, o = int(i), int(o)
-      where = f"input_output_aliases contains the mapping '{i}:{o}'"
-      if i >= len(args):
-        raise ValueError(f"{where} with input index {i} outside the range [0, {len(args)}).")
-      if o >= len(result_avals):
-        raise ValueError(f"{where} with output index {o} outside the range [0, "
-                         f"{len(result_avals)}).")
-      if not _same_type(in_avals[i], result_avals[o]):
-        raise ValueError(f"{where} referring to an input with abstract value {in_avals[i]} "
-                         f"and an output with a different abstract value {result_avals[o]}.")
-      if in_lay[i] != out_lay[o]:
-        raise ValueError(f"{where} referring to an input with layout {in_lay[i]} and an "
-                         f"output with a different layout {out_lay[o]}.")
-      aliases.append((i, o))
+    aliases = _checked_aliases(input_output_aliases, len(args), in_avals, result_avals,
+                               in_lay, out_lay)
     results = ffi_call_p.bind(
         *args, result_avals=result_avals, vmap_method=vmap_method, target_name=target_name,
         has_side_effect=has_side_effect, input_layouts=in_lay, output_layouts=out_lay,
-        input_output_aliases=tuple(aliases), custom_call_api_version=custom_call_api_version,
+        input_output_aliases=aliases, custom_call_api_version=custom_call_api_version,
         legacy_backend_config=legacy_backend_config, attributes=_hashable_attributes(kwargs))
     if multiple:
       return tuple(results) if isinstance(result_shape_dtypes, tuple) else results

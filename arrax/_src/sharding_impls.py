@@ -999,28 +999,15 @@ def canonicalize_sharding(s, api_name):
   if not isinstance(s, (NamedSharding, PartitionSpec)):
     raise TypeError(f"`out_sharding` argument of {api_name} only supports instances of "
                     f"`NamedSharding` or `PartitionSpec`. Got {s} of type: {type(s)}")
-  cur = get_abstract_mesh()
-  if isinstance(s, PartitionSpec):
-    if cur.empty:
-      raise ValueError(
-          "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
-          "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
-          f"{s}")
-    s = NamedSharding(cur, s)
-  else:
-    mesh = s.mesh.abstract_mesh if isinstance(s.mesh, AbstractMesh) else _abstract_of(s.mesh)
-    all_auto = lambda m: all(t is AxisType.Auto for t in m.axis_types)  # noqa: E731
-    if not cur.empty and mesh != cur and not (all_auto(mesh) and all_auto(cur)):
+  if isinstance(s, NamedSharding):
+    cur = get_abstract_mesh()
+    mesh = s.mesh if isinstance(s.mesh, AbstractMesh) else _abstract_of(s.mesh)
+    if (not cur.empty and mesh != cur
+        and not (mesh.are_all_axes_auto and cur.are_all_axes_auto)):
       raise ValueError(f"Context mesh {cur} should match the mesh of sharding {mesh} passed to "
                        f"{api_name}.")
     s = NamedSharding(mesh, s.spec)
-  core.sharding_typing.on = True
-  return s
-
-
-def explicit_axes_of(mesh):
-  """The names of `mesh`'s Explicit axes."""
-  return tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types) if t is AxisType.Explicit)
+  return out_sharding_of(s, api_name)
 
 
 def out_sharding_of(s, name="out_sharding"):

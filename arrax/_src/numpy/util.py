@@ -14,7 +14,6 @@ from arrax._src.errors import ConcretizationTypeError
 from arrax._src.jit import jit
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax import shape_ops
-from arrax._src.sharding_impls import explicit_axes_of
 from arrax._src.sharding_types import broadcast_shardings
 
 
@@ -30,8 +29,7 @@ def maybe_auto_axes(f, out_sharding):
   `maybe_auto_axes` of its samplers and scatter-based functions)."""
   if out_sharding is None:
     return f
-  return auto_axes_hook[0](f, out_sharding=out_sharding,
-                           axes=explicit_axes_of(out_sharding.mesh))
+  return auto_axes_hook[0](f, out_sharding=out_sharding, axes=out_sharding.mesh.explicit_axes)
 
 
 def inline_jit(fun=None, **kwargs):
