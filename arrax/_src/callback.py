@@ -93,22 +93,6 @@ def _host_function(callback, result_avals, what):
   return host_fn
 
 
-def checked_results(outs, result_avals):
-  """A host callback's results `outs` as NumPy arrays, checked against `result_avals`."""
-  if len(outs) != len(result_avals):
-    raise RuntimeError("Mismatched number of outputs from callback. "
-                       f"Expected: {len(result_avals)}, Actual: {len(outs)}")
-  outs = tuple(_canonical_result(o) for o in outs)
-  for i, (o, aval) in enumerate(zip(outs, result_avals)):
-    if o.shape != aval.shape:
-      raise RuntimeError(f"Incorrect output shape for return value #{i}: "
-                         f"Expected: {aval.shape}, Actual: {o.shape}")
-    if o.dtype != aval.dtype:
-      raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
-                         f"Expected: {aval.dtype}, Actual: {o.dtype}")
-  return outs
-
-
 def _layout(aval):
   ndim = 0 if aval is core.abstract_token else len(aval.shape)
   return ir.DenseIntElementsAttr.get(np.arange(ndim - 1, -1, -1, dtype=np.int64),
