@@ -8,14 +8,18 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# An editable install writes no bytecode; compiling it once here keeps every later `import arrax`
+# from recompiling ~400 modules (about 0.9 s) where PYTHONDONTWRITEBYTECODE is set (it is on these machines).
 venv: $(BIN)/python
 	$(BIN)/pip install -q -e .
+	$(BIN)/python -m compileall -q arrax
 
 demo: venv
 	$(BIN)/python examples/quickstart.py
 
 test: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/python -m compileall -q arrax tests
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=40 tests
 
 # A long differential-fuzzing campaign (tests/fuzzing.py); e.g. make fuzz FUZZ_ARGS="--programs 5000 --seed 7"
