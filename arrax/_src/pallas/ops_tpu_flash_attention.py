@@ -16,7 +16,7 @@ from arrax._src import custom_derivatives, jit
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.indexing import ds
 from arrax._src.lax import broadcasting, dot as lax_dot, elementwise as lax
-from arrax._src.numpy import creation, lax_numpy, reductions
+from arrax._src.numpy import creation, einsum, lax_numpy, reductions
 from arrax._src.pallas import core as pallas_core, helpers, pallas_call, primitives, tpu
 
 DEFAULT_MASK_VALUE = -0.7 * float(np.finfo(np.float32).max)
@@ -367,3 +367,37 @@ def mha_reference(q, k, v, ab, segment_ids: SegmentIds | None = None, causal: bo
   """`mha_reference_no_custom_vjp` (differentiated by autodiff)."""
   return mha_reference_no_custom_vjp(q, k, v, ab, segment_ids, causal=causal,
                                      mask_value=mask_value, sm_scale=sm_scale)
+
+
+def mha_reference_bwd(q, k, v, ab, segment_ids: SegmentIds | None, o, l, m, do,
+                      causal: bool = False, mask_value: float = DEFAULT_MASK_VALUE,
+                      sm_scale: float = 1.0):
+  """The gradients (dq, dk, dv, dab; dab None without `ab`) of attention with output `o`,
+  softmax row sums `l` and maxima `m` (`mha_reference_no_custom_vjp`'s residuals) for the
+  output cotangent `do`, computed in float32 with the attention matrix formed (`sm_scale`
+  must be 1)."""
+  if sm_scale != 1.0:
+    raise NotImplementedError
+  f32 = np.float32
+  qf, kf, vf, dof = (x.astype(f32) for x in (q, k, v, do))
+  logits = einsum.einsum("bhqc,bhkc->bhqk", qf, kf)
+  if ab is not None:
+    logits = logits + ab
+  mask = None
+  if segment_ids is not None:
+    mask = (segment_ids.q[:, :, None] == segment_ids.kv[:, None, :])[:, None]
+  if causal:
+    shape = (q.shape[2], k.shape[2])
+    below = (broadcasting.broadcasted_iota(np.int32, shape, 1)
+             <= broadcasting.broadcasted_iota(np.int32, shape, 0))[None, None]
+    mask = below if mask is None else lax.bitwise_and(mask, below)
+  if mask is not None:
+    logits = logits + lax_numpy.where(mask, 0.0, mask_value)
+  p = lax.exp(logits - m[..., None]) / l[..., None]
+  dv = einsum.einsum("bhpt,bhpd->bhtd", p, dof).astype(v.dtype)
+  dp = einsum.einsum("bhpd,bhtd->bhpt", dof, vf)
+  di = reductions.sum(o.astype(f32) * dof, axis=-1)[..., None]
+  ds = (dp - di) * p
+  dk = einsum.einsum("bhsd,bhst->bhtd", qf, ds).astype(k.dtype)
+  dq = einsum.einsum("bhst,bhtd->bhsd", ds, kf).astype(q.dtype)
+  return dq, dk, dv, (ds if ab is not None else None)

@@ -20,7 +20,7 @@ import numpy as np
 from arrax._src import backend, custom_derivatives, dtypes, jit
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.lax import broadcasting, dot as lax_dot, elementwise as lax
-from arrax._src.numpy import creation, lax_numpy, reductions
+from arrax._src.numpy import assembly, creation, lax_numpy, reductions, statistics
 from arrax._src.pallas import core as pallas_core, helpers, pallas_call, primitives, tpu
 
 # A tiling lookup: (m, k, n) -> (tm, tk, tn), or None when no tiling is known.
@@ -144,6 +144,48 @@ def _grouped_call(kernel, out_shape, grid, in_specs, out_spec, acc_shape, group_
       compiler_params=tpu.CompilerParams(
           dimension_semantics=("parallel", "arbitrary", "arbitrary", "arbitrary")),
       interpret=interpret)(_offsets(group_sizes), goff, *operands)
+
+
+def make_group_metadata(*, group_sizes, m: int, tm: int, start_group, num_nonzero_groups: int,
+                        visit_empty_groups: bool = True) -> GroupMetadata:
+  """The tile schedule of a grouped matmul over `m` rows in `tm`-row tiles:
+  ((group_offsets [groups + 1], group_ids and m_tile_ids [m // tm + groups - 1] per grid
+  index, the ones of the groups from `start_group` first), number of tiles to run for the
+  `num_nonzero_groups` groups from `start_group`). A tile shared by groups is visited once per
+  group; with `visit_empty_groups` an empty group gets one tile too."""
+  groups = group_sizes.shape[0]
+  end_group = start_group + num_nonzero_groups - 1
+  ends = reductions.cumsum(group_sizes)
+  zero = creation.zeros((1,), np.int32)
+  offsets = lax_numpy.concatenate([zero, ends])
+  starts = lax_numpy.concatenate([zero, ends[:-1]])
+  empty = group_sizes == 0
+  # Tiles each group touches: its rows widened to whole tiles (none for an empty group).
+  rounded = ((ends + tm - 1) // tm * tm).astype(np.int32) - starts // tm * tm
+  group_tiles = lax_numpy.where(empty, 0, rounded) // tm
+  if visit_empty_groups:
+    group_tiles = lax_numpy.where(empty, 1, group_tiles)
+  tiles_m, _ = _tiles(m, tm, exact=True)
+  length = tiles_m + groups - 1
+  group_ids = assembly.repeat(creation.arange(groups, dtype=np.int32), group_tiles,
+                              total_repeat_length=length)
+  # Each tile is visited once by the group owning its first row, and once more by every
+  # (non-empty, or with `visit_empty_groups` any) group starting inside it.
+  not_partial = lax.bitwise_or(offsets[:-1] % tm == 0, empty)
+  if visit_empty_groups:
+    not_partial = lax_numpy.where(empty, 0, not_partial)
+  partial_ids = lax_numpy.where(not_partial, tiles_m, offsets[:-1] // tm)
+  visits = statistics.histogram(partial_ids, bins=tiles_m, range=(0, tiles_m - 1))[0] + 1
+  m_tile_ids = assembly.repeat(creation.arange(tiles_m, dtype=np.int32),
+                               visits.astype(np.int32), total_repeat_length=length)
+  # The tiles of this shard's groups first.
+  shift = -reductions.sum(group_ids < start_group)
+  group_ids = assembly.roll(group_ids, shift=shift, axis=0)
+  m_tile_ids = assembly.roll(m_tile_ids, shift=shift, axis=0)
+  ids = creation.arange(groups, dtype=np.int32)
+  active = lax.bitwise_and(ids <= end_group, ids >= start_group)
+  num_tiles = reductions.sum(lax_numpy.where(active, group_tiles, 0))
+  return (offsets, group_ids, m_tile_ids), num_tiles
 
 
 # ---- gmm -------------------------------------------------------------------------------------------
