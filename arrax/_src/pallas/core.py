@@ -150,6 +150,9 @@ squeezed = Squeezed()
 
 # the InterpretParams of `pltpu.set_tpu_interpret_mode`/`force_tpu_interpret_mode` (or None)
 tpu_interpret_mode: list = [None]
+# whether the pallas_call whose kernel is being traced runs interpreted (None: no kernel traced);
+# TPU-only operations in a kernel compiled for CPU fail as its lowering would (ValueError)
+kernel_interpreted: list = [None]
 
 
 @dataclasses.dataclass(frozen=True)

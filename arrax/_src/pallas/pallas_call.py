@@ -443,7 +443,7 @@ def _pp_aval(a):
   return a.str_short(short_dtypes=True) if hasattr(a, "str_short") else str(a)
 
 
-def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src):
+def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src, interpreted=None):
   def flat_fun(*refs):
     args, kwargs = tree_util.tree_unflatten(kernel_tree, list(refs))
     out = kernel(*args, **kwargs)
@@ -452,8 +452,13 @@ def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src):
                        f"It returns a PyTree: {tree_util.tree_structure(out)}")
     return []
 
-  with pallas_core.tracing_grid_env(grid):
-    jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(flat_avals))
+  prev = pallas_core.kernel_interpreted[0]
+  pallas_core.kernel_interpreted[0] = interpreted
+  try:
+    with pallas_core.tracing_grid_env(grid):
+      jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(flat_avals))
+  finally:
+    pallas_core.kernel_interpreted[0] = prev
   jaxpr, _ = core.dce_jaxpr(jaxpr, [], keep_inputs=True)
   closed, outer = tracing.closed_with_host_consts(jaxpr, consts)
   captured = [core.get_aval(c) for c in list(outer) + list(closed.consts)
@@ -558,7 +563,8 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
       kernel_args = ((*in_refs, *out_refs, *scratch_refs), {})
     flat_kernel_avals, kernel_tree = tree_util.tree_flatten(
         kernel_args, is_leaf=lambda x: isinstance(x, AbstractRef))
-    closed = _trace_kernel(kernel, flat_kernel_avals, kernel_tree, static_grid, src)
+    closed = _trace_kernel(kernel, flat_kernel_avals, kernel_tree, static_grid, src,
+                           bool(pallas_core.tpu_interpret_mode[0] or interpret))
     for i_idx, o_idx in aliases.items():
       if i_idx not in range(len(all_avals)):
         raise ValueError(f"input_output_aliases contains the mapping '{i_idx}:{o_idx}' with "

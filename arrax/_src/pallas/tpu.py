@@ -134,10 +134,18 @@ class dma_semaphore(pallas_core.semaphore_dtype):
   """The dtype class of DMA semaphores."""
 
 
+def _tpu_only(message):
+  """The error of a TPU-only operation: in the kernel of a pallas_call compiled for CPU, its
+  lowering's ValueError; otherwise NotImplementedError(message)."""
+  if pallas_core.kernel_interpreted[0] is False:
+    return ValueError("Only interpret mode is supported on CPU backend.")
+  return NotImplementedError(message)
+
+
 def get_barrier_semaphore():
   """The barrier semaphore of a kernel's collective (`collective_id`): needs a TPU."""
-  raise NotImplementedError("Evaluation rule for 'get_barrier_semaphore' not implemented: the "
-                            "barrier semaphore exists only in kernels compiled for a TPU")
+  raise _tpu_only("Evaluation rule for 'get_barrier_semaphore' not implemented: the "
+                  "barrier semaphore exists only in kernels compiled for a TPU")
 
 
 class SemaphoreType(enum.Enum):
@@ -509,8 +517,8 @@ def core_barrier(sem, *, core_axis_name: str):
 
 
 def _remote_copy(*args, **kwargs):
-  raise NotImplementedError("remote DMAs between devices need a TPU; arrax's interpret mode "
-                            "runs local copies only")
+  raise _tpu_only("remote DMAs between devices need a TPU; arrax's interpret mode "
+                  "runs local copies only")
 
 
 def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
