@@ -13,5 +13,8 @@ from arrax._src.jax_to_ir import (
     tf_wrap_with_input_names as tf_wrap_with_input_names,
 )
 
+__all__ = ["jax_to_hlo", "jax_to_ir", "jax_to_tf", "main", "parse_shape_str", "set_up_flags",
+           "tf_wrap_with_input_names"]
+
 if __name__ == "__main__":
   _run()
