@@ -446,6 +446,20 @@ def test_sparse_test_case():
   assert j.testsRun == 6 and not j.failures and not j.errors, j.failures + j.errors
 
 
+def test_sparse_test_case_is_parameterized():
+  from absl.testing import parameterized
+  assert issubclass(asu.SparseTestCase, parameterized.TestCase)
+
+  class Case(asu.SparseTestCase):
+    @parameterized.parameters((np.float32,), (np.int32,))
+    def test_dtype(self, dtype):
+      x = asu.rand_bcoo(self.rng())((2, 3), dtype)
+      self.assertSparseArraysEquivalent(x, x)
+      self.assertEqual(x.dtype, dtype)
+  r = _run_cases(Case)
+  assert r.testsRun == 2 and not r.errors and not r.failures, r.errors + r.failures
+
+
 def test_sparse_test_case_seeds_like_jax():
   # (the per-test NumPy generator is seeded as JAX's, from the test's name)
   seen = {}

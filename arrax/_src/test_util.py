@@ -1,11 +1,20 @@
 """Internal testing helpers (the part of `jax._src.test_util` public test utilities build on):
-NumPy random-value generators (`rand_default`, ...) and `JaxTestCase`, a unittest.TestCase with
-a per-test seeded NumPy RandomState and array comparisons with per-dtype tolerances."""
+NumPy random-value generators (`rand_default`, ...) and `JaxTestCase`, a test case with a
+per-test seeded NumPy RandomState and array comparisons with per-dtype tolerances.
+
+Like JAX's, `JaxTestCase` is an absl `parameterized.TestCase` (so `parameterized.parameters`
+and friends work on its methods) when absl-py is installed; arrax does not require absl, and
+without it the base is `unittest.TestCase`."""
 from __future__ import annotations
 
 import functools
 import unittest
 import zlib
+
+try:
+  from absl.testing import parameterized as _parameterized
+except ImportError:
+  _parameterized = None
 
 import numpy as np
 
@@ -68,7 +77,10 @@ def _is_sequence(x):
   return True
 
 
-class JaxTestCase(unittest.TestCase):
+_Base = unittest.TestCase if _parameterized is None else _parameterized.TestCase
+
+
+class JaxTestCase(_Base):
   """Base class of arrax's test helpers: `self.rng()` (a RandomState seeded from the test's
   name), JAX's test-mode configuration, and tolerant array/pytree comparisons."""
   _default_thread_local_config = {
