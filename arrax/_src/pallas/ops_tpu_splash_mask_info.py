@@ -6,7 +6,6 @@ fetch next (`data_next`: skipping empty blocks) and which deduplicated partial m
 (`mask_next`, indexing `partial_mask_blocks`) applies."""
 from __future__ import annotations
 
-import collections
 import functools
 import math
 from typing import Any, NamedTuple
