@@ -386,3 +386,19 @@ def test_kernel_errors_and_objects():
   jk = JAX[0].make_splash_mha_single_device(_mask(JAX[1], "causal"),
                                             block_sizes=_block_sizes(JAX[0]), interpret=True)
   assert len(leaves) == len(jax.tree.leaves(jk))
+
+
+def test_manual_sharding_spec():
+  def spec(lib, top):
+    pkg, mlib = lib[0], lib[1]
+    out = []
+    for mask in (_mask(mlib, "causal"), _mask(mlib, "numpy")):
+      kern = pkg.make_splash_mha(mask, block_sizes=_block_sizes(pkg), head_shards=2,
+                                 q_seq_shards=1, interpret=True)
+      mesh = top.sharding.Mesh(np.array(top.devices()[:1]).reshape(1, 1), ("h", "q"))
+      s = kern.manual_sharding_spec(
+          top.sharding.NamedSharding(mesh, top.sharding.PartitionSpec("h", "q")))
+      out.append([repr(s.fwd_mask_info), repr(s.dq_mask_info), repr(s.dkv_mask_info)])
+    return out
+
+  assert spec(JAX, jax) == spec(ARRAX, arrax)
