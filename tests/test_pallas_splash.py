@@ -402,3 +402,29 @@ def test_manual_sharding_spec():
     return out
 
   assert spec(JAX, jax) == spec(ARRAX, arrax)
+
+
+def test_splash_vmap_grad_compute_blocks_and_bf16():
+  # block_kv 256 computed in 128-wide steps (the fused kernel's dq scratch), under vmap
+  s = 512
+  qkv = [rand((2, 2, s, D), np.float32, seed=i) for i in (4, 5, 6)]
+
+  def run(lib, top, np_, what):
+    pkg, L = lib[0], lib[1]
+    m = L.MultiHeadMask([L.LocalMask((s, s), (200, 0), 0),
+                         L.NumpyMask(L.make_causal_mask((s, s)))])
+    bs = pkg.BlockSizes(block_q=128, block_kv=256, block_kv_compute=128, block_q_dkv=128,
+                        block_kv_dkv=256, block_kv_dkv_compute=128, use_fused_bwd_kernel=True)
+    kern = pkg.make_splash_mha_single_device(m, block_sizes=bs, interpret=True)
+    if what == "grad":
+      loss = lambda q, k, v: (top.vmap(kern)(q, k, v) ** 2).sum()  # noqa: E731
+      return top.grad(loss, argnums=(0, 1, 2))(*(np_.asarray(x) for x in qkv))
+    call = top.jit(lambda kern, q, k, v: kern(q, k, v))
+    return call(kern, *(np_.asarray(x[0]).astype(np_.bfloat16) for x in qkv))
+
+  for what in ("grad", "bf16"):
+    for x, y in zip(jax.tree.leaves(run(JAX, jax, jnp, what)),
+                    jax.tree.leaves(run(ARRAX, arrax, anp, what))):
+      assert x.dtype == y.dtype and x.shape == y.shape
+      np.testing.assert_allclose(np.asarray(y, np.float32), np.asarray(x, np.float32),
+                                 rtol=2e-5, atol=2e-5)
