@@ -289,7 +289,11 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.array_serialization.serialization",
           ".experimental.array_serialization.pytree_serialization",
           ".experimental.array_serialization.pytree_serialization_utils",
-          ".experimental.array_serialization.tensorstore_impl"]
+          ".experimental.array_serialization.tensorstore_impl",
+          ".experimental.pallas.ops.tpu.splash_attention",
+          ".experimental.pallas.ops.tpu.splash_attention.splash_attention_mask",
+          ".experimental.pallas.ops.tpu.splash_attention.splash_attention_mask_info",
+          ".experimental.pallas.ops.tpu.splash_attention.splash_attention_kernel"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs
