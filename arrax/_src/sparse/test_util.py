@@ -72,7 +72,7 @@ class SparseTestCase(tu.JaxTestCase):
   def _CheckAgainstDense(self, dense_op, sparse_op, args_maker, check_jit=True,
                          check_dtypes=True, tol=None, atol=None, rtol=None,
                          canonicalize_dtypes=True):
-    """Check an operation against a dense equivalent"""
+    """Asserts that `sparse_op` gives what `dense_op` gives on the densified arguments."""
     sparse_args = args_maker()
     expected = dense_op(*_densify(sparse_args))
     sparse_ans = sparse_op(*sparse_args)
@@ -179,7 +179,7 @@ def rand_bcsr(rng: np.random.RandomState, rand_method: Callable[..., Any] = tu.r
 
 
 def iter_subsets(s: Sequence) -> Iterable[tuple]:
-  """Return an iterator over all subsets of a sequence s"""
+  """Every subset of `s`, as tuples in order of size (the empty one first)."""
   return itertools.chain.from_iterable(itertools.combinations(s, n) for n in range(len(s) + 1))
 
 
