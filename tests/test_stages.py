@@ -26,6 +26,11 @@ CASES = {
       print("HloModule" in l.compiler_ir('hlo').as_hlo_text(), "HloModule" in l.as_text('hlo'))
       print(type(l.compiler_ir()).__name__, type(l.compiler_ir('stablehlo')).__name__)
     """,
+    # (the HLO instructions are named from the program's locations, as JAX names them)
+    "hlo_text": """
+      h = jax.jit(lambda x, y: jnp.sum(jnp.dot(x, y) + 1.0, axis=0))
+      print(h.lower(jnp.ones((2, 3)), jnp.ones((3, 4))).compiler_ir('hlo').as_hlo_text())
+    """,
     "cost_analysis": """
       ca = c.cost_analysis(); print(type(ca).__name__, "flops" in ca, ca["flops"])
       print(type(l.cost_analysis()).__name__, "flops" in l.cost_analysis())

@@ -48,8 +48,7 @@ def jax_to_ir(fn, input_shapes, *, constants=None, format):
     return bound(**dict(zip(names, args)))
 
   if format == "HLO":
-    # (converted with the debug locations, which name the HLO instructions as JAX names them)
-    hlo = jit(ordered_wrapper).lower(*args)._xla_computation(locations=True)
+    hlo = jit(ordered_wrapper).lower(*args).compiler_ir("hlo")
     return hlo.as_serialized_hlo_module_proto(), hlo.as_hlo_text()
   assert format == "TF"
   if _import_tf() is None:

@@ -659,7 +659,7 @@ class Lowered(_StageInfo):
     if dialect in (None, "stablehlo"):
       return self._module.module
     if dialect == "hlo":
-      return _HloText(self._xla_computation())
+      return _HloText(self._xla_computation(locations=True))
     raise ValueError(f"Unknown dialect {dialect}")
 
   def cost_analysis(self):
