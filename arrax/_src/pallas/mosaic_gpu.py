@@ -16,11 +16,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import ml_dtypes
 import numpy as np
 
 from arrax._src import dtypes, tree_util
 from arrax._src.core import AbstractRef, ShapedArray
-from arrax._src.lax import elementwise as lax, parallel
+from arrax._src.lax import broadcasting, elementwise as lax, parallel
 from arrax._src.lax.control_flow import loops
 from arrax._src.numpy import lax_numpy
 from arrax._src.pallas import core as pallas_core
@@ -28,6 +29,17 @@ from arrax._src.pallas import pallas_call as pallas_call_mod, primitives
 
 SMEM_ALIGNMENT = 1024
 TMEM_COL_ALIGNMENT = 4
+
+
+def _bits(dtype) -> int:
+  """The width of `dtype` in bits (sub-byte types included)."""
+  dt = np.dtype(dtype)
+  for info in (ml_dtypes.iinfo, ml_dtypes.finfo):
+    try:
+      return info(dt).bits
+    except ValueError:
+      pass
+  return dt.itemsize * 8
 
 
 def _needs_gpu(what: str, cls=NotImplementedError):
@@ -202,7 +214,7 @@ class SwizzleTransform(Transform):
       return AbstractRef(self.transform_type(x.inner_aval), x.memory_space)
     if not isinstance(x, ShapedArray):
       raise NotImplementedError(f"Unsupported type: {x}")
-    elems = self.swizzle * 8 // dtypes.itemsize_bits(x.dtype)
+    elems = self.swizzle * 8 // _bits(x.dtype)
     if elems != x.shape[-1]:
       raise ValueError(f"Swizzle {self.swizzle} requires the trailing dimension to be of size "
                        f"{elems}, but got shape: {x.shape}")
@@ -235,7 +247,7 @@ class MemorySpace(enum.Enum):
       if collective is None:
         collective = False
       if layout is None:
-        if packed is None and dtypes.itemsize_bits(np.dtype(dtype)) != 32:
+        if packed is None and _bits(np.dtype(dtype)) != 32:
           raise ValueError("dtypes narrower than 32-bit require either the packed argument "
                            "or an explicit TMEM layout")
       elif packed is not None:
@@ -276,7 +288,7 @@ def _ref_group_size(refs) -> int:
     dt = np.dtype(ref.dtype)
     if not (np.issubdtype(dt, np.integer) or np.issubdtype(dt, np.floating)):
       raise NotImplementedError(f"Unsupported dtype: {ref.dtype}")
-    bits = math.prod(ref.shape) * dtypes.itemsize_bits(dt)
+    bits = math.prod(ref.shape) * _bits(dt)
     if bits % 8:
       raise ValueError(f"Only byte-aligned shapes are supported. Got shape: "
                        f"{ref.dtype}{ref.shape}")
@@ -582,7 +594,7 @@ def nd_loop(grid, *, collective_axes, tiling=None, init_carry=None):
   """Decorator: a loop over the points of `grid`, shared round-robin among the devices of
   `collective_axes` (optionally in tiles of `tiling`); the body takes an NDLoopInfo (and,
   with `init_carry`, `carry=` returning the next carry)."""
-  axis_index = parallel.axis_index(collective_axes)
+  axis_index = lax_numpy.asarray(parallel.axis_index(collective_axes), np.int32)
   axis_size = parallel.axis_size(collective_axes)
   grid = tuple(grid)
   if tiling:
@@ -660,7 +672,7 @@ def planar_snake(lin_idx, shape, minor_dim: int, tile_width: int):
 def format_tcgen05_sparse_metadata(meta, operand_dtype):
   """Rearrange (M, K // 4, 2) uint2 sparse metadata into the tiled (M // 128, K // 64, 128,
   64) order tcgen05's sparse MMA reads (for 8- or 16-bit operands)."""
-  if np.dtype(meta.dtype) != np.dtype(dtypes.uint2):
+  if np.dtype(meta.dtype) != np.dtype(ml_dtypes.uint2):
     raise ValueError(f"Expected metadata dtype to be uint2, got: {meta.dtype}")
   if meta.ndim != 3:
     raise ValueError("Expected metadata to be 3-dimensional (M, K // 4, 2), but it is "
@@ -670,7 +682,7 @@ def format_tcgen05_sparse_metadata(meta, operand_dtype):
     raise ValueError(f"Expected the trailing dimension of the metadata to be 2, got: "
                      f"{meta.shape[-1]}")
   k *= 2
-  bits = dtypes.itemsize_bits(np.dtype(operand_dtype))
+  bits = _bits(np.dtype(operand_dtype))
   if bits == 8:
     tiled = lax_numpy.transpose(meta.reshape(m // 128, 128, k // 64, 64), (0, 2, 1, 3))
   elif bits == 16:
@@ -771,8 +783,7 @@ def wait_smem_to_gmem(n: int, wait_read_only: bool = False) -> None:
 
 def broadcasted_iota(dtype, shape, dimension: int, *, layout=None):
   """`lax.broadcasted_iota` in a register `layout` (a layout needs the GPU)."""
-  from arrax._src.lax import creation
-  out = creation.broadcasted_iota(dtype, tuple(shape), dimension)
+  out = broadcasting.broadcasted_iota(dtype, tuple(shape), dimension)
   if layout is not None:
     return layout_cast(out, layout)
   return out
