@@ -137,14 +137,14 @@ def run_state(f):
 def kernel(body=None, out_type=(), *, mesh, scratch_types=(), compiler_params=None,
            interpret=False, cost_estimate=None, debug=False, name=None, metadata=None):
   """A function of arrays running `body(*input_refs, *output_refs, *scratch_refs)` on a core
-  mesh and returning the outputs (of `out_type`). arrax runs TensorCore meshes in interpret
-  mode, the body seeing whole arrays; other meshes need a TPU/GPU."""
+  mesh and returning the outputs (of `out_type`). arrax runs TensorCore and Mosaic GPU meshes in
+  interpret mode, the body traced once and seeing whole arrays; other meshes need a TPU/GPU."""
   if body is None:
     return functools.partial(kernel, out_type=out_type, mesh=mesh, scratch_types=scratch_types,
                              compiler_params=compiler_params, interpret=interpret,
                              cost_estimate=cost_estimate, debug=debug, name=name,
                              metadata=metadata)
-  if str(getattr(mesh, "core_type", "")) != "tc":
+  if str(getattr(mesh, "core_type", "")) not in ("tc", "gpu"):
     raise NotImplementedError("pl.kernel needs a TPU/GPU core mesh; arrax runs only "
                               "TensorCore meshes (pltpu.create_tensorcore_mesh), in interpret "
                               "mode")
