@@ -201,14 +201,11 @@ def layer_norm(x, weight, bias, num_warps: int | None = None, num_stages: int | 
 layer_norm.defvjp(layer_norm_forward, layer_norm_backward)
 
 
-def _layer_norm_rows(x, weight, bias, *, eps):
+@functools.partial(jit.jit, static_argnames=["eps"])
+@functools.partial(batching.vmap, in_axes=(0, None, None))
+def layer_norm_reference(x, weight, bias, *, eps: float = 1e-5):
+  """Layer norm in plain arrax operations (x [a, b, n]; variance as E[x^2] - E[x]^2).
+  Mapped over the leading axis, `eps` included: only the default works, as in JAX."""
   mean = reductions.mean(x, axis=1)
   var = ufuncs.maximum(0., reductions.mean(ufuncs.square(x), axis=1) - ufuncs.square(mean))
   return (x - mean[:, None]) * lax.rsqrt(var + eps)[:, None] * weight[None] + bias[None]
-
-
-@functools.partial(jit.jit, static_argnames=["eps"])
-def layer_norm_reference(x, weight, bias, *, eps: float = 1e-5):
-  """Layer norm in plain arrax operations (x [a, b, n]; variance as E[x^2] - E[x]^2)."""
-  return batching.vmap(functools.partial(_layer_norm_rows, eps=eps),
-                       in_axes=(0, None, None))(x, weight, bias)

@@ -145,13 +145,10 @@ def rms_norm(x, weight, bias, num_warps: int | None = None, num_stages: int | No
 rms_norm.defvjp(rms_norm_forward, rms_norm_backward)
 
 
-def _rms_norm_rows(x, weight, bias, *, eps):
+@functools.partial(jit.jit, static_argnames=["eps"])
+@functools.partial(batching.vmap, in_axes=(0, None, None))
+def rms_norm_reference(x, weight, bias, *, eps: float = 1e-5):
+  """RMS norm in plain arrax operations (x [a, b, n]). Mapped over the leading axis, `eps`
+  included: only the default works, as in JAX."""
   rstd = lax.rsqrt(reductions.mean(ufuncs.square(x), axis=1) + eps)
   return x * rstd[:, None] * weight[None] + bias[None]
-
-
-@functools.partial(jit.jit, static_argnames=["eps"])
-def rms_norm_reference(x, weight, bias, *, eps: float = 1e-5):
-  """RMS norm in plain arrax operations (x [a, b, n])."""
-  return batching.vmap(functools.partial(_rms_norm_rows, eps=eps),
-                       in_axes=(0, None, None))(x, weight, bias)
