@@ -85,6 +85,7 @@ def _norm_reference(top, kind, x, w, b, **kw):
 def _norm_cases(kind):
   x = rand((2, 3, 20), np.float32, seed=3)
   w, b = rand((20,), np.float32, seed=4), rand((20,), np.float32, seed=5)
+  xl, wl = rand((1, 1, 4100), np.float32, seed=9), rand((4100,), np.float32, seed=19)
   return [
       (f"{kind}", lambda: ok(_norm, kind, x, w, b, tol=TOL)),
       (f"{kind}_eps", lambda: ok(_norm, kind, x, w, b, eps=0.5, tol=TOL)),
@@ -95,6 +96,10 @@ def _norm_cases(kind):
       (f"{kind}_grad", lambda: ok(_norm_grad, kind, x, w, b, "triton", tol=1e-4)),
       (f"{kind}_grad_xla", lambda: ok(_norm_grad, kind, x, w, b, "xla", tol=1e-4)),
       (f"{kind}_rank2", lambda: raises(_norm, kind, x[0], w, b)),
+      (f"{kind}_bf16_grad", lambda: ok(_norm_grad, kind, *(a.astype(jax.numpy.bfloat16)
+                                                           for a in (x, w, b)), "triton",
+                                       tol=2e-2)),
+      (f"{kind}_two_blocks", lambda: ok(_norm, kind, xl, wl, wl[::-1].copy(), tol=TOL)),
   ]
 
 
@@ -158,6 +163,8 @@ def test_attention_forward():
       ("plain", lambda: ok(_mha, q, k, v, None, sm_scale=0.5, tol=TOL)),
       ("causal_segments", lambda: ok(_mha, q, k, v, SEG, causal=True, tol=TOL)),
       ("residuals", lambda: ok(_mha, q, k, v, SEG, return_residuals=True, tol=TOL)),
+      ("bf16", lambda: ok(_mha, *(a.astype(jax.numpy.bfloat16) for a in (q, k, v)), None,
+                          causal=True, tol=2e-2)),
       ("reference", lambda: ok(_mha_reference, q, k, v, SEG, causal=True, sm_scale=0.5,
                                tol=TOL)),
       ("segment_mask", lambda: ok(_segment_mask, SEG, SEG, exact=True)),

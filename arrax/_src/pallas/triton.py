@@ -80,9 +80,11 @@ def _padded_window(view):
       starts.append(start)
       sizes.append(size)
     else:
-      i = next(dyn) if e[1] is None else e[1]
-      if core.get_aval(i).shape if e[1] is None else False:
-        return None   # (an array index: a gather, whose out-of-bounds indices are clamped)
+      i = e[1]
+      if i is None:
+        i = next(dyn)
+        if core.get_aval(i).shape:
+          return None   # (an array index: a gather, its out-of-bounds indices are clamped)
       starts.append(i)
       sizes.append(1)
       scalar_dims.append(k)
