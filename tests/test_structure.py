@@ -294,7 +294,12 @@ PUBLIC = ["", ".numpy", ".numpy.linalg", ".lax", ".lax.linalg", ".random", ".nn"
           ".experimental.pallas.ops.tpu.splash_attention",
           ".experimental.pallas.ops.tpu.splash_attention.splash_attention_mask",
           ".experimental.pallas.ops.tpu.splash_attention.splash_attention_mask_info",
-          ".experimental.pallas.ops.tpu.splash_attention.splash_attention_kernel"]
+          ".experimental.pallas.ops.tpu.splash_attention.splash_attention_kernel",
+          ".experimental.pallas.ops.gpu", ".experimental.pallas.ops.gpu.softmax",
+          ".experimental.pallas.ops.gpu.layer_norm", ".experimental.pallas.ops.gpu.rms_norm",
+          ".experimental.pallas.ops.gpu.attention",
+          ".experimental.pallas.ops.gpu.decode_attention",
+          ".experimental.pallas.ops.gpu.paged_attention"]
 # Names arrax offers beyond JAX 0.10.2's module, on purpose.
 EXTRAS = {
     ".numpy": {"fix"},   # removed in JAX 0.10; kept as an alias of trunc for older programs

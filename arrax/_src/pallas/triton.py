@@ -12,7 +12,10 @@ import enum
 import numpy as np
 
 from arrax._src import batching, core, dtypes
+from arrax._src.lax import broadcasting, elementwise as lax, shape_ops
 from arrax._src.numpy import creation, lax_numpy, ufuncs, util
+from arrax._src.pallas import primitives
+from arrax._src.state import primitives as state
 
 @dataclasses.dataclass(frozen=True)
 class CompilerParams:
@@ -42,11 +45,56 @@ def load(ref, *, mask=None, other=None, cache_modifier: str | None = None,
          eviction_policy: str | None = None, volatile: bool = False):
   """`ref[...]`, except that where `mask` is False the result is `other` (when given;
   otherwise whatever the ref holds there)."""
-  out = ref[...]
+  window = _padded_window(ref)
+  if window is not None:
+    padded, starts, sizes, scalar_dims = window
+    out = broadcasting.squeeze(shape_ops.dynamic_slice(padded, starts, sizes), scalar_dims)
+  else:
+    out = ref[...]
   mask = _check_mask(mask, out.shape)
   if mask is not None and other is not None:
     out = lax_numpy.where(mask, out, other)
   return out
+
+
+def _padded_window(view):
+  """For a view made of slices and scalar indices only, some slice possibly running past the
+  ref's end (a traced start, or a static one overrunning): (the whole ref padded at the end
+  of every dimension by its slice size, starts, sizes, the scalar-indexed dims), so that
+  the overrun reads padding (and writes to it are dropped) instead of XLA shifting the
+  start back, as JAX's interpret mode does. Else None."""
+  if not isinstance(view, state.RefView) or view.tree is None:
+    return None
+  shape = tuple(state._ref_aval(view.ref).shape)
+  dyn = iter(view.dyn)
+  starts, sizes, scalar_dims, overrun = [], [], [], False
+  for k, (e, d) in enumerate(zip(view.tree, shape)):
+    if e[0] == "s":
+      _, start, size, stride = e
+      if stride != 1:
+        raise NotImplementedError("Unimplemented stride support.")
+      if start is None:
+        start, overrun = next(dyn), True
+      elif start + size > d:
+        overrun = True
+      starts.append(start)
+      sizes.append(size)
+    else:
+      i = e[1]
+      if i is None:
+        i = next(dyn)
+        if core.get_aval(i).shape:
+          return None   # (an array index: a gather, its out-of-bounds indices are clamped)
+      starts.append(i)
+      sizes.append(1)
+      scalar_dims.append(k)
+  if not overrun:
+    return None
+  whole = view.ref[...]
+  fill = primitives.uninitialized_value((), whole.dtype)
+  padded = shape_ops.pad(whole, fill, [(0, n, 0) for n in sizes])
+  starts = [lax.convert_element_type(creation.asarray(s), np.int32) for s in starts]
+  return padded, starts, tuple(sizes), tuple(scalar_dims)
 
 
 def _check_value(ref, val):
@@ -66,6 +114,17 @@ def store(ref, val, *, mask=None, eviction_policy: str | None = None) -> None:
   """`ref[...] = val` where `mask` is True (elsewhere the ref keeps its values); `val` must
   have the ref's shape and dtype."""
   val = _check_value(ref, val)
+  window = _padded_window(ref)
+  if window is not None:
+    padded, starts, sizes, scalar_dims = window
+    if mask is not None:
+      old = broadcasting.squeeze(shape_ops.dynamic_slice(padded, starts, sizes), scalar_dims)
+      val = lax_numpy.where(mask, val, old)
+    val = broadcasting.expand_dims(val, scalar_dims)
+    padded = shape_ops.dynamic_update_slice(padded, val, starts)
+    shape = tuple(state._ref_aval(ref.ref).shape)
+    ref.ref[...] = shape_ops.slice(padded, (0,) * len(shape), shape)
+    return
   if mask is not None:
     val = lax_numpy.where(mask, val, ref[...])
   ref[...] = val
