@@ -396,11 +396,12 @@ def ragged_paged_attention_kernel(
 
 def _bits(dtype):
   dt = np.dtype(dtype)
-  if dt.kind in "iu":
+  if dt.itemsize > 1 or dt == np.bool_:
+    return dt.itemsize * 8
+  try:
     return ml_dtypes.iinfo(dt).bits
-  if dt.kind == "V" or (dt.kind == "f" and dt.itemsize == 1):
+  except ValueError:
     return ml_dtypes.finfo(dt).bits
-  return dt.itemsize * 8
 
 
 def get_dtype_packing(dtype):

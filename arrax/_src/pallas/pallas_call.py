@@ -578,7 +578,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
       out_flat = pallas_call_p.bind(
           *dyn_bounds, *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src),
           grid_mapping=gm, mesh=None, debug=debug,
-          interpret=pallas_core.tpu_interpret_mode[0] or interpret,
+          interpret=pallas_core.tpu_interpret_mode.value or interpret,
           input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
           cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
           metadata=None if metadata is None else tuple(sorted(metadata.items())))

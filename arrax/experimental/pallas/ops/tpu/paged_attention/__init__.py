@@ -3,4 +3,5 @@
 from arrax.experimental.pallas.ops.tpu.paged_attention import (  # noqa: F401
     paged_attention_kernel as paged_attention_kernel, quantization_utils as quantization_utils,
     util as util)
-from arrax._src.pallas.ops_tpu_paged_attention import paged_attention as paged_attention  # noqa: E402
+from arrax._src.pallas.ops_tpu_paged_attention import (  # noqa: E402
+    paged_attention as paged_attention)
