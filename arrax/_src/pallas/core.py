@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from arrax._src import config_flags, core, dtypes, jit, tracing, tree_util
+from arrax._src import config, config_flags, core, dtypes, jit, tracing, tree_util
 from arrax._src.api import ShapeDtypeStruct
 from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.export import _export
@@ -148,8 +148,9 @@ class Squeezed:
 
 squeezed = Squeezed()
 
-# the InterpretParams of `pltpu.set_tpu_interpret_mode`/`force_tpu_interpret_mode` (or None)
-tpu_interpret_mode: list = [None]
+# the InterpretParams of `pltpu.set_tpu_interpret_mode`/`force_tpu_interpret_mode` (or None);
+# part of jit's cache key, as JAX's config state is
+tpu_interpret_mode = config.make_user_context(None)
 # whether the pallas_call whose kernel is being traced runs interpreted (None: no kernel traced);
 # TPU-only operations in a kernel compiled for CPU fail as its lowering would (ValueError)
 kernel_interpreted: list = [None]

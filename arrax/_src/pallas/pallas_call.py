@@ -564,7 +564,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     flat_kernel_avals, kernel_tree = tree_util.tree_flatten(
         kernel_args, is_leaf=lambda x: isinstance(x, AbstractRef))
     closed = _trace_kernel(kernel, flat_kernel_avals, kernel_tree, static_grid, src,
-                           bool(pallas_core.tpu_interpret_mode[0] or interpret))
+                           bool(pallas_core.tpu_interpret_mode.value or interpret))
     for i_idx, o_idx in aliases.items():
       if i_idx not in range(len(all_avals)):
         raise ValueError(f"input_output_aliases contains the mapping '{i_idx}:{o_idx}' with "
@@ -584,7 +584,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
       out_flat = pallas_call_p.bind(
           *dyn_bounds, *flat_scalars, *flat_args, jaxpr=KernelJaxpr(closed, src),
           grid_mapping=gm, mesh=None, debug=debug,
-          interpret=pallas_core.tpu_interpret_mode[0] or interpret,
+          interpret=pallas_core.tpu_interpret_mode.value or interpret,
           input_output_aliases=tuple(aliases.items()), compiler_params=compiler_params,
           cost_estimate=cost_estimate, out_avals=tuple(flat_out_avals), name=name,
           metadata=None if metadata is None else tuple(sorted(metadata.items())))

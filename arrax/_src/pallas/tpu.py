@@ -441,18 +441,14 @@ class InterpretParams:
 
 def set_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
   """Run every later pallas_call in TPU interpret mode with `params` (None: stop)."""
-  pallas_core.tpu_interpret_mode[0] = params
+  pallas_core.tpu_interpret_mode.set_global(params)
 
 
 @contextlib.contextmanager
 def force_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
   """A context manager under which pallas_calls traced run with `interpret=params`."""
-  prev = pallas_core.tpu_interpret_mode[0]
-  pallas_core.tpu_interpret_mode[0] = params
-  try:
+  with pallas_core.tpu_interpret_mode(params):
     yield
-  finally:
-    pallas_core.tpu_interpret_mode[0] = prev
 
 
 def reset_tpu_interpret_mode_state():
