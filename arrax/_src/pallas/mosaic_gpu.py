@@ -24,22 +24,11 @@ from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.lax import broadcasting, elementwise as lax, parallel
 from arrax._src.lax.control_flow import loops
 from arrax._src.numpy import lax_numpy
-from arrax._src.pallas import core as pallas_core
+from arrax._src.pallas import core as pallas_core, helpers
 from arrax._src.pallas import pallas_call as pallas_call_mod, primitives
 
 SMEM_ALIGNMENT = 1024
 TMEM_COL_ALIGNMENT = 4
-
-
-def _bits(dtype) -> int:
-  """The width of `dtype` in bits (sub-byte types included)."""
-  dt = np.dtype(dtype)
-  for info in (ml_dtypes.iinfo, ml_dtypes.finfo):
-    try:
-      return info(dt).bits
-    except ValueError:
-      pass
-  return dt.itemsize * 8
 
 
 def _needs_gpu(what: str, cls=NotImplementedError):
@@ -214,7 +203,7 @@ class SwizzleTransform(Transform):
       return AbstractRef(self.transform_type(x.inner_aval), x.memory_space)
     if not isinstance(x, ShapedArray):
       raise NotImplementedError(f"Unsupported type: {x}")
-    elems = self.swizzle * 8 // _bits(x.dtype)
+    elems = self.swizzle * 8 // helpers.dtype_bits(x.dtype)
     if elems != x.shape[-1]:
       raise ValueError(f"Swizzle {self.swizzle} requires the trailing dimension to be of size "
                        f"{elems}, but got shape: {x.shape}")
@@ -247,7 +236,7 @@ class MemorySpace(enum.Enum):
       if collective is None:
         collective = False
       if layout is None:
-        if packed is None and _bits(np.dtype(dtype)) != 32:
+        if packed is None and helpers.dtype_bits(np.dtype(dtype)) != 32:
           raise ValueError("dtypes narrower than 32-bit require either the packed argument "
                            "or an explicit TMEM layout")
       elif packed is not None:
@@ -288,7 +277,7 @@ def _ref_group_size(refs) -> int:
     dt = np.dtype(ref.dtype)
     if not (np.issubdtype(dt, np.integer) or np.issubdtype(dt, np.floating)):
       raise NotImplementedError(f"Unsupported dtype: {ref.dtype}")
-    bits = math.prod(ref.shape) * _bits(dt)
+    bits = math.prod(ref.shape) * helpers.dtype_bits(dt)
     if bits % 8:
       raise ValueError(f"Only byte-aligned shapes are supported. Got shape: "
                        f"{ref.dtype}{ref.shape}")
@@ -682,7 +671,7 @@ def format_tcgen05_sparse_metadata(meta, operand_dtype):
     raise ValueError(f"Expected the trailing dimension of the metadata to be 2, got: "
                      f"{meta.shape[-1]}")
   k *= 2
-  bits = _bits(np.dtype(operand_dtype))
+  bits = helpers.dtype_bits(np.dtype(operand_dtype))
   if bits == 8:
     tiled = lax_numpy.transpose(meta.reshape(m // 128, 128, k // 64, 64), (0, 2, 1, 3))
   elif bits == 16:

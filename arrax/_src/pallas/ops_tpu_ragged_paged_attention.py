@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 
 from arrax._src import backend, jit
@@ -376,7 +375,7 @@ def ragged_paged_attention_kernel(
         if v_scale is not None:
           v = (v.astype(_F32) * v_scale).astype(q_ref.dtype)
         qh = q_ref[:, h * group:(h + 1) * group, :]
-        if qh.shape[-2] % (32 // _bits(qh.dtype)):
+        if qh.shape[-2] % get_dtype_packing(qh.dtype):
           qh = qh.astype(_F32)
         attend(qh.reshape(-1, head_dim), k, v, l_ref.at[h], m_ref.at[h],
                acc_ref.at[:, h * group:(h + 1) * group, :], kv_blk)
@@ -394,19 +393,9 @@ def ragged_paged_attention_kernel(
   o_ref[...] = acc_ref[...].astype(q_ref.dtype)
 
 
-def _bits(dtype):
-  dt = np.dtype(dtype)
-  if dt.itemsize > 1 or dt == np.bool_:
-    return dt.itemsize * 8
-  try:
-    return ml_dtypes.iinfo(dt).bits
-  except ValueError:
-    return ml_dtypes.finfo(dt).bits
-
-
 def get_dtype_packing(dtype):
   """How many values of `dtype` one 32-bit word holds."""
-  return 32 // _bits(dtype)
+  return 32 // helpers.dtype_bits(dtype)
 
 
 def get_min_heads_per_blk(num_q_heads, num_combined_kv_heads, q_dtype, kv_dtype):
