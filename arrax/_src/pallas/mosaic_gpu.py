@@ -322,6 +322,14 @@ class SemaphoreType(enum.Enum):
     return self(()).get_ref_aval()
 
 
+def _check_barrier(self):
+  """Check a barrier's arrival count and make its `num_barriers` a shape."""
+  if self.num_arrivals < 1:
+    raise ValueError(f"Num arrivals must be at least 1, but got {self.num_arrivals}")
+  n = self.num_barriers
+  object.__setattr__(self, "num_barriers", (n,) if isinstance(n, int) else tuple(n))
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Barrier:
   """An SMEM mbarrier (or an array of `num_barriers` of them) as a scratch shape."""
@@ -329,11 +337,7 @@ class Barrier:
   num_barriers: Any = 1
   orders_tensor_core: bool = False
 
-  def __post_init__(self):
-    if self.num_arrivals < 1:
-      raise ValueError(f"Num arrivals must be at least 1, but got {self.num_arrivals}")
-    n = self.num_barriers
-    object.__setattr__(self, "num_barriers", (n,) if isinstance(n, int) else tuple(n))
+  __post_init__ = _check_barrier
 
   def get_array_aval(self):
     raise ValueError("Barriers are not arrays")
@@ -351,11 +355,7 @@ class ClusterBarrier:
   orders_tensor_core: bool = False
   leader_tracked: bool = False
 
-  def __post_init__(self):
-    if self.num_arrivals < 1:
-      raise ValueError(f"Num arrivals must be at least 1, but got {self.num_arrivals}")
-    n = self.num_barriers
-    object.__setattr__(self, "num_barriers", (n,) if isinstance(n, int) else tuple(n))
+  __post_init__ = _check_barrier
 
   def get_array_aval(self):
     raise ValueError("Cluster barriers are not arrays")
@@ -579,6 +579,16 @@ class NDLoopInfo:
   num_local_steps: Any
 
 
+def _unravel(step, grid):
+  """The row-major index into `grid` of the linear index `step`."""
+  index = []
+  for dim in reversed(grid):
+    dim = lax.convert_element_type(dim, step.dtype)
+    index.append(lax.rem(step, dim))
+    step = lax.div(step, dim)
+  return index[::-1]
+
+
 def nd_loop(grid, *, collective_axes, tiling=None, init_carry=None):
   """Decorator: a loop over the points of `grid`, shared round-robin among the devices of
   `collective_axes` (optionally in tiles of `tiling`); the body takes an NDLoopInfo (and,
@@ -602,13 +612,7 @@ def nd_loop(grid, *, collective_axes, tiling=None, init_carry=None):
 
   def decorator(body):
     def step_fn(local, carry):
-      step = local * size + axis_index
-      index = []
-      for dim in reversed(grid):
-        dim = lax.convert_element_type(dim, step.dtype)
-        index.append(lax.rem(step, dim))
-        step = lax.div(step, dim)
-      index.reverse()
+      index = _unravel(local * size + axis_index, grid)
       if tiling:
         n = len(tiling)
         index = [s + t * w for t, s, w in zip(index[:n], index[n:], tiling)]
@@ -713,11 +717,7 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), max_concurrent_steps
       raise _needs_gpu("plgpu.emit_pipeline's TMA copies (copy_gmem_to_smem)")
 
     def step_fn(step, carry):
-      idx = []
-      for dim in reversed(grid):
-        idx.append(lax.rem(step, np.int32(dim)))
-        step = lax.div(step, np.int32(dim))
-      idx = tuple(reversed(idx))
+      idx = tuple(_unravel(step, grid))
       if init_carry is None:
         body(idx)
         return None
@@ -740,14 +740,9 @@ def emit_pipeline_warp_specialized(body, *, grid, memory_registers: int, in_spec
 
 
 # ---- GPU-only operations ----------------------------------------------------------------------
-def _gpu_op(name, cls=NotImplementedError):
+def _def(name, signature_doc, cls=NotImplementedError):
   def op(*args, **kwargs):
     raise _needs_gpu(f"plgpu.{name}", cls)
-  return op
-
-
-def _def(name, signature_doc, cls=NotImplementedError):
-  op = _gpu_op(name, cls)
   op.__name__ = op.__qualname__ = name
   op.__doc__ = f"{signature_doc} (needs an NVIDIA GPU with Mosaic GPU)."
   return op
