@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import math
 
+import ml_dtypes
 import numpy as np
 
 from arrax._src import core, dtypes, environment, tracing, tree_util
@@ -81,6 +82,17 @@ def next_power_of_2(x: int) -> int:
   if x < 0:
     raise ValueError("`next_power_of_2` requires a non-negative integer.")
   return 1 if x == 0 else 2 ** (x - 1).bit_length()
+
+
+def dtype_bits(dtype) -> int:
+  """The width of `dtype` in bits (sub-byte types included)."""
+  dt = np.dtype(dtype)
+  if dt.itemsize > 1 or dt == np.bool_:
+    return dt.itemsize * 8
+  try:
+    return ml_dtypes.iinfo(dt).bits
+  except ValueError:
+    return ml_dtypes.finfo(dt).bits
 
 
 def loop(lower, upper, *, init_carry=None, step=1, unroll=None):

@@ -24,22 +24,11 @@ from arrax._src.core import AbstractRef, ShapedArray
 from arrax._src.lax import broadcasting, elementwise as lax, parallel
 from arrax._src.lax.control_flow import loops
 from arrax._src.numpy import lax_numpy
-from arrax._src.pallas import core as pallas_core
+from arrax._src.pallas import core as pallas_core, helpers
 from arrax._src.pallas import pallas_call as pallas_call_mod, primitives
 
 SMEM_ALIGNMENT = 1024
 TMEM_COL_ALIGNMENT = 4
-
-
-def _bits(dtype) -> int:
-  """The width of `dtype` in bits (sub-byte types included)."""
-  dt = np.dtype(dtype)
-  for info in (ml_dtypes.iinfo, ml_dtypes.finfo):
-    try:
-      return info(dt).bits
-    except ValueError:
-      pass
-  return dt.itemsize * 8
 
 
 def _needs_gpu(what: str, cls=NotImplementedError):
@@ -214,7 +203,7 @@ class SwizzleTransform(Transform):
       return AbstractRef(self.transform_type(x.inner_aval), x.memory_space)
     if not isinstance(x, ShapedArray):
       raise NotImplementedError(f"Unsupported type: {x}")
-    elems = self.swizzle * 8 // _bits(x.dtype)
+    elems = self.swizzle * 8 // helpers.dtype_bits(x.dtype)
     if elems != x.shape[-1]:
       raise ValueError(f"Swizzle {self.swizzle} requires the trailing dimension to be of size "
                        f"{elems}, but got shape: {x.shape}")
@@ -247,7 +236,7 @@ class MemorySpace(enum.Enum):
       if collective is None:
         collective = False
       if layout is None:
-        if packed is None and _bits(np.dtype(dtype)) != 32:
+        if packed is None and helpers.dtype_bits(np.dtype(dtype)) != 32:
           raise ValueError("dtypes narrower than 32-bit require either the packed argument "
                            "or an explicit TMEM layout")
       elif packed is not None:
@@ -288,7 +277,7 @@ def _ref_group_size(refs) -> int:
     dt = np.dtype(ref.dtype)
     if not (np.issubdtype(dt, np.integer) or np.issubdtype(dt, np.floating)):
       raise NotImplementedError(f"Unsupported dtype: {ref.dtype}")
-    bits = math.prod(ref.shape) * _bits(dt)
+    bits = math.prod(ref.shape) * helpers.dtype_bits(dt)
     if bits % 8:
       raise ValueError(f"Only byte-aligned shapes are supported. Got shape: "
                        f"{ref.dtype}{ref.shape}")
@@ -333,6 +322,14 @@ class SemaphoreType(enum.Enum):
     return self(()).get_ref_aval()
 
 
+def _check_barrier(self):
+  """Check a barrier's arrival count and make its `num_barriers` a shape."""
+  if self.num_arrivals < 1:
+    raise ValueError(f"Num arrivals must be at least 1, but got {self.num_arrivals}")
+  n = self.num_barriers
+  object.__setattr__(self, "num_barriers", (n,) if isinstance(n, int) else tuple(n))
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Barrier:
   """An SMEM mbarrier (or an array of `num_barriers` of them) as a scratch shape."""
@@ -340,11 +337,7 @@ class Barrier:
   num_barriers: Any = 1
   orders_tensor_core: bool = False
 
-  def __post_init__(self):
-    if self.num_arrivals < 1:
-      raise ValueError(f"Num arrivals must be at least 1, but got {self.num_arrivals}")
-    n = self.num_barriers
-    object.__setattr__(self, "num_barriers", (n,) if isinstance(n, int) else tuple(n))
+  __post_init__ = _check_barrier
 
   def get_array_aval(self):
     raise ValueError("Barriers are not arrays")
@@ -362,11 +355,7 @@ class ClusterBarrier:
   orders_tensor_core: bool = False
   leader_tracked: bool = False
 
-  def __post_init__(self):
-    if self.num_arrivals < 1:
-      raise ValueError(f"Num arrivals must be at least 1, but got {self.num_arrivals}")
-    n = self.num_barriers
-    object.__setattr__(self, "num_barriers", (n,) if isinstance(n, int) else tuple(n))
+  __post_init__ = _check_barrier
 
   def get_array_aval(self):
     raise ValueError("Cluster barriers are not arrays")
@@ -590,6 +579,16 @@ class NDLoopInfo:
   num_local_steps: Any
 
 
+def _unravel(step, grid):
+  """The row-major index into `grid` of the linear index `step`."""
+  index = []
+  for dim in reversed(grid):
+    dim = lax.convert_element_type(dim, step.dtype)
+    index.append(lax.rem(step, dim))
+    step = lax.div(step, dim)
+  return index[::-1]
+
+
 def nd_loop(grid, *, collective_axes, tiling=None, init_carry=None):
   """Decorator: a loop over the points of `grid`, shared round-robin among the devices of
   `collective_axes` (optionally in tiles of `tiling`); the body takes an NDLoopInfo (and,
@@ -613,13 +612,7 @@ def nd_loop(grid, *, collective_axes, tiling=None, init_carry=None):
 
   def decorator(body):
     def step_fn(local, carry):
-      step = local * size + axis_index
-      index = []
-      for dim in reversed(grid):
-        dim = lax.convert_element_type(dim, step.dtype)
-        index.append(lax.rem(step, dim))
-        step = lax.div(step, dim)
-      index.reverse()
+      index = _unravel(local * size + axis_index, grid)
       if tiling:
         n = len(tiling)
         index = [s + t * w for t, s, w in zip(index[:n], index[n:], tiling)]
@@ -682,7 +675,7 @@ def format_tcgen05_sparse_metadata(meta, operand_dtype):
     raise ValueError(f"Expected the trailing dimension of the metadata to be 2, got: "
                      f"{meta.shape[-1]}")
   k *= 2
-  bits = _bits(np.dtype(operand_dtype))
+  bits = helpers.dtype_bits(np.dtype(operand_dtype))
   if bits == 8:
     tiled = lax_numpy.transpose(meta.reshape(m // 128, 128, k // 64, 64), (0, 2, 1, 3))
   elif bits == 16:
@@ -724,11 +717,7 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), max_concurrent_steps
       raise _needs_gpu("plgpu.emit_pipeline's TMA copies (copy_gmem_to_smem)")
 
     def step_fn(step, carry):
-      idx = []
-      for dim in reversed(grid):
-        idx.append(lax.rem(step, np.int32(dim)))
-        step = lax.div(step, np.int32(dim))
-      idx = tuple(reversed(idx))
+      idx = tuple(_unravel(step, grid))
       if init_carry is None:
         body(idx)
         return None
@@ -751,14 +740,9 @@ def emit_pipeline_warp_specialized(body, *, grid, memory_registers: int, in_spec
 
 
 # ---- GPU-only operations ----------------------------------------------------------------------
-def _gpu_op(name, cls=NotImplementedError):
+def _def(name, signature_doc, cls=NotImplementedError):
   def op(*args, **kwargs):
     raise _needs_gpu(f"plgpu.{name}", cls)
-  return op
-
-
-def _def(name, signature_doc, cls=NotImplementedError):
-  op = _gpu_op(name, cls)
   op.__name__ = op.__qualname__ = name
   op.__doc__ = f"{signature_doc} (needs an NVIDIA GPU with Mosaic GPU)."
   return op

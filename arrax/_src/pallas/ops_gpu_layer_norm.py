@@ -79,9 +79,18 @@ def _per_row(kernel, out_shape, num_warps, interpret, name=None, num_stages=None
       debug=False, interpret=interpret, name=name)
 
 
-def _over_rows(call):
-  """`call` vmapped over the two leading axes of x (weight and bias shared)."""
-  return batching.vmap(batching.vmap(call, in_axes=(0, None, None)), in_axes=(0, None, None))
+def _forward_rows(kernel, x, weight, bias, eps, interpret, num_stats=0, name=None,
+                  num_stages=None):
+  """The per-row forward `kernel` over the two leading axes of x (weight and bias shared):
+  the output rows, followed by `num_stats` per-row statistics if any."""
+  block_size = _row_block(x)
+  out_shape = ShapeDtypeStruct((x.shape[-1],), x.dtype)
+  if num_stats:
+    out_shape = [out_shape, *[ShapeDtypeStruct((), x.dtype)] * num_stats]
+  call = _per_row(functools.partial(kernel, eps=eps, block_size=block_size), out_shape,
+                  _warps(block_size), interpret, name, num_stages)
+  return batching.vmap(batching.vmap(call, in_axes=(0, None, None)),
+                       in_axes=(0, None, None))(x, weight, bias)
 
 
 def layer_norm_forward(x, weight, bias, num_warps: int | None = None,
@@ -89,13 +98,8 @@ def layer_norm_forward(x, weight, bias, num_warps: int | None = None,
                        backward_pass_impl: str = "triton", interpret: bool = False):
   """The forward pass of `layer_norm`'s VJP: (output, residuals (x, weight, bias, mean,
   rstd))."""
-  n = x.shape[-1]
-  block_size = _row_block(x)
-  kernel = functools.partial(layer_norm_forward_kernel, eps=eps, block_size=block_size)
-  shapes = [ShapeDtypeStruct((n,), x.dtype), ShapeDtypeStruct((), x.dtype),
-            ShapeDtypeStruct((), x.dtype)]
-  out, mean, rstd = _over_rows(_per_row(kernel, shapes, _warps(block_size), interpret,
-                                        "ln_forward"))(x, weight, bias)
+  out, mean, rstd = _forward_rows(layer_norm_forward_kernel, x, weight, bias, eps, interpret,
+                                  num_stats=2, name="ln_forward")
   return out, (x, weight, bias, mean, rstd)
 
 
@@ -150,11 +154,6 @@ def layer_norm_backward_kernel_dw_db(x_ref, weight_ref, bias_ref, do_ref, mean_r
   triton.store(db_ref.at[cols], db.astype(db_ref.dtype), mask=col_mask)
 
 
-def _dw_db_blocks(n):
-  """(block_m, block_n, num_warps) of the dw/db kernel."""
-  return (32, 128, 4) if n > 10240 else (16, 16, 8)
-
-
 def layer_norm_backward(num_warps: int | None, num_stages: int | None, eps: float,
                         backward_pass_impl: str, interpret: bool, res, do):
   """The backward pass of `layer_norm`'s VJP: (dx, dweight, dbias), by the kernels or (with
@@ -162,25 +161,30 @@ def layer_norm_backward(num_warps: int | None, num_stages: int | None, eps: floa
   x, weight, bias, mean, rstd = res
   if backward_pass_impl == "xla":
     return ad_api.vjp(layer_norm_reference, x, weight, bias)[1](do)
+  return _backward_kernels(layer_norm_backward_kernel_dx, layer_norm_backward_kernel_dw_db,
+                           eps, interpret, x, weight, bias, do, (mean, rstd))
+
+
+def _backward_kernels(dx_kernel, dw_db_kernel, eps, interpret, x, weight, bias, do, stats):
+  """(dx, dweight, dbias) by the per-row `dx_kernel` and the column-block `dw_db_kernel`,
+  given the per-row statistics `stats` of the forward pass."""
   n = x.shape[-1]
   x2, do2 = x.reshape((-1, n)), do.reshape((-1, n))
-  mean1, rstd1 = mean.reshape((-1,)), rstd.reshape((-1,))
+  stats = [s.reshape((-1,)) for s in stats]
   block_size = _row_block(x)
-  dx_call = _per_row(functools.partial(layer_norm_backward_kernel_dx, eps=eps,
-                                       block_size=block_size),
+  dx_call = _per_row(functools.partial(dx_kernel, eps=eps, block_size=block_size),
                      ShapeDtypeStruct((n,), x.dtype), _warps(block_size), interpret,
                      "ln_backward_dx")
-  dx = batching.vmap(dx_call, in_axes=(0, None, None, 0, 0, 0))(x2, weight, bias, do2, mean1,
-                                                                 rstd1)
-  block_m, block_n, warps = _dw_db_blocks(n)
+  dx = batching.vmap(dx_call, in_axes=(0, None, None, 0, *[0] * len(stats)))(
+      x2, weight, bias, do2, *stats)
+  block_m, block_n, warps = (32, 128, 4) if n > 10240 else (16, 16, 8)
   dw, db = pallas_call.pallas_call(
-      functools.partial(layer_norm_backward_kernel_dw_db, eps=eps, block_m=block_m,
-                        block_n=block_n),
+      functools.partial(dw_db_kernel, eps=eps, block_m=block_m, block_n=block_n),
       out_shape=[ShapeDtypeStruct(weight.shape, weight.dtype),
                  ShapeDtypeStruct(bias.shape, bias.dtype)],
       grid=(helpers.cdiv(n, block_n),), compiler_params=triton.CompilerParams(num_warps=warps),
       debug=False, interpret=interpret, name="ln_backward_dw_db",
-  )(x2, weight, bias, do2, mean1, rstd1)
+  )(x2, weight, bias, do2, *stats)
   return dx.reshape(x.shape), dw, db
 
 
@@ -191,11 +195,8 @@ def layer_norm(x, weight, bias, num_warps: int | None = None, num_stages: int | 
                eps: float = 1e-5, backward_pass_impl: str = "triton", interpret: bool = False):
   """Layer norm of `x` [a, b, n] over its last axis, scaled by `weight` [n] and shifted by
   `bias` [n], one kernel per row."""
-  block_size = _row_block(x)
-  kernel = functools.partial(layer_norm_forward_kernel, eps=eps, block_size=block_size)
-  call = _per_row(kernel, ShapeDtypeStruct((x.shape[-1],), x.dtype), _warps(block_size),
-                  interpret, num_stages=num_stages)
-  return _over_rows(call)(x, weight, bias)
+  return _forward_rows(layer_norm_forward_kernel, x, weight, bias, eps, interpret,
+                       num_stages=num_stages)
 
 
 layer_norm.defvjp(layer_norm_forward, layer_norm_backward)

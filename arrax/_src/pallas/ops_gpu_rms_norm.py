@@ -7,13 +7,12 @@ from __future__ import annotations
 import functools
 
 from arrax._src import ad_api, batching, custom_derivatives, jit
-from arrax._src.api import ShapeDtypeStruct
 from arrax._src.lax import elementwise as lax
 from arrax._src.lax.control_flow import loops
 from arrax._src.numpy import creation, lax_numpy, reductions, ufuncs
-from arrax._src.pallas import helpers, pallas_call, primitives, triton
-from arrax._src.pallas.ops_gpu_layer_norm import (_F32, _columns, _dw_db_blocks, _load_f32,
-                                                  _over_rows, _per_row, _row_block, _warps)
+from arrax._src.pallas import helpers, primitives, triton
+from arrax._src.pallas.ops_gpu_layer_norm import (_F32, _backward_kernels, _columns,
+                                                  _forward_rows, _load_f32)
 
 
 def rms_norm_forward_kernel(x_ref, weight_ref, bias_ref, o_ref, rstd_ref=None, *, eps: float,
@@ -46,11 +45,8 @@ def rms_norm_forward(x, weight, bias, num_warps: int | None = None,
                      num_stages: int | None = 3, eps: float = 1e-5,
                      backward_pass_impl: str = "triton", interpret: bool = False):
   """The forward pass of `rms_norm`'s VJP: (output, residuals (x, weight, bias, rstd))."""
-  block_size = _row_block(x)
-  kernel = functools.partial(rms_norm_forward_kernel, eps=eps, block_size=block_size)
-  shapes = [ShapeDtypeStruct((x.shape[-1],), x.dtype), ShapeDtypeStruct((), x.dtype)]
-  out, rstd = _over_rows(_per_row(kernel, shapes, _warps(block_size), interpret,
-                                  "rms_forward"))(x, weight, bias)
+  out, rstd = _forward_rows(rms_norm_forward_kernel, x, weight, bias, eps, interpret,
+                            num_stats=1, name="rms_forward")
   return out, (x, weight, bias, rstd)
 
 
@@ -108,24 +104,8 @@ def rms_norm_backward(num_warps: int | None, num_stages: int | None, eps: float,
   x, weight, bias, rstd = res
   if backward_pass_impl == "xla":
     return ad_api.vjp(rms_norm_reference, x, weight, bias)[1](do)
-  n = x.shape[-1]
-  x2, do2, rstd1 = x.reshape((-1, n)), do.reshape((-1, n)), rstd.reshape((-1,))
-  block_size = _row_block(x)
-  dx_call = _per_row(functools.partial(rms_norm_backward_kernel_dx, eps=eps,
-                                       block_size=block_size),
-                     ShapeDtypeStruct((n,), x.dtype), _warps(block_size), interpret,
-                     "ln_backward_dx")
-  dx = batching.vmap(dx_call, in_axes=(0, None, None, 0, 0))(x2, weight, bias, do2, rstd1)
-  block_m, block_n, warps = _dw_db_blocks(n)
-  dw, db = pallas_call.pallas_call(
-      functools.partial(rms_norm_backward_kernel_dw_db, eps=eps, block_m=block_m,
-                        block_n=block_n),
-      out_shape=[ShapeDtypeStruct(weight.shape, weight.dtype),
-                 ShapeDtypeStruct(bias.shape, bias.dtype)],
-      grid=(helpers.cdiv(n, block_n),), compiler_params=triton.CompilerParams(num_warps=warps),
-      debug=False, interpret=interpret, name="ln_backward_dw_db",
-  )(x2, weight, bias, do2, rstd1)
-  return dx.reshape(x.shape), dw, db
+  return _backward_kernels(rms_norm_backward_kernel_dx, rms_norm_backward_kernel_dw_db, eps,
+                           interpret, x, weight, bias, do, (rstd,))
 
 
 @functools.partial(custom_derivatives.custom_vjp, nondiff_argnums=(3, 4, 5, 6, 7))
@@ -135,11 +115,8 @@ def rms_norm(x, weight, bias, num_warps: int | None = None, num_stages: int | No
              eps: float = 1e-5, backward_pass_impl: str = "triton", interpret: bool = False):
   """RMS norm of `x` [a, b, n] over its last axis, scaled by `weight` [n] and shifted by
   `bias` [n], one kernel per row."""
-  block_size = _row_block(x)
-  kernel = functools.partial(rms_norm_forward_kernel, eps=eps, block_size=block_size)
-  call = _per_row(kernel, ShapeDtypeStruct((x.shape[-1],), x.dtype), _warps(block_size),
-                  interpret, num_stages=num_stages)
-  return _over_rows(call)(x, weight, bias)
+  return _forward_rows(rms_norm_forward_kernel, x, weight, bias, eps, interpret,
+                       num_stages=num_stages)
 
 
 rms_norm.defvjp(rms_norm_forward, rms_norm_backward)

@@ -144,6 +144,19 @@ def _mask(shape, q_first, k_first, causal, q_seg, kv_seg):
   return mask
 
 
+def _masked(s, mask, mask_value=DEFAULT_MASK_VALUE):
+  """Logits `s` with `mask_value` added where `mask` is False."""
+  return s if mask is None else s + lax_numpy.where(mask, 0.0, mask_value)
+
+
+def _reference_mask(q, k, segment_ids, causal):
+  """The attention mask of the [batch, heads, q, k] logits of the references (None: nothing
+  masked)."""
+  q_seg, kv_seg = (None, None) if segment_ids is None else segment_ids
+  mask = _mask((q.shape[0], q.shape[2], k.shape[2]), 0, 0, causal, q_seg, kv_seg)
+  return None if mask is None else mask[:, None]
+
+
 # ---- forward -------------------------------------------------------------------------------------
 def _forward(q, k, v, ab, segment_ids, causal, sm_scale, block_b, block_q, block_k_major,
              block_k, debug, save_lse):
@@ -180,8 +193,7 @@ def _forward(q, k, v, ab, segment_ids, causal, sm_scale, block_b, block_q, block
       mask = _mask(s.shape, qi * block_q, kj * block_k_major + i * block_k, causal,
                    None if qs_ref is None else qs_ref[...],
                    None if kvs_ref is None else kvs_ref[:, ks])
-      if mask is not None:
-        s = s + lax_numpy.where(mask, 0.0, DEFAULT_MASK_VALUE)
+      s = _masked(s, mask)
       m_prev, l_prev = m_ref[...], l_ref[...]
       m_next = lax.max(m_prev, reductions.max(s, axis=2))
       p = lax.exp(s - m_next[:, :, None])
@@ -249,8 +261,7 @@ def _backward(q, k, v, ab, segment_ids, o, lse, do, causal, sm_scale, debug):
     s = _logits(qv, kv, None if ab_ref is None else ab_ref[...], sm_scale)
     mask = _mask(s.shape, 0, 0, causal, None if qs_ref is None else qs_ref[...],
                  None if kvs_ref is None else kvs_ref[...])
-    if mask is not None:
-      s = s + lax_numpy.where(mask, 0.0, DEFAULT_MASK_VALUE)
+    s = _masked(s, mask)
     p = lax.exp(s - lse_ref[...][:, :, None])
     dov = do_ref[...].astype(np.float32)
     dv_ref[...] = lax_dot.dot_general(p, dov, (((1,), (1,)), ((0,), (0,))),
@@ -344,16 +355,7 @@ def mha_reference_no_custom_vjp(q, k, v, ab=None, segment_ids: SegmentIds | None
     logits = logits + ab
   if sm_scale != 1.0:
     logits = logits * sm_scale
-  mask = None
-  if segment_ids is not None:
-    mask = (segment_ids.q[:, :, None] == segment_ids.kv[:, None, :])[:, None]
-  if causal:
-    shape = (q.shape[2], k.shape[2])
-    below = (broadcasting.broadcasted_iota(np.int32, shape, 1)
-             <= broadcasting.broadcasted_iota(np.int32, shape, 0))[None, None]
-    mask = below if mask is None else lax.bitwise_and(mask, below)
-  if mask is not None:
-    logits = logits + lax_numpy.where(mask, 0.0, mask_value)
+  logits = _masked(logits, _reference_mask(q, k, segment_ids, causal), mask_value)
   m = reductions.max(logits, axis=-1)
   e = lax.exp(logits - m[..., None])
   lsum = reductions.sum(e, axis=-1)
@@ -383,16 +385,7 @@ def mha_reference_bwd(q, k, v, ab, segment_ids: SegmentIds | None, o, l, m, do,
   logits = einsum.einsum("bhqc,bhkc->bhqk", qf, kf)
   if ab is not None:
     logits = logits + ab
-  mask = None
-  if segment_ids is not None:
-    mask = (segment_ids.q[:, :, None] == segment_ids.kv[:, None, :])[:, None]
-  if causal:
-    shape = (q.shape[2], k.shape[2])
-    below = (broadcasting.broadcasted_iota(np.int32, shape, 1)
-             <= broadcasting.broadcasted_iota(np.int32, shape, 0))[None, None]
-    mask = below if mask is None else lax.bitwise_and(mask, below)
-  if mask is not None:
-    logits = logits + lax_numpy.where(mask, 0.0, mask_value)
+  logits = _masked(logits, _reference_mask(q, k, segment_ids, causal), mask_value)
   p = lax.exp(logits - m[..., None]) / l[..., None]
   dv = einsum.einsum("bhpt,bhpd->bhtd", p, dof).astype(v.dtype)
   dp = einsum.einsum("bhpd,bhtd->bhpt", dof, vf)

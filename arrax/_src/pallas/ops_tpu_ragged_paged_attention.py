@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 
 from arrax._src import backend, jit
@@ -122,6 +121,22 @@ def _kv_of_seq(kv_pages, indices, which, num_kv_heads, head_dim, kv_len):
   return kv.reshape(-1, num_kv_heads, head_dim)[:kv_len]
 
 
+def _scaled(x, scale, dtype):
+  """`x * scale` (in float32) as `dtype`; `x` itself without a scale."""
+  return x if scale is None else (x.astype(_F32) * scale).astype(dtype)
+
+
+def _cap_and_mask(s, row, col, sliding_window, soft_cap, mask_value):
+  """Logits `s` soft-capped, plus `mask_value` where key position `col` is past query position
+  `row` or (with a sliding window) too far behind it."""
+  masked = row < col
+  if sliding_window is not None:
+    masked = ufuncs.logical_or(masked, row - sliding_window >= col)
+  if soft_cap is not None:
+    s = soft_cap * ufuncs.tanh(s / soft_cap)
+  return s + lax_numpy.where(masked, mask_value, 0.0)
+
+
 def ref_ragged_paged_attention(queries, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs,
                                *, sm_scale: float = 1.0, sliding_window: int | None = None,
                                soft_cap: float | None = None,
@@ -148,22 +163,13 @@ def ref_ragged_paged_attention(queries, kv_pages, kv_lens, page_indices, cu_q_le
     q = queries[q_start:q_end]
     k = _kv_of_seq(kv_pages, page_indices[i], 0, num_kv_heads, head_dim, kv_len)
     v = _kv_of_seq(kv_pages, page_indices[i], 1, num_kv_heads, head_dim, kv_len)
-    if k_scale is not None:
-      k = (k.astype(_F32) * k_scale).astype(q.dtype)
-    if v_scale is not None:
-      v = (v.astype(_F32) * v_scale).astype(q.dtype)
-    k = assembly.repeat(k, group, axis=1)
-    v = assembly.repeat(v, group, axis=1)
+    k = assembly.repeat(_scaled(k, k_scale, q.dtype), group, axis=1)
+    v = assembly.repeat(_scaled(v, v_scale, q.dtype), group, axis=1)
     s = np_einsum.einsum("qhd,khd->hqk", q, k, preferred_element_type=_F32)
     s = s * sm_scale
     row = (kv_len - q_len) + broadcasting.broadcasted_iota(np.int32, s.shape, 1)
     col = broadcasting.broadcasted_iota(np.int32, s.shape, 2)
-    masked = row < col
-    if sliding_window is not None:
-      masked = ufuncs.logical_or(masked, row - sliding_window >= col)
-    if soft_cap is not None:
-      s = soft_cap * ufuncs.tanh(s / soft_cap)
-    s = s + lax_numpy.where(masked, mask_value, 0.0)
+    s = _cap_and_mask(s, row, col, sliding_window, soft_cap, mask_value)
     p = nn.softmax(s, axis=-1).astype(v.dtype)
     outs.append(np_einsum.einsum("hqk,khd->qhd", p, v).astype(queries.dtype))
   return lax_numpy.concatenate(outs, axis=0)
@@ -328,12 +334,7 @@ def ragged_paged_attention_kernel(
       row = ((kv_len - q_len) + blk_q_start - q_start
              + broadcasting.broadcasted_iota(np.int32, (rows, bkv), 0) // group)
       col = kv_start + broadcasting.broadcasted_iota(np.int32, (rows, bkv), 1)
-      masked = row < col
-      if sliding_window is not None:
-        masked = ufuncs.logical_or(masked, row - sliding_window >= col)
-      if soft_cap is not None:
-        s = soft_cap * ufuncs.tanh(s / soft_cap)
-      s = s + lax_numpy.where(masked, mask_value, 0.0)
+      s = _cap_and_mask(s, row, col, sliding_window, soft_cap, mask_value)
       m_blk = reductions.max(s, axis=1, keepdims=True)
       p = ufuncs.exp(s - m_blk)
       pv = lax_numpy.dot(p, v, preferred_element_type=_F32)
@@ -369,14 +370,10 @@ def ragged_paged_attention_kernel(
 
       kv = kv_copy(heads_idx, seq, kv_blk, buf).wait()[...].reshape(-1, head_dim)
       for h in range(kv_heads_blk):   # k of head h is row 2h of each combined group, v 2h + 1
-        k = kv[2 * h::combined_blk]
-        v = kv[2 * h + 1::combined_blk]
-        if k_scale is not None:
-          k = (k.astype(_F32) * k_scale).astype(q_ref.dtype)
-        if v_scale is not None:
-          v = (v.astype(_F32) * v_scale).astype(q_ref.dtype)
+        k = _scaled(kv[2 * h::combined_blk], k_scale, q_ref.dtype)
+        v = _scaled(kv[2 * h + 1::combined_blk], v_scale, q_ref.dtype)
         qh = q_ref[:, h * group:(h + 1) * group, :]
-        if qh.shape[-2] % (32 // _bits(qh.dtype)):
+        if qh.shape[-2] % get_dtype_packing(qh.dtype):
           qh = qh.astype(_F32)
         attend(qh.reshape(-1, head_dim), k, v, l_ref.at[h], m_ref.at[h],
                acc_ref.at[:, h * group:(h + 1) * group, :], kv_blk)
@@ -394,19 +391,9 @@ def ragged_paged_attention_kernel(
   o_ref[...] = acc_ref[...].astype(q_ref.dtype)
 
 
-def _bits(dtype):
-  dt = np.dtype(dtype)
-  if dt.itemsize > 1 or dt == np.bool_:
-    return dt.itemsize * 8
-  try:
-    return ml_dtypes.iinfo(dt).bits
-  except ValueError:
-    return ml_dtypes.finfo(dt).bits
-
-
 def get_dtype_packing(dtype):
   """How many values of `dtype` one 32-bit word holds."""
-  return 32 // _bits(dtype)
+  return 32 // helpers.dtype_bits(dtype)
 
 
 def get_min_heads_per_blk(num_q_heads, num_combined_kv_heads, q_dtype, kv_dtype):

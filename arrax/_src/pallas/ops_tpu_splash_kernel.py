@@ -453,6 +453,47 @@ def _oriented(x, layout):
   return x if layout == QKVLayout.HEAD_DIM_MINOR else lax_numpy.swapaxes(x, -1, -2)
 
 
+def _q_major_inputs(q, k, v, segment_ids, mask_info, *, bq, bkv, kv_len, is_mqa, per_kv,
+                    q_layout, k_layout, v_layout):
+  """The inputs of a kernel on the grid (head, q block, kv step) whose kv blocks come from
+  `mask_info`: the block specs and operands of (q, k, v, q and kv segment ids), then those
+  of (partial mask blocks, q sequence)."""
+  q_len, head_dim_qk = q.shape[1:]
+  head_dim_v = v.shape[-1]
+  spec = pallas_core.BlockSpec
+
+  def nxt(h, i, j, data_next_ref, block_mask_ref, mask_next_ref=None, *_):
+    return _next_nonzero(h, i, j, data_next_ref, block_mask_ref, mask_next_ref)
+
+  def kv_spec(d, layout):
+    def index_map(h, i, j, *scalars):
+      prefix = () if is_mqa else (_div(h, per_kv),)
+      return from_head_minor((*prefix, nxt(h, i, j, *scalars)[0], 0), layout)
+    return spec(from_head_minor((bkv, d) if is_mqa else (None, bkv, d), layout), index_map)
+
+  q_rows = lambda h, i, j, *_: (i, 0)  # noqa: E731
+  specs = [spec(from_head_minor((None, bq, head_dim_qk), q_layout),
+                lambda h, i, *_: from_head_minor((h, i, 0), q_layout)),
+           kv_spec(head_dim_qk, k_layout), kv_spec(head_dim_v, v_layout)]
+  operands = [_oriented(q, q_layout), _oriented(k, k_layout), _oriented(v, v_layout)]
+  if segment_ids is not None:
+    specs += [spec((bq, NUM_LANES), q_rows),
+              spec((NUM_SUBLANES, bkv), lambda h, i, j, *s: (0, nxt(h, i, j, *s)[0]))]
+    operands += [broadcasting.broadcast_in_dim(segment_ids.q, (q_len, NUM_LANES), (0,)),
+                 broadcasting.broadcast_in_dim(segment_ids.kv, (NUM_SUBLANES, kv_len), (1,))]
+  else:
+    specs += [None, None]
+    operands += [None, None]
+  pmb, q_sequence = mask_info.partial_mask_blocks, mask_info.q_sequence
+  assert pmb is None or q_sequence is None
+  mask_specs = [None if pmb is None else
+                spec((None, bq, bkv), lambda h, i, j, *s: (nxt(h, i, j, *s)[1], 0, 0)),
+                None if q_sequence is None else spec((bq, NUM_LANES), q_rows)]
+  if q_sequence is not None:
+    q_sequence = broadcasting.broadcast_in_dim(q_sequence, (q_len, NUM_LANES), (0,))
+  return specs, operands, mask_specs, [pmb, q_sequence]
+
+
 def _run(kernel, name, grid, in_specs, out_specs, out_shapes, semantics, interpret, metadata,
          mask_info, operands):
   with environment.named_scope(name):
@@ -503,49 +544,10 @@ def _splash_attention_forward(fwd_mask_info, q, k, v, segment_ids, sinks, mask_v
                        f"{(kv_len,)}")
   q_layout, k_layout, v_layout = block_sizes.q_layout, block_sizes.k_layout, block_sizes.v_layout
   spec = pallas_core.BlockSpec
-
-  def nxt(h, i, j, data_next_ref, block_mask_ref, mask_next_ref=None):
-    return _next_nonzero(h, i, j, data_next_ref, block_mask_ref, mask_next_ref)
-
-  def kv_map(layout):
-    def index_map(h, i, j, *scalars):
-      prefix = () if is_mqa else (_div(h, per_kv),)
-      return from_head_minor((*prefix, nxt(h, i, j, *scalars)[0], 0), layout)
-    return index_map
-
-  def q_rows(h, i, j, *_):
-    return i, 0
-
-  def kv_block(d):
-    return (bkv, d) if is_mqa else (None, bkv, d)
-
-  in_specs = [
-      spec(from_head_minor((None, bq, head_dim_qk), q_layout),
-           lambda h, i, j, *_: from_head_minor((h, i, 0), q_layout)),
-      spec(from_head_minor(kv_block(head_dim_qk), k_layout), kv_map(k_layout)),
-      spec(from_head_minor(kv_block(head_dim_v), v_layout), kv_map(v_layout)),
-  ]
-  if segment_ids is not None:
-    in_specs += [spec((bq, NUM_LANES), q_rows),
-                 spec((NUM_SUBLANES, bkv), lambda h, i, j, *s: (0, nxt(h, i, j, *s)[0]))]
-    q_seg = broadcasting.broadcast_in_dim(segment_ids.q, (q_len, NUM_LANES), (0,))
-    kv_seg = broadcasting.broadcast_in_dim(segment_ids.kv, (NUM_SUBLANES, kv_len), (1,))
-  else:
-    in_specs += [None, None]
-    q_seg = kv_seg = None
+  in_specs, operands, mask_specs, mask_operands = _q_major_inputs(
+      q, k, v, segment_ids, fwd_mask_info, bq=bq, bkv=bkv, kv_len=kv_len, is_mqa=is_mqa,
+      per_kv=per_kv, q_layout=q_layout, k_layout=k_layout, v_layout=v_layout)
   sinks, sinks_spec = _smem_sinks(sinks, num_q_heads)
-  in_specs.append(sinks_spec)
-  in_specs.append(None if pmb is None else
-                  spec((None, bq, bkv), lambda h, i, j, *s: (nxt(h, i, j, *s)[1], 0, 0)))
-  assert pmb is None or fwd_mask_info.q_sequence is None
-  if fwd_mask_info.q_sequence is not None:
-    q_sequence = broadcasting.broadcast_in_dim(fwd_mask_info.q_sequence, (q_len, NUM_LANES),
-                                               (0,))
-    in_specs.append(spec((bq, NUM_LANES), q_rows))
-  else:
-    q_sequence = None
-    in_specs.append(None)
-
   const = lambda *_: (0, 0)  # noqa: E731
   out_shapes = [ShapeDtypeStruct((bq, NUM_LANES), _F32), ShapeDtypeStruct((bq, NUM_LANES), _F32),
                 ShapeDtypeStruct((bq, head_dim_v), _F32),
@@ -571,10 +573,9 @@ def _splash_attention_forward(fwd_mask_info, q, k, v, segment_ids, sinks, mask_v
                    k_layout=k_layout, v_layout=v_layout,
                    attn_logits_soft_cap=attn_logits_soft_cap, mask_function=mask_function)
   _, _, _, out, lse = _run(
-      kernel, name, (num_q_heads, q_len // bq, grid_width), in_specs, out_specs, out_shapes,
-      ("parallel", "arbitrary", "arbitrary"), interpret, metadata, fwd_mask_info,
-      [_oriented(q, q_layout), _oriented(k, k_layout), _oriented(v, v_layout), q_seg, kv_seg,
-       sinks, pmb, q_sequence])
+      kernel, name, (num_q_heads, q_len // bq, grid_width), [*in_specs, sinks_spec, *mask_specs],
+      out_specs, out_shapes, ("parallel", "arbitrary", "arbitrary"), interpret, metadata,
+      fwd_mask_info, [*operands, sinks, *mask_operands])
   if save_residuals:
     assert lse is not None
     lse = lse[..., 0]
@@ -679,47 +680,15 @@ def _splash_attention_bwd_dq(q, k, v, segment_ids, sinks, logsumexp, do, di, *, 
   else:
     grid_width = kv_len // bkv
   spec = pallas_core.BlockSpec
-
-  def nxt(h, i, j, data_next_ref, block_mask_ref, mask_next_ref, *_):
-    return _next_nonzero(h, i, j, data_next_ref, block_mask_ref, mask_next_ref)
-
-  def kv_map(layout):
-    def index_map(h, i, j, *scalars):
-      prefix = () if is_mqa else (_div(h, per_kv),)
-      return from_head_minor((*prefix, nxt(h, i, j, *scalars)[0], 0), layout)
-    return index_map
-
-  def kv_block(d):
-    return (bkv, d) if is_mqa else (None, bkv, d)
-
-  o_spec = spec((None, bq, head_dim_v), lambda h, i, *_: (h, i, 0))
-  q_rows = lambda h, i, j, *_: (i, 0)  # noqa: E731
-  if segment_ids is not None:
-    seg_specs = [spec((bq, NUM_LANES), q_rows),
-                 spec((NUM_SUBLANES, bkv), lambda h, i, j, *s: (0, nxt(h, i, j, *s)[0]))]
-    q_seg = broadcasting.broadcast_in_dim(segment_ids.q, (q_len, NUM_LANES), (0,))
-    kv_seg = broadcasting.broadcast_in_dim(segment_ids.kv, (NUM_SUBLANES, kv_len), (1,))
-  else:
-    seg_specs, q_seg, kv_seg = [None, None], None, None
+  in_specs, operands, mask_specs, mask_operands = _q_major_inputs(
+      q, k, v, segment_ids, mask_info, bq=bq, bkv=bkv, kv_len=kv_len, is_mqa=is_mqa,
+      per_kv=per_kv, q_layout=q_layout, k_layout=k_layout, v_layout=v_layout)
   sinks, sinks_spec = _smem_sinks(sinks, num_q_heads)
   row_spec = spec((None, 1, bq), lambda h, i, *_: (h, 0, i))
-  logsumexp = lax_numpy.expand_dims(logsumexp, axis=-2)
-  di = lax_numpy.expand_dims(di, axis=-2)
-  in_specs = [spec(from_head_minor((None, bq, head_dim_qk), q_layout),
-                   lambda h, i, *_: from_head_minor((h, i, 0), q_layout)),
-              spec(from_head_minor(kv_block(head_dim_qk), k_layout), kv_map(k_layout)),
-              spec(from_head_minor(kv_block(head_dim_v), v_layout), kv_map(v_layout)),
-              *seg_specs, sinks_spec, row_spec, o_spec, row_spec]
-  pmb = mask_info.partial_mask_blocks
-  in_specs.append(None if pmb is None else
-                  spec((None, bq, bkv), lambda h, i, j, *s: (nxt(h, i, j, *s)[1], 0, 0)))
-  assert pmb is None or mask_info.q_sequence is None
-  if mask_info.q_sequence is not None:
-    q_sequence = broadcasting.broadcast_in_dim(mask_info.q_sequence, (q_len, NUM_LANES), (0,))
-    in_specs.append(spec((bq, NUM_LANES), q_rows))
-  else:
-    q_sequence = None
-    in_specs.append(None)
+  o_spec = spec((None, bq, head_dim_v), lambda h, i, *_: (h, i, 0))
+  in_specs += [sinks_spec, row_spec, o_spec, row_spec, *mask_specs]
+  operands += [sinks, lax_numpy.expand_dims(logsumexp, axis=-2), do,
+               lax_numpy.expand_dims(di, axis=-2), *mask_operands]
   out_shapes = [ShapeDtypeStruct((bq, head_dim_qk), _F32), ShapeDtypeStruct(q.shape, q.dtype)]
   out_specs = [spec((bq, head_dim_qk), lambda *_: (0, 0)),
                spec((None, bq, head_dim_qk), lambda h, i, *_: (h, i, 0))]
@@ -734,9 +703,7 @@ def _splash_attention_bwd_dq(q, k, v, segment_ids, sinks, logsumexp, do, di, *, 
       v_layout=v_layout))}
   _, dq = _run(kernel, name, (num_q_heads, q_len // bq, grid_width), in_specs, out_specs,
                out_shapes, ("arbitrary", "arbitrary", "arbitrary"), interpret, metadata,
-               mask_info,
-               [_oriented(q, q_layout), _oriented(k, k_layout), _oriented(v, v_layout),
-                q_seg, kv_seg, sinks, logsumexp, do, di, pmb, q_sequence])
+               mask_info, operands)
   return dq
 
 
