@@ -121,6 +121,23 @@ def backend_compile_and_load(backend, module, executable_devices, options, host_
   return backend.compile_and_load(module, executable_devices, options)
 
 
+_BUILD_OPTION_OVERRIDES = ("exec_time_optimization_effort", "memory_fitting_effort",
+                           "optimization_level", "memory_fitting_level")
+
+
+def apply_overrides(options: xc.CompileOptions, overrides) -> xc.CompileOptions:
+  """Set jit's `compiler_options` (a dict or (name, value) pairs) on `options`: the effort and
+  level names on its build options, every other name as an XLA option override (jaxlib
+  rejects unknown names and ill-typed values when compiling)."""
+  overrides = dict(overrides)
+  build = options.executable_build_options
+  for name in _BUILD_OPTION_OVERRIDES:
+    if name in overrides:
+      setattr(build, name, overrides.pop(name))
+  options.env_option_overrides = list(overrides.items())
+  return options
+
+
 def get_compile_options(num_replicas: int, num_partitions: int, device_assignment=None,
                         env_options_overrides: dict[str, str] | None = None,
                         fdo_profile: bytes | None = None, detailed_logging: bool = True,
@@ -152,12 +169,7 @@ def get_compile_options(num_replicas: int, num_partitions: int, device_assignmen
     options.device_assignment = xc.DeviceAssignment.create(assignment)
   apply_config_options(options)
   if env_options_overrides is not None:
-    overrides = dict(env_options_overrides)
-    for name in ("exec_time_optimization_effort", "memory_fitting_effort",
-                 "optimization_level", "memory_fitting_level"):
-      if name in overrides:
-        setattr(build, name, overrides.pop(name))
-    options.env_option_overrides = list(overrides.items())
+    apply_overrides(options, env_options_overrides)
   build.debug_options.xla_detailed_logging = detailed_logging
   return options
 

@@ -102,11 +102,14 @@ def load_serialized(blob, device, client=None):
                                        _single_device_options(device))
 
 
-def compile_module(lowered, device, name="", persistent=True):
+def compile_module(lowered, device, name="", persistent=True, overrides=()):
   """Compile a LoweredModule for one device with XLA (or, if `persistent`, load it from the
-  persistent compilation cache)."""
+  persistent compilation cache); `overrides`: ((XLA option, value), ...) for this
+  compilation (jit's compiler_options)."""
   client = backend.get_client(device.platform if device.platform != "cpu" else "cpu")
   options = compiler.apply_config_options(_single_device_options(device), lowered.module)
+  if overrides:
+    compiler.apply_overrides(options, overrides)
   compiler.dump_module(lowered.module)
   devices = xc.DeviceList((device,))
   # Executables calling back into Python cannot be serialized with their callbacks.

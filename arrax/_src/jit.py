@@ -668,9 +668,12 @@ class Lowered(_StageInfo):
                                          self.compiler_ir("hlo").as_hlo_module())
 
   def compile(self, compiler_options=None):
-    """Compile with XLA; the result can be called and inspected."""
+    """Compile with XLA (`compiler_options`: XLA options added to the jit's); the result can
+    be called and inspected."""
     device = self._key[-1]
-    loaded = dispatch.compile_module(self._module, device, self._jitted._name)
+    overrides = self._jitted._compiler_options + _compiler_options_kvs(compiler_options)
+    loaded = dispatch.compile_module(self._module, device, self._jitted._name,
+                                     overrides=overrides)
     lowered, donated, kept = self._pruned
     exe = dispatch.Executable(loaded, lowered.in_avals, lowered.out_avals, device, kept,
                               name=f"jit({self._jitted._name})")
@@ -906,7 +909,7 @@ class JitWrapped(Wrapped):
 
   def __init__(self, fun, static_argnums=None, static_argnames=None, keep_unused=False,
                inline=False, device=None, backend=None, donate_argnums=None,
-               donate_argnames=None):
+               donate_argnames=None, compiler_options=()):
     if not callable(fun):
       raise TypeError(f"Expected a callable value, got {fun}")
     functools.update_wrapper(self, fun, updated=())   # names and docs, not fun's __dict__
@@ -927,6 +930,10 @@ class JitWrapped(Wrapped):
     options = (self._static_argnums, self._static_argnames, bool(inline))
     if self._donate_argnums or self._donate_argnames:
       options += (self._donate_argnums, self._donate_argnames)
+    # XLA options overriding the process's (XLA_FLAGS) for this function's executables.
+    self._compiler_options = compiler_options
+    if compiler_options:
+      options += (("compiler_options",) + compiler_options,)
     self._cache, self._trace_cache = _shared_caches(fun, options)
     self._plans = {}   # number of positional arguments -> _static_plan
     # (the last lone static argument of an immutable builtin type, and its cache-key tuple)
@@ -1194,6 +1201,10 @@ class JitWrapped(Wrapped):
         return _user_literal(out)
       return out
     # Under another trace: stage one `jit` equation.
+    if self._compiler_options:
+      raise ValueError("`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                       f"compiler_options={dict(self._compiler_options)} specified on a nested "
+                       f"jit with name: {self._name}")
     avals = tuple(_arg_aval(x) for x in leaves)
     closed, outer, out_tree, _ = self._staged(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                               avals, statics)
@@ -1273,7 +1284,8 @@ class JitWrapped(Wrapped):
                                                                                 closed)
       entry = _CacheEntry(None, out_tree, closed, runner)
     else:
-      exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})"),
+      exe = dispatch.Executable(dispatch.compile_module(module, device, f"jit({self._name})",
+                                                      overrides=self._compiler_options),
                                 pruned.in_avals, pruned.out_avals, device, kept,
                                 name=f"jit({self._name})")
       entry = _CacheEntry(exe, out_tree, closed, donated=p_donated)
@@ -1484,28 +1496,36 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
     >>> f(jnp.arange(3))
     Array([0, 2, 4], dtype=int32)
   """
+  if fun is None:
+    return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
+                         static_argnums=static_argnums, static_argnames=static_argnames,
+                         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                         keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                         compiler_options=compiler_options)
+  if device is not None and backend is not None:
+    raise ValueError("can't specify both a device and a backend for jit, "
+                     f"got {device=} and {backend=}")
   # Shardings that are pytrees of None (flax.nnx passes them) ask for nothing.
   if in_shardings is not _UNSPECIFIED and not tree_leaves(in_shardings):
     in_shardings = _UNSPECIFIED
   if out_shardings is not _UNSPECIFIED and not tree_leaves(out_shardings):
     out_shardings = _UNSPECIFIED
-  if in_shardings is not _UNSPECIFIED or out_shardings is not _UNSPECIFIED:
-    if (_sharded_jit_cls is None or static_argnums is not None or static_argnames is not None
-        or donate_argnums is not None or donate_argnames is not None or device is not None
-        or backend is not None):
-      raise NotImplementedError("jit: in_shardings/out_shardings are supported by arrax only "
-                                "without static, donated, device or backend arguments.")
-    if fun is None:
-      return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
-                           keep_unused=keep_unused, inline=inline)
-    return _sharded_jit_cls(fun, in_shardings, out_shardings,
-                            JitWrapped(fun, None, None, keep_unused, inline, None, None))
-  if compiler_options:
-    raise NotImplementedError("jit: compiler_options are not supported by arrax yet.")
-  if fun is None:
-    return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                         keep_unused=keep_unused, device=device, backend=backend, inline=inline)
-  # keep_unused: arrax never prunes a jitted function's inputs, so every value is honoured.
-  return JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend,
-                    donate_argnums, donate_argnames)
+  options = _compiler_options_kvs(compiler_options)
+  plain = JitWrapped(fun, static_argnums, static_argnames, keep_unused, inline, device, backend,
+                     donate_argnums, donate_argnames, options)
+  if in_shardings is _UNSPECIFIED and out_shardings is _UNSPECIFIED:
+    return plain
+  if device is not None or backend is not None:
+    which = "in_shardings" if in_shardings is not _UNSPECIFIED else "out_shardings"
+    raise ValueError(f"If backend or device is specified on jit, then {which} should not be "
+                     "specified.")
+  if isinstance(in_shardings, list):   # (a prefix of the arguments tuple, as JAX reads it)
+    in_shardings = tuple(in_shardings)
+  return _sharded_jit_cls(fun, in_shardings, out_shardings, plain)
+
+
+def _compiler_options_kvs(compiler_options):
+  """jit's `compiler_options` dict as the hashable ((name, value), ...) the caches key on."""
+  if not compiler_options:
+    return ()
+  return tuple(compiler_options.items())
