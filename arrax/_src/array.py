@@ -412,6 +412,8 @@ class ShardedArray(Array):
   @property
   def _value(self) -> np.ndarray:
     if self._npy is None:
+      if self._gbuf.is_deleted():
+        raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
       if not self._local_value_complete():
         raise RuntimeError(
             "Fetching value for `jax.Array` that spans non-addressable (non process local) "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
@@ -27,7 +28,6 @@ from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedShardi
                                        concrete_mesh, get_abstract_mesh, get_mesh, type_sharding,
                                        use_abstract_mesh)
 from arrax._src.sharding_types import reshard_p
-from arrax._src.tracing import trace_to_jaxpr
 from arrax._src.numpy import util as numpy_util
 from arrax._src.tree_util import tree_flatten, tree_structure, tree_unflatten
 
@@ -60,11 +60,14 @@ def _sharding_attr(sharding, ndim):
 
 class _Executable:
   __slots__ = ("loaded", "mesh", "in_shardings", "out_shardings", "handlers", "out_avals",
-               "out_tree")
+               "out_tree", "donated")
 
-  def __init__(self, name, closed, mesh, in_shardings, out_specified, out_tree):
+  def __init__(self, name, closed, mesh, in_shardings, out_specified, out_tree, donated=None,
+               arg_names=None, compiler_options=()):
     devices = tuple(mesh.devices.flat)
-    lowered = mlir.lower_jaxpr_to_module(name, closed, num_partitions=len(devices), mesh=mesh)
+    aliases, donors = _donation(closed, in_shardings, out_specified, donated, len(devices))
+    lowered = mlir.lower_jaxpr_to_module(name, closed, num_partitions=len(devices), mesh=mesh,
+                                         arg_names=arg_names)
     if lowered.host_callbacks:
       raise NotImplementedError("jit with shardings of a function with host callbacks")
     n_out = len(closed.out_avals)
@@ -72,9 +75,17 @@ class _Executable:
     with lowered.module.context:
       main = next(op for op in lowered.module.body.operations
                   if ir.StringAttr(op.attributes["sym_name"]).value == "main")
-      main.arg_attrs = ir.ArrayAttr.get([
-          ir.DictAttr.get({"mhlo.sharding": _sharding_attr(s, a.ndim)})
-          for s, a in zip(in_shardings, closed.in_avals)])
+      old = list(main.arg_attrs) if "arg_attrs" in main.attributes else [None] * len(in_shardings)
+      args = []
+      for i, (s, a) in enumerate(zip(in_shardings, closed.in_avals)):
+        attrs = {} if old[i] is None else {n.name: n.attr for n in ir.DictAttr(old[i])}
+        attrs["mhlo.sharding"] = _sharding_attr(s, a.ndim)
+        if aliases is not None and aliases[i] is not None:
+          attrs["tf.aliasing_output"] = mlir.i32_attr(aliases[i])
+        elif donors is not None and donors[i]:
+          attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
+        args.append(ir.DictAttr.get(attrs))
+      main.arg_attrs = ir.ArrayAttr.get(args)
       res = []
       for nm, s, a in zip(names, out_specified, closed.out_avals):
         attrs = {"jax.result_info": ir.StringAttr.get(nm)}
@@ -92,6 +103,8 @@ class _Executable:
     build.allow_spmd_sharding_propagation_to_parameters = [False] * len(closed.in_avals)
     build.allow_spmd_sharding_propagation_to_output = [s is None for s in out_specified]
     compiler.apply_config_options(options, lowered.module)
+    if compiler_options:
+      compiler.apply_overrides(options, compiler_options)
     compiler.dump_module(lowered.module)
     self.loaded = compiler.backend_compile_and_load(client, lowered.module, xc.DeviceList(devices),
                                                     options)
@@ -102,6 +115,7 @@ class _Executable:
                       core.intern_aval(a.update(sharding=s)) for a, s in
                       zip(closed.out_avals, out_specified)]
     self.out_tree = out_tree
+    self.donated = donated
     chosen = self.loaded.get_output_shardings()
     if chosen is None:   # (a one-device mesh: nothing is partitioned)
       chosen = [xc.HloSharding.replicate()] * len(out_specified)
@@ -116,10 +130,41 @@ class _Executable:
       dispatch.raise_no_execution("jit")
     bufs = [x._gbuf if type(x) is ShardedArray and x._named == s else _put_named(x, s)._gbuf
             for x, s in zip(leaves, self.in_shardings)]
+    if self.donated:
+      for x, d in zip(leaves, self.donated):
+        if d and type(x) is ShardedArray:   # (its buffer goes: no gathered copy may outlive it)
+          x._npy = x._gathered = x._shard_bufs = None
     pmap.wait_for_collectives()   # (XLA's CPU collectives: one such program at a time)
-    raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+    try:
+      raw = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+    except _jax.JaxRuntimeError:
+      dispatch.raise_if_deleted(leaves)
+      raise
     _jax.batched_block_until_ready(raw)
     return [ShardedArray(b, a, s) for b, a, s in zip(raw, self.out_avals, self.out_shardings)]
+
+
+def _donation(closed, in_shardings, out_specified, donated, n_devices):
+  """(aliases, donors) of the donated arguments, as JAX decides them: with every result's
+  layout given, matched to results by their per-device shapes (as a plain jit matches), else
+  (more than one device) all handed to XLA as buffer donors; (None, None) without donation."""
+  if not donated:
+    return None, None
+  if n_devices > 1 and any(s is None for s in out_specified):
+    return None, list(donated)
+
+  def local(s, a):
+    if not isinstance(a, core.ShapedArray):
+      return a
+    return core.ShapedArray(tuple(s.shard_shape(a.shape)), a.dtype)
+  aliases, donors, unusable = mlir.donation_plan(
+      [local(s, a) for s, a in zip(in_shardings, closed.in_avals)],
+      [local(s, a) for s, a in zip(out_specified, closed.out_avals)], donated)
+  if unusable:
+    warnings.warn("Some donated buffers were not usable: "
+                  f"{', '.join(str(a) for a in unusable)}.\nSee an explanation at "
+                  "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=4)
+  return aliases, donors
 
 
 def _candidate_specs(mesh, ndim):
@@ -190,16 +235,31 @@ class ShardedJit:
       raise AttributeError(name)
     return getattr(self._plain, name)
 
+  def _cache_size(self):
+    return len(self._cache) + self._plain._cache_size()
+
+  def clear_cache(self):
+    self._cache.clear()
+    self._plain.clear_cache()
+
   def __call__(self, *args, **kwargs):
-    leaves, in_tree = tree_flatten((args, kwargs))
+    # Static arguments and donation are the plain jit's: its split, hashing and trace cache.
+    plain = self._plain
+    if plain._has_static:
+      dyn_args, dyn_kwargs, statics = plain._split_static(args, kwargs)
+    else:
+      dyn_args, dyn_kwargs, statics = args, kwargs, ()
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     if core.trace_ctx.trace is not core.eval_trace or any(
         isinstance(x, core.Tracer) for x in leaves):
-      return self._plain(*args, **kwargs)
+      return plain(*args, **kwargs)
     if not self._named_shardings and not any(type(x) is ShardedArray for x in leaves):
-      return self._plain(*args, **kwargs)   # (shardings all None: an ordinary jit)
+      return plain(*args, **kwargs)   # (shardings all None: an ordinary jit)
     if kwargs and not isinstance(self._in, jit_mod._Unspecified):
+      # (static keyword arguments count too, as in JAX)
       raise ValueError("pjit does not support kwargs when in_shardings is specified.")
-    arg_shardings = _per_leaf("in_shardings", tree_structure(args), self._in)
+    # in_shardings: a prefix of the dynamic positional arguments (static ones removed).
+    arg_shardings = _per_leaf("in_shardings", tree_structure(dyn_args), self._in)
     arg_shardings += [None] * (len(leaves) - len(arg_shardings))
     for x, s in zip(leaves, arg_shardings):
       if (s is not None and isinstance(x, np.ndarray) and not s.is_fully_replicated and
@@ -222,25 +282,20 @@ class ShardedJit:
       avals = [a if s is None or not isinstance(a, core.ShapedArray) else
                a.update(sharding=type_sharding(s, a.shape)) for a, s in zip(avals, arg_shardings)]
     key = (in_tree, tuple(avals), tuple(arg_shardings), get_mesh(),
-           tuple(x._named if type(x) is ShardedArray else None for x in leaves))
+           tuple(x._named if type(x) is ShardedArray else None for x in leaves), statics)
     exe = self._cache.get(key)
     if exe is None:
-      exe = self._cache[key] = self._compile(leaves, in_tree, avals, arg_shardings)
+      exe = self._cache[key] = self._compile(args, kwargs, dyn_args, dyn_kwargs, statics,
+                                             leaves, in_tree, avals, arg_shardings)
     outs = exe.run(leaves)
     return tree_unflatten(exe.out_tree, outs)
 
-  def _compile(self, leaves, in_tree, avals, arg_shardings):
-    box = []
-
-    def flat_fun(*flat):
-      a, k = tree_unflatten(in_tree, flat)
-      out_leaves, out_tree = tree_flatten(self._fun(*a, **k))
-      box.append(out_tree)
-      return out_leaves
-
-    jaxpr, consts = trace_to_jaxpr(flat_fun, avals)
-    out_tree = box[0]
-    closed = core.ClosedJaxpr(jaxpr, consts)
+  def _compile(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
+               arg_shardings):
+    plain = self._plain
+    closed, out_tree, names = plain._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
+                                                   tuple(avals), statics)
+    donated = plain._donation(args, kwargs)
     out_specified = _per_leaf("out_shardings", out_tree, self._out)
     named = [s for s in arg_shardings + out_specified if s is not None]
     named += [x._named for x in leaves if type(x) is ShardedArray]
@@ -263,7 +318,8 @@ class ShardedJit:
     for s, a in zip(out_specified, closed.out_avals):
       if s is not None:
         s.check_compatible(a.shape, "pjit outputs")
-    return _Executable(self._name, closed, mesh, resolved, out_specified, out_tree)
+    return _Executable(self._name, closed, mesh, resolved, out_specified, out_tree, donated,
+                       names, plain._compiler_options)
 
 
 jit_mod.register_sharded_jit(ShardedJit)
