@@ -144,10 +144,14 @@ def stages_with_static_and_donation(jax, jnp):
   g = jax.jit(lambda a, n, b: a * n + b, static_argnums=1, donate_argnums=0,
               in_shardings=(NS(m, P("x")), NS(m, P())))
   traced = g.trace(_x(), 2, _x())
-  lowered = g.lower(_x(), 2, _x())
+  sds = jax.ShapeDtypeStruct((4, 4), np.float32)
+  lowered = g.lower(sds, 2, sds)
   compiled = lowered.compile()
+  a = jax.device_put(_x(), NS(m, P("x")))
+  out = compiled(a, _x())
   return (str(traced.jaxpr), [i.donated for i in jax.tree.leaves(lowered.args_info)],
-          np.asarray(compiled(_x(), _x())).tolist())
+          out, a.is_deleted(), compiled.input_shardings,
+          compiled.output_shardings, g.lower(_x(), 3, _x()).compile()(_x(), _x()))
 
 
 @case

@@ -20,7 +20,8 @@ from jaxlib import _jax, xla_client as xc
 from jaxlib.mlir import ir
 
 from arrax._src import backend as xb, batching, compiler, core, dispatch, jit as jit_mod, mlir, pmap
-from arrax._src.api import _abstractify, _put_named, device_put as api_device_put
+from arrax._src.api import (ShapeDtypeStruct, _abstractify, _put_named,
+                            device_put as api_device_put)
 from arrax._src.array import ShardedArray
 from arrax._src.config import trace_state
 from arrax._src.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding,
@@ -58,41 +59,51 @@ def _sharding_attr(sharding, ndim):
   return ir.StringAttr.get(str(sharding._xla_sharding(ndim)._hlo_sharding))
 
 
+def _spmd_module(name, closed, mesh, in_shardings, out_specified, donated=None,
+                 arg_names=None):
+  """The module of `closed` partitioned over `mesh`: its arguments and specified results carry
+  their `mhlo.sharding`, donated arguments their aliases or donor marks."""
+  aliases, donors = _donation(closed, in_shardings, out_specified, donated, mesh.size)
+  lowered = mlir.lower_jaxpr_to_module(name, closed, num_partitions=mesh.size, mesh=mesh,
+                                       arg_names=arg_names)
+  if lowered.host_callbacks:
+    raise NotImplementedError("jit with shardings of a function with host callbacks")
+  n_out = len(closed.out_avals)
+  names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
+  with lowered.module.context:
+    main = next(op for op in lowered.module.body.operations
+                if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+    old = list(main.arg_attrs) if "arg_attrs" in main.attributes else [None] * len(in_shardings)
+    args = []
+    for i, (s, a) in enumerate(zip(in_shardings, closed.in_avals)):
+      attrs = {} if old[i] is None else {n.name: n.attr for n in ir.DictAttr(old[i])}
+      attrs["mhlo.sharding"] = _sharding_attr(s, a.ndim)
+      if aliases is not None and aliases[i] is not None:
+        attrs["tf.aliasing_output"] = mlir.i32_attr(aliases[i])
+      elif donors is not None and donors[i]:
+        attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
+      args.append(ir.DictAttr.get(attrs))
+    main.arg_attrs = ir.ArrayAttr.get(args)
+    res = []
+    for nm, s, a in zip(names, out_specified, closed.out_avals):
+      attrs = {"jax.result_info": ir.StringAttr.get(nm)}
+      if s is not None:
+        attrs["mhlo.sharding"] = _sharding_attr(s, a.ndim)
+      res.append(ir.DictAttr.get(attrs))
+    main.result_attrs = ir.ArrayAttr.get(res)
+  return lowered
+
+
 class _Executable:
   __slots__ = ("loaded", "mesh", "in_shardings", "out_shardings", "handlers", "out_avals",
                "out_tree", "donated")
 
   def __init__(self, name, closed, mesh, in_shardings, out_specified, out_tree, donated=None,
-               arg_names=None, compiler_options=()):
+               arg_names=None, compiler_options=(), lowered=None):
     devices = tuple(mesh.devices.flat)
-    aliases, donors = _donation(closed, in_shardings, out_specified, donated, len(devices))
-    lowered = mlir.lower_jaxpr_to_module(name, closed, num_partitions=len(devices), mesh=mesh,
-                                         arg_names=arg_names)
-    if lowered.host_callbacks:
-      raise NotImplementedError("jit with shardings of a function with host callbacks")
-    n_out = len(closed.out_avals)
-    names = ["result"] if n_out == 1 else [f"result[{i}]" for i in range(n_out)]
-    with lowered.module.context:
-      main = next(op for op in lowered.module.body.operations
-                  if ir.StringAttr(op.attributes["sym_name"]).value == "main")
-      old = list(main.arg_attrs) if "arg_attrs" in main.attributes else [None] * len(in_shardings)
-      args = []
-      for i, (s, a) in enumerate(zip(in_shardings, closed.in_avals)):
-        attrs = {} if old[i] is None else {n.name: n.attr for n in ir.DictAttr(old[i])}
-        attrs["mhlo.sharding"] = _sharding_attr(s, a.ndim)
-        if aliases is not None and aliases[i] is not None:
-          attrs["tf.aliasing_output"] = mlir.i32_attr(aliases[i])
-        elif donors is not None and donors[i]:
-          attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
-        args.append(ir.DictAttr.get(attrs))
-      main.arg_attrs = ir.ArrayAttr.get(args)
-      res = []
-      for nm, s, a in zip(names, out_specified, closed.out_avals):
-        attrs = {"jax.result_info": ir.StringAttr.get(nm)}
-        if s is not None:
-          attrs["mhlo.sharding"] = _sharding_attr(s, a.ndim)
-        res.append(ir.DictAttr.get(attrs))
-      main.result_attrs = ir.ArrayAttr.get(res)
+    if lowered is None:
+      lowered = _spmd_module(name, closed, mesh, in_shardings, out_specified, donated,
+                             arg_names)
     client = xb.get_client(devices[0].platform)
     options = xc.CompileOptions()
     options.num_replicas = 1
@@ -229,8 +240,7 @@ class ShardedJit:
     return functools.partial(self, obj)
 
   def __getattr__(self, name):
-    # Stages and the rest (lower, trace, eval_shape, clear_cache, ...) are an ordinary
-    # jit's: they describe the single-device program.
+    # The rest (eval_shape, ...) is the ordinary jit's.
     if name.startswith("__") or name in ("_plain", "_fun"):
       raise AttributeError(name)
     return getattr(self._plain, name)
@@ -255,6 +265,20 @@ class ShardedJit:
       return plain(*args, **kwargs)
     if not self._named_shardings and not any(type(x) is ShardedArray for x in leaves):
       return plain(*args, **kwargs)   # (shardings all None: an ordinary jit)
+    avals, arg_shardings = self._arguments(args, kwargs, dyn_args, leaves, _abstractify)
+    key = (in_tree, tuple(avals), tuple(arg_shardings), get_mesh(),
+           tuple(x._named if type(x) is ShardedArray else None for x in leaves), statics)
+    exe = self._cache.get(key)
+    if exe is None:
+      plan = self._plan(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
+                        arg_shardings)
+      exe = self._cache[key] = _Executable(self._name, *plan[:-1],
+                                           compiler_options=plain._compiler_options)
+    outs = exe.run(leaves)
+    return tree_unflatten(exe.out_tree, outs)
+
+  def _arguments(self, args, kwargs, dyn_args, leaves, aval_of):
+    """(avals, in_shardings) of the flat dynamic arguments, checked as JAX checks them."""
     if kwargs and not isinstance(self._in, jit_mod._Unspecified):
       # (static keyword arguments count too, as in JAX)
       raise ValueError("pjit does not support kwargs when in_shardings is specified.")
@@ -276,29 +300,24 @@ class ShardedJit:
             f"Sharding passed to jit does not match the sharding on the respective arg. Got "
             f"jit sharding: {s!r},\narg sharding: {x.sharding!r} for arg type: "
             f"{x.aval.str_short() if hasattr(x.aval, 'str_short') else x.aval}")
-    avals = [_abstractify(x) for x in leaves]
+    avals = [aval_of(x) for x in leaves]
     if core.sharding_typing.on or any(s is not None for s in arg_shardings):
       # (arguments placed over Explicit mesh axes have those shardings in their types)
       avals = [a if s is None or not isinstance(a, core.ShapedArray) else
                a.update(sharding=type_sharding(s, a.shape)) for a, s in zip(avals, arg_shardings)]
-    key = (in_tree, tuple(avals), tuple(arg_shardings), get_mesh(),
-           tuple(x._named if type(x) is ShardedArray else None for x in leaves), statics)
-    exe = self._cache.get(key)
-    if exe is None:
-      exe = self._cache[key] = self._compile(args, kwargs, dyn_args, dyn_kwargs, statics,
-                                             leaves, in_tree, avals, arg_shardings)
-    outs = exe.run(leaves)
-    return tree_unflatten(exe.out_tree, outs)
+    return avals, arg_shardings
 
-  def _compile(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
-               arg_shardings):
+  def _plan(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
+            arg_shardings):
+    """What `_Executable` takes (name aside): (closed, mesh, in_shardings, out_shardings
+    given, out_tree, donated, argument names), then the trace's in_tree."""
     plain = self._plain
     closed, out_tree, names = plain._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                                    tuple(avals), statics)
     donated = plain._donation(args, kwargs)
     out_specified = _per_leaf("out_shardings", out_tree, self._out)
     named = [s for s in arg_shardings + out_specified if s is not None]
-    named += [x._named for x in leaves if type(x) is ShardedArray]
+    named += [_layout_of(x) for x in leaves if _layout_of(x) is not None]
     if not named:
       raise NotImplementedError("jit with shardings: no NamedSharding names the mesh")
     mesh = named[0].mesh
@@ -310,16 +329,105 @@ class ShardedJit:
     resolved = []
     for x, s in zip(leaves, arg_shardings):
       if s is None:
-        s = (x._named if type(x) is ShardedArray and x._named._device_assignment == devices
-             else NamedSharding(mesh, PartitionSpec()))
+        s = _layout_of(x)
+        if s is None or s._device_assignment != devices:
+          s = NamedSharding(mesh, PartitionSpec())
       resolved.append(s)
     for s, a in zip(resolved, closed.in_avals):
       s.check_compatible(a.shape, "pjit arguments")
     for s, a in zip(out_specified, closed.out_avals):
       if s is not None:
         s.check_compatible(a.shape, "pjit outputs")
-    return _Executable(self._name, closed, mesh, resolved, out_specified, out_tree, donated,
-                       names, plain._compiler_options)
+    return closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree
+
+  # ---- stages: the partitioned program -------------------------------------------------------
+  def trace(self, *args, **kwargs):
+    """Trace for these arguments (arrays or ShapeDtypeStructs); `.lower()` of the result is
+    the program partitioned over the mesh."""
+    plain = self._plain
+    traced = plain.trace(*args, **kwargs)
+    if not self._named_shardings:
+      return traced
+    dyn_args, dyn_kwargs, statics = plain._split_static(args, kwargs)
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    avals, arg_shardings = self._arguments(args, kwargs, dyn_args, leaves, jit_mod._arg_aval)
+    plan = self._plan(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
+                      arg_shardings)
+    return _SpmdTraced(traced, self, plan)
+
+  def lower(self, *args, **kwargs):
+    return self.trace(*args, **kwargs).lower()
+
+
+def _layout_of(x):
+  """The NamedSharding an argument (a ShardedArray, or a ShapeDtypeStruct given one) has."""
+  if type(x) is ShardedArray:
+    return x._named
+  s = getattr(x, "sharding", None) if not isinstance(x, core.Tracer) else None
+  return s if isinstance(s, NamedSharding) and isinstance(x, ShapeDtypeStruct) else None
+
+
+class _SpmdTraced(jit_mod.Traced):
+  """A jit with shardings traced: its jaxpr, and the partitioned program when lowered."""
+
+  def __init__(self, traced, sharded, plan):
+    self.__dict__.update(traced.__dict__)
+    self._sharded = sharded
+    self._plan = plan
+
+  def lower(self, *, lowering_platforms=None):
+    closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree = self._plan
+    module = _spmd_module(self._sharded._name, closed, mesh, resolved, out_specified, donated,
+                          names)
+    return _SpmdLowered(self._jitted, None, self._closed, out_tree, module, in_tree,
+                        self._donated, sharded=self._sharded, plan=self._plan)
+
+
+class _SpmdLowered(jit_mod.Lowered):
+  """The partitioned module of a jit with shardings; `compile` gives its executable."""
+
+  def __init__(self, *args, sharded, plan, **kwargs):
+    super().__init__(*args, **kwargs)
+    self._sharded = sharded
+    self._plan = plan
+
+  def compile(self, compiler_options=None):
+    closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree = self._plan
+    options = self._jitted._compiler_options + jit_mod._compiler_options_kvs(compiler_options)
+    exe = _Executable(self._sharded._name, closed, mesh, resolved, out_specified, out_tree,
+                      donated, compiler_options=options, lowered=self._module)
+    return _SpmdCompiled(exe, in_tree, out_tree, self._jitted, closed, self._donated)
+
+
+class _SpmdCompiled(jit_mod.Compiled):
+  """The executable of a jit with shardings, called with the dynamic arguments only."""
+
+  def __init__(self, exe, in_tree, out_tree, jitted, closed, donated):
+    super().__init__(exe, in_tree, out_tree, jitted, None, closed, donated)
+
+  def runtime_executable(self):
+    return self._exe.loaded
+
+  @property
+  def input_shardings(self):
+    return tree_unflatten(self.in_tree, list(self._exe.in_shardings))
+
+  @property
+  def output_shardings(self):
+    return tree_unflatten(self.out_tree, list(self._exe.out_shardings))
+
+  def as_text(self):
+    return self._exe.loaded.hlo_modules()[0].to_string()
+
+  def cost_analysis(self):
+    return _jax.hlo_module_cost_analysis(xb.get_client(), self._exe.loaded.hlo_modules()[0])
+
+  def __call__(self, *args, **kwargs):
+    leaves, treedef = tree_flatten((args, kwargs))
+    if treedef != self.in_tree:
+      raise TypeError("Function compiled with input pytree does not match the input pytree it "
+                      f"was called with: compiled for {self.in_tree}, called with {treedef}.")
+    return tree_unflatten(self.out_tree, self._exe.run(leaves))
 
 
 jit_mod.register_sharded_jit(ShardedJit)
