@@ -13,7 +13,7 @@ from tests.multidevice import first_difference, same
 from tests.sharding_cases import _error, describe
 
 CASES = {}
-_MESSAGES = {"error_static_kwarg_with_in_shardings", "error_device_with_in_shardings",
+_MESSAGES = {"error_static_kwarg_with_in_shardings", "error_in_shardings_count_with_static", "error_device_with_in_shardings",
              "error_backend_with_out_shardings", "error_device_and_backend"}
 
 

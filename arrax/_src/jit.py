@@ -1487,9 +1487,10 @@ def jit(fun=None, /, *, in_shardings=_UNSPECIFIED, out_shardings=_UNSPECIFIED,
   """Compile `fun` with XLA; calls with new shapes/dtypes/static values retrace and recompile.
 
   JAX's signature; an unknown keyword is a TypeError. in_shardings/out_shardings (pytree
-  prefixes of NamedShardings) partition the program over their mesh (`_src/spmd.py`);
-  compiler options are not supported yet (NotImplementedError); donated arguments' buffers
-  are reused for results of the same shape and dtype (the arguments are deleted).
+  prefixes of NamedShardings for the dynamic positional arguments) partition the program over
+  their mesh (`_src/spmd.py`); compiler_options are XLA option overrides for this function's
+  executables; donated arguments' buffers are reused for results of the same shape and dtype
+  (the arguments are deleted).
 
   Example:
     >>> f = jit(lambda x: x * 2)

@@ -36,7 +36,13 @@ from arrax._src.tree_util import tree_flatten, tree_structure, tree_unflatten
 def _per_leaf(name, tree, shardings):
   if isinstance(shardings, jit_mod._Unspecified):
     return [None] * tree.num_leaves
-  out = batching.flatten_axes(name, tree, shardings)
+  try:
+    out = batching.flatten_axes(name, tree, shardings)
+  except ValueError:
+    if name == "in_shardings" and tree_structure(shardings).num_nodes != 1 and (
+        type(shardings) is not tuple or len(shardings) != len(tree.children())):
+      _raise_args_prefix(f"pjit {name}", tree, shardings)
+    raise
   if any(isinstance(s, PartitionSpec) for s in out):
     mesh = get_mesh()
     if mesh.empty:
@@ -52,6 +58,28 @@ def _per_leaf(name, tree, shardings):
     if not (s is None or isinstance(s, NamedSharding)):
       raise TypeError(f"jit {name} must be Shardings (or None), got {s!r}")
   return out
+
+
+def _raise_args_prefix(what, tree, shardings):
+  """JAX's ValueError for in_shardings that cannot be a prefix of the arguments tuple."""
+  n = len(tree.children())
+  msg = (f"{what} specification must be a tree prefix of the positional arguments tuple. In "
+         f"particular, {what} must either be a Sharding, a PartitionSpec, or a tuple of length "
+         "equal to the number of positional arguments.")
+  if type(shardings) is not tuple:
+    msg += f" But {what} is not a tuple: got {type(shardings)} instead."
+  else:
+    msg += (f" But {what} is the wrong length: got a tuple or list of length "
+            f"{len(shardings)} for an args tuple of length {n}.")
+  if n == 1:
+    try:
+      batching.flatten_axes(what, tree, (shardings,))
+    except ValueError:
+      pass
+    else:
+      msg += (f" Given the corresponding argument being passed, it looks like {what} might "
+              "need to be wrapped in a singleton tuple.")
+  raise ValueError(msg)
 
 
 def _sharding_attr(sharding, ndim):
