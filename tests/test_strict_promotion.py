@@ -166,11 +166,13 @@ def test_jit_and_vmap_match_jax(name):
     return [top.jit(lambda x, y: x * y), top.vmap(lambda x, y: x + y),
             top.jit(top.vmap(lambda x: np_.where(x > 0, x, 1))),
             top.vmap(lambda x: x * 2.5), top.jit(lambda x: np_.concatenate([x, x.astype("int8")]))]
-  args = [(np.ones(2, np.int32), np.ones(2, np.float16)), (np.ones(2, np.uint8), np.ones(2, np.int8)),
+  args = [(np.ones(2, np.int32), np.ones(2, np.float16)),
+          (np.ones(2, np.uint8), np.ones(2, np.int8)),
           (np.ones((2, 2), np.float32),), (np.ones(3, np.int32),), (np.ones(2, np.int16),)]
   with mode(name):
     assert_all_same([
-        (f"fn{i}", outcome(lambda: af(*map(anp.asarray, a))), outcome(lambda: jf(*map(jnp.asarray, a))))
+        (f"fn{i}", outcome(lambda: af(*map(anp.asarray, a))),
+         outcome(lambda: jf(*map(jnp.asarray, a))))
         for i, (af, jf, a) in enumerate(zip(fns(arrax, anp), fns(jax, jnp), args))])
 
 
