@@ -31,7 +31,7 @@ REFUSED = {"eager_constant_folding", "jax_use_simplified_jaxpr_constants",
            "jax_experimental_unsafe_xla_runtime_errors", "jax_send_traceback_to_runtime",
            "jax_error_checking_behavior_nan", "jax_error_checking_behavior_divide",
            "jax_error_checking_behavior_oob", "jax_explicit_x64_dtypes",
-           "jax_numpy_dtype_promotion", "jax_dump_ir_modes"}
+           "jax_dump_ir_modes"}
 # Options that must be set before the backends exist (both raise RuntimeError afterwards).
 BEFORE_BACKENDS = {"jax_num_cpu_devices", "jax_cpu_get_local_topology_timeout_minutes",
                    "jax_cpu_get_global_topology_timeout_minutes"}

@@ -196,8 +196,7 @@ def test_context_manager_names_exist(name):
   assert callable(cm)
 
 
-@pytest.mark.xfail(strict=True, reason="arrax implements only the 'standard' dtype promotion")
 def test_strict_dtype_promotion():
   with arrax.numpy_dtype_promotion("strict"):
-    with pytest.raises(Exception, match="no available implicit dtype promotion"):
+    with pytest.raises(arrax.dtypes.TypePromotionError, match="no available implicit dtype"):
       arrax.numpy.ones(3, "int32") + arrax.numpy.ones(3, "float32")

@@ -287,7 +287,8 @@ config.define("arrax_op_attributes", (), tuple)
 
 
 class NumpyDtypePromotion(enum.StrEnum):
-  """The type promotion modes of arrax.numpy (only 'standard' is implemented)."""
+  """The type promotion modes of arrax.numpy: 'strict' allows no implicit promotion between
+  different dtypes (weak Python scalars still join arrays of their kind or a higher one)."""
   STANDARD = "standard"
   STRICT = "strict"
 
@@ -298,8 +299,6 @@ def _dtype_promotion(value):
   elif not isinstance(value, NumpyDtypePromotion):
     raise TypeError(f"new enum value must be an instance of {NumpyDtypePromotion}, got {value} "
                     f"of type {type(value)}.")
-  if value == "strict":
-    raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not supported by arrax")
   return value
 
 
@@ -396,8 +395,31 @@ def x64_enabled():
   return config._flags["jax_enable_x64"].value
 
 
+_x64_flag = config._flags["jax_enable_x64"]
+_promotion_flag = config._flags["jax_numpy_dtype_promotion"]
+_global_promotion_key = [0]
+
+
+def promotion_key() -> int:
+  """x64 (1) + strict promotion (2) in this thread: what the promotion lattice depends on."""
+  if _open_contexts[0]:
+    return _x64_flag.value + 2 * (_promotion_flag.value == "strict")
+  return _global_promotion_key[0]
+
+
+def _refresh_promotion_key(name=None):
+  if name is None or name in ("jax_enable_x64", "jax_numpy_dtype_promotion"):
+    _global_promotion_key[0] = (bool(_x64_flag.global_value)
+                                + 2 * (_promotion_flag.global_value == "strict"))
+
+
+_refresh_promotion_key()
+config._listeners.append(_refresh_promotion_key)
+
+
 _TRACE_FLAGS = ["jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
-                "jax_allow_f16_reductions", "jax_softmax_custom_jvp", "arrax_op_attributes"]
+                "jax_allow_f16_reductions", "jax_softmax_custom_jvp", "arrax_op_attributes",
+                "jax_numpy_dtype_promotion"]
 
 
 def add_trace_flags(*names):
@@ -588,7 +610,8 @@ numpy_rank_promotion = _state("jax_numpy_rank_promotion",
                               "Context manager: 'allow', 'warn' or 'raise' on NumPy rank "
                               "promotion in arrax.numpy.")
 numpy_dtype_promotion = _state("jax_numpy_dtype_promotion",
-                               "Context manager for the dtype promotion mode ('standard').")
+                               "Context manager for the dtype promotion mode ('standard' or "
+                               "'strict').")
 debug_nans = _state("jax_debug_nans", "Context manager: raise FloatingPointError on a NaN "
                     "result, naming the operation that made it.")
 debug_infs = _state("jax_debug_infs", "Context manager: raise FloatingPointError on an inf "

@@ -6,7 +6,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from arrax._src.config import x64_enabled
+from arrax._src.config import promotion_key as _promotion_key, x64_enabled
 from arrax._src.config_flags import ExplicitX64Mode, explicit_x64_dtypes as _explicit_x64
 
 bool_ = np.dtype(np.bool_)
@@ -149,10 +149,6 @@ class ExtendedDType(abc.ABC):
   _rules = None
 
 
-class TypePromotionError(ValueError):
-  """Raised when dtypes cannot be promoted together (under strict promotion)."""
-
-
 DType = np.dtype
 
 
@@ -210,8 +206,14 @@ def iinfo(dtype):
 
 # ---- the promotion lattice -------------------------------------------------------------
 # Nodes are dtypes plus the three weak categories of Python scalars: int, float, complex.
-def _lattice(x64):
+def _lattice(x64, strict=False):
   i_, f_, c_ = int, float, complex
+  if strict:   # only weak scalars promote: to a dtype of their kind or to a higher weak kind
+    ints = [int8, int16, int32, int64, uint8, uint16, uint32, uint64, *_intn_dtypes]
+    floats = [*_small_float_dtypes, bfloat16, float16, float32, float64]
+    edges = {i_: [f_, *ints], f_: [c_, *floats], c_: [complex64, complex128]}
+    edges.update((t, []) for t in [bool_, *ints, *floats, complex64, complex128])
+    return _upper_bounds_of(edges)
   edges = {
       bool_: [i_],
       i_: [uint8, int8] + list(_intn_dtypes),
@@ -224,6 +226,10 @@ def _lattice(x64):
   }
   for t in _small_float_dtypes + _intn_dtypes:   # no implicit promotion out of these
     edges[t] = []
+  return _upper_bounds_of(edges)
+
+
+def _upper_bounds_of(edges):
   upper = {}
   for node in edges:
     seen, stack = {node}, [node]
@@ -236,11 +242,14 @@ def _lattice(x64):
   return upper
 
 
-_upper_bounds = {True: _lattice(True), False: _lattice(False)}
+# By promotion key (config.promotion_key): x64 + 2 * strict.
+_upper_bounds = {0: _lattice(False), 1: _lattice(True)}
+_upper_bounds[2] = _upper_bounds[3] = _lattice(True, strict=True)
 
 
 class TypePromotionError(ValueError):
-  """Dtypes with no implicit promotion path between them (JAX's class of the same name)."""
+  """Dtypes with no implicit promotion path between them, under the current promotion mode
+  (JAX's class of the same name)."""
 
 
 def _no_promotion_reason(nodes):
@@ -259,9 +268,9 @@ def _no_promotion_reason(nodes):
           f"using e.g. x.astype('{example}')")
 
 
-def _least_upper_bound(x64, ordered):
+def _least_upper_bound(key, ordered):
   nodes = set(ordered)
-  ub = _upper_bounds[x64]
+  ub = _upper_bounds[key]
   try:
     common = set.intersection(*(ub[n] for n in nodes))
   except KeyError as e:
@@ -269,6 +278,11 @@ def _least_upper_bound(x64, ordered):
   lub = (common & nodes) or {c for c in common if common <= ub[c]}
   if len(lub) != 1:
     names = tuple(dict.fromkeys(str(n) for n in ordered))
+    if key > 1:
+      raise TypePromotionError(
+          f"Input dtypes {names} have no available implicit dtype promotion path when "
+          "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+          "output type, or set jax_numpy_dtype_promotion=standard.")
     raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype "
                              "promotion path." + _no_promotion_reason(nodes))
   return lub.pop()
@@ -316,17 +330,17 @@ def dtype_and_weak_type(x):
 
 
 @functools.lru_cache(maxsize=4096)
-def _result_type_cached(x64, pairs):
+def _result_type_cached(key, pairs):
   if len(pairs) == 1:
     return pairs[0]
   dts = {d for d, _ in pairs}
   weaks = [w for _, w in pairs]
   if len(dts) == 1 and not all(weaks):
     return pairs[0][0], False
-  if all(weaks):
-    node = _least_upper_bound(x64, dts)
+  if all(weaks) and key < 2:   # (strict mode joins the weak kinds themselves)
+    node = _least_upper_bound(key, dts)
     return _node_dtype(node), True
-  node = _least_upper_bound(x64, {_weak_node(d) if w else d for d, w in pairs})
+  node = _least_upper_bound(key, {_weak_node(d) if w else d for d, w in pairs})
   weak = _is_weak_node(node)
   return _node_dtype(node), weak
 
@@ -336,7 +350,7 @@ def result_type(*args, return_weak_type_flag=False):
   if not args:
     raise ValueError("at least one array or dtype is required")
   pairs = tuple(dtype_and_weak_type(default_float_dtype() if a is None else a) for a in args)
-  dt, weak = _result_type_cached(x64_enabled(), pairs)
+  dt, weak = _result_type_cached(_promotion_key(), pairs)
   weak = weak and dt != bool_
   if weak:
     dt = default_dtype("f" if dt in _all_custom_float_dtypes else
@@ -349,7 +363,7 @@ def promote_types(a, b):
   jnp.promote_types): Python's int, float and complex count as weak types, and a weak result is
   the 64-bit type of its kind."""
   nodes = [t if t is int or t is float or t is complex else np.dtype(t) for t in (a, b)]
-  return np.dtype(_least_upper_bound(x64_enabled(), nodes))
+  return np.dtype(_least_upper_bound(_promotion_key(), nodes))
 
 
 def to_inexact_dtype(dtype):

@@ -85,9 +85,10 @@ class JaxTestCase(_Base):
   name), JAX's test-mode configuration, and tolerant array/pytree comparisons."""
   _default_thread_local_config = {
       "jax_enable_checks": True,
+      "jax_numpy_dtype_promotion": "strict",
       "jax_numpy_rank_promotion": "raise",
       "jax_legacy_prng_key": "error",
-  }   # (JAX also sets jax_numpy_dtype_promotion='strict', which arrax does not implement)
+  }
 
   def setUp(self):
     super().setUp()

@@ -278,8 +278,8 @@ def _dot_general_dtype(lhs, rhs, preferred_element_type, check_width=True):
   if pet is None or pet == dt:
     return dt
   if check_width and not dtypes.is_float(dt) and _bit_width(np.dtype(pet)) < _bit_width(dt):
-    raise TypeError(f"preferred_element_type {np.dtype(pet).name} is narrower than the "
-                    f"result dtype {dt.name} of the dot.")
+    raise TypeError("`preferred_element_type` must not be narrower than the original type, got "
+                    f"preferred_element_type of {np.dtype(pet)} for result type of {dt}.")
   return np.dtype(pet)
 
 
