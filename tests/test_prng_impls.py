@@ -12,7 +12,7 @@ import pytest
 import arrax
 import arrax.extend as aex
 import arrax.numpy as anp
-from oracle import assert_bits_equal, same_exception
+from oracle import assert_bits_equal, same_exception, threefry_mode
 
 IMPLS = ["rbg", "unsafe_rbg"]
 
@@ -55,6 +55,8 @@ CASES = {
     "vmap_fold_in": lambda m, r, k: m.vmap(r.fold_in)(r.split(k, 3), np.arange(3, dtype=np.uint32)),
     "vmap_gamma": lambda m, r, k: m.vmap(lambda k: r.gamma(k, 2.0, (2,)))(r.split(k, 2)),
     "grad": lambda m, r, k: m.grad(lambda x, k: (r.normal(k, (3,)) * x).sum())(1.5, k),
+    "grad_gamma": lambda m, r, k: m.grad(lambda a, k: r.gamma(k, a, (3,)).sum())(1.5, k),
+    "grad_loggamma": lambda m, r, k: m.grad(lambda a, k: r.loggamma(k, a, (3,)).sum())(0.5, k),
     "iter_index": lambda m, r, k: (list(r.split(k, 2)), r.split(k, 4)[1:3].reshape(2, 1)),
     "wrap_key_data": lambda m, r, k: r.wrap_key_data(r.key_data(r.split(k, 2)), impl=r.key_impl(k)),
 }
@@ -64,6 +66,14 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_samples(impl, case):
   run_both(CASES[case], impl)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("case", ["split", "fold_in", "normal", "vmap_split"])
+def test_samples_legacy_threefry_mode(impl, case):
+  # (rbg's split and fold_in hash with threefry, in the jax_threefry_partitionable mode)
+  with threefry_mode(False):
+    run_both(CASES[case], impl)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

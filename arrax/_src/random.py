@@ -1171,10 +1171,21 @@ def _random_gamma_jvp(primals, tangents, *, log_space, **impl):
     sample = lax.exp(out)
     tiny = creation.full_like(sample, dtypes.finfo(core.get_aval(out).dtype).tiny)
     sample = lax.select(lax.eq(sample, _const(sample, 0)), tiny, sample)
-    rate = lax.div(random_gamma_grad(a, sample), sample)
+    rate = lax.div(_gamma_grad_map(a, sample, impl), sample)
   else:
-    rate = random_gamma_grad(a, out)
+    rate = _gamma_grad_map(a, out, impl)
   return out, lax.mul(t_a, rate)
+
+
+def _gamma_grad_map(a, sample, impl):
+  """random_gamma_grad(a, sample); one element at a time for keys of implementations other
+  than threefry (JAX's CPU program: the last bit follows how XLA fuses it)."""
+  if not impl:
+    return random_gamma_grad(a, sample)
+  shape = np.shape(sample)
+  flat = [shape_ops.reshape(x, (math.prod(shape),)) for x in (a, sample)]
+  out = loops.map(lambda args: random_gamma_grad(*args), tuple(flat))
+  return shape_ops.reshape(out, shape)
 
 
 def _random_gamma_batch(args, dims, *, log_space, **impl):
