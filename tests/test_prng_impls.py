@@ -58,6 +58,15 @@ CASES = {
     "grad_gamma": lambda m, r, k: m.grad(lambda a, k: r.gamma(k, a, (3,)).sum())(1.5, k),
     "grad_loggamma": lambda m, r, k: m.grad(lambda a, k: r.loggamma(k, a, (3,)).sum())(0.5, k),
     "iter_index": lambda m, r, k: (list(r.split(k, 2)), r.split(k, 4)[1:3].reshape(2, 1)),
+    "where_select": lambda m, r, k: (
+        m.numpy.where(np.array([True, False, True]), r.split(k, 3), k),
+        m.lax.select(np.array([False, True]), r.split(k, 2), r.split(r.fold_in(k, 1), 2))),
+    "scan_cond_fori": lambda m, r, k: (
+        m.lax.scan(lambda c, _: (r.fold_in(c, 1), r.uniform(c)), k, None, length=3),
+        m.lax.cond(True, lambda k: r.split(k)[0], lambda k: k, k),
+        m.lax.fori_loop(0, 3, lambda i, k: r.fold_in(k, i), k)),
+    "vmap_vmap": lambda m, r, k: m.vmap(m.vmap(lambda k: r.bits(k)))(r.split(k, (2, 2))),
+    "at_set_eq": lambda m, r, k: (r.split(k, 3).at[0].set(k), r.split(k, 3) == r.split(k, 3)[::-1]),
     "wrap_key_data": lambda m, r, k: r.wrap_key_data(r.key_data(r.split(k, 2)), impl=r.key_impl(k)),
 }
 
