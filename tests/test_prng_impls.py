@@ -203,3 +203,31 @@ def test_threefry_keys_unchanged():
   assert ka.dtype is arrax.random.key_dtype() and str(ka.dtype) == "key<fry>"
   assert arrax.random.key_dtype("rbg") != ka.dtype
   assert hash(arrax.random.key_dtype("rbg")) == hash(arrax.random.key_dtype("rbg"))
+
+
+def _two_d(ext, lib_np, r):
+  # An implementation whose key data is (1, 2) per key, over threefry keys.
+  def one(k):
+    return r.wrap_key_data(k[0], impl="threefry2x32")
+
+  return ext.random.define_prng_impl(
+      key_shape=(1, 2), seed=lambda s: lib_np.reshape(r.key_data(r.key(s)), (1, 2)),
+      split=lambda k, shape: lib_np.reshape(r.key_data(r.split(one(k), shape)), (*shape, 1, 2)),
+      fold_in=lambda k, d: lib_np.reshape(r.key_data(r.fold_in(one(k), d)), (1, 2)),
+      random_bits=lambda k, bw, shape: r.bits(one(k), shape, np.dtype(f"uint{bw}")),
+      name="two_d", tag="2d")
+
+
+def test_two_dimensional_key_shape():
+  ia, ij = _two_d(aex, anp, arrax.random), _two_d(jex, jnp, jax.random)
+
+  def draws(m, r, impl):
+    k = r.key(3, impl=impl)
+    ks = r.split(k, 3)
+    return (ks, ks[1], ks.reshape(3, 1).T, ks == ks[::-1], m.numpy.where(ks == ks, k, ks),
+            m.vmap(lambda k: r.uniform(k, (2,)))(ks), m.jit(lambda s: r.key(s, impl=impl))(5),
+            r.normal(k, (2,)))
+  a, e = draws(arrax, arrax.random, ia), draws(jax, jax.random, ij)
+  assert str(a[0].dtype) == str(e[0].dtype) == "key<2d>" and a[0].shape == e[0].shape == (3,)
+  for x, y in zip(a, e):
+    assert_bits_equal(x, y)
