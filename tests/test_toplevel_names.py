@@ -438,11 +438,10 @@ def test_default_prng_impl_threefry():
       assert lib.random.PRNGKey(0).shape == (2,)
 
 
-@pytest.mark.parametrize("impl", ["threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
-                                  "philox4x32"])
+@pytest.mark.parametrize("impl", ["threefry4x32", "philox2x32", "philox4x32"])
 def test_default_prng_impl_others_raise_not_implemented(impl):
-  # JAX has these implementations; arrax has only threefry2x32 and says so instead of silently
-  # using it.
+  # JAX has these implementations; arrax does not (rbg and unsafe_rbg it has: see
+  # tests/test_prng_impls.py) and says so instead of silently using threefry2x32.
   with jax.default_prng_impl(impl):
     assert jax.random.key(0).dtype != jax.random.key(0, impl="threefry2x32").dtype
   with arrax.default_prng_impl(impl):

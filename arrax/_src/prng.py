@@ -205,7 +205,10 @@ def _split_legacy(data, shape):
 
 @functools.partial(jit, static_argnums=(1,))
 def split_data(data, shape):
-  """Key data (*batch, *shape, 2) of new keys split from each key in `data`."""
+  """Key data (*batch, *shape, 2) of new keys split from each key in `data` (keys of another
+  implementation when `data` is a key array)."""
+  if isinstance(data, PRNGKeyArray):
+    return impl_split(data, shape)
   if _partitionable.value:
     return _split_partitionable(data, shape)
   return _split_legacy(data, shape)
@@ -214,6 +217,8 @@ def split_data(data, shape):
 @jit
 def fold_in_data(data, msg):
   """Key data of `data`'s keys with the uint32 scalar `msg` folded in."""
+  if isinstance(data, PRNGKeyArray):
+    return impl_fold_in(data, msg)
   zero = np.zeros((1,), _U32)
   counts = shape_ops.concatenate([zero, shape_ops.reshape(msg, (1,))], 0)
   return threefry_2x32(data, counts)
@@ -262,20 +267,50 @@ def _bits_legacy(data, bit_width, shape):
 def random_bits(data, bit_width, shape):
   """Uniform random unsigned integers of `bit_width` bits, shape (*batch, *shape)."""
   shape = tuple(shape)
+  if isinstance(data, PRNGKeyArray):
+    return impl_random_bits(data, bit_width, shape)
   if _partitionable.value:
     return _bits_partitionable(data, bit_width, shape)
   return _bits_legacy(data, bit_width, shape)
 
 
+# ---- the PRNG implementation record (jax.extend.random) ----------------------------------------
+class PRNGImpl(NamedTuple):
+  """A PRNG implementation: the shape of one key's uint32 data and its derivations on one key,
+  `seed(int[]) -> key`, `split(key, shape) -> keys[*shape]`, `random_bits(key, bit_width,
+  shape) -> uint<bit_width>[*shape]` and `fold_in(key, uint32[]) -> key`. arrax's key arrays
+  implement threefry2x32 (`threefry_prng_impl`)."""
+  key_shape: tuple
+  seed: Callable
+  split: Callable
+  random_bits: Callable
+  fold_in: Callable
+  name: str = "<unnamed>"
+  tag: str = "?"
+
+  def __hash__(self):
+    return hash(self.tag)
+
+  def __str__(self):
+    return self.tag
+
+
 # ---- typed key arrays ----------------------------------------------------------------------
 class KeyTy(dtypes.ExtendedDType):
-  """The dtype of typed PRNG key arrays; threefry2x32 keys print as `key<fry>`."""
-  __slots__ = ()
+  """The dtype of typed PRNG key arrays of one implementation, printed `key<tag>`
+  (threefry2x32 keys are `key<fry>`)."""
+  __slots__ = ("_impl", "nk")
   type = dtypes.prng_key
-  name = "key<fry>"
   itemsize = 8
   kind = "V"
-  impl_name = "threefry2x32"
+
+  def __init__(self, impl=None):
+    self._impl = threefry_prng_impl if impl is None else impl
+    self.nk = len(self._impl.key_shape)   # the number of key-data axes
+
+  impl = property(lambda self: self._impl)
+  name = property(lambda self: f"key<{self._impl.tag}>")
+  impl_name = property(lambda self: self._impl.name)
 
   def __repr__(self):
     return self.name
@@ -283,13 +318,21 @@ class KeyTy(dtypes.ExtendedDType):
   __str__ = __repr__
 
   def __eq__(self, other):
-    return type(other) is KeyTy
+    return type(other) is type(self) and (other._impl is self._impl or other._impl == self._impl)
 
   def __hash__(self):
-    return hash(KeyTy)
+    return hash((KeyTy, self._impl))
 
 
-key_dtype_fry = KeyTy()
+_KEY_DTYPES = {}
+
+
+def key_dtype(impl):
+  """The (one) KeyTy of the PRNGImpl `impl`."""
+  dt = _KEY_DTYPES.get(impl)
+  if dt is None or dt._impl != impl:
+    dt = _KEY_DTYPES[impl] = KeyTy(impl)
+  return dt
 
 
 def _norm_axes(axes, ndim):
@@ -297,33 +340,42 @@ def _norm_axes(axes, ndim):
 
 
 class PRNGKeyArray:
-  """An array of typed PRNG keys (dtype `key<fry>`) over uint32 key data of shape (*shape, 2).
+  """An array of typed PRNG keys (dtype `key<tag>` of a PRNG implementation) over uint32 key
+  data of shape (*shape, *impl.key_shape).
 
   Keys support indexing and reshaping like arrays, but no arithmetic; extract the bits with
   `jax.random.key_data`.
   """
-  __slots__ = ("_base_array", "_consumed", "_link", "__weakref__")
+  __slots__ = ("_base_array", "_dtype", "_consumed", "_link", "__weakref__")
   __array_priority__ = 100
 
-  def __init__(self, base_array):
+  def __init__(self, base_array, dtype=None):
     self._base_array = base_array
+    self._dtype = key_dtype_fry if dtype is None else dtype
     # Key-reuse checking (jax_debug_key_reuse): whether the keys were used up, all of them
     # (a bool) or per key (a NumPy bool array of the key shape); `_link` is the _KeyLink to
-    # the caller's key when these keys were rebuilt inside a transformation.
+    # the caller's key when these keys were rebuilt inside a transformation (False for the
+    # internal keys the samplers pass to their jitted bodies: never checked nor linked).
     self._consumed = False
     self._link = None
 
-  shape = property(lambda self: tuple(self._base_array.shape[:-1]))
-  ndim = property(lambda self: len(self._base_array.shape) - 1)
+  shape = property(lambda self: tuple(self._base_array.shape[:self.ndim]))
+  ndim = property(lambda self: len(self._base_array.shape) - self._dtype.nk)
   size = property(lambda self: math.prod(self.shape))
-  dtype = property(lambda self: key_dtype_fry)
-  itemsize = property(lambda self: key_dtype_fry.itemsize)
-  nbytes = property(lambda self: self.size * key_dtype_fry.itemsize)
+  dtype = property(lambda self: self._dtype)
+  itemsize = property(lambda self: self._dtype.itemsize)
+  nbytes = property(lambda self: self.size * self._dtype.itemsize)
+
+  def _new(self, data):
+    return PRNGKeyArray(data, self._dtype)
+
+  def _tail(self):
+    return (slice(None),) * self._dtype.nk
 
   def _wrap(self, data, mask_fn=None):
     """Keys over `data` derived from these; with `mask_fn` (a NumPy view change applied to
     the consumed mask) they inherit the consumption (JAX's forwarding ops)."""
-    out = PRNGKeyArray(data)
+    out = PRNGKeyArray(data, self._dtype)
     if mask_fn is not None and self._consumed is not False:
       out._consumed = (self._consumed if isinstance(self._consumed, bool)
                        else mask_fn(self._consumed))
@@ -339,15 +391,15 @@ class PRNGKeyArray:
       raise TypeError("iteration over a 0-d key array")
     if isinstance(self._base_array, Array):
       # `k1, k2 = split(key)` is the common case: one executable for all the rows.
-      return iter([PRNGKeyArray(row) for row in _unstack_rows(self._base_array)])
+      return iter([self._new(row) for row in _unstack_rows(self._base_array)])
     return (self[i] for i in range(self.shape[0]))
 
   def __getitem__(self, idx):
     idx = idx if isinstance(idx, tuple) else (idx,)
     if any(i is Ellipsis for i in idx):
-      full = (*idx, slice(None))
+      full = (*idx, *self._tail())
     else:
-      full = (*idx, Ellipsis, slice(None))
+      full = (*idx, Ellipsis, *self._tail())
     if _debug_key_reuse.value and all(i is None or i is Ellipsis or isinstance(i, (int, slice))
                                       for i in idx):
       # A static index slices: the selected keys are consumed, the result is fresh (JAX).
@@ -360,7 +412,8 @@ class PRNGKeyArray:
     if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
       shape = tuple(shape[0])
     shape = tuple(operator.index(d) for d in shape)
-    return self._wrap(self._base_array.reshape(*shape, 2, order=order),
+    return self._wrap(self._base_array.reshape(*shape, *self._dtype.impl.key_shape,
+                                               order=order),
                       lambda m: m.reshape(*shape, order=order))
 
   def ravel(self, order="C"):
@@ -373,7 +426,8 @@ class PRNGKeyArray:
       axes = axes[0]
     nd = self.ndim
     perm = tuple(reversed(range(nd))) if not axes else _norm_axes(axes, nd)
-    return self._wrap(self._base_array.transpose(*perm, nd), lambda m: m.transpose(perm))
+    tail = range(nd, nd + self._dtype.nk)
+    return self._wrap(self._base_array.transpose(*perm, *tail), lambda m: m.transpose(perm))
 
   T = property(lambda self: self.transpose())
 
@@ -390,12 +444,14 @@ class PRNGKeyArray:
   def __eq__(self, other):
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return reductions.all(self._base_array == other._base_array, axis=-1)
+    axes = tuple(range(self.ndim, self.ndim + self._dtype.nk))
+    return reductions.all(self._base_array == other._base_array, axis=axes)
 
   def __ne__(self, other):
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
-    return reductions.any(self._base_array != other._base_array, axis=-1)
+    axes = tuple(range(self.ndim, self.ndim + self._dtype.nk))
+    return reductions.any(self._base_array != other._base_array, axis=axes)
 
   __hash__ = None
 
@@ -437,7 +493,7 @@ class PRNGKeyArray:
 
   @property
   def aval(self):
-    return core.ShapedArray(self.shape, key_dtype_fry)
+    return core.ShapedArray(self.shape, self._dtype)
 
   is_fully_addressable = property(lambda self: self._base_array.is_fully_addressable)
   is_fully_replicated = property(lambda self: self._base_array.is_fully_replicated)
@@ -453,12 +509,12 @@ class PRNGKeyArray:
 
   def addressable_data(self, index):
     """The keys of this process's `index`-th shard."""
-    return PRNGKeyArray(self._base_array.addressable_data(index))
+    return self._new(self._base_array.addressable_data(index))
 
   def _key_shards(self, shards):
     # (each shard's index and replica id are those of the key data)
     return [Shard._known(s.device, s._sharding, s._global_shape,
-                         None if s.data is None else PRNGKeyArray(s.data), s.index, s.replica_id)
+                         None if s.data is None else self._new(s.data), s.index, s.replica_id)
             for s in shards]
 
   addressable_shards = property(lambda self: self._key_shards(self._base_array.addressable_shards))
@@ -468,7 +524,7 @@ class PRNGKeyArray:
     """A description of the key array and its PRNG implementation."""
     if isinstance(self._base_array, core.Tracer):   # (JAX's traced keys have no pprint)
       raise AttributeError(f"{type(self._base_array).__name__} has no attribute pprint")
-    impl = threefry_prng_impl
+    impl = self._dtype.impl
     fields = pp.join(pp.brk(), [pp.text(f"{k} = {v}") for k, v in impl._asdict().items()])
     pp_impl = (pp.text(f"PRNGImpl [{impl.tag}] {{{impl.name}}}:")
                + pp.nest(2, pp.group(pp.brk() + fields)))
@@ -481,7 +537,7 @@ class PRNGKeyArray:
     """The keys at `indices` along `axis` (of the flattened keys by default)."""
     keys = self.ravel() if axis is None else self
     axis = 0 if axis is None else operator.index(axis) % max(keys.ndim, 1)
-    return PRNGKeyArray(indexing.take(keys._base_array, indices, axis=axis, out=out, mode=mode,
+    return self._new(indexing.take(keys._base_array, indices, axis=axis, out=out, mode=mode,
                                       unique_indices=unique_indices,
                                       indices_are_sorted=indices_are_sorted,
                                       fill_value=fill_value))
@@ -510,16 +566,16 @@ class _KeyIndexUpdateRef:
 
   def _data_index(self):
     idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
-    return (*idx, slice(None)) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis,
-                                                                         slice(None))
+    tail = self.keys._tail()
+    return (*idx, *tail) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis, *tail)
 
   def get(self, **kwargs):
-    return PRNGKeyArray(self.keys._base_array.at[self._data_index()].get(**kwargs))
+    return self.keys._new(self.keys._base_array.at[self._data_index()].get(**kwargs))
 
   def set(self, values, **kwargs):
-    if not isinstance(values, PRNGKeyArray):
+    if not isinstance(values, PRNGKeyArray) or values.dtype != self.keys.dtype:
       raise TypeError(f"a key array can only be updated with keys, got {type(values)}")
-    return PRNGKeyArray(self.keys._base_array.at[self._data_index()].set(
+    return self.keys._new(self.keys._base_array.at[self._data_index()].set(
         values._base_array, **kwargs))
 
 
@@ -579,11 +635,17 @@ class _KeyLink:
 
 
 def _flatten_key(k):
-  return (k._base_array,), (_KeyLink(k) if _debug_key_reuse.value else None)
+  # (the node data: the _KeyLink or None; a pair with the dtype for other implementations)
+  link = _KeyLink(k) if _debug_key_reuse.value and k._link is not False else None
+  return (k._base_array,), (link if k._dtype is key_dtype_fry else (k._dtype, link))
 
 
 def _unflatten_key(aux, children):
-  key = PRNGKeyArray(children[0])
+  if type(aux) is tuple:
+    dtype, aux = aux
+    key = PRNGKeyArray(children[0], dtype)
+  else:
+    key = PRNGKeyArray(children[0])
   if isinstance(aux, _KeyLink):
     key._consumed = aux.state if isinstance(aux.state, bool) else aux.state.copy()
     key._link = aux
@@ -598,7 +660,7 @@ def consume(keys, funcname, mask=True):
   """Key-reuse checking (with jax_debug_key_reuse): mark `keys` (where `mask`) used up by
   `funcname`; KeyReuseError if one of them already was. Inside a trace the message names the
   operation as JAX's jaxpr checker does."""
-  if not _debug_key_reuse.value or not isinstance(keys, PRNGKeyArray):
+  if not _debug_key_reuse.value or not isinstance(keys, PRNGKeyArray) or keys._link is False:
     return
   outer = keys._link.ref() if keys._link is not None else None
   if np.any(np.logical_and(keys._consumed, mask)):
@@ -627,8 +689,10 @@ def is_key_array(x) -> bool:
   return isinstance(x, PRNGKeyArray)
 
 
-def check_key_data(data):
-  """TypeError unless `data` is uint32 key data of shape (..., 2)."""
+def check_key_data(data, impl=None):
+  """TypeError unless `data` is uint32 key data of shape (..., *impl.key_shape)."""
+  impl = threefry_prng_impl if impl is None else impl
+  ks = tuple(impl.key_shape)
   how = ("Create a key with jax.random.key(seed) (a typed key) or jax.random.PRNGKey(seed) "
          "(a raw uint32[2] key).")
   if not all(hasattr(data, a) for a in ("ndim", "shape", "dtype")):
@@ -637,9 +701,9 @@ def check_key_data(data):
   if data.ndim < 1:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; got "
                     f"ndim={data.ndim}. {how}")
-  if tuple(data.shape[-1:]) != (2,):
+  if tuple(data.shape[data.ndim - len(ks):]) != ks:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
-                    f"with (2,); got shape={tuple(data.shape)} for impl=threefry2x32. {how}")
+                    f"with {ks}; got shape={tuple(data.shape)} for impl={impl.name}. {how}")
   if np.dtype(data.dtype) != _U32:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
                     f"got dtype={np.dtype(data.dtype)}. {how}")
@@ -651,27 +715,6 @@ def as_key_data(x):
     return x
   return creation.asarray(x)
 
-
-
-# ---- the PRNG implementation record (jax.extend.random) ----------------------------------------
-class PRNGImpl(NamedTuple):
-  """A PRNG implementation: the shape of one key's uint32 data and its derivations on one key,
-  `seed(int[]) -> key`, `split(key, shape) -> keys[*shape]`, `random_bits(key, bit_width,
-  shape) -> uint<bit_width>[*shape]` and `fold_in(key, uint32[]) -> key`. arrax's key arrays
-  implement threefry2x32 (`threefry_prng_impl`)."""
-  key_shape: tuple
-  seed: Callable
-  split: Callable
-  random_bits: Callable
-  fold_in: Callable
-  name: str = "<unnamed>"
-  tag: str = "?"
-
-  def __hash__(self):
-    return hash(self.tag)
-
-  def __str__(self):
-    return self.tag
 
 
 class PRNGSpec:
@@ -720,27 +763,66 @@ def threefry_random_bits(key, bit_width, shape):
 threefry_prng_impl = PRNGImpl(key_shape=(2,), seed=threefry_seed, split=threefry_split,
                               random_bits=threefry_random_bits, fold_in=threefry_fold_in,
                               name="threefry2x32", tag="fry")
+key_dtype_fry = key_dtype(threefry_prng_impl)
+
+# The implementations `random.key(..., impl=name)` and jax_default_prng_impl know by name.
+PRNG_IMPLS = {"threefry2x32": threefry_prng_impl}
 
 
-def check_impl(impl):
-  """NotImplementedError unless `impl` is threefry2x32 (the implementation arrax's key arrays
-  have)."""
-  if impl.name != "threefry2x32" or impl.key_shape != (2,):
-    raise NotImplementedError(f"PRNG implementation {impl.name!r}: arrax's key arrays implement "
-                              "only threefry2x32 (threefry_prng_impl).")
+def register_prng(impl):
+  """Make `impl` known by its name (as JAX's prng.register_prng)."""
+  if impl.name in PRNG_IMPLS:
+    raise ValueError(f"PRNG with name {impl.name} already registered: {impl}")
+  PRNG_IMPLS[impl.name] = impl
+
+
+# ---- key operations of the other implementations --------------------------------------------
+# The samplers pass keys of other implementations into their jitted bodies as key arrays (the
+# dtype, hence the implementation, is in the pytree node data and so in the trace's cache key),
+# and `split_data`, `fold_in_data` and `random_bits` run the implementation's one-key functions
+# there, mapped over the batch axes (threefry keys stay raw uint32 data: the fast path).
+def internal_keys(data, dtype):
+  """Keys over `data` for a sampler's own use (not checked for reuse, not linked)."""
+  keys = PRNGKeyArray(data, dtype)
+  keys._link = False
+  return keys
+
+
+def _over_batch(fn, nb):
+  for _ in range(nb):
+    fn = vmap(fn)
+  return fn
+
+
+def impl_split(keys, shape):
+  impl = keys._dtype.impl
+  out = _over_batch(lambda k: impl.split(k, shape), keys.ndim)(keys._base_array)
+  return internal_keys(out, keys._dtype)
+
+
+def impl_fold_in(keys, msg):
+  impl = keys._dtype.impl
+  out = _over_batch(lambda k: impl.fold_in(k, msg), keys.ndim)(keys._base_array)
+  return internal_keys(out, keys._dtype)
+
+
+def impl_random_bits(keys, bit_width, shape):
+  impl = keys._dtype.impl
+  return _over_batch(lambda k: impl.random_bits(k, bit_width, shape), keys.ndim)(
+      keys._base_array)
 
 
 def random_seed(seeds, impl):
-  """A key array of `impl` (threefry2x32) of shape `seeds.shape`, one key per integer seed."""
-  check_impl(impl)
+  """A key array of `impl` of shape `seeds.shape`, one key per integer seed."""
   seeds = creation.asarray(np.int64(seeds)) if isinstance(seeds, int) else creation.asarray(seeds)
   if not np.issubdtype(np.dtype(seeds.dtype), np.integer):
     raise TypeError(f"PRNG key seed must be an integer; got {seeds!r}")
   if config.jax_random_seed_offset:   # (added to every seed, as in JAX)
     seeds = seeds + config.jax_random_seed_offset
   shape = tuple(seeds.shape)
-  flat = vmap(_seed_data)(shape_ops.reshape(seeds, (math.prod(shape),)))
-  return PRNGKeyArray(shape_ops.reshape(flat, shape + (2,)))
+  seed_fn = _seed_data if impl is threefry_prng_impl else impl.seed
+  flat = vmap(seed_fn)(shape_ops.reshape(seeds, (math.prod(shape),)))
+  return PRNGKeyArray(shape_ops.reshape(flat, shape + tuple(impl.key_shape)), key_dtype(impl))
 
 
 def seed_with_impl(impl, seed):
@@ -792,7 +874,10 @@ def _key_arg(keys, what):
 
 def _bind_split(keys, *, shape):
   data = _key_arg(keys, "random_split")
-  return PRNGKeyArray(split_data(data, tuple(operator.index(d) for d in shape)))
+  shape = tuple(operator.index(d) for d in shape)
+  if keys._dtype is not key_dtype_fry:
+    return keys._new(impl_split(keys, shape)._base_array)
+  return PRNGKeyArray(split_data(data, shape))
 
 
 def _bind_fold_in(keys, msgs):
@@ -802,6 +887,10 @@ def _bind_fold_in(keys, msgs):
   if tuple(msgs.shape) != shape:
     raise TypeError(f"random_fold_in: key shape {shape} and message shape "
                     f"{tuple(msgs.shape)} differ")
+  if keys._dtype is not key_dtype_fry:
+    impl = keys._dtype.impl
+    out = _over_batch(impl.fold_in, len(shape))(data, msgs)
+    return keys._new(out)
   if not shape:
     return PRNGKeyArray(fold_in_data(data, msgs))
   n = math.prod(shape)
@@ -812,7 +901,10 @@ def _bind_fold_in(keys, msgs):
 def _bind_bits(keys, *, bit_width, shape):
   if bit_width not in UINT_DTYPES:
     raise TypeError(f"requires bit field width in {tuple(UINT_DTYPES)}")
-  return random_bits(_key_arg(keys, "random_bits"), bit_width, tuple(shape))
+  data = _key_arg(keys, "random_bits")
+  if keys._dtype is not key_dtype_fry:
+    return impl_random_bits(keys, bit_width, tuple(shape))
+  return random_bits(data, bit_width, tuple(shape))
 
 
 random_seed_p = _KeyPrimitive("random_seed", lambda seeds, *, impl: random_seed(

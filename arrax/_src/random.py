@@ -17,6 +17,7 @@ from functools import partial
 import numpy as np
 
 from arrax._src import ad, batching, core, dtypes, prng
+from arrax._src import rbg as _rbg   # (registers rbg and unsafe_rbg)
 from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.array import Array, concretize
 from arrax._src.config import config
@@ -37,11 +38,11 @@ from arrax._src.prng import PRNGKeyArray, split_data
 from arrax._src.sharding_impls import canonicalize_sharding
 from arrax._src.tree_util import tree_flatten, tree_unflatten, treedef_tuple
 
+del _rbg
 UINT_DTYPES = prng.UINT_DTYPES
 _KEY_HOWTO = ("Create a key with jax.random.key(seed) (a typed key) or jax.random.PRNGKey(seed) "
               "(a raw uint32[2] key).")
-_IMPL_NAMES = ("threefry2x32",)
-_JAX_ONLY_IMPLS = ("threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
+_JAX_ONLY_IMPLS = ("threefry4x32", "philox2x32", "philox4x32")
 
 
 class TypePromotionError(ValueError):
@@ -65,7 +66,7 @@ _default_prng_impl = config.flag("jax_default_prng_impl")
 def _check_raw_key_allowed():
   """jax_legacy_prng_key ('error' raises, 'warn' warns) and jax_enable_custom_prng (a
   FutureWarning) on a raw uint32 key, as JAX's random functions do."""
-  _resolve_impl(None)   # raw keys are read with the default implementation
+  impl = _resolve_impl(None)   # raw keys are read with the default implementation
   mode = _legacy_prng_key.value
   if mode == "error":
     raise ValueError(_LEGACY_KEY_MSG)
@@ -73,23 +74,32 @@ def _check_raw_key_allowed():
     warnings.warn(_LEGACY_KEY_MSG, stacklevel=4)
   elif _enable_custom_prng.value:
     warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. Assuming "
-                  "valid threefry2x32 key for now.", FutureWarning, stacklevel=4)
+                  f"valid {impl.name} key for now.", FutureWarning, stacklevel=4)
+  return impl
 
 
 def _check_prng_key(name, key, *, allow_batched=False):
-  """(uint32 key data, whether the key was typed) for a typed key or raw uint32 key data."""
+  """(key data, whether the key was typed) for a typed key or raw uint32 key data. The data
+  of threefry2x32 keys is their uint32 array; keys of other implementations are passed on as
+  (internal) key arrays, which the key derivations of `prng` dispatch on."""
   if isinstance(key, PRNGKeyArray):
-    if key.dtype.impl_name != "threefry2x32" and name not in ("key_data", "key_impl"):
+    dtype = key._dtype
+    if type(dtype) is not prng.KeyTy and name not in ("key_data", "key_impl"):
       raise NotImplementedError(f"jax.random.{name} on {key.dtype} keys: they draw from a TPU "
                                 "core's hardware PRNG, which arrax (CPU) does not have")
-    data, typed = key._base_array, True
+    data, typed, nb = key._base_array, True, key.ndim
+    if dtype is not prng.key_dtype_fry and type(dtype) is prng.KeyTy:
+      data = prng.internal_keys(data, dtype)
   elif _is_arraylike(key):
-    prng.check_key_data(key)
-    _check_raw_key_allowed()
+    impl = _check_raw_key_allowed()
+    prng.check_key_data(key, impl)
     data, typed = prng.as_key_data(key), False
+    nb = data.ndim - len(impl.key_shape)
+    if impl is not prng.threefry_prng_impl:   # (raw keys of the default implementation)
+      data = prng.internal_keys(data, prng.key_dtype(impl))
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}. {_KEY_HOWTO}")
-  if not allow_batched and data.ndim != 1:
+  if not allow_batched and nb != 0:
     raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                      f"{np.shape(key)} != (). Use jax.vmap for batching.")
   if typed and prng._debug_key_reuse.value and name not in _NON_CONSUMING:   # (key reuse)
@@ -103,6 +113,8 @@ _NON_CONSUMING = frozenset({"key_data", "key_impl", "fold_in"})
 
 def _return_keys(typed, data):
   # With jax_enable_custom_prng, raw keys in give typed keys out (as JAX).
+  if isinstance(data, PRNGKeyArray):
+    return data._new(data._base_array) if typed or _enable_custom_prng.value else data._base_array
   return PRNGKeyArray(data) if typed or _enable_custom_prng.value else data
 
 
@@ -205,6 +217,8 @@ def _split(data, num=2):
 
 
 def _unstack(keys):
+  if isinstance(keys, PRNGKeyArray):
+    return [prng.internal_keys(k, keys._dtype) for k in _unstack(keys._base_array)]
   return [shape_ops.index_in_dim(keys, i, 0, keepdims=False) for i in range(keys.shape[0])]
 
 
@@ -218,33 +232,34 @@ def _const(x, value):
 
 # ---- keys ----------------------------------------------------------------------------------
 def _resolve_impl(impl):
+  """The PRNGImpl named or given by `impl` (the default implementation for None)."""
   if impl is None:
-    impl = _default_prng_impl.value
-    if impl not in _IMPL_NAMES:
-      raise NotImplementedError(
-          f'jax_default_prng_impl="{impl}": arrax implements only the "threefry2x32" PRNG; set '
-          'jax_default_prng_impl="threefry2x32".')
+    name = _default_prng_impl.value
+    impl = prng.PRNG_IMPLS.get(name)
+    if impl is None:
+      raise NotImplementedError(f'jax_default_prng_impl="{name}": arrax does not implement '
+                                f'this PRNG; use one of {", ".join(prng.PRNG_IMPLS)}.')
     return impl
   if isinstance(impl, prng.KeyTy):
-    return "threefry2x32"
+    return impl.impl
   if isinstance(impl, prng.PRNGSpec):   # (jax.extend.random.define_prng_impl)
-    impl = impl._impl
+    return impl._impl
   if type(impl) is prng.PRNGImpl:
-    prng.check_impl(impl)
-    return "threefry2x32"
+    return impl
   if isinstance(impl, str):
-    if impl in _IMPL_NAMES:
-      return impl
+    if impl in prng.PRNG_IMPLS:
+      return prng.PRNG_IMPLS[impl]
     if impl in _JAX_ONLY_IMPLS:
       raise NotImplementedError(f'PRNG implementation "{impl}" is not supported by arrax; use '
                                 '"threefry2x32".')
     raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: '
-                     f'{", ".join(repr(n) for n in _IMPL_NAMES)}?')
+                     f'{", ".join(repr(n) for n in prng.PRNG_IMPLS)}?')
   raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
 
 
 def _seed_to_data(ctor_name, seed, impl):
-  _resolve_impl(impl)
+  """(key data of `impl` from a scalar seed, the key dtype)."""
+  impl = _resolve_impl(impl)
   if isinstance(seed, PRNGKeyArray):
     raise TypeError(f"{ctor_name} accepts a scalar seed, but was given a PRNG key.")
   if np.ndim(seed):
@@ -257,7 +272,9 @@ def _seed_to_data(ctor_name, seed, impl):
     seed_arr = creation.asarray(seed)
   if config.jax_random_seed_offset:   # (added to every seed, as in JAX)
     seed_arr = seed_arr + config.jax_random_seed_offset
-  return prng.seed_data(seed_arr)
+  if impl is prng.threefry_prng_impl:
+    return prng.seed_data(seed_arr), prng.key_dtype_fry
+  return impl.seed(seed_arr), prng.key_dtype(impl)
 
 
 def key(seed, *, impl=None, dtype=None):
@@ -271,48 +288,55 @@ def key(seed, *, impl=None, dtype=None):
     if impl is not None:
       raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.key")
     impl = dtype
-  return PRNGKeyArray(_seed_to_data("key", seed, impl))
+  return PRNGKeyArray(*_seed_to_data("key", seed, impl))
 
 
 def PRNGKey(seed, *, impl=None):
-  """A legacy raw PRNG key: a uint32[2] array holding the seed's high and low 32 bits."""
-  data = _seed_to_data("PRNGKey", seed, impl)
-  return PRNGKeyArray(data) if _enable_custom_prng.value else data
+  """A legacy raw PRNG key: the uint32 key data (for threefry2x32 a uint32[2] array holding the
+  seed's high and low 32 bits)."""
+  data, dtype = _seed_to_data("PRNGKey", seed, impl)
+  return PRNGKeyArray(data, dtype) if _enable_custom_prng.value else data
 
 
 def key_data(keys):
-  """The uint32 key data (shape ``(*keys.shape, 2)``) underlying a key array."""
+  """The uint32 key data (shape ``(*keys.shape, *key_shape)``) underlying a key array."""
   data, _ = _check_prng_key("key_data", keys, allow_batched=True)
-  return data
+  return data._base_array if isinstance(data, PRNGKeyArray) else data
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-  """A typed key array over uint32 key data whose last axis has size 2."""
+  """A typed key array over uint32 key data whose trailing axes are the implementation's key
+  shape."""
   if dtype is not None:
     if impl is not None:
       raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
                        "jax.random.wrap_key_data")
     impl = dtype
-  _resolve_impl(impl)
-  prng.check_key_data(key_bits_array)
-  return PRNGKeyArray(prng.as_key_data(key_bits_array))
+  impl = _resolve_impl(impl)
+  prng.check_key_data(key_bits_array, impl)
+  return PRNGKeyArray(prng.as_key_data(key_bits_array), prng.key_dtype(impl))
 
 
 def key_impl(keys):
-  """The name of the PRNG implementation of a key array: ``'threefry2x32'``."""
+  """The PRNG implementation of a key array (its name for the implementations known by name,
+  else its PRNGSpec)."""
   _check_prng_key("key_impl", keys, allow_batched=True)
-  return keys.dtype.impl_name if isinstance(keys, PRNGKeyArray) else "threefry2x32"
+  if not isinstance(keys, PRNGKeyArray):
+    return _resolve_impl(None).name
+  impl = keys.dtype.impl
+  if type(keys.dtype) is not prng.KeyTy or prng.PRNG_IMPLS.get(impl.name) is impl:
+    return keys.dtype.impl_name
+  return prng.PRNGSpec(impl)
 
 
 def key_dtype(impl_spec=None):
-  """The dtype of typed keys of a PRNG implementation (``key<fry>``)."""
-  _resolve_impl(impl_spec)
-  return prng.key_dtype_fry
+  """The dtype of typed keys of a PRNG implementation (``key<fry>`` for threefry2x32)."""
+  return prng.key_dtype(_resolve_impl(impl_spec))
 
 
 def default_prng_impl():
   """The name of the default PRNG implementation (jax_default_prng_impl)."""
-  return _resolve_impl(None)
+  return _resolve_impl(None).name
 
 
 def fold_in(key, data):
@@ -382,7 +406,8 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
 def _uniform(data, minval, maxval, shape, dtype):
   # Internal callers may pass a batch of keys (*batch, 2): the samples then have shape
   # (*batch, *shape), each row what its key alone gives.
-  out_shape = np.shape(data)[:-1] + tuple(shape)
+  batch = data.shape if isinstance(data, PRNGKeyArray) else np.shape(data)[:-1]
+  out_shape = batch + tuple(shape)
   minval = shape_ops.broadcast_to_rank(lax.convert_element_type(minval, dtype), len(out_shape))
   maxval = shape_ops.broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(out_shape))
   finfo = dtypes.finfo(dtype)
@@ -1036,6 +1061,9 @@ def _batched_while(cond_fun, body_fun, init):
 def _split_batched(keys, num):
   """`num` keys split from each of a batch of keys (n, 2), as a list of (n, 2) key batches."""
   split = split_data(keys, (num,))
+  if isinstance(split, PRNGKeyArray):
+    return [prng.internal_keys(shape_ops.index_in_dim(split._base_array, i, 1, keepdims=False),
+                               split._dtype) for i in range(num)]
   return [shape_ops.index_in_dim(split, i, 1, keepdims=False) for i in range(num)]
 
 
@@ -1085,15 +1113,31 @@ def _gamma_batched(keys, alpha, log_space):
   return lax.mul(lax.mul(d, v), boost)
 
 
-def _gamma_impl(data, a, *, log_space):
+def _gamma_impl(data, a, *, log_space, impl=None):
   """Gamma samples for keys (*batch, 2) and `a` of shape (*batch, *shape): each key is split
-  into one key per element of its row of `a`."""
+  into one key per element of its row of `a` (`impl`: the key dtype of non-threefry data)."""
   a_shape = np.shape(a)
-  nb = np.ndim(data) - 1
+  key_shape = (2,) if impl is None else tuple(impl.impl.key_shape)
+  nb = np.ndim(data) - len(key_shape)
   count = math.prod(a_shape[nb:])
+  if impl is not None:
+    data = prng.internal_keys(data, impl)
   keys = split_data(data, (count,))
-  keys = shape_ops.reshape(keys, (math.prod(a_shape[:nb]) * count, 2))
+  flat = (math.prod(a_shape[:nb]) * count, *key_shape)
+  if impl is not None:
+    keys = prng.internal_keys(shape_ops.reshape(keys._base_array, flat), impl)
+  else:
+    keys = shape_ops.reshape(keys, flat)
   alphas = shape_ops.reshape(a, (math.prod(a_shape),))
+  if impl is not None:
+    # One key at a time (JAX's lax.map for implementations other than threefry, whose batched
+    # draws would not be each key's own).
+    def one(args):
+      k, alpha = args
+      keys = prng.internal_keys(shape_ops.expand_dims(k, (0,)), impl)
+      return shape_ops.squeeze(_gamma_batched(keys, shape_ops.expand_dims(alpha, (0,)),
+                                              log_space), (0,))
+    return shape_ops.reshape(loops.map(one, (keys._base_array, alphas)), a_shape)
   return shape_ops.reshape(_gamma_batched(keys, alphas, log_space), a_shape)
 
 
@@ -1102,22 +1146,24 @@ def _gamma_impl(data, a, *, log_space):
 random_gamma_p = core.Primitive("random_gamma")
 
 
-def _random_gamma_abstract_eval(key, a, *, log_space):
-  if key.dtype != np.uint32 or key.shape[-1:] != (2,):
+def _random_gamma_abstract_eval(key, a, *, log_space, impl=None):
+  key_shape = (2,) if impl is None else tuple(impl.impl.key_shape)
+  if key.dtype != np.uint32 or key.shape[key.ndim - len(key_shape):] != key_shape:
     raise TypeError(f"random_gamma takes uint32 key data (..., 2), got {key.str_short()}")
   return a
 
 
-def _random_gamma_lowering(ctx, key, a, *, log_space):
-  return lower_fun(lambda k, x: [_gamma_impl(k, x, log_space=log_space)])(ctx, key, a)
+def _random_gamma_lowering(ctx, key, a, *, log_space, impl=None):
+  return lower_fun(lambda k, x: [_gamma_impl(k, x, log_space=log_space, impl=impl)])(
+      ctx, key, a)
 
 
-def _random_gamma_jvp(primals, tangents, *, log_space):
+def _random_gamma_jvp(primals, tangents, *, log_space, **impl):
   # Implicit reparameterization, as JAX: a sample moves with `a` along its fixed quantile, at
   # rate lax.random_gamma_grad(a, sample); for log-space samples that rate is divided by the
   # sample (a sample that underflowed to 0 counts as the smallest normal float).
   key, a = primals
-  out = random_gamma_p.bind(key, a, log_space=log_space)
+  out = random_gamma_p.bind(key, a, log_space=log_space, **impl)
   t_a = tangents[1]
   if type(t_a) is ad.Zero:
     return out, ad.Zero(ad.tangent_aval(core.get_aval(out)))
@@ -1125,18 +1171,29 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
     sample = lax.exp(out)
     tiny = creation.full_like(sample, dtypes.finfo(core.get_aval(out).dtype).tiny)
     sample = lax.select(lax.eq(sample, _const(sample, 0)), tiny, sample)
-    rate = lax.div(random_gamma_grad(a, sample), sample)
+    rate = lax.div(_gamma_grad_map(a, sample, impl), sample)
   else:
-    rate = random_gamma_grad(a, out)
+    rate = _gamma_grad_map(a, out, impl)
   return out, lax.mul(t_a, rate)
 
 
-def _random_gamma_batch(args, dims, *, log_space):
+def _gamma_grad_map(a, sample, impl):
+  """random_gamma_grad(a, sample); one element at a time for keys of implementations other
+  than threefry (JAX's CPU program: the last bit follows how XLA fuses it)."""
+  if not impl:
+    return random_gamma_grad(a, sample)
+  shape = np.shape(sample)
+  flat = [shape_ops.reshape(x, (math.prod(shape),)) for x in (a, sample)]
+  out = loops.map(lambda args: random_gamma_grad(*args), tuple(flat))
+  return shape_ops.reshape(out, shape)
+
+
+def _random_gamma_batch(args, dims, *, log_space, **impl):
   k, a = args
   size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
   k = batching.bdim_at_front(k, dims[0], size)
   a = batching.bdim_at_front(a, dims[1], size)
-  return random_gamma_p.bind(k, a, log_space=log_space), 0
+  return random_gamma_p.bind(k, a, log_space=log_space, **impl), 0
 
 
 random_gamma_p.def_abstract_eval(_random_gamma_abstract_eval)
@@ -1155,6 +1212,8 @@ def _gamma(data, a, shape, dtype, log_space):
   a = lax.convert_element_type(a, dtype)
   if np.shape(a) != shape:
     a = lax_numpy.broadcast_to(a, shape)
+  if isinstance(data, PRNGKeyArray):   # (keys of another implementation: the dtype a param)
+    return random_gamma_p.bind(data._base_array, a, log_space=log_space, impl=data._dtype)
   return random_gamma_p.bind(data, a, log_space=log_space)
 
 
@@ -1327,6 +1386,9 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
   """Poisson samples with rate `lam` (Knuth's method below 10, rejection sampling above)."""
   data, _ = _check_prng_key("poisson", key)
   dtype = dtypes.check_user_dtype(int if dtype is None else dtype)
+  if isinstance(data, PRNGKeyArray):
+    raise NotImplementedError("`poisson` is only implemented for the threefry2x32 RNG, not "
+                              f"{data.dtype.impl}")
   if shape is not None:
     shape = _canonicalize_shape(shape, "poisson")
   else:

@@ -2,8 +2,8 @@
 RngBitGenerator keyed by uint32[4] data), and `define_prng_impl`.
 
 The records' functions work on raw key data exactly as JAX's do (seed, split, fold_in and
-random_bits give JAX's bits). arrax's typed key arrays implement threefry2x32 only, so keys of
-these implementations (`random.key(0, impl=rbg_prng_impl)`) raise NotImplementedError.
+random_bits give JAX's bits); both are registered by name, so `random.key(0, impl="rbg")` and
+jax_default_prng_impl="rbg" give key arrays of dtype `key<rbg>` / `key<urbg>`.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def _rbg_random_bits(key, bit_width, shape):
 rbg_prng_impl = prng.PRNGImpl(key_shape=(4,), seed=_rbg_seed, split=_rbg_split,
                               random_bits=_rbg_random_bits, fold_in=_rbg_fold_in,
                               name="rbg", tag="rbg")
+prng.register_prng(rbg_prng_impl)
 
 
 def _unsafe_rbg_split(key, shape):
@@ -74,12 +75,13 @@ def _unsafe_rbg_fold_in(key, data):
 unsafe_rbg_prng_impl = prng.PRNGImpl(key_shape=(4,), seed=_rbg_seed, split=_unsafe_rbg_split,
                                      random_bits=_rbg_random_bits, fold_in=_unsafe_rbg_fold_in,
                                      name="unsafe_rbg", tag="urbg")
+prng.register_prng(unsafe_rbg_prng_impl)
 
 
 def define_prng_impl(*, key_shape: Shape, seed: Callable, split: Callable,
                      random_bits: Callable, fold_in: Callable, name: str = "<unnamed>",
                      tag: str = "?") -> Hashable:
   """A PRNG implementation (a PRNGSpec for `random.key(..., impl=...)`) from its key shape
-  and key functions (see PRNGImpl). arrax's key arrays refuse it (threefry2x32 only)."""
+  and key functions (see PRNGImpl)."""
   return prng.PRNGSpec(prng.PRNGImpl(key_shape, seed, split, random_bits, fold_in, name=name,
                                      tag=tag))

@@ -186,7 +186,8 @@ def _where_keys(condition, x, y):
   if condition.dtype != np.bool_:
     condition = condition != 0
   shape = util.broadcast_shapes(condition.shape, x.shape, y.shape)
-  bx, by = (k._wrap(lax_numpy.broadcast_to(k._base_array, (*shape, 2))) for k in (x, y))
+  key_shape = tuple(x.dtype.impl.key_shape)
+  bx, by = (k._wrap(lax_numpy.broadcast_to(k._base_array, (*shape, *key_shape))) for k in (x, y))
   return lax_ew.select_n(lax_numpy.broadcast_to(condition, shape), by, bx)
 
 

@@ -6,10 +6,9 @@ counters). The kernels run over (256, 256) blocks, padding the output and slicin
 the bits are the same for any shape's prefix. Off-TPU they run in TPU interpret mode
 (`pltpu.force_tpu_interpret_mode()`).
 
-The PRNG implementation records `plphilox_prng_impl` and `plthreefry_prng_impl` are made as
-JAX makes them; arrax's key arrays implement threefry2x32 only, so keys of these
-implementations are refused (NotImplementedError), while the record's functions run on raw
-key data."""
+The PRNG implementation records `plphilox_prng_impl` and `plthreefry_prng_impl` are made and
+registered (as "pallas_philox4x32" and "pallas_threefry2x32") as JAX does, so
+`random.key(0, impl="pallas_threefry2x32")` gives `key<plfry>` keys."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -188,6 +187,7 @@ def philox_fold_in(key, data):
 plphilox_prng_impl = prng.PRNGImpl(key_shape=(2,), seed=prng.threefry_seed, split=philox_split,
                                    random_bits=philox_random_bits, fold_in=philox_fold_in,
                                    name="pallas_philox4x32", tag="pllox")
+prng.register_prng(plphilox_prng_impl)
 
 
 # ---- threefry ---------------------------------------------------------------------------------
@@ -228,3 +228,4 @@ plthreefry_prng_impl = prng.PRNGImpl(key_shape=(2,), seed=prng.threefry_seed,
                                      random_bits=plthreefry_random_bits,
                                      fold_in=prng.threefry_fold_in, name="pallas_threefry2x32",
                                      tag="plfry")
+prng.register_prng(plthreefry_prng_impl)
