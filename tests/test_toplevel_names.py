@@ -439,19 +439,14 @@ def test_default_prng_impl_threefry():
 
 
 @pytest.mark.parametrize("impl", ["threefry4x32", "philox2x32", "philox4x32"])
-def test_default_prng_impl_others_raise_not_implemented(impl):
-  # JAX has these implementations; arrax does not (rbg and unsafe_rbg it has: see
-  # tests/test_prng_impls.py) and says so instead of silently using threefry2x32.
-  with jax.default_prng_impl(impl):
-    assert jax.random.key(0).dtype != jax.random.key(0, impl="threefry2x32").dtype
-  with arrax.default_prng_impl(impl):
+def test_default_prng_impl_counter_impls(impl):
+  # JAX's other counter-based implementations are arrax's too (see tests/test_prng_impls.py).
+  with jax.default_prng_impl(impl), arrax.default_prng_impl(impl):
     assert arrax.default_prng_impl.value == impl
-    for fn in (lambda: arrax.random.key(0), lambda: arrax.random.PRNGKey(0),
-               lambda: arrax.random.normal(np.zeros(2, np.uint32))):
-      with pytest.raises(NotImplementedError, match=impl):
-        fn()
-    # an explicit impl still works
-    assert str(arrax.random.key(0, impl="threefry2x32").dtype) == "key<fry>"
+    assert str(arrax.random.key(0).dtype) == str(jax.random.key(0).dtype)
+    np.testing.assert_array_equal(arrax.random.PRNGKey(0), jax.random.PRNGKey(0))
+  # an explicit impl still works
+  assert str(arrax.random.key(0, impl="threefry2x32").dtype) == "key<fry>"
 
 
 @pytest.mark.parametrize("partitionable", [True, False])

@@ -18,6 +18,7 @@ import numpy as np
 
 from arrax._src import ad, batching, core, dtypes, prng
 from arrax._src import rbg as _rbg   # (registers rbg and unsafe_rbg)
+from arrax._src import prng_counter as _prng_counter   # (threefry4x32, philox2x32, philox4x32)
 from arrax._src.lax.elementwise import stop_gradient
 from arrax._src.array import Array, concretize
 from arrax._src.config import config
@@ -38,11 +39,10 @@ from arrax._src.prng import PRNGKeyArray, split_data
 from arrax._src.sharding_impls import canonicalize_sharding
 from arrax._src.tree_util import tree_flatten, tree_unflatten, treedef_tuple
 
-del _rbg
+del _rbg, _prng_counter
 UINT_DTYPES = prng.UINT_DTYPES
 _KEY_HOWTO = ("Create a key with jax.random.key(seed) (a typed key) or jax.random.PRNGKey(seed) "
               "(a raw uint32[2] key).")
-_JAX_ONLY_IMPLS = ("threefry4x32", "philox2x32", "philox4x32")
 
 
 class TypePromotionError(ValueError):
@@ -249,11 +249,8 @@ def _resolve_impl(impl):
   if isinstance(impl, str):
     if impl in prng.PRNG_IMPLS:
       return prng.PRNG_IMPLS[impl]
-    if impl in _JAX_ONLY_IMPLS:
-      raise NotImplementedError(f'PRNG implementation "{impl}" is not supported by arrax; use '
-                                '"threefry2x32".')
     raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: '
-                     f'{", ".join(repr(n) for n in prng.PRNG_IMPLS)}?')
+                     + ", ".join('"' + n + '"' for n in prng.PRNG_IMPLS) + "?")
   raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
 
 
