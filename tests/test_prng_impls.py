@@ -19,8 +19,9 @@ TAGS = {"rbg": "rbg", "unsafe_rbg": "urbg", "threefry4x32": "fry4", "philox2x32"
         "philox4x32": "phx4"}
 
 
-def run_both(fn, impl, seed=1):
-  """fn(top module, random module, key) in arrax and JAX: the same bits, or the same error."""
+def run_both(fn, impl, seed=1, rtol=None):
+  """fn(top module, random module, key) in arrax and JAX: the same bits (or, given `rtol`, the
+  same values to that tolerance), or the same error."""
   kj = jax.random.key(seed, impl=impl)
   ka = arrax.random.key(seed, impl=impl)
   try:
@@ -30,7 +31,11 @@ def run_both(fn, impl, seed=1):
     return
   actual = fn(arrax, arrax.random, ka)
   for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-    assert_bits_equal(a, e)
+    if rtol is None:
+      assert_bits_equal(a, e)
+    else:
+      assert a.dtype == e.dtype and a.shape == e.shape
+      np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol)
 
 
 CASES = {
@@ -76,11 +81,11 @@ CASES = {
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", list(CASES))
 def test_samples(impl, case):
-  if impl == "philox2x32" and "gamma" in case and "loggamma" not in case:
-    # Under the suite's XLA flags (no fusion emitters, -O0) one sample differs from JAX's in its
-    # last bits: XLA fuses the gamma loop's float work differently (bits and keys do match).
-    pytest.xfail("philox2x32 gamma: last-bit difference from XLA fusion")
-  run_both(CASES[case], impl)
+  # Under the suite's XLA flags (no fusion emitters, -O0) one philox2x32 gamma sample differs
+  # from JAX's in its last bits (XLA compiles the gamma loop's float work differently; the key
+  # data and bits match, and with default flags so do the samples): compared to 1e-5 there.
+  loose = impl == "philox2x32" and "gamma" in case and "loggamma" not in case
+  run_both(CASES[case], impl, rtol=1e-5 if loose else None)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

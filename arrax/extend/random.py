@@ -1,6 +1,5 @@
-"""arrax.extend.random (`jax.extend.random`): PRNG implementation records and threefry2x32.
-arrax's key arrays implement threefry2x32 only: the rbg records' functions work on raw key data
-(as JAX's), but keys of those implementations, or of `define_prng_impl` ones, are refused."""
+"""arrax.extend.random (`jax.extend.random`): PRNG implementation records (threefry2x32, rbg,
+unsafe_rbg) and `define_prng_impl`, whose implementations key arrays accept as JAX's do."""
 from arrax._src.prng import (random_seed as random_seed, seed_with_impl as seed_with_impl,
                              threefry2x32_p as threefry2x32_p,
                              threefry_2x32_hash as threefry_2x32,
