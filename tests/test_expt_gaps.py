@@ -253,13 +253,15 @@ def test_extend_random():
       assert a[k] == j[k], k
     else:
       assert_same(a[k], j[k])
-  # Other implementations are JAX's only (arrax's key arrays are threefry2x32).
-  spec = jr.rbg_prng_impl._replace()
-  rbg = ar.threefry_prng_impl._replace(name=spec.name, tag=spec.tag, key_shape=spec.key_shape)
-  with pytest.raises(NotImplementedError, match="threefry2x32"):
-    ar.random_seed(0, rbg)
-  with pytest.raises(NotImplementedError, match="threefry2x32"):
-    arrax.random.key(0, impl=rbg)
+  # An implementation whose seed does not give its key shape: JAX's TypeError.
+  def bad(mod):
+    spec = mod.rbg_prng_impl._replace()
+    return mod.threefry_prng_impl._replace(name=spec.name, tag=spec.tag, key_shape=spec.key_shape)
+  for fn in (lambda m, top: m.random_seed(0, bad(m)), lambda m, top: top.random.key(0, impl=bad(m))):
+    with pytest.raises(TypeError, match=r"expected key_data.shape to end with \(4,\); got shape=\(2,\)"):
+      fn(jr, jax)
+    with pytest.raises(TypeError, match=r"expected key_data.shape to end with \(4,\); got shape=\(2,\)"):
+      fn(ar, arrax)
 
 
 # ---- jax.extend.mlir ---------------------------------------------------------------------------

@@ -546,3 +546,27 @@ def test_stale_ir_scopes_do_not_abort_at_exit():
                         text=True, timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   assert (proc.returncode, proc.stdout) == (0, "2.0\n"), proc.stderr[-3000:]
   assert "Fatal Python error" not in proc.stderr
+
+
+def test_interrupt_in_an_inner_restore_is_undone():
+  """An interrupt landing on the line of backward_pass that restores the name stack (where no
+  Python code can finish the restore) is undone by the enclosing trace's own restore."""
+  import inspect
+
+  from arrax._src import ad
+  src, first = inspect.getsourcelines(ad.backward_pass)
+  line = first + next(i for i, s in enumerate(src) if "ctx.name_stack, ctx.user_tb =" in s)
+  armed = [True]
+
+  def tracer(frame, event, arg):
+    if (event == "line" and armed[0] and frame.f_lineno == line
+        and frame.f_code is ad.backward_pass.__code__):
+      armed[0] = False
+      raise KeyboardInterrupt
+    return tracer
+
+  f = arrax.jit(lambda x: arrax.grad(lambda w: anp.sum(anp.tanh(w) ** 2))(x))
+  out = _run_traced(tracer, lambda: f(anp.arange(3.0)))
+  assert not armed[0] and out is not None and out[0] == "KeyboardInterrupt"
+  assert core.trace_ctx.name_stack == () and core.trace_ctx.user_tb is None
+  _still_works(ARRAX)

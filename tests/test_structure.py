@@ -331,6 +331,7 @@ def test_public_module_exports_only_public_names(suffix):
 def test_jit_rejects_unknown_keyword():
   with pytest.raises(TypeError, match="static_argnum"):
     arrax.jit(lambda x: x, static_argnum=0)
-  with pytest.raises(NotImplementedError, match="in_shardings"):
-    arrax.jit(lambda x: x, static_argnums=0,
+  # (device and shardings together: JAX's ValueError)
+  with pytest.raises(ValueError, match="in_shardings should not be specified"):
+    arrax.jit(lambda x: x, device=arrax.devices()[0],
               in_shardings=arrax.sharding.SingleDeviceSharding(arrax.devices()[0]))

@@ -822,6 +822,8 @@ def random_seed(seeds, impl):
   shape = tuple(seeds.shape)
   seed_fn = _seed_data if impl is threefry_prng_impl else impl.seed
   flat = vmap(seed_fn)(shape_ops.reshape(seeds, (math.prod(shape),)))
+  if seed_fn is not _seed_data:   # (an impl's seed must give its key shape)
+    check_key_data(core.get_aval(flat).update(shape=tuple(flat.shape[1:])), impl)
   return PRNGKeyArray(shape_ops.reshape(flat, shape + tuple(impl.key_shape)), key_dtype(impl))
 
 

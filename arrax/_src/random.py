@@ -271,7 +271,9 @@ def _seed_to_data(ctor_name, seed, impl):
     seed_arr = seed_arr + config.jax_random_seed_offset
   if impl is prng.threefry_prng_impl:
     return prng.seed_data(seed_arr), prng.key_dtype_fry
-  return impl.seed(seed_arr), prng.key_dtype(impl)
+  data = impl.seed(seed_arr)
+  prng.check_key_data(data, impl)   # (an impl's seed must give its key shape)
+  return data, prng.key_dtype(impl)
 
 
 def key(seed, *, impl=None, dtype=None):

@@ -157,11 +157,15 @@ def trace_to_jaxpr(fun, in_avals, debug_names=None, *, forward_identities=True):
     trace._loop_watch = _LoopWatch(sys._getframe(1), _unroll_threshold.value)
   names = debug_names or [None] * len(in_avals)
   in_tracers = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+  ctx = core.trace_ctx
+  name_stack, user_tb = ctx.name_stack, ctx.user_tb
   try:
     with core.set_current_trace(trace):
       outs = fun(*in_tracers)
     jaxpr, consts = trace.to_jaxpr(outs)
   finally:
+    # (also the name stack and traceback: an interrupt landing in an inner restore is undone)
+    ctx.name_stack, ctx.user_tb = name_stack, user_tb
     trace.invalidate()
     trace._loop_watch = None
   del in_tracers, outs

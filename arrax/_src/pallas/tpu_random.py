@@ -18,11 +18,30 @@ from arrax._src.tree_util import register_leaf_type, register_pytree_node
 _PALLAS_KEY_SHAPE = (1, 2)
 
 
+def _kernel_only(op):
+  def fn(*args, **kwargs):
+    if op == "split":
+      raise NotImplementedError("Cannot split a Pallas key. Use fold_in instead to generate new "
+                                "keys.")
+    raise NotImplementedError(f"jax.random's {op} of a Pallas TPU key (key<pl>): these keys seed "
+                              "the TPU core's hardware PRNG inside a Pallas TPU kernel")
+  return fn
+
+
+# (the record of key<pl>: its keys only seed the hardware PRNG in a kernel, as in JAX)
+_pallas_tpu_impl = prng.PRNGImpl(_PALLAS_KEY_SHAPE, _kernel_only("seed"), _kernel_only("split"),
+                                 _kernel_only("random_bits"), _kernel_only("fold_in"),
+                                 name="pallas_tpu", tag="pl")
+
+
 class PallasKeyTy(prng.KeyTy):
   """The dtype of Pallas TPU keys (`key<pl>`)."""
   __slots__ = ()
   name = "key<pl>"
   impl_name = "pallas_tpu"
+
+  def __init__(self):
+    super().__init__(_pallas_tpu_impl)
 
   def __eq__(self, other):
     return type(other) is PallasKeyTy
@@ -37,6 +56,9 @@ key_dtype_pl = PallasKeyTy()
 class PallasKeyArray(prng.PRNGKeyArray):
   """Typed Pallas TPU keys over uint32 key data of shape (*shape, 1, 2)."""
   __slots__ = ()
+
+  def __init__(self, base_array, dtype=None):
+    super().__init__(base_array, key_dtype_pl)
   shape = property(lambda self: tuple(self._base_array.shape[:-2]))
   ndim = property(lambda self: len(self._base_array.shape) - 2)
   dtype = property(lambda self: key_dtype_pl)
