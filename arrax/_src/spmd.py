@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import warnings
+from typing import Any, NamedTuple
 
 import numpy as np
 from jaxlib import _jax, xla_client as xc
@@ -300,8 +301,9 @@ class ShardedJit:
     if exe is None:
       plan = self._plan(args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
                         arg_shardings)
-      exe = self._cache[key] = _Executable(self._name, *plan[:-1],
-                                           compiler_options=plain._compiler_options)
+      exe = self._cache[key] = _Executable(
+          self._name, plan.closed, plan.mesh, plan.in_shardings, plan.out_specified,
+          plan.out_tree, plan.donated, plan.arg_names, compiler_options=plain._compiler_options)
     outs = exe.run(leaves)
     return tree_unflatten(exe.out_tree, outs)
 
@@ -337,15 +339,14 @@ class ShardedJit:
 
   def _plan(self, args, kwargs, dyn_args, dyn_kwargs, statics, leaves, in_tree, avals,
             arg_shardings):
-    """What `_Executable` takes (name aside): (closed, mesh, in_shardings, out_shardings
-    given, out_tree, donated, argument names), then the trace's in_tree."""
+    """The `_Plan` of a call: the traced program and how its arguments and results lie."""
     plain = self._plain
     closed, out_tree, names = plain._staged_closed(args, kwargs, dyn_args, dyn_kwargs, in_tree,
                                                    tuple(avals), statics)
     donated = plain._donation(args, kwargs)
     out_specified = _per_leaf("out_shardings", out_tree, self._out)
     named = [s for s in arg_shardings + out_specified if s is not None]
-    named += [_layout_of(x) for x in leaves if _layout_of(x) is not None]
+    named += [s for s in map(_layout_of, leaves) if s is not None]
     if not named:
       raise NotImplementedError("jit with shardings: no NamedSharding names the mesh")
     mesh = named[0].mesh
@@ -366,7 +367,7 @@ class ShardedJit:
     for s, a in zip(out_specified, closed.out_avals):
       if s is not None:
         s.check_compatible(a.shape, "pjit outputs")
-    return closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree
+    return _Plan(closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree)
 
   # ---- stages: the partitioned program -------------------------------------------------------
   def trace(self, *args, **kwargs):
@@ -387,6 +388,18 @@ class ShardedJit:
     return self.trace(*args, **kwargs).lower()
 
 
+class _Plan(NamedTuple):
+  """A jit with shardings planned for some arguments: what its partitioned program needs."""
+  closed: Any
+  mesh: Any
+  in_shardings: list
+  out_specified: list
+  out_tree: Any
+  donated: Any
+  arg_names: Any
+  in_tree: Any
+
+
 def _layout_of(x):
   """The NamedSharding an argument (a ShardedArray, or a ShapeDtypeStruct given one) has."""
   if type(x) is ShardedArray:
@@ -404,11 +417,11 @@ class _SpmdTraced(jit_mod.Traced):
     self._plan = plan
 
   def lower(self, *, lowering_platforms=None):
-    closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree = self._plan
-    module = _spmd_module(self._sharded._name, closed, mesh, resolved, out_specified, donated,
-                          names)
-    return _SpmdLowered(self._jitted, None, self._closed, out_tree, module, in_tree,
-                        self._donated, sharded=self._sharded, plan=self._plan)
+    p = self._plan
+    module = _spmd_module(self._sharded._name, p.closed, p.mesh, p.in_shardings,
+                          p.out_specified, p.donated, p.arg_names)
+    return _SpmdLowered(self._jitted, None, self._closed, p.out_tree, module, p.in_tree,
+                        self._donated, sharded=self._sharded, plan=p)
 
 
 class _SpmdLowered(jit_mod.Lowered):
@@ -420,11 +433,11 @@ class _SpmdLowered(jit_mod.Lowered):
     self._plan = plan
 
   def compile(self, compiler_options=None):
-    closed, mesh, resolved, out_specified, out_tree, donated, names, in_tree = self._plan
+    p = self._plan
     options = self._jitted._compiler_options + jit_mod._compiler_options_kvs(compiler_options)
-    exe = _Executable(self._sharded._name, closed, mesh, resolved, out_specified, out_tree,
-                      donated, compiler_options=options, lowered=self._module)
-    return _SpmdCompiled(exe, in_tree, out_tree, self._jitted, closed, self._donated)
+    exe = _Executable(self._sharded._name, p.closed, p.mesh, p.in_shardings, p.out_specified,
+                      p.out_tree, p.donated, compiler_options=options, lowered=self._module)
+    return _SpmdCompiled(exe, p.in_tree, p.out_tree, self._jitted, p.closed, self._donated)
 
 
 class _SpmdCompiled(jit_mod.Compiled):
@@ -433,9 +446,6 @@ class _SpmdCompiled(jit_mod.Compiled):
   def __init__(self, exe, in_tree, out_tree, jitted, closed, donated):
     super().__init__(exe, in_tree, out_tree, jitted, None, closed, donated)
 
-  def runtime_executable(self):
-    return self._exe.loaded
-
   @property
   def input_shardings(self):
     return tree_unflatten(self.in_tree, list(self._exe.in_shardings))
@@ -443,12 +453,6 @@ class _SpmdCompiled(jit_mod.Compiled):
   @property
   def output_shardings(self):
     return tree_unflatten(self.out_tree, list(self._exe.out_shardings))
-
-  def as_text(self):
-    return self._exe.loaded.hlo_modules()[0].to_string()
-
-  def cost_analysis(self):
-    return _jax.hlo_module_cost_analysis(xb.get_client(), self._exe.loaded.hlo_modules()[0])
 
   def __call__(self, *args, **kwargs):
     leaves, treedef = tree_flatten((args, kwargs))
