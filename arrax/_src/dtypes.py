@@ -206,14 +206,18 @@ def iinfo(dtype):
 
 # ---- the promotion lattice -------------------------------------------------------------
 # Nodes are dtypes plus the three weak categories of Python scalars: int, float, complex.
-def _lattice(x64, strict=False):
+def _strict_lattice():
+  """Strict promotion: only weak scalars promote, to a dtype of their kind or a higher weak
+  kind (the same with or without x64)."""
+  ints = [int8, int16, int32, int64, uint8, uint16, uint32, uint64, *_intn_dtypes]
+  floats = [*_small_float_dtypes, bfloat16, float16, float32, float64]
+  edges = {int: [float, *ints], float: [complex, *floats], complex: [complex64, complex128]}
+  edges.update((t, []) for t in [bool_, *ints, *floats, complex64, complex128])
+  return _upper_bounds_of(edges)
+
+
+def _lattice(x64):
   i_, f_, c_ = int, float, complex
-  if strict:   # only weak scalars promote: to a dtype of their kind or to a higher weak kind
-    ints = [int8, int16, int32, int64, uint8, uint16, uint32, uint64, *_intn_dtypes]
-    floats = [*_small_float_dtypes, bfloat16, float16, float32, float64]
-    edges = {i_: [f_, *ints], f_: [c_, *floats], c_: [complex64, complex128]}
-    edges.update((t, []) for t in [bool_, *ints, *floats, complex64, complex128])
-    return _upper_bounds_of(edges)
   edges = {
       bool_: [i_],
       i_: [uint8, int8] + list(_intn_dtypes),
@@ -244,7 +248,7 @@ def _upper_bounds_of(edges):
 
 # By promotion key (config.promotion_key): x64 + 2 * strict.
 _upper_bounds = {0: _lattice(False), 1: _lattice(True)}
-_upper_bounds[2] = _upper_bounds[3] = _lattice(True, strict=True)
+_upper_bounds[2] = _upper_bounds[3] = _strict_lattice()
 
 
 class TypePromotionError(ValueError):

@@ -645,12 +645,13 @@ class Lowered(_StageInfo):
       # printed as JAX prints it)
       opts = _hlo.HloPrintOptions.short_parsable()
       opts.print_metadata = debug_info
-      return self._xla_computation(locations=True).get_hlo_module().to_string(opts)
+      return self._xla_computation().get_hlo_module().to_string(opts)
     return self._module.module.operation.get_asm(enable_debug_info=debug_info)
 
-  def _xla_computation(self, locations=False):
-    """The module converted to an XLA computation (`locations`: with its debug locations)."""
-    asm = self._module.module.operation.get_asm(enable_debug_info=locations)
+  def _xla_computation(self):
+    """The module converted to an XLA computation with its debug locations (which name the
+    HLO instructions as JAX names them)."""
+    asm = self._module.module.operation.get_asm(enable_debug_info=True)
     return _jax.mlir.mlir_module_to_xla_computation(asm, use_tuple_args=False,
                                                     return_tuple=False)
 
@@ -659,7 +660,7 @@ class Lowered(_StageInfo):
     if dialect in (None, "stablehlo"):
       return self._module.module
     if dialect == "hlo":
-      return _HloText(self._xla_computation(locations=True))
+      return _HloText(self._xla_computation())
     raise ValueError(f"Unknown dialect {dialect}")
 
   def cost_analysis(self):
