@@ -151,9 +151,6 @@ squeezed = Squeezed()
 # the InterpretParams of `pltpu.set_tpu_interpret_mode`/`force_tpu_interpret_mode` (or None);
 # part of jit's cache key, as JAX's config state is
 tpu_interpret_mode = config.make_user_context(None)
-# whether the pallas_call whose kernel is being traced runs interpreted (None: no kernel traced);
-# TPU-only operations in a kernel compiled for CPU fail as its lowering would (ValueError)
-kernel_interpreted: list = [None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,19 +221,29 @@ class _GridContext(threading.local):
   def __init__(self):
     self.grid = None        # the grid of the kernel being traced
     self.mapped = ()        # its dimensions added by vmap (invisible to the kernel)
+    # whether its pallas_call runs interpreted (None: unknown or no kernel): TPU-only
+    # operations in a kernel compiled for CPU fail as its lowering would (ValueError)
+    self.interpreted = None
 
 
 _grid_ctx = _GridContext()
 
 
 @contextlib.contextmanager
-def tracing_grid_env(grid, mapped_dims=()):
-  old = (_grid_ctx.grid, _grid_ctx.mapped)
+def tracing_grid_env(grid, mapped_dims=(), interpreted=None):
+  old = (_grid_ctx.grid, _grid_ctx.mapped, _grid_ctx.interpreted)
   _grid_ctx.grid, _grid_ctx.mapped = tuple(grid), tuple(mapped_dims)
+  if interpreted is not None:   # (else the enclosing kernel's)
+    _grid_ctx.interpreted = interpreted
   try:
     yield
   finally:
-    _grid_ctx.grid, _grid_ctx.mapped = old
+    _grid_ctx.grid, _grid_ctx.mapped, _grid_ctx.interpreted = old
+
+
+def kernel_interpreted():
+  """Whether the kernel being traced runs interpreted (None: unknown, or no kernel)."""
+  return _grid_ctx.interpreted
 
 
 def kernel_grid():

@@ -34,7 +34,7 @@ TMEM_COL_ALIGNMENT = 4
 def _needs_gpu(what: str, cls=NotImplementedError):
   """The error of an operation JAX cannot evaluate on CPU: in a kernel compiled (not
   interpreted) for the CPU, the lowering's ValueError; otherwise `cls`."""
-  if pallas_core.kernel_interpreted[0] is False:
+  if pallas_core.kernel_interpreted() is False:
     return ValueError("Only interpret mode is supported on CPU backend.")
   return cls(f"{what} needs an NVIDIA GPU with Mosaic GPU (Hopper/Blackwell); Pallas "
              "interpret mode on CPU cannot evaluate it")

@@ -452,13 +452,8 @@ def _trace_kernel(kernel, flat_avals, kernel_tree, grid, src, interpreted=None):
                        f"It returns a PyTree: {tree_util.tree_structure(out)}")
     return []
 
-  prev = pallas_core.kernel_interpreted[0]
-  pallas_core.kernel_interpreted[0] = interpreted
-  try:
-    with pallas_core.tracing_grid_env(grid):
-      jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(flat_avals))
-  finally:
-    pallas_core.kernel_interpreted[0] = prev
+  with pallas_core.tracing_grid_env(grid, interpreted=interpreted):
+    jaxpr, consts = tracing.trace_to_jaxpr(flat_fun, list(flat_avals))
   jaxpr, _ = core.dce_jaxpr(jaxpr, [], keep_inputs=True)
   closed, outer = tracing.closed_with_host_consts(jaxpr, consts)
   captured = [core.get_aval(c) for c in list(outer) + list(closed.consts)

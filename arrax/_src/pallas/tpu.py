@@ -137,7 +137,7 @@ class dma_semaphore(pallas_core.semaphore_dtype):
 def _tpu_only(message):
   """The error of a TPU-only operation: in the kernel of a pallas_call compiled for CPU, its
   lowering's ValueError; otherwise NotImplementedError(message)."""
-  if pallas_core.kernel_interpreted[0] is False:
+  if pallas_core.kernel_interpreted() is False:
     return ValueError("Only interpret mode is supported on CPU backend.")
   return NotImplementedError(message)
 
