@@ -147,108 +147,55 @@ def _shape(shape):
   return tuple(operator.index(d) for d in shape)
 
 
-# ---- threefry4x32 ----------------------------------------------------------------------------------
-def _fry4_seed(seed):
-  hi, lo = _seed_words(seed)
-  z = _const(0)
-  return _stack(list(threefry4x32((hi, lo, z, z), (z, z, z, z))))
+# ---- the records: one key's functions, parameterized by the hash ----------------------------------
+def _counter_prng(hash_fn, *, key_shape, n_ctr, seed_in_key, xor_halves, name, tag):
+  """The PRNGImpl of the counter hash `hash_fn(key_words, counter_words)` on `key_shape[0]` key
+  words and `n_ctr` counter words. Seed hashes the seed's halves as the key (`seed_in_key`) or as
+  the first counter words; split and fold_in hash their counter in the last words, random_bits in
+  the first; keys are the first output words, 64-bit values the first two (xored with the next
+  two when `xor_halves`)."""
+  nk = key_shape[0]
+
+  def seed(s):
+    hi, lo = _seed_words(s)
+    z = _const(0)
+    if seed_in_key:
+      y = hash_fn([hi, lo] + [z] * (nk - 2), [z] * n_ctr)
+    else:
+      y = hash_fn([z] * nk, [hi, lo] + [z] * (n_ctr - 2))
+    return _stack(list(y[:nk]))
+
+  def split(key, shape):
+    shape = _shape(shape)
+    c_hi, c_lo = prng.iota_2x32_shape(shape)
+    z = _const(0, shape)
+    return _stack(list(hash_fn(_words(key, nk, shape), [z] * (n_ctr - 2) + [c_hi, c_lo])[:nk]))
+
+  def fold_in(key, data):
+    z = _const(0)
+    return _stack(list(hash_fn(_words(key, nk), [z] * (n_ctr - 1) + [_msg(data)])[:nk]))
+
+  def random_bits(key, bit_width, shape):
+    _check_bits(name, key, key_shape, bit_width)
+    shape = _shape(shape)
+    _check_size(shape)
+    c_hi, c_lo = prng.iota_2x32_shape(shape)
+    z = _const(0, shape)
+    y = hash_fn(_words(key, nk, shape), [c_hi, c_lo] + [z] * (n_ctr - 2))
+    hi, lo = ((lax.bitwise_xor(y[0], y[2]), lax.bitwise_xor(y[1], y[3])) if xor_halves
+              else (y[0], y[1]))
+    return _combine(bit_width, hi, lo, y)
+
+  impl = prng.PRNGImpl(key_shape=key_shape, seed=seed, split=split, random_bits=random_bits,
+                       fold_in=fold_in, name=name, tag=tag)
+  prng.register_prng(impl)
+  return impl
 
 
-def _fry4_split(key, shape):
-  shape = _shape(shape)
-  c_hi, c_lo = prng.iota_2x32_shape(shape)
-  z = _const(0, shape)
-  return _stack(list(threefry4x32(_words(key, 4, shape), (z, z, c_hi, c_lo))))
-
-
-def _fry4_fold_in(key, data):
-  z = _const(0)
-  return _stack(list(threefry4x32(_words(key, 4), (z, z, z, _msg(data)))))
-
-
-def _fry4_random_bits(key, bit_width, shape):
-  _check_bits("threefry4x32", key, (4,), bit_width)
-  shape = _shape(shape)
-  _check_size(shape)
-  c_hi, c_lo = prng.iota_2x32_shape(shape)
-  z = _const(0, shape)
-  y = threefry4x32(_words(key, 4, shape), (c_hi, c_lo, z, z))
-  return _combine(bit_width, lax.bitwise_xor(y[0], y[2]), lax.bitwise_xor(y[1], y[3]), y)
-
-
-threefry4x32_prng_impl = prng.PRNGImpl(
-    key_shape=(4,), seed=_fry4_seed, split=_fry4_split, random_bits=_fry4_random_bits,
-    fold_in=_fry4_fold_in, name="threefry4x32", tag="fry4")
-prng.register_prng(threefry4x32_prng_impl)
-
-
-# ---- philox2x32 ------------------------------------------------------------------------------------
-def _phx2_seed(seed):
-  hi, lo = _seed_words(seed)
-  out0, _ = philox2x32(_const(0), hi, lo)
-  return _stack([out0])
-
-
-def _phx2_split(key, shape):
-  shape = _shape(shape)
-  c_hi, c_lo = prng.iota_2x32_shape(shape)
-  out0, _ = philox2x32(_words(key, 1, shape)[0], c_hi, c_lo)
-  return _stack([out0])
-
-
-def _phx2_fold_in(key, data):
-  out0, _ = philox2x32(_words(key, 1)[0], _const(0), _msg(data))
-  return _stack([out0])
-
-
-def _phx2_random_bits(key, bit_width, shape):
-  _check_bits("philox2x32", key, (1,), bit_width)
-  shape = _shape(shape)
-  _check_size(shape)
-  c_hi, c_lo = prng.iota_2x32_shape(shape)
-  y0, y1 = philox2x32(_words(key, 1, shape)[0], c_hi, c_lo)
-  return _combine(bit_width, y0, y1, (y0, y1))
-
-
-philox2x32_prng_impl = prng.PRNGImpl(
-    key_shape=(1,), seed=_phx2_seed, split=_phx2_split, random_bits=_phx2_random_bits,
-    fold_in=_phx2_fold_in, name="philox2x32", tag="phx2")
-prng.register_prng(philox2x32_prng_impl)
-
-
-# ---- philox4x32 ------------------------------------------------------------------------------------
-def _phx4_seed(seed):
-  hi, lo = _seed_words(seed)
-  z = _const(0)
-  y = philox4x32((z, z), (hi, lo, z, z))
-  return _stack([y[0], y[1]])
-
-
-def _phx4_split(key, shape):
-  shape = _shape(shape)
-  c_hi, c_lo = prng.iota_2x32_shape(shape)
-  z = _const(0, shape)
-  y = philox4x32(_words(key, 2, shape), (z, z, c_hi, c_lo))
-  return _stack([y[0], y[1]])
-
-
-def _phx4_fold_in(key, data):
-  z = _const(0)
-  y = philox4x32(_words(key, 2), (z, z, z, _msg(data)))
-  return _stack([y[0], y[1]])
-
-
-def _phx4_random_bits(key, bit_width, shape):
-  _check_bits("philox4x32", key, (2,), bit_width)
-  shape = _shape(shape)
-  _check_size(shape)
-  c_hi, c_lo = prng.iota_2x32_shape(shape)
-  z = _const(0, shape)
-  y = philox4x32(_words(key, 2, shape), (c_hi, c_lo, z, z))
-  return _combine(bit_width, y[0], y[1], y)
-
-
-philox4x32_prng_impl = prng.PRNGImpl(
-    key_shape=(2,), seed=_phx4_seed, split=_phx4_split, random_bits=_phx4_random_bits,
-    fold_in=_phx4_fold_in, name="philox4x32", tag="phx4")
-prng.register_prng(philox4x32_prng_impl)
+threefry4x32_prng_impl = _counter_prng(threefry4x32, key_shape=(4,), n_ctr=4, seed_in_key=True,
+                                       xor_halves=True, name="threefry4x32", tag="fry4")
+philox2x32_prng_impl = _counter_prng(lambda k, x: philox2x32(k[0], *x), key_shape=(1,), n_ctr=2,
+                                     seed_in_key=False, xor_halves=False, name="philox2x32",
+                                     tag="phx2")
+philox4x32_prng_impl = _counter_prng(philox4x32, key_shape=(2,), n_ctr=4, seed_in_key=False,
+                                     xor_halves=False, name="philox4x32", tag="phx4")

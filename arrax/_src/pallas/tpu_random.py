@@ -37,8 +37,6 @@ _pallas_tpu_impl = prng.PRNGImpl(_PALLAS_KEY_SHAPE, _kernel_only("seed"), _kerne
 class PallasKeyTy(prng.KeyTy):
   """The dtype of Pallas TPU keys (`key<pl>`)."""
   __slots__ = ()
-  name = "key<pl>"
-  impl_name = "pallas_tpu"
 
   def __init__(self):
     super().__init__(_pallas_tpu_impl)
@@ -59,9 +57,6 @@ class PallasKeyArray(prng.PRNGKeyArray):
 
   def __init__(self, base_array, dtype=None):
     super().__init__(base_array, key_dtype_pl)
-  shape = property(lambda self: tuple(self._base_array.shape[:-2]))
-  ndim = property(lambda self: len(self._base_array.shape) - 2)
-  dtype = property(lambda self: key_dtype_pl)
 
   def _wrap(self, data, mask_fn=None):
     return PallasKeyArray(data)
