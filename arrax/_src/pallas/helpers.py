@@ -67,6 +67,21 @@ def align_to(a, alignment):
   return cdiv(a, alignment) * alignment
 
 
+def _check_paged_kv(q_heads, head_dim, k_pages, v_pages):
+  """The checks the GPU and TPU paged attentions share on q's heads and head_dim against
+  k/v pages [kv_heads, total_pages, page_size, head_dim] (ValueError)."""
+  kv_heads, _, _, head_dim_k = k_pages.shape
+  if k_pages.shape != v_pages.shape:
+    raise ValueError("k_pages and v_pages must have the same shape. Got "
+                     f"{k_pages.shape} and {v_pages.shape}")
+  if q_heads % kv_heads:
+    raise ValueError("Number of Q heads must be divisible by number of KV heads. Got "
+                     f"{q_heads} and {kv_heads}.")
+  if head_dim_k != head_dim:
+    raise ValueError("head_dim of Q must be the same as that of K/V. Got "
+                     f"{head_dim} and {head_dim_k}.")
+
+
 def strides_from_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
   """Row-major strides, in elements, of an array of `shape`."""
   size = int(np.prod(shape))

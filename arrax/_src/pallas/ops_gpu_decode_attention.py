@@ -204,6 +204,16 @@ def _range_penalty(logits, k_len, start_idx, kv_seq_len, batch, expand):
   return logits + (~inside) * (0.7 * dtypes.finfo(logits.dtype).min)
 
 
+def _scaled_softmax_parts(logits, sm_scale, k_len, start_idx, kv_seq_len, batch, expand,
+                          normalize_output):
+  """The shared middle of `mqa_reference` and `gqa_reference`: float32 logits scaled, masked to
+  [start_idx, kv_seq_len) and softmaxed into (probabilities or exponentials, sums, maxima)."""
+  if sm_scale != 1.0:
+    logits = logits * sm_scale
+  logits = _range_penalty(logits, k_len, start_idx, kv_seq_len, batch, expand)
+  return _softmax_parts(logits, normalize_output)
+
+
 def _softmax_parts(logits, normalize_output):
   m = logits.max(axis=-1)
   s = ufuncs.exp(logits - m[..., None])
@@ -220,10 +230,8 @@ def mqa_reference(q, k, v, start_idx=None, kv_seq_len=None, sm_scale=None,
   q, k = q.astype(_F32), k.astype(_F32)
   sm_scale = sm_scale if sm_scale is not None else 1 / math.sqrt(q.shape[-1])
   logits = einsum_lib.einsum("bnd,bsd->bns", q, k).astype(_F32)
-  if sm_scale != 1.0:
-    logits = logits * sm_scale
-  logits = _range_penalty(logits, k.shape[1], start_idx, kv_seq_len, q.shape[0], 1)
-  s, l, m = _softmax_parts(logits, normalize_output)
+  s, l, m = _scaled_softmax_parts(logits, sm_scale, k.shape[1], start_idx, kv_seq_len,
+                                  q.shape[0], 1, normalize_output)
   o = einsum_lib.einsum("bns,bsd->bnd", s, v).astype(out_dtype)
   return (o, (l, m)) if return_residuals else o
 
@@ -253,10 +261,8 @@ def gqa_reference(q, k, v, start_idx=None, kv_seq_len=None, sm_scale=None,
   assert q_heads % kv_heads == 0
   qg = q.reshape(batch, kv_heads, q_heads // kv_heads, head_dim)
   logits = einsum_lib.einsum("bkgd,bksd->bkgs", qg, lax_numpy.swapaxes(k, 1, 2)).astype(_F32)
-  if sm_scale != 1.0:
-    logits = logits * sm_scale
-  logits = _range_penalty(logits, k.shape[1], start_idx, kv_seq_len, batch, 2)
-  s, l, m = _softmax_parts(logits, normalize_output)
+  s, l, m = _scaled_softmax_parts(logits, sm_scale, k.shape[1], start_idx, kv_seq_len, batch, 2,
+                                  normalize_output)
   o = einsum_lib.einsum("bkgs,bksd->bkgd", s, lax_numpy.swapaxes(v, 1, 2)).astype(out_dtype)
   o = o.reshape(batch, q_heads, head_dim)
   if return_residuals:

@@ -160,16 +160,7 @@ def paged_attention(q, k_pages, v_pages, block_tables, lengths, k_scales_pages=N
   [batch, pages_per_sequence], the first `lengths` [batch] (int32) tokens of each sequence
   (optionally with per-token k/v scales and a soft cap on the logits)."""
   batch, heads, head_dim = q.shape
-  kv_heads, _, _, head_dim_k = k_pages.shape
-  if k_pages.shape != v_pages.shape:
-    raise ValueError("k_pages and v_pages must have the same shape. Got "
-                     f"{k_pages.shape} and {v_pages.shape}")
-  if heads % kv_heads:
-    raise ValueError("Number of Q heads must be divisible by number of KV heads. Got "
-                     f"{heads} and {kv_heads}.")
-  if head_dim_k != head_dim:
-    raise ValueError(f"head_dim of Q must be the same as that of K/V. Got {head_dim} and "
-                     f"{head_dim_k}.")
+  helpers._check_paged_kv(heads, head_dim, k_pages, v_pages)
   if block_tables.shape[0] != batch:
     raise ValueError("`block_tables` and `q` must have the same batch size")
   if lengths is not None:

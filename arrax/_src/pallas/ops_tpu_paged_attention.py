@@ -316,17 +316,9 @@ def paged_attention(q, k_pages, v_pages, lengths, page_indices, *,
   k_pages, k_scales = _split_quantized(k_pages)
   v_pages, v_scales = _split_quantized(v_pages)
   batch_size, num_q_heads, head_dim = q.shape
-  num_kv_heads, _, page_size, head_dim_k = k_pages.shape
+  num_kv_heads, _, page_size, _ = k_pages.shape
   batch_size_pages, pages_per_sequence = page_indices.shape
-  if k_pages.shape != v_pages.shape:
-    raise ValueError("k_pages and v_pages must have the same shape. Got "
-                     f"{k_pages.shape} and {v_pages.shape}")
-  if num_q_heads % num_kv_heads:
-    raise ValueError("Number of Q heads must be divisible by number of KV heads. Got "
-                     f"{num_q_heads} and {num_kv_heads}.")
-  if head_dim_k != head_dim:
-    raise ValueError("head_dim of Q must be the same as that of K/V. Got "
-                     f"{head_dim} and {head_dim_k}.")
+  helpers._check_paged_kv(num_q_heads, head_dim, k_pages, v_pages)
   if pages_per_sequence % pages_per_compute_block:
     raise ValueError("pages_per_compute_block must be divisible by pages per sequence. Got "
                      f"{pages_per_compute_block} and {pages_per_sequence}.")
